@@ -1,0 +1,33 @@
+# One-command entry points. CMake does the real work; this file only names the jobs.
+BUILD ?= build
+JOBS ?= 2
+CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+.PHONY: deps configure build test demo bench gpu-test fuzz clean
+
+deps:
+	./scripts/setup.sh
+
+configure:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The whole test suite (what .ci/run runs).
+test: deps build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The main job on a bundled real trace: PyTorch SDPA's math backend on an H200.
+demo: deps build
+	./$(BUILD)/attnprof doctor examples/traces/sdpa_math.json
+
+# Reader throughput and peak memory on a large synthetic trace built from the real ones.
+bench: deps build
+	./scripts/trace_throughput.sh $(BUILD)
+
+fuzz:
+	./scripts/fuzz_reader.sh
+
+clean:
+	rm -rf $(BUILD)

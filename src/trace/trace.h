@@ -1,0 +1,40 @@
+// A whole trace in memory: events in file order, GPU arguments, interned
+// strings, device properties and the top-level metadata Kineto writes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/event.h"
+#include "trace/string_pool.h"
+
+namespace attnprof {
+
+struct Trace {
+  std::vector<Event> events;
+  std::vector<GpuArgs> gpu_args;
+  StringPool strings;
+  std::vector<DeviceProperties> devices;
+  std::optional<std::int64_t> base_time_ns;  // "baseTimeNanoseconds" (newer Kineto)
+  std::int64_t schema_version = 1;
+  std::string trace_name;            // "traceName"
+  std::int64_t cuda_runtime_version = -1;
+  std::int64_t cuda_driver_version = -1;
+  std::int64_t cupti_version = -1;
+  std::int64_t dropped_records = 0;  // recorder only: records CUPTI could not deliver
+  std::uint64_t source_bytes = 0;    // size of the JSON text read (after gunzip)
+
+  std::string_view name(const Event& e) const { return strings.view(e.name); }
+  const GpuArgs* args(const Event& e) const {
+    return e.has_gpu_args() ? &gpu_args[e.gpu_args] : nullptr;
+  }
+  const DeviceProperties* device(int id) const;
+
+  // Appends an event; `args`, when given, is stored and linked to it.
+  Event& add(Event e, const GpuArgs* args = nullptr);
+};
+
+}  // namespace attnprof

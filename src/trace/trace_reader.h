@@ -1,0 +1,27 @@
+// Reads PyTorch profiler / Kineto Chrome-trace JSON, plain or gzip, into a
+// Trace. Streams the file in chunks: memory stays near the size of the events
+// kept, not the size of the file. Throws InputError on bad input.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "trace/trace.h"
+#include "trace/trace_error.h"
+
+namespace attnprof {
+
+struct ReadOptions {
+  std::size_t chunk_bytes = 4u << 20;         // bytes read per step
+  std::size_t max_event_bytes = 256u << 20;   // a single event larger than this is an error
+};
+
+// `path` may be a plain .json or a gzip file (detected by its magic bytes).
+Trace read_trace_file(const std::string& path, const ReadOptions& options = {});
+
+// Same, on bytes in memory (plain or gzip); `label` names the input in errors.
+Trace read_trace_bytes(std::string_view bytes, std::string_view label,
+                       const ReadOptions& options = {});
+
+}  // namespace attnprof
