@@ -16,7 +16,7 @@ build: configure
 
 # The whole test suite (what .ci/run runs).
 test: deps build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE gpu
 
 # The main job on a bundled real trace: PyTorch SDPA's math backend on an H200.
 demo: deps build
@@ -31,3 +31,8 @@ fuzz:
 
 clean:
 	rm -rf $(BUILD)
+
+# On a GPU machine: build, run the GPU tests, print the benchmark tables.
+gpu-test: build
+	ctest --test-dir $(BUILD) --output-on-failure -L gpu
+	@if [ -x ./scripts/gpu_tables.sh ]; then ./scripts/gpu_tables.sh $(BUILD); fi
