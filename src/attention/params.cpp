@@ -1,0 +1,80 @@
+// Construction, validation and naming for AttentionParams.
+#include "attention/params.h"
+
+#include <cmath>
+
+#include <fmt/core.h>
+
+#include "trace/trace_error.h"
+
+namespace attnprof::attention {
+
+TensorStrides dense_strides(Layout layout, int heads, int seq, int dim) {
+  const std::int64_t h = heads, s = seq, d = dim;
+  if (layout == Layout::BHSD) return {h * s * d, s * d, d};
+  return {s * h * d, d, h * d};
+}
+
+AttentionParams make_params(int batch, int q_heads, int kv_heads, int q_len, int kv_len,
+                            int head_dim, bool causal, DType dtype, Layout layout) {
+  AttentionParams p;
+  p.batch = batch;
+  p.q_heads = q_heads;
+  p.kv_heads = kv_heads;
+  p.q_len = q_len;
+  p.kv_len = kv_len;
+  p.head_dim = head_dim;
+  p.causal = causal;
+  p.dtype = dtype;
+  p.layout = layout;
+  p.scale = head_dim > 0 ? 1.0f / std::sqrt(static_cast<float>(head_dim)) : 0.0f;
+  p.q_strides = dense_strides(layout, q_heads, q_len, head_dim);
+  p.k_strides = dense_strides(layout, kv_heads, kv_len, head_dim);
+  p.v_strides = p.k_strides;
+  p.out_strides = p.q_strides;
+  return p;
+}
+
+void validate(const AttentionParams& p) {
+  auto positive = [](int value, const char* what) {
+    if (value < 1) throw InputError(fmt::format("{} must be at least 1, got {}", what, value));
+  };
+  positive(p.batch, "batch");
+  positive(p.q_heads, "heads");
+  positive(p.kv_heads, "kv heads");
+  positive(p.q_len, "seq");
+  positive(p.kv_len, "kv seq");
+  positive(p.head_dim, "head dim");
+  if (p.q_heads % p.kv_heads != 0)
+    throw InputError(
+        fmt::format("kv heads {} does not divide heads {}", p.kv_heads, p.q_heads));
+  if (!std::isfinite(p.scale) || p.scale == 0.0f)
+    throw InputError(fmt::format("scale must be finite and non-zero, got {}", p.scale));
+}
+
+std::size_t dtype_bytes(DType dtype) { return dtype == DType::fp32 ? 4 : 2; }
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return "bf16";
+    case DType::fp16: return "fp16";
+    case DType::fp32: return "fp32";
+  }
+  return "?";
+}
+
+DType parse_dtype(const std::string& name) {
+  if (name == "bf16" || name == "bfloat16") return DType::bf16;
+  if (name == "fp16" || name == "half" || name == "float16") return DType::fp16;
+  if (name == "fp32" || name == "float" || name == "float32") return DType::fp32;
+  throw InputError(fmt::format("dtype '{}' is not one of bf16, fp16, fp32", name));
+}
+
+const char* layout_name(Layout layout) { return layout == Layout::BHSD ? "bhsd" : "bshd"; }
+
+double attention_flops(const AttentionParams& p) {
+  const double f = 4.0 * p.batch * p.q_heads * static_cast<double>(p.q_len) * p.kv_len * p.head_dim;
+  return p.causal ? f / 2.0 : f;
+}
+
+}  // namespace attnprof::attention

@@ -1,0 +1,109 @@
+// The one thing that crosses from the host into every attention implementation,
+// CPU or CUDA: pointers, sizes, strides, masking and scale (after flash-attention's
+// Flash_fwd_params). Plain data, no CUDA types, so the CPU core and the CUDA edges
+// share it. Every implementation has the same signature, AttentionFn.
+//
+// Semantics (all implementations agree with the fp64 reference on these):
+//   out[b,h,i,:] = sum_j softmax_j(scale * q[b,h,i,:] . k[b,h/g,j,:] + mask[i,j]) v[b,h/g,j,:]
+//   with g = q_heads / kv_heads (GQA/MQA: query head h reads kv head h / g).
+//   causal, top-left (PyTorch is_causal=True): query i sees keys j <= i.
+//   causal, bottom-right (explicit flag): query i sees keys j <= i + kv_len - q_len.
+//   A row that sees no key gives zeros (like PyTorch's _safe_softmax), and lse = -inf.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace attnprof::attention {
+
+// Element type of q, k, v and out (lse is always fp32). Math inside is fp32 or wider.
+enum class DType : std::uint8_t { bf16, fp16, fp32 };
+
+// Where the sequence and head axes sit in memory: BHSD is [batch][head][seq][dim],
+// BSHD is [batch][seq][head][dim] (the layout PyTorch gets from a linear projection).
+enum class Layout : std::uint8_t { BHSD, BSHD };
+
+// Which corner the causal diagonal starts at when q_len != kv_len.
+enum class CausalAlign : std::uint8_t { top_left, bottom_right };
+
+// Strides in elements (not bytes) of one 4-D tensor; the last dim is contiguous.
+struct TensorStrides {
+  std::int64_t batch = 0;  // between batches
+  std::int64_t head = 0;   // between heads
+  std::int64_t row = 0;    // between sequence positions
+};
+
+struct AttentionParams {
+  const void* q = nullptr;  // [batch, q_heads, q_len, head_dim] by q_strides
+  const void* k = nullptr;  // [batch, kv_heads, kv_len, head_dim] by k_strides
+  const void* v = nullptr;  // [batch, kv_heads, kv_len, head_dim] by v_strides
+  void* out = nullptr;      // [batch, q_heads, q_len, head_dim] by out_strides
+  float* lse = nullptr;     // optional [batch, q_heads, q_len] contiguous; natural log
+
+  int batch = 0;
+  int q_heads = 0;
+  int kv_heads = 0;  // divides q_heads; 1 is MQA, q_heads is plain multi-head
+  int q_len = 0;
+  int kv_len = 0;
+  int head_dim = 0;
+
+  bool causal = false;
+  CausalAlign causal_align = CausalAlign::top_left;
+  float scale = 0.0f;  // softmax scale; make_params sets 1/sqrt(head_dim)
+  DType dtype = DType::bf16;
+  Layout layout = Layout::BHSD;  // what the strides below were made from
+
+  TensorStrides q_strides, k_strides, v_strides, out_strides;
+};
+
+// Where an implementation runs and the scratch memory it may use. stream is a
+// cudaStream_t for CUDA implementations and ignored on the CPU; workspace is
+// device memory (CUDA) or host memory (CPU) of at least the bytes the
+// implementation's WorkspaceFn asked for.
+struct ExecContext {
+  void* stream = nullptr;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+// The signature of every implementation: cpu::reference, cpu::manual, cuda::math, ...
+// Throws attnprof::InputError for shapes or dtypes it does not support and
+// std::runtime_error for a failed library or CUDA call.
+using AttentionFn = void (*)(const AttentionParams& params, const ExecContext& ctx);
+// Scratch bytes an implementation needs for these params (0 if none).
+using WorkspaceFn = std::size_t (*)(const AttentionParams& params);
+
+// Dense strides for a tensor of [batch, heads, seq, dim] stored in `layout`.
+TensorStrides dense_strides(Layout layout, int heads, int seq, int dim);
+
+// Params with dense strides for all four tensors and scale = 1/sqrt(head_dim).
+// Pointers are left null for the caller to fill.
+AttentionParams make_params(int batch, int q_heads, int kv_heads, int q_len, int kv_len,
+                            int head_dim, bool causal, DType dtype,
+                            Layout layout = Layout::BHSD);
+
+// Throws attnprof::InputError naming the first bad field ("kv heads 3 does not
+// divide q heads 16"). Pointers are not checked.
+void validate(const AttentionParams& params);
+
+// Last key index (inclusive) query row i may see, or kv_len - 1 when not causal.
+// Negative means the row sees nothing.
+inline int last_visible_key(const AttentionParams& p, int i) {
+  if (!p.causal) return p.kv_len - 1;
+  const int shift = p.causal_align == CausalAlign::bottom_right ? p.kv_len - p.q_len : 0;
+  const int last = i + shift;
+  return last < p.kv_len - 1 ? last : p.kv_len - 1;
+}
+
+std::size_t dtype_bytes(DType dtype);
+const char* dtype_name(DType dtype);
+// "bf16"/"fp16"/"fp32" (also "bfloat16", "half", "float16", "float32", "float");
+// throws InputError otherwise.
+DType parse_dtype(const std::string& name);
+const char* layout_name(Layout layout);
+
+// Forward FLOPs as the field counts them: 4*B*H*S*S_kv*D, halved when causal.
+double attention_flops(const AttentionParams& params);
+
+}  // namespace attnprof::attention
