@@ -1,1 +1,181 @@
-// placeholder, being written
+// File, memory and gzip byte sources for the trace reader.
+#include "trace/byte_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "trace/trace_error.h"
+
+namespace attnprof {
+namespace {
+
+class FileSource final : public ByteSource {
+ public:
+  FileSource(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}
+  ~FileSource() override { ::close(fd_); }
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+
+  std::size_t read(char* dst, std::size_t n) override {
+    for (;;) {
+      const ssize_t got = ::read(fd_, dst, n);
+      if (got >= 0) return static_cast<std::size_t>(got);
+      if (errno == EINTR) continue;
+      throw InputError(fmt::format("{}: read failed: {}", label_, std::strerror(errno)));
+    }
+  }
+  const std::string& label() const override { return label_; }
+
+ private:
+  int fd_;
+  std::string label_;
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  MemorySource(std::string_view bytes, std::string_view label) : bytes_(bytes), label_(label) {}
+  std::size_t read(char* dst, std::size_t n) override {
+    const std::size_t take = std::min(n, bytes_.size() - pos_);
+    std::memcpy(dst, bytes_.data() + pos_, take);
+    pos_ += take;
+    return take;
+  }
+  const std::string& label() const override { return label_; }
+
+ private:
+  std::string_view bytes_;
+  std::size_t pos_ = 0;
+  std::string label_;
+};
+
+// Inflates a gzip stream (several concatenated members allowed) from `raw`.
+class GzipSource final : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<ByteSource> raw, std::string prefix)
+      : raw_(std::move(raw)), in_(kInBytes) {
+    std::memcpy(in_.data(), prefix.data(), prefix.size());
+    zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+    zs_.avail_in = static_cast<uInt>(prefix.size());
+    if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK)
+      throw InputError(fmt::format("{}: cannot start gzip decompression", label()));
+  }
+  ~GzipSource() override { inflateEnd(&zs_); }
+  GzipSource(const GzipSource&) = delete;
+  GzipSource& operator=(const GzipSource&) = delete;
+
+  std::size_t read(char* dst, std::size_t n) override {
+    if (done_) return 0;
+    zs_.next_out = reinterpret_cast<Bytef*>(dst);
+    zs_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
+    const uInt want = zs_.avail_out;
+    while (zs_.avail_out == want) {
+      if (zs_.avail_in == 0 && !raw_eof_) {
+        const std::size_t got = raw_->read(in_.data(), in_.size());
+        if (got == 0) raw_eof_ = true;
+        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        zs_.avail_in = static_cast<uInt>(got);
+      }
+      if (zs_.avail_in == 0 && raw_eof_) {
+        if (!member_ended_)
+          throw InputError(fmt::format("{}: truncated gzip data (the compressed stream ends early)",
+                                       label()));
+        done_ = true;
+        break;
+      }
+      member_ended_ = false;
+      const int rc = inflate(&zs_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        member_ended_ = true;
+        inflateReset(&zs_);  // another gzip member may follow
+      } else if (rc == Z_BUF_ERROR) {
+        continue;  // needs more input
+      } else if (rc != Z_OK) {
+        throw InputError(fmt::format("{}: bad gzip data ({})", label(),
+                                     zs_.msg != nullptr ? zs_.msg : "corrupt stream"));
+      }
+    }
+    return want - zs_.avail_out;
+  }
+  const std::string& label() const override { return raw_->label(); }
+
+ private:
+  static constexpr std::size_t kInBytes = 1u << 20;
+  std::unique_ptr<ByteSource> raw_;
+  std::vector<char> in_;
+  z_stream zs_{};
+  bool raw_eof_ = false;
+  bool member_ended_ = false;
+  bool done_ = false;
+};
+
+// Reads up to two bytes to look for the gzip magic; wraps the source if found.
+std::unique_ptr<ByteSource> maybe_gunzip(std::unique_ptr<ByteSource> raw, bool require_bytes) {
+  char head[2];
+  std::size_t got = 0;
+  while (got < 2) {
+    const std::size_t n = raw->read(head + got, 2 - got);
+    if (n == 0) break;
+    got += n;
+  }
+  if (got == 0 && require_bytes) throw InputError(fmt::format("{}: file is empty", raw->label()));
+  std::string prefix(head, got);
+  if (got == 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b)
+    return std::make_unique<GzipSource>(std::move(raw), std::move(prefix));
+
+  // Not gzip: hand back the peeked bytes first.
+  class Prefixed final : public ByteSource {
+   public:
+    Prefixed(std::unique_ptr<ByteSource> inner, std::string prefix)
+        : inner_(std::move(inner)), prefix_(std::move(prefix)) {}
+    std::size_t read(char* dst, std::size_t n) override {
+      if (pos_ < prefix_.size()) {
+        const std::size_t take = std::min(n, prefix_.size() - pos_);
+        std::memcpy(dst, prefix_.data() + pos_, take);
+        pos_ += take;
+        return take;
+      }
+      return inner_->read(dst, n);
+    }
+    const std::string& label() const override { return inner_->label(); }
+
+   private:
+    std::unique_ptr<ByteSource> inner_;
+    std::string prefix_;
+    std::size_t pos_ = 0;
+  };
+  return std::make_unique<Prefixed>(std::move(raw), std::move(prefix));
+}
+
+}  // namespace
+
+std::unique_ptr<ByteSource> open_file_source(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw InputError(fmt::format("{}: cannot stat: {}", path, std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw InputError(fmt::format("{}: is a directory, not a trace file", path));
+  }
+  return maybe_gunzip(std::make_unique<FileSource>(fd, path), true);
+}
+
+std::unique_ptr<ByteSource> open_memory_source(std::string_view bytes, std::string_view label) {
+  return maybe_gunzip(std::make_unique<MemorySource>(bytes, label), true);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,24 @@
+// Small JSON text helpers shared by the trace writer and the reports.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attnprof::json_text {
+
+// Appends `s` as a quoted JSON string (escapes quotes, backslashes, control
+// characters; invalid UTF-8 bytes become U+FFFD so the output is always valid).
+void append_quoted(std::string& out, std::string_view s);
+std::string quoted(std::string_view s);
+
+// Parses a JSON number of microseconds ("5128492346300.414", "1694039969479080",
+// "1.5e3") into integer nanoseconds, exactly for plain decimals (rounded past
+// the third fractional digit). nullopt when `token` is not a number.
+std::optional<std::int64_t> microseconds_to_ns(std::string_view token);
+
+// Writes nanoseconds as microseconds with three decimals ("12.345"), exactly.
+void append_ns_as_us(std::string& out, std::int64_t ns);
+
+}  // namespace attnprof::json_text
