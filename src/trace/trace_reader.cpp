@@ -45,8 +45,8 @@ class Reader {
 
   Trace read() {
     fill();
-    const char c = peek_nonspace();
-    if (c == '\0') fail("file is empty (only whitespace)");
+    const int c = peek_nonspace();
+    if (c == kEnd) fail("file is empty (only whitespace)");
     if (c == '[') {  // JSON Array Format: the whole file is the event list
       ++start_;
       read_events();
@@ -56,10 +56,10 @@ class Reader {
       read_top_object();
     } else {
       fail(fmt::format("not a JSON trace: expected '{{' or '[' at byte {}, found {}",
-                       offset(start_), describe_char(c)));
+                       offset(start_), describe(c)));
     }
-    if (const char t = peek_nonspace(); t != '\0')
-      fail(fmt::format("unexpected {} at byte {} after the end of the trace", describe_char(t),
+    if (const int t = peek_nonspace(); t != kEnd)
+      fail(fmt::format("unexpected {} at byte {} after the end of the trace", describe(t),
                        offset(start_)));
     if (!saw_events_)
       fail("no \"traceEvents\" array: not a PyTorch profiler / Chrome trace");
@@ -71,6 +71,10 @@ class Reader {
  private:
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError(fmt::format("{}: {}", source_.label(), what));
+  }
+  static constexpr int kEnd = -1;
+  static std::string describe(int c) {
+    return c == kEnd ? std::string("the end of the file") : describe_char(static_cast<char>(c));
   }
   std::uint64_t offset(std::size_t index) const { return discarded_ + index - 1; }
 
@@ -100,13 +104,13 @@ class Reader {
     end_ += got;
   }
 
-  // Next non-space character (reading more as needed); '\0' at the end of input.
-  char peek_nonspace() {
+  // Next non-space character (reading more as needed); kEnd at the end of input.
+  int peek_nonspace() {
     for (;;) {
       const char* p = json_scan::skip_space(data_.data() + start_, data_.data() + end_);
       start_ = static_cast<std::size_t>(p - data_.data());
-      if (start_ < end_) return *p;
-      if (eof_) return '\0';
+      if (start_ < end_) return static_cast<unsigned char>(*p);
+      if (eof_) return kEnd;
       fill();
     }
   }
@@ -126,19 +130,19 @@ class Reader {
   }
 
   void expect(char want, std::string_view where) {
-    const char c = peek_nonspace();
-    if (c == '\0') fail(fmt::format("truncated: the file ends {}", where));
+    const int c = peek_nonspace();
+    if (c == kEnd) fail(fmt::format("truncated: the file ends {}", where));
     if (c != want)
       fail(fmt::format("invalid JSON: expected '{}' {} at byte {}, found {}", want, where,
-                       offset(start_), describe_char(c)));
+                       offset(start_), describe(c)));
     ++start_;
   }
 
   void read_top_object() {
     bool first = true;
     for (;;) {
-      char c = peek_nonspace();
-      if (c == '\0') fail("truncated: the file ends inside the top-level object");
+      int c = peek_nonspace();
+      if (c == kEnd) fail("truncated: the file ends inside the top-level object");
       if (c == '}') {
         ++start_;
         return;
@@ -146,28 +150,27 @@ class Reader {
       if (!first) {
         if (c != ',')
           fail(fmt::format("invalid JSON: expected ',' or '}}' at byte {}, found {}",
-                           offset(start_), describe_char(c)));
+                           offset(start_), describe(c)));
         ++start_;
         c = peek_nonspace();
       }
       first = false;
       if (c != '"')
         fail(fmt::format("invalid JSON: expected a key at byte {}, found {}", offset(start_),
-                         c == '\0' ? std::string("the end of the file") : describe_char(c)));
+                         describe(c)));
       const std::string_view raw_key = take_value("a top-level key");
       const std::string key(raw_key.substr(1, raw_key.size() - 2));
       expect(':', fmt::format("after the key \"{}\"", key));
       if (key == cat::kTraceEvents) {
-        const char v = peek_nonspace();
+        const int v = peek_nonspace();
         if (v != '[')
-          fail(fmt::format("\"traceEvents\" is not an array (found {} at byte {})",
-                           v == '\0' ? std::string("the end of the file") : describe_char(v),
+          fail(fmt::format("\"traceEvents\" is not an array (found {} at byte {})", describe(v),
                            offset(start_)));
         ++start_;
         read_events();
         saw_events_ = true;
       } else {
-        if (peek_nonspace() == '\0') fail(fmt::format("truncated: the file ends after \"{}\":", key));
+        if (peek_nonspace() == kEnd) fail(fmt::format("truncated: the file ends after \"{}\":", key));
         read_top_value(key, take_value(fmt::format("the value of \"{}\"", key)));
       }
     }
@@ -401,7 +404,7 @@ class Reader {
   void read_args(od::object args, Event& ev, GpuArgs& g) {
     for (auto field : args) {
       std::string_view key;
-      if (field.unescaped_key().get(key)) field_error("args", "an object with string keys");
+      if (auto err = field.unescaped_key().get(key); err) batch_error(events_seen_, err);
       od::value v = field.value();
       std::int64_t n = 0;
       if (key == cat::kExternalId) {
@@ -455,7 +458,7 @@ class Reader {
     bool have_ts = false;
     for (auto field : object) {
       std::string_view key;
-      if (field.unescaped_key().get(key)) fail(fmt::format("traceEvents[{}]: invalid key", events_seen_));
+      if (auto err = field.unescaped_key().get(key); err) batch_error(events_seen_, err);
       od::value v = field.value();
       if (key == cat::kPh) {
         const std::string_view ph = read_string(v, key);

@@ -1,0 +1,41 @@
+// Exact microsecond parsing and JSON escaping.
+#include "trace/json_text.h"
+
+#include <gtest/gtest.h>
+
+namespace attnprof::json_text {
+namespace {
+
+TEST(JsonText, MicrosecondsToNanoseconds) {
+  EXPECT_EQ(microseconds_to_ns("5128492346300.414"), 5128492346300414);
+  EXPECT_EQ(microseconds_to_ns("1694039969479080"), 1694039969479080000);
+  EXPECT_EQ(microseconds_to_ns("162.4"), 162400);
+  EXPECT_EQ(microseconds_to_ns("0.0005"), 1);      // rounds past the third decimal
+  EXPECT_EQ(microseconds_to_ns("0.0004"), 0);
+  EXPECT_EQ(microseconds_to_ns("-2.5"), -2500);
+  EXPECT_EQ(microseconds_to_ns("1.5e3"), 1500000);
+  EXPECT_EQ(microseconds_to_ns("abc"), std::nullopt);
+  EXPECT_EQ(microseconds_to_ns("1."), std::nullopt);
+  EXPECT_EQ(microseconds_to_ns("99999999999999999999"), std::nullopt);  // overflows int64 ns
+}
+
+TEST(JsonText, NanosecondsBackToMicroseconds) {
+  for (std::int64_t ns : {0LL, 1LL, 999LL, 1000LL, 5128492346300414LL, -2500LL}) {
+    std::string s;
+    append_ns_as_us(s, ns);
+    EXPECT_EQ(microseconds_to_ns(s), ns) << s;
+  }
+  std::string s;
+  append_ns_as_us(s, 162400);
+  EXPECT_EQ(s, "162.400");
+}
+
+TEST(JsonText, Quoting) {
+  EXPECT_EQ(quoted("a\"b"), "\"a\\\"b\"");
+  EXPECT_EQ(quoted("\x1f"), "\"\\u001f\"");
+  EXPECT_EQ(quoted("caf\xC3\xA9"), "\"caf\xC3\xA9\"");  // valid UTF-8 kept
+  EXPECT_EQ(quoted("\xC3"), "\"\xEF\xBF\xBD\"");         // truncated sequence replaced
+}
+
+}  // namespace
+}  // namespace attnprof::json_text

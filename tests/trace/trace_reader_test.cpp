@@ -1,0 +1,152 @@
+// The reader on real traces: the H200 experiment and HTA's traces from other
+// GPUs and PyTorch versions, plain and gzip, old and new layouts.
+#include "trace/trace_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test_paths.h"
+
+namespace attnprof {
+namespace {
+
+std::size_t count_kind(const Trace& t, EventKind k) {
+  return static_cast<std::size_t>(
+      std::count_if(t.events.begin(), t.events.end(), [&](const Event& e) { return e.kind == k; }));
+}
+
+TEST(TraceReader, ReadsSdpaMathTraceFromH200) {
+  const Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
+  EXPECT_EQ(count_kind(t, EventKind::Kernel), 60u);  // 20 kernels x 3 forwards
+  EXPECT_EQ(count_kind(t, EventKind::UserAnnotation), 3u);
+  EXPECT_EQ(count_kind(t, EventKind::GpuUserAnnotation), 3u);
+  EXPECT_EQ(count_kind(t, EventKind::CpuOp), 225u);
+  ASSERT_TRUE(t.base_time_ns.has_value());
+  EXPECT_EQ(*t.base_time_ns, 1790857026000000000);
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].name, "NVIDIA H200");
+  EXPECT_EQ(t.devices[0].compute_major, 9);
+  EXPECT_EQ(t.devices[0].num_sms, 132);
+  EXPECT_EQ(t.cupti_version, 130001);
+  EXPECT_EQ(t.trace_name, "/root/out/trace_sdpa_math.json");
+}
+
+TEST(TraceReader, KeepsKernelArgumentsAndExactTimes) {
+  const Trace t = read_trace_file(test::example_trace("manual.json"));
+  const auto it = std::find_if(t.events.begin(), t.events.end(), [&](const Event& e) {
+    return e.kind == EventKind::Kernel && t.name(e).starts_with("nvjet_sm90_tst_256x128");
+  });
+  ASSERT_NE(it, t.events.end());
+  // {"ts": 5128492348919.635, "dur": 162.4, "correlation": 15, "registers per thread": 168,
+  //  "shared memory": 213188, "grid": [2, 66, 1], "block": [384, 1, 1], "stream": 7}
+  EXPECT_EQ(it->ts_ns, 5128492348919635);
+  EXPECT_EQ(it->dur_ns, 162400);
+  EXPECT_EQ(it->correlation, 15);
+  EXPECT_EQ(it->external_id, 13);
+  const GpuArgs* g = t.args(*it);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->registers_per_thread, 168);
+  EXPECT_EQ(g->shared_memory, 213188);
+  EXPECT_EQ(g->grid, (std::array<std::int32_t, 3>{2, 66, 1}));
+  EXPECT_EQ(g->block, (std::array<std::int32_t, 3>{384, 1, 1}));
+  EXPECT_EQ(g->stream, 7);
+  EXPECT_EQ(g->device, 0);
+  EXPECT_FLOAT_EQ(g->blocks_per_sm, 1.0f);
+  // cuBLAS on Hopper launches through the driver: cuLaunchKernelEx with the same correlation.
+  const auto launch = std::find_if(t.events.begin(), t.events.end(), [&](const Event& e) {
+    return e.kind == EventKind::CudaDriver && e.correlation == 15;
+  });
+  ASSERT_NE(launch, t.events.end());
+  EXPECT_EQ(t.name(*launch), "cuLaunchKernelEx");
+}
+
+TEST(TraceReader, ReadsMemcpyBytesAndFlows) {
+  const Trace t = read_trace_file(test::example_trace("manual.json"));
+  const auto memcpy = std::find_if(t.events.begin(), t.events.end(),
+                                   [](const Event& e) { return e.kind == EventKind::GpuMemcpy; });
+  ASSERT_NE(memcpy, t.events.end());
+  EXPECT_EQ(t.args(*memcpy)->bytes, 536870912);
+  EXPECT_GT(count_kind(t, EventKind::Flow), 0u);
+  for (const Event& e : t.events)
+    if (e.kind == EventKind::Flow) {
+      EXPECT_GE(e.correlation, 0) << "flow without id";
+    }
+}
+
+TEST(TraceReader, StringProcessIdsAreInterned) {
+  const Trace t = read_trace_file(test::example_trace("manual.json"));
+  const auto spans = std::find_if(t.events.begin(), t.events.end(),
+                                  [](const Event& e) { return e.pid.is_string; });
+  ASSERT_NE(spans, t.events.end());
+  EXPECT_EQ(t.strings.view(static_cast<StringId>(spans->pid.value)), "Spans");
+}
+
+// Every real trace we have is read, and its kernel count matches an independent count.
+TEST(TraceReader, ReadsEverySharedTrace) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const auto& dir : {std::string(ATTNPROF_SOURCE_DIR) + "/examples/traces",
+                          std::string(ATTNPROF_SOURCE_DIR) + "/tests/data"})
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.path().extension() == ".json" || entry.path().extension() == ".gz")
+        files.push_back(entry.path().string());
+  ASSERT_GE(files.size(), 15u);
+  for (const auto& f : files) {
+    SCOPED_TRACE(f);
+    Trace t;
+    ASSERT_NO_THROW(t = read_trace_file(f));
+    EXPECT_GT(t.events.size(), 0u);
+    EXPECT_GT(t.source_bytes, 0u);
+  }
+}
+
+TEST(TraceReader, OldLayoutAbsoluteTimestampsAndAsyncFlows) {
+  // HTA's trace_diff fixture: absolute microsecond timestamps, no baseTimeNanoseconds,
+  // "async_cpu_to_gpu" flows, CUTLASS 2.x tensor-op kernels on an A100.
+  const Trace t = read_trace_file(test::data_file("trace_diff__control__control.json.gz"));
+  EXPECT_FALSE(t.base_time_ns.has_value());
+  EXPECT_EQ(count_kind(t, EventKind::Kernel), 8568u);
+  EXPECT_EQ(count_kind(t, EventKind::Flow), 24692u + 9450u);
+  const auto k = std::find_if(t.events.begin(), t.events.end(),
+                              [](const Event& e) { return e.kind == EventKind::Kernel; });
+  EXPECT_EQ(k->ts_ns, 1661203463029566000);  // absolute epoch microseconds, read exactly
+}
+
+TEST(TraceReader, SmallChunksGiveTheSameTrace) {
+  const std::string path = test::example_trace("sdpa_math.json");
+  const Trace whole = read_trace_file(path);
+  ReadOptions tiny;
+  tiny.chunk_bytes = 97;  // forces events to straddle every buffer boundary
+  const Trace chunked = read_trace_file(path, tiny);
+  ASSERT_EQ(whole.events.size(), chunked.events.size());
+  for (std::size_t i = 0; i < whole.events.size(); ++i) {
+    EXPECT_EQ(whole.events[i].ts_ns, chunked.events[i].ts_ns);
+    EXPECT_EQ(whole.name(whole.events[i]), chunked.name(chunked.events[i]));
+  }
+}
+
+TEST(TraceReader, LegacyCategoriesAndBeginEndPairs) {
+  const std::string json = R"([
+    {"ph": "B", "cat": "Operator", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 10},
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 11, "dur": 2,
+     "args": {"correlation": 5}},
+    {"ph": "E", "pid": 1, "tid": 2, "ts": 20},
+    {"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 14,
+     "dur": 3.5, "args": {"correlation": 5, "stream": 7}}])";
+  const Trace t = read_trace_bytes(json, "legacy.json");
+  ASSERT_EQ(t.events.size(), 3u);
+  EXPECT_EQ(t.events[0].kind, EventKind::CpuOp);
+  EXPECT_EQ(t.events[0].phase, 'X');
+  EXPECT_EQ(t.events[0].dur_ns, 10000);
+  EXPECT_EQ(t.events[1].kind, EventKind::CudaRuntime);
+  EXPECT_EQ(t.events[2].kind, EventKind::Kernel);
+  EXPECT_EQ(t.events[2].dur_ns, 3500);
+  EXPECT_EQ(t.args(t.events[2])->stream, 7);
+}
+
+}  // namespace
+}  // namespace attnprof
