@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine with a carried build-fused (nothing is built there):
+# SASS check, fp64 correctness suite, compute-sanitizer on small shapes, timing,
+# and the PyTorch peers in the same call. Writes logs under $OUT (or ./out).
+#   scripts/fused_device.sh [check|sanitize|time|all]...
+set -uo pipefail
+B=${BUILD:-build-fused}
+O=${OUT:-out}
+mkdir -p "$O"
+steps=("${@:-all}")
+has() { for s in "${steps[@]}"; do [[ $s == "$1" || $s == all ]] && return 0; done; return 1; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+if has sass; then
+  cuobjdump --dump-sass "$B/attnprof_fused_bench" > "$O/sass.txt" 2>&1
+  echo "HGMMA lines: $(grep -c HGMMA "$O/sass.txt"), HMMA lines: $(grep -c 'HMMA' "$O/sass.txt"), LDL/STL: $(grep -cE 'LDL|STL' "$O/sass.txt")"
+fi
+if has check; then
+  timeout ${CHECK_TIMEOUT:-180} "$B/attnprof_fused_bench" --check > "$O/check.log" 2>&1; echo "check rc=$?"
+  grep -E "FAIL|checks:" "$O/check.log" | tail -40
+fi
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_bench" --check --small > "$O/san_$tool.log" 2>&1
+    echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|Hazard|checks:' "$O/san_$tool.log" | sort | uniq -c | tr '\n' ' ')"
+  done
+fi
+if has time; then
+  timeout 240 "$B/attnprof_fused_bench" --time ${QUICK:+--quick} ${TPATH:+--path $TPATH} --csv "$O/fused.csv" > "$O/time.log" 2>&1; echo "time rc=$?"
+  if [[ -n ${PEERS:-1} ]]; then
+    PYTHONUNBUFFERED=1 python3 scripts/fused_peers.py "$O/fused.csv" --out "$O/peers.csv" 2>&1 | tee "$O/peers.log"
+  else
+    cat "$O/time.log"
+  fi
+fi

@@ -1,0 +1,42 @@
+// Validation and path choice for the fused attention forward.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "fused_attention.h"
+
+namespace attnprof::fused {
+
+const char* validate(const Params& p) {
+  if (!p.q || !p.k || !p.v || !p.out || !p.lse) return "fused attention: q, k, v, out and lse must all be set";
+  if (p.head_dim != 64 && p.head_dim != 128) return "fused attention: head_dim must be 64 or 128";
+  if (p.batch < 0 || p.heads <= 0 || p.kv_heads <= 0 || p.q_len < 0 || p.kv_len < 0)
+    return "fused attention: negative or zero sizes";
+  if (p.heads % p.kv_heads != 0) return "fused attention: heads must be a multiple of kv_heads";
+  for (const void* ptr : {p.q, p.k, p.v, static_cast<const void*>(p.out)})
+    if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "fused attention: q/k/v/out must be 16-byte aligned";
+  for (int64_t s : {p.q_batch_stride, p.q_head_stride, p.q_seq_stride, p.k_batch_stride, p.k_head_stride,
+                    p.k_seq_stride, p.v_batch_stride, p.v_head_stride, p.v_seq_stride, p.o_batch_stride,
+                    p.o_head_stride, p.o_seq_stride})
+    if (s % 8 != 0) return "fused attention: strides must be multiples of 8 elements (16 bytes)";
+  return "";
+}
+
+Path resolve_path(Path requested) {
+  if (requested != Path::automatic) return requested;
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return Path::portable;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return Path::portable;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return Path::portable;
+  return major == 9 && minor == 0 ? Path::hopper : Path::portable;
+}
+
+cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
+  if (validate(params)[0] != '\0') return cudaErrorInvalidValue;
+  if (params.batch == 0 || params.q_len == 0) return cudaSuccess;  // nothing to compute
+  Params p = params;
+  p.scale = p.softmax_scale();  // the kernels read p.scale as given
+  return resolve_path(path) == Path::hopper ? launch_hopper(p, stream) : launch_portable(p, stream);
+}
+
+}  // namespace attnprof::fused

@@ -1,0 +1,28 @@
+// Public entry of the fused attention forward: one launch computes out and the
+// per-row log-sum-exp. Picks the Hopper path on sm_90 devices, the portable one
+// elsewhere (or whichever `path` names).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "fused_params.h"
+#include "tile_table.h"
+
+namespace attnprof::fused {
+
+// Checks p (shapes, alignment, strides); returns an empty string when the kernels
+// accept it, else one line saying what is wrong.
+const char* validate(const Params& p);
+
+// The path `automatic` resolves to on the current device.
+Path resolve_path(Path requested);
+
+// Enqueues the forward on `stream`. Returns cudaErrorInvalidValue when validate()
+// fails, or the launch error.
+cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::automatic);
+
+// Launchers, one per path (fwd_sm80.cu, fwd_sm90.cu).
+cudaError_t launch_portable(const Params& p, cudaStream_t stream);
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream);
+
+}  // namespace attnprof::fused

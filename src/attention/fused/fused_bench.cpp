@@ -1,0 +1,133 @@
+// attnprof_fused_bench: checks the fused attention forward against the fp64 CPU
+// reference on odd shapes, then times it on the table and a sequence sweep.
+//   attnprof_fused_bench --check            correctness suite, both paths
+//   attnprof_fused_bench --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
+//   attnprof_fused_bench --check --small    a few small shapes (for compute-sanitizer)
+//   --path portable|hopper|auto (default: auto for timing, every available for checks)
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "fused_attention.h"
+#include "fused_harness.h"
+
+using namespace attnprof::fused;
+
+namespace {
+
+// Small cases for compute-sanitizer runs (memcheck, racecheck): partial tiles,
+// several kv tiles, GQA, causal, both dtypes and head dims.
+std::vector<Case> small_cases() {
+  std::vector<Case> cs;
+  for (int d : {64, 128})
+    for (bool causal : {false, true}) {
+      cs.push_back({1, 2, 1, 17, 300, d, causal, Dtype::bf16, Layout::bhsd, 0.f});
+      cs.push_back({1, 2, 2, 200, 200, d, causal, Dtype::fp16, Layout::bshd, 0.f});
+    }
+  return cs;
+}
+
+std::vector<Case> check_cases() {
+  std::vector<Case> cs;
+  for (Dtype dt : {Dtype::bf16, Dtype::fp16})
+    for (int d : {64, 128})
+      for (bool causal : {false, true}) {
+        for (int s : {1, 17, 1000, 2049}) cs.push_back({1, 2, 2, s, s, d, causal, dt, Layout::bhsd, 0.f});
+        cs.push_back({2, 4, 2, 300, 700, d, causal, dt, Layout::bshd, 0.f});   // GQA, Sq < Skv
+        cs.push_back({1, 4, 1, 777, 129, d, causal, dt, Layout::bhsd, 0.3f});  // MQA, Sq > Skv, custom scale
+        cs.push_back({2, 3, 3, 128, 256, d, causal, dt, Layout::bshd, 0.f});   // tile multiples
+        cs.push_back({1, 2, 2, 5, 0, d, causal, dt, Layout::bhsd, 0.f});       // no keys: zeros, lse -inf
+      }
+  return cs;
+}
+
+struct TimedShape {
+  int b, h, s, d;
+  bool causal;
+};
+
+std::vector<TimedShape> timed_shapes() {
+  std::vector<TimedShape> ts = {{4, 16, 2048, 64, true},   {4, 16, 2048, 64, false}, {2, 16, 4096, 128, true},
+                                {2, 16, 4096, 128, false}, {8, 32, 1024, 128, true}, {1, 16, 8192, 128, true}};
+  // Sweep: 16k tokens per batch, 2048 model width (FlashAttention's benchmark convention).
+  for (int d : {64, 128})
+    for (bool causal : {false, true})
+      for (int s : {512, 1024, 2048, 4096, 8192, 16384}) ts.push_back({16384 / s, 2048 / d, s, d, causal});
+  return ts;
+}
+
+const char* path_name(Path p) { return p == Path::hopper ? "hopper" : p == Path::portable ? "portable" : "auto"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool do_check = false, do_time = false, quick = false, small = false;
+  std::string csv, path_arg;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--check")) do_check = true;
+    else if (!std::strcmp(argv[i], "--time")) do_time = true;
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--small")) small = true;
+    else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+    else if (!std::strcmp(argv[i], "--path") && i + 1 < argc) path_arg = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s [--check] [--small] [--time] [--quick] [--csv FILE] [--path portable|hopper|auto]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!do_check && !do_time) do_check = do_time = true;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // keep lines when a timeout kills the run
+  if (!have_device()) {
+    std::fprintf(stderr, "attnprof_fused_bench: no CUDA device\n");
+    return 1;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+  const bool hopper = resolve_path(Path::automatic) == Path::hopper;
+  std::vector<Path> paths;
+  if (path_arg == "portable") paths = {Path::portable};
+  else if (path_arg == "hopper") paths = {Path::hopper};
+  else if (path_arg == "auto") paths = {resolve_path(Path::automatic)};
+  else paths = hopper ? std::vector<Path>{Path::portable, Path::hopper} : std::vector<Path>{Path::portable};
+
+  int failures = 0;
+  if (do_check) {
+    unsigned seed = 1;
+    for (Path path : paths)
+      for (const Case& c : small ? small_cases() : check_cases()) {
+        const CheckResult r = check_case(c, path, seed++);
+        const bool ok = r.ok(1e-2);
+        failures += !ok;
+        std::printf("check %-8s %-48s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n", path_name(path),
+                    c.name().c_str(), r.rel_err, r.max_lse_err, r.unwritten, ok ? "ok" : "FAIL ",
+                    r.error.c_str());
+      }
+    std::printf("checks: %d failed\n", failures);
+  }
+  if (do_time) {
+    std::FILE* f = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
+    if (f) std::fprintf(f, "path,batch,heads,seq,head_dim,causal,ms,tflops\n");
+    std::vector<Path> tpaths = path_arg.empty() ? std::vector<Path>{resolve_path(Path::automatic)} : paths;
+    for (Path path : tpaths)
+      for (const TimedShape& t : timed_shapes()) {
+        Case c{t.b, t.h, t.h, t.s, t.s, t.d, t.causal, Dtype::bf16, Layout::bhsd, 0.f};
+        const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21);
+        if (!r.error.empty()) {
+          std::printf("time %s %s: %s\n", path_name(path), c.name().c_str(), r.error.c_str());
+          ++failures;
+          continue;
+        }
+        std::printf("time %-8s %-48s %8.3f ms %7.1f TFLOP/s\n", path_name(path), c.name().c_str(), r.median_ms,
+                    r.tflops);
+        if (f)
+          std::fprintf(f, "%s,%d,%d,%d,%d,%d,%.5f,%.2f\n", path_name(path), t.b, t.h, t.s, t.d, int(t.causal),
+                       r.median_ms, r.tflops);
+      }
+    if (f) std::fclose(f);
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,239 @@
+// Version 2 of the fused attention forward: the Hopper path (sm_90a).
+// A CTA of 3 warpgroups owns BM=128 query rows of one (batch, head):
+//   warpgroup 0, the producer, drops to 40 registers (setmaxnreg) and one thread
+//     loads Q once and streams K and V tiles through a STAGES-deep ring with TMA
+//     (cp.async.bulk.tensor, 128B swizzle, zero fill past the sequence end),
+//     each stage guarded by a full and an empty mbarrier;
+//   warpgroups 1 and 2, the consumers, take 232 registers and own 64 query rows
+//     each: S = Q K^T with wgmma (both operands in shared memory), masking and
+//     online softmax in fp32 registers, then O += P V with wgmma taking P from
+//     registers and V (MN-major) from shared memory.
+// The two consumers interleave on the tensor cores, so one's softmax overlaps the
+// other's GEMMs. Causal key tiles past the diagonal are never loaded.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "fused_attention.h"
+#include "hopper_ptx.cuh"
+#include "softmax_fragment.cuh"
+#include "wgmma_ops.cuh"
+
+namespace attnprof::fused {
+namespace {
+
+using namespace sm90;
+
+struct TensorMaps {
+  CUtensorMap q, k, v;
+};
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define ATTNPROF_SM90A 1
+#endif
+
+template <typename T, int D>
+__global__ void __launch_bounds__(tile_for(Path::hopper, D).threads, 1)
+    fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
+#ifdef ATTNPROF_SM90A
+  constexpr TileConfig kT = tile_for(Path::hopper, D);
+  constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
+  constexpr int kChunks = D / 64;                     // 64-column (128-byte) swizzle chunks
+  constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
+  constexpr int kConsumerWarps = kT.consumers * 4;
+
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* base =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  unsigned char* sQ = base;
+  unsigned char* sK = sQ + kQBytes;
+  unsigned char* sV = sK + STAGES * kKVBytes;
+  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes);
+  uint64_t* q_full = bars;
+  uint64_t* k_full = bars + 1;
+  uint64_t* k_empty = k_full + STAGES;
+  uint64_t* v_full = k_empty + STAGES;
+  uint64_t* v_empty = v_full + STAGES;
+
+  const int m_block = gridDim.x - 1 - blockIdx.x;  // heaviest causal tiles first
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int hk = h / (p.heads / p.kv_heads);
+  const int wg = threadIdx.x / 128;
+
+  int n_blocks = (p.kv_len + BN - 1) / BN;
+  if (p.causal) n_blocks = min(n_blocks, (min((m_block + 1) * BM, p.q_len) + BN - 1) / BN);
+
+  if (threadIdx.x == 0) {
+    mbar_init(q_full, 1);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(&k_full[s], 1);
+      mbar_init(&v_full[s], 1);
+      mbar_init(&k_empty[s], kConsumerWarps);
+      mbar_init(&v_empty[s], kConsumerWarps);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // producer
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      prefetch_tensormap(&maps.q);
+      prefetch_tensormap(&maps.k);
+      prefetch_tensormap(&maps.v);
+      mbar_arrive_expect_tx(q_full, kQBytes);
+      for (int c = 0; c < kChunks; ++c) tma_load_4d(sQ + c * BM * 128, &maps.q, c * 64, m_block * BM, h, b, q_full);
+      for (int n = 0; n < n_blocks; ++n) {
+        const int s = n % STAGES;
+        const uint32_t phase = (n / STAGES) & 1;
+        if (n >= STAGES) mbar_wait(&k_empty[s], phase ^ 1);
+        mbar_arrive_expect_tx(&k_full[s], kKVBytes);
+        for (int c = 0; c < kChunks; ++c)
+          tma_load_4d(sK + s * kKVBytes + c * BN * 128, &maps.k, c * 64, n * BN, hk, b, &k_full[s]);
+        if (n >= STAGES) mbar_wait(&v_empty[s], phase ^ 1);
+        mbar_arrive_expect_tx(&v_full[s], kKVBytes);
+        for (int c = 0; c < kChunks; ++c)
+          tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, b, &v_full[s]);
+      }
+    }
+    return;
+  }
+
+  // consumers
+  setmaxnreg_inc<232>();
+  const int cw = wg - 1;                          // consumer warpgroup: query rows 64*cw ..
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
+  const float scale = p.scale;  // resolved on the host by forward()
+  const float scale_log2 = scale * 1.4426950408889634f;
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  RowState st;
+  st.init();
+
+  const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
+  mbar_wait(q_full, 0);
+
+  for (int n = 0; n < n_blocks; ++n) {
+    const int s = n % STAGES;
+    const uint32_t phase = (n / STAGES) & 1;
+    const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
+    const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
+
+    float sc[BN / 8][4];
+    mbar_wait(&k_full[s], phase);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
+      const uint64_t da = make_desc_sw128(q_addr + (kk / 4) * BM * 128 + koff, 16, 1024);
+      const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
+      WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_operands(sc);
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&k_empty[s]);
+
+    const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM + cw * 64);
+    if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
+    online_softmax(sc, o, st, scale_log2);
+
+    uint32_t pa[BN / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      pa[kk][0] = Pack2<T>::pack(sc[2 * kk][0], sc[2 * kk][1]);
+      pa[kk][1] = Pack2<T>::pack(sc[2 * kk][2], sc[2 * kk][3]);
+      pa[kk][2] = Pack2<T>::pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]);
+      pa[kk][3] = Pack2<T>::pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3]);
+    }
+
+    mbar_wait(&v_full[s], phase);
+    fence_operands(o);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
+      const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
+      WgmmaRS<T, D>::run(o, pa[kk], dv);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_operands(o);
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&v_empty[s]);
+  }
+
+  T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
+  float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
+  write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+#endif
+}
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no -lcuda).
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiled encode_fn() {
+  static EncodeTiled fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return EncodeTiled(nullptr);
+    return reinterpret_cast<EncodeTiled>(f);
+  }();
+  return fn;
+}
+
+// [batch, heads, seq, dim] through strides, boxes of 64 columns x box_rows rows.
+bool encode(CUtensorMap* map, Dtype dtype, const void* ptr, int batch, int heads, int seq, int dim,
+            int64_t batch_stride, int64_t head_stride, int64_t seq_stride, int box_rows) {
+  EncodeTiled fn = encode_fn();
+  if (!fn) return false;
+  const cuuint64_t dims[4] = {cuuint64_t(dim), cuuint64_t(seq), cuuint64_t(heads), cuuint64_t(batch)};
+  const cuuint64_t strides[3] = {cuuint64_t(seq_stride) * 2, cuuint64_t(head_stride) * 2,
+                                 cuuint64_t(batch_stride) * 2};
+  const cuuint32_t box[4] = {64, cuuint32_t(box_rows), 1, 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = fn(map, dtype == Dtype::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+                        const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+
+template <typename T, int D>
+cudaError_t launch(const Params& p, cudaStream_t stream) {
+  constexpr TileConfig kT = tile_for(Path::hopper, D);
+  constexpr int kSmem = shared_bytes(kT);
+  TensorMaps maps;
+  if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride,
+              p.q_seq_stride, kT.block_m) ||
+      !encode(&maps.k, p.dtype, p.k, p.batch, p.kv_heads, p.kv_len, D, p.k_batch_stride,
+              p.k_head_stride, p.k_seq_stride, kT.block_n) ||
+      !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride,
+              p.v_head_stride, p.v_seq_stride, kT.block_n))
+    return cudaErrorInvalidValue;
+  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  if (e != cudaSuccess) return e;
+  const dim3 grid((p.q_len + kT.block_m - 1) / kT.block_m, p.heads, p.batch);
+  fused_fwd_hopper<T, D><<<grid, kT.threads, kSmem, stream>>>(p, maps);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+  // No keys: nothing to stream (and a zero-length tensor map is invalid).
+  if (p.kv_len == 0) return launch_portable(p, stream);
+  if (p.dtype == Dtype::bf16)
+    return p.head_dim == 64 ? launch<__nv_bfloat16, 64>(p, stream) : launch<__nv_bfloat16, 128>(p, stream);
+  return p.head_dim == 64 ? launch<__half, 64>(p, stream) : launch<__half, 128>(p, stream);
+}
+
+}  // namespace attnprof::fused

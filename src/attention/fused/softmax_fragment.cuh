@@ -1,0 +1,108 @@
+// Masking, online softmax and the epilogue over mma accumulator fragments, shared
+// by the portable (mma.sync) and Hopper (wgmma) kernels: in both, a warp owns 16
+// query rows and a thread holds rows g and g+8 (g = lane/4) at columns
+// 8*j + 2*(lane%4) + {0,1} of every 8-wide column block j, as acc[j][0..3].
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "fused_params.h"
+
+namespace attnprof::fused {
+
+template <typename T> struct Pack2;
+template <> struct Pack2<__nv_bfloat16> {
+  __device__ static uint32_t pack(float a, float b) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<uint32_t*>(&h);
+  }
+};
+template <> struct Pack2<__half> {
+  __device__ static uint32_t pack(float a, float b) {
+    __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<uint32_t*>(&h);
+  }
+};
+
+// Per-thread softmax state for its two rows; m in raw (unscaled) score units.
+struct RowState {
+  float m[2];
+  float l[2];  // partial sum over this thread's columns; quad-reduced at the end
+  __device__ void init() {
+    m[0] = m[1] = -INFINITY;
+    l[0] = l[1] = 0.f;
+  }
+};
+
+// Sets s to -inf outside the key range and, if causal, above the diagonal.
+// row0: query index of this thread's first row; col0: key index of acc column 0.
+template <int NB>
+__device__ __forceinline__ void mask_scores(float (&s)[NB][4], int row0, int col0, int kv_len, bool causal) {
+  const int c = col0 + 2 * (threadIdx.x % 4);
+#pragma unroll
+  for (int j = 0; j < NB; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int col = c + 8 * j + (e & 1);
+      const int row = row0 + (e >> 1) * 8;
+      if (col >= kv_len || (causal && col > row)) s[j][e] = -INFINITY;
+    }
+}
+
+// One online-softmax step: s becomes exp(scale*(s - m_new)), o is rescaled.
+template <int NB, int NO>
+__device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO][4], RowState& st,
+                                               float scale_log2) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = st.m[r];
+#pragma unroll
+    for (int j = 0; j < NB; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
+    // A row with no visible key so far keeps m = -inf; use 0 as base to avoid NaN.
+    const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
+    const float alpha = exp2f(st.m[r] * scale_log2 - base);
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+      s[j][2 * r] = exp2f(fmaf(s[j][2 * r], scale_log2, -base));
+      s[j][2 * r + 1] = exp2f(fmaf(s[j][2 * r + 1], scale_log2, -base));
+      sum += s[j][2 * r] + s[j][2 * r + 1];
+    }
+    st.l[r] = st.l[r] * alpha + sum;
+#pragma unroll
+    for (int j = 0; j < NO; ++j) {
+      o[j][2 * r] *= alpha;
+      o[j][2 * r + 1] *= alpha;
+    }
+    st.m[r] = mx;
+  }
+}
+
+// Normalizes o, writes this thread's part of out (rows < q_len) and the lse.
+// out_row0 points at row row0, column 0 of this (batch, head) in out.
+template <typename T, int NO>
+__device__ __forceinline__ void write_output(float (&o)[NO][4], RowState& st, T* out_head, int64_t seq_stride,
+                                             float* lse_head, int row0, int q_len, float scale) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float l = st.l[r];
+    l += __shfl_xor_sync(0xffffffff, l, 1);
+    l += __shfl_xor_sync(0xffffffff, l, 2);
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+    const int row = row0 + 8 * r;
+    if (row < q_len) {
+      T* dst = out_head + int64_t(row) * seq_stride + 2 * (threadIdx.x % 4);
+#pragma unroll
+      for (int j = 0; j < NO; ++j)
+        *reinterpret_cast<uint32_t*>(dst + 8 * j) = Pack2<T>::pack(o[j][2 * r] * inv, o[j][2 * r + 1] * inv);
+      if (threadIdx.x % 4 == 0) lse_head[row] = l > 0.f ? st.m[r] * scale + logf(l) : -INFINITY;
+    }
+  }
+}
+
+}  // namespace attnprof::fused

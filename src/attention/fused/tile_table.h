@@ -1,0 +1,46 @@
+// The one table of tile choices for the fused attention kernels, per code path and
+// head dim. CUDA-free, so the CPU tests can check it; the kernels are instantiated
+// from these rows and nothing else picks a tile size.
+#pragma once
+
+namespace attnprof::fused {
+
+// portable: mma.sync (sm_80+). hopper: TMA + wgmma + warp specialization (sm_90a).
+enum class Path : int { automatic = 0, portable = 1, hopper = 2 };
+
+struct TileConfig {
+  Path path;
+  int head_dim;
+  int block_m;    // query rows per CTA
+  int block_n;    // keys per inner-loop step
+  int stages;     // K/V shared-memory ring depth (hopper); 1 for portable
+  int threads;    // CTA size
+  int consumers;  // hopper: consumer warpgroups (each owns 64 query rows)
+};
+
+inline constexpr TileConfig kTileTable[] = {
+    // path           D    BM   BN  st  threads consumers
+    {Path::portable, 64, 64, 64, 1, 128, 0},
+    {Path::portable, 128, 64, 64, 1, 128, 0},
+    {Path::hopper, 64, 128, 128, 2, 384, 2},
+    {Path::hopper, 128, 128, 128, 2, 384, 2},
+};
+
+// The row for (path, head_dim); a row with head_dim 0 when none exists.
+constexpr TileConfig tile_for(Path path, int head_dim) {
+  for (const TileConfig& t : kTileTable)
+    if (t.path == path && t.head_dim == head_dim) return t;
+  return TileConfig{path, 0, 0, 0, 0, 0, 0};
+}
+
+// Dynamic shared memory a config needs, in bytes (16-bit elements).
+constexpr int shared_bytes(const TileConfig& t) {
+  if (t.path == Path::portable) {
+    const int row = (t.head_dim + 8) * 2;  // padded row: ldmatrix without bank conflicts
+    return (t.block_m + 2 * t.block_n) * row;
+  }
+  // Q tile + K and V rings, 128B-swizzled, plus 1 KB for alignment and barriers.
+  return (t.block_m + 2 * t.stages * t.block_n) * t.head_dim * 2 + 2048;
+}
+
+}  // namespace attnprof::fused

@@ -1,0 +1,42 @@
+// The tile table: every supported (path, head dim) has one row that fits the
+// hardware limits the kernels assume.
+#include "tile_table.h"
+
+#include <gtest/gtest.h>
+
+using namespace attnprof::fused;
+
+TEST(FusedTileTable, EveryPathAndHeadDimHasOneRow) {
+  for (Path path : {Path::portable, Path::hopper})
+    for (int d : {64, 128}) {
+      int rows = 0;
+      for (const TileConfig& t : kTileTable) rows += t.path == path && t.head_dim == d;
+      EXPECT_EQ(rows, 1) << "path " << int(path) << " D " << d;
+      EXPECT_EQ(tile_for(path, d).head_dim, d);
+    }
+  EXPECT_EQ(tile_for(Path::hopper, 96).head_dim, 0);
+}
+
+TEST(FusedTileTable, PortableRowsFitSm80) {
+  for (const TileConfig& t : kTileTable) {
+    if (t.path != Path::portable) continue;
+    EXPECT_EQ(t.block_m, 16 * t.threads / 32) << "one warp per 16 query rows";
+    EXPECT_EQ(t.block_n % 16, 0);
+    EXPECT_LE(shared_bytes(t), 163 * 1024) << "sm_80 opt-in shared memory";
+  }
+}
+
+TEST(FusedTileTable, HopperRowsFitSm90) {
+  for (const TileConfig& t : kTileTable) {
+    if (t.path != Path::hopper) continue;
+    EXPECT_EQ(t.block_m, 64 * t.consumers) << "each consumer warpgroup owns 64 rows";
+    EXPECT_EQ(t.threads, 128 * (t.consumers + 1)) << "one producer warpgroup";
+    EXPECT_EQ(t.head_dim % 64, 0) << "128-byte swizzle chunks";
+    EXPECT_TRUE(t.block_n % 16 == 0 && t.block_n <= 256) << "wgmma N and TMA box limits";
+    EXPECT_LE(t.block_m, 256) << "TMA box limit";
+    EXPECT_GE(t.stages, 2);
+    EXPECT_LE(shared_bytes(t), 227 * 1024) << "sm_90 opt-in shared memory";
+    // Registers: producer 40, consumers 232 per thread must fit the 64K file.
+    EXPECT_LE(40 * 128 + 232 * 128 * t.consumers, 65536);
+  }
+}
