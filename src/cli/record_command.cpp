@@ -1,9 +1,154 @@
-// attnprof record (placeholder until its issue lands).
+// attnprof record [-o trace.json[.gz]] [--kinds ...] [--doctor] -- CMD ARGS...
+// Runs CMD with libattnprof_inject.so as its CUDA and NVTX injection library;
+// the library writes the trace when the program ends (see src/capture/inject.cpp).
+#include "cli/record_command.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
 #include <fmt/core.h>
+
+#include "capture/record_kinds.h"
 #include "cli/commands.h"
+#include "trace/trace_error.h"
+
 namespace attnprof::cli {
-void add_record_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("record", "not built yet");
-  cmd->callback([&exit_code] { fmt::print(stderr, "attnprof record: not built yet\n"); exit_code = 2; });
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* kInjectLibrary = "libattnprof_inject.so";
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+}  // namespace
+
+void validate_record_options(const RecordOptions& options) {
+  if (options.command.empty())
+    throw InputError("record: no program given; usage: attnprof record [-o trace.json] -- CMD ARGS...");
+  if (options.output.empty()) throw InputError("record: -o: empty output path");
+  if (!ends_with(options.output, ".json") && !ends_with(options.output, ".json.gz"))
+    throw InputError(fmt::format("record: -o {}: the trace name must end in .json or .json.gz",
+                                 options.output));
+  const fs::path dir = fs::absolute(options.output).parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(fmt::format("record: -o {}: folder {} does not exist", options.output,
+                                 dir.string()));
+  std::string bad;
+  if (!capture::parse_record_kinds(options.kinds, &bad))
+    throw InputError(fmt::format("record: --kinds {}: {}; known kinds: all,{}", options.kinds,
+                                 bad.empty() ? "no kind named" : "unknown kind '" + bad + "'",
+                                 capture::record_kinds_list()));
+}
+
+std::vector<std::pair<std::string, std::string>> record_environment(const RecordOptions& options,
+                                                                    const std::string& inject_library) {
+  return {
+      {"CUDA_INJECTION64_PATH", inject_library},
+      {"NVTX_INJECTION64_PATH", inject_library},
+      {"ATTNPROF_RECORD_OUTPUT", fs::absolute(options.output).lexically_normal().string()},
+      {"ATTNPROF_RECORD_KINDS", options.kinds},
+  };
+}
+
+std::string find_inject_library() {
+  std::error_code ec;
+  if (const char* env = std::getenv("ATTNPROF_INJECT_LIBRARY"); env != nullptr && *env != '\0') {
+    if (!fs::exists(env, ec))
+      throw InputError(fmt::format("record: ATTNPROF_INJECT_LIBRARY={}: no such file", env));
+    return fs::absolute(env).string();
+  }
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw InputError("record: cannot locate the attnprof binary (/proc/self/exe)");
+  const fs::path lib = self.parent_path() / kInjectLibrary;
+  if (!fs::exists(lib, ec))
+    throw InputError(fmt::format("record: {} not found next to {} (was attnprof built "
+                                 "with the CUDA toolkit?)",
+                                 kInjectLibrary, self.string()));
+  return lib.string();
+}
+
+int run_with_environment(const std::vector<std::string>& argv,
+                         const std::vector<std::pair<std::string, std::string>>& env) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t child = fork();
+  if (child < 0) throw InputError(fmt::format("record: cannot start {}: {}", argv[0], std::strerror(errno)));
+  if (child == 0) {
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    // The trace path belongs to this process; children it starts write their own.
+    setenv("ATTNPROF_RECORD_PID", std::to_string(getpid()).c_str(), 1);
+    execvp(args[0], args.data());
+    fmt::print(stderr, "attnprof record: cannot run {}: {}\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  // Ctrl-C reaches the whole foreground group: the program gets it and writes
+  // its trace; we wait for it instead of dying first.
+  struct sigaction ignore {}, old_int {}, old_term {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGTERM, &ignore, &old_term);
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(child, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (r < 0) throw InputError(fmt::format("record: waiting for {}: {}", argv[0], std::strerror(errno)));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+int run_record(const RecordOptions& options) {
+  validate_record_options(options);
+  const std::string lib = find_inject_library();
+  const auto env = record_environment(options, lib);
+  const std::string trace_path = env[2].second;
+  std::error_code ec;
+  fs::remove(trace_path, ec);  // so a stale trace is never taken for this run's
+  const int code = run_with_environment(options.command, env);
+  if (!fs::exists(trace_path, ec)) {
+    fmt::print(stderr,
+               "attnprof record: no trace written to {} (the program never initialized CUDA, or the "
+               "recorder refused: see above)\n",
+               trace_path);
+    return code;
+  }
+  if (options.doctor) {
+    // The doctor runs as a child of this same binary: its report goes to stdout.
+    std::error_code self_ec;
+    const std::string self = fs::read_symlink("/proc/self/exe", self_ec).string();
+    run_with_environment({self_ec ? "attnprof" : self, "doctor", trace_path}, {});
+  }
+  return code;
+}
+
+void add_record_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<RecordOptions>();
+  auto* cmd = app.add_subcommand(
+      "record", "Run a CUDA program unchanged and record its kernels, copies, API calls and NVTX ranges");
+  cmd->add_option("-o,--output", options->output, "trace to write (.json or .json.gz)")
+      ->capture_default_str();
+  cmd->add_option("--kinds", options->kinds,
+                  "what to record, comma-separated: all," + capture::record_kinds_list())
+      ->capture_default_str();
+  cmd->add_flag("--doctor", options->doctor, "print the doctor report of the trace afterwards");
+  // Everything after "--" is positional, so the program's own options pass through.
+  cmd->add_option("command", options->command, "the program and its arguments, after --");
+  cmd->footer("Example: attnprof record -o t.json -- python3 train.py --steps 10");
+  cmd->callback([options, &exit_code] { exit_code = run_record(*options); });
+}
+
 }  // namespace attnprof::cli

@@ -1,0 +1,68 @@
+// CUPTI activity records -> attnprof trace events. A pure function of the
+// records (no CUPTI calls, no GPU), so it is unit-tested with synthetic records.
+//
+// Layout follows the PyTorch profiler: GPU work on pid = device, tid = stream;
+// API calls, syncs and NVTX ranges on pid = process, tid = system thread id.
+// NVTX push/pop and start/end ranges become "user_annotation" events; GPU work
+// is tied to the launching call by its correlation id.
+#pragma once
+
+#include <cupti_activity.h>
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "capture/record_kinds.h"
+#include "trace/trace.h"
+
+namespace attnprof::capture {
+
+class ActivityConverter {
+ public:
+  // `process_id` is the pid written on syncs (their records name no process).
+  explicit ActivityConverter(std::uint32_t kinds = kAllKinds, std::int64_t process_id = 0)
+      : kinds_(kinds), process_id_(process_id) {}
+
+  // Converts one record; records of kinds not asked for, or not understood,
+  // are counted in skipped() and otherwise ignored.
+  void add(const CUpti_Activity& record);
+
+  // Events converted so far. Open NVTX ranges are kept back (their end may
+  // still come) unless `close_open_ranges`, which ends them at the latest
+  // timestamp seen. The converter is left empty except for open ranges.
+  Trace take(bool close_open_ranges);
+
+  std::int64_t skipped() const { return skipped_; }
+
+ private:
+  struct OpenRange {
+    std::int64_t start_ns;
+    std::int64_t pid;
+    std::int64_t tid;
+    StringId name;
+  };
+  void add_kernel(const CUpti_ActivityKernel10& k);
+  void add_memcpy(const CUpti_ActivityMemcpy6& m);
+  void add_memset(const CUpti_ActivityMemset4& m);
+  void add_api(const CUpti_ActivityAPI& a, bool driver);
+  void add_sync(const CUpti_ActivitySynchronization2& s);
+  void add_marker(const CUpti_ActivityMarker2& m);
+  void seen(std::int64_t ts_ns);
+  StringId intern(std::string_view s) { return trace_.strings.intern(s); }
+
+  std::uint32_t kinds_;
+  std::int64_t process_id_;
+  Trace trace_;
+  std::int64_t skipped_ = 0;
+  std::int64_t latest_ns_ = 0;
+  std::unordered_map<std::uint32_t, OpenRange> open_ranges_;  // by marker id
+  // Synchronizing calls' threads by correlation id: sync records name no thread.
+  std::unordered_map<std::uint32_t, std::int64_t> sync_call_threads_;
+};
+
+// "Memcpy HtoD (Pinned -> Device)", as the PyTorch profiler names copies.
+std::string memcpy_name(std::uint8_t copy_kind, std::uint8_t src_kind, std::uint8_t dst_kind);
+// "Memset (Device)".
+std::string memset_name(std::uint16_t memory_kind);
+
+}  // namespace attnprof::capture

@@ -1,0 +1,134 @@
+// Recording overhead: wall time per launch of (1) many tiny kernels and (2) a
+// realistic mix (memset, elementwise, reduction, copy, small matmul), first
+// without recording, then with the in-process recorder, then without again.
+//
+//   attnprof_record_overhead [--tiny N] [--mix N] [--repeats R] [--plain]
+// --plain times only the unrecorded loops (to run under `attnprof record`, or
+// next to torch.profiler). Last line: "RESULT key=value ..." for scripts.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "capture/bench/overhead_kernels.h"
+#include "capture/recorder.h"
+
+namespace {
+
+using attnprof::overhead::Buffers;
+using attnprof::overhead::kMixKernels;
+
+#define CUDA_CHECK(call)                                                                  \
+  do {                                                                                    \
+    cudaError_t err_ = (call);                                                            \
+    if (err_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "record_overhead: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Median wall time per iteration (us) over `repeats` runs of `n` iterations.
+template <typename Loop>
+double time_per_iteration(Loop loop, cudaStream_t s, int n, int repeats) {
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    const double t0 = now_us();
+    loop(n);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    t.push_back((now_us() - t0) / n);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int tiny = 20000, mix = 2000, repeats = 7;
+  bool plain = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
+    if (a == "--tiny") tiny = next();
+    else if (a == "--mix") mix = next();
+    else if (a == "--repeats") repeats = next();
+    else if (a == "--plain") plain = true;
+    else {
+      std::fprintf(stderr, "record_overhead: unknown argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  if (tiny <= 0 || mix <= 0 || repeats <= 0) {
+    std::fprintf(stderr, "record_overhead: counts must be positive\n");
+    return 2;
+  }
+  Buffers buf;
+  CUDA_CHECK(cudaMalloc(&buf.counter, sizeof(int)));
+  CUDA_CHECK(cudaMalloc(&buf.x, Buffers::kN * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&buf.y, Buffers::kN * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&buf.sum, sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&buf.a, Buffers::kM * Buffers::kM * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&buf.b, Buffers::kM * Buffers::kM * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&buf.c, Buffers::kM * Buffers::kM * sizeof(float)));
+  CUDA_CHECK(cudaMemset(buf.x, 0x3c, Buffers::kN * sizeof(float)));  // ~0.01, not zeros
+  CUDA_CHECK(cudaMemset(buf.a, 0x3c, Buffers::kM * Buffers::kM * sizeof(float)));
+  CUDA_CHECK(cudaMemset(buf.b, 0x3c, Buffers::kM * Buffers::kM * sizeof(float)));
+  cudaStream_t s;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto tiny_fn = [&](int n) { CUDA_CHECK(attnprof::overhead::tiny_loop(buf, s, n)); };
+  auto mix_fn = [&](int n) { CUDA_CHECK(attnprof::overhead::mix_loop(buf, s, n)); };
+  tiny_fn(2000);  // warm-up: module load, first launches
+  mix_fn(50);
+
+  const double tiny0 = time_per_iteration(tiny_fn, s, tiny, repeats);
+  const double mix0 = time_per_iteration(mix_fn, s, mix, repeats);
+  std::printf("unrecorded   tiny %8.3f us/launch   mix %8.3f us/iteration\n", tiny0, mix0);
+  if (plain) {
+    std::printf("RESULT mode=plain tiny_us=%.4f mix_us=%.4f\n", tiny0, mix0);
+    CUDA_CHECK(cudaStreamDestroy(s));
+    return 0;
+  }
+  double tiny1 = 0, mix1 = 0;
+  std::size_t kernels = 0;
+  std::int64_t dropped = 0;
+  try {
+    attnprof::capture::RecordingScope scope;
+    tiny_fn(2000);  // CUPTI's first records set up buffers; keep that out
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    tiny1 = time_per_iteration(tiny_fn, s, tiny, repeats);
+    mix1 = time_per_iteration(mix_fn, s, mix, repeats);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const attnprof::Trace trace = scope.stop_and_take();
+    for (const auto& e : trace.events) kernels += e.kind == attnprof::EventKind::Kernel;
+    dropped = trace.dropped_records;
+  } catch (const attnprof::capture::RecorderError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  const double tiny2 = time_per_iteration(tiny_fn, s, tiny, repeats);
+  const double mix2 = time_per_iteration(mix_fn, s, mix, repeats);
+  const std::size_t expected = 2000 + static_cast<std::size_t>(repeats) * (tiny + mix * kMixKernels);
+  std::printf("recorded     tiny %8.3f us/launch   mix %8.3f us/iteration\n", tiny1, mix1);
+  std::printf("unrecorded   tiny %8.3f us/launch   mix %8.3f us/iteration (after stop)\n", tiny2, mix2);
+  std::printf("kernels recorded %zu (expected %zu), dropped records %lld\n", kernels, expected,
+              static_cast<long long>(dropped));
+  const double base_tiny = std::min(tiny0, tiny2), base_mix = std::min(mix0, mix2);
+  std::printf(
+      "RESULT mode=inproc tiny_us=%.4f tiny_rec_us=%.4f tiny_ratio=%.3f tiny_added_us=%.3f "
+      "mix_us=%.4f mix_rec_us=%.4f mix_ratio=%.3f kernels=%zu expected=%zu dropped=%lld\n",
+      base_tiny, tiny1, tiny1 / base_tiny, tiny1 - base_tiny, base_mix, mix1, mix1 / base_mix, kernels,
+      expected, static_cast<long long>(dropped));
+  CUDA_CHECK(cudaStreamDestroy(s));
+  return kernels == expected && dropped == 0 ? 0 : 1;
+}

@@ -1,0 +1,260 @@
+// The CUPTI Activity API recorder (see recorder.h). CUPTI delivers records in
+// buffers on its own thread; each completed buffer is converted at once and
+// returned to the pool, so the application thread never waits on conversion.
+#include "capture/recorder.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "capture/activity_convert.h"
+#include "capture/buffer_pool.h"
+#include "capture/cupti_check.h"
+#include "capture/device_properties.h"
+
+namespace attnprof::capture {
+
+std::string cupti_error_text(CUptiResult result) {
+  const char* text = nullptr;
+  if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS || text == nullptr)
+    return "CUPTI error " + std::to_string(static_cast<int>(result));
+  return text;
+}
+
+void check_cupti(CUptiResult result, const char* call) {
+  if (result != CUPTI_SUCCESS)
+    throw RecorderError(std::string("attnprof recorder: ") + call + " failed: " +
+                        cupti_error_text(result));
+}
+
+namespace {
+
+struct ActivityKindBit {
+  CUpti_ActivityKind kind;
+  std::uint32_t bit;
+  const char* name;
+};
+constexpr std::array kActivityKinds = {
+    ActivityKindBit{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, kKernels, "concurrent kernel"},
+    ActivityKindBit{CUPTI_ACTIVITY_KIND_MEMCPY, kMemcpy, "memcpy"},
+    ActivityKindBit{CUPTI_ACTIVITY_KIND_MEMSET, kMemset, "memset"},
+    ActivityKindBit{CUPTI_ACTIVITY_KIND_RUNTIME, kRuntime, "runtime API"},
+    ActivityKindBit{CUPTI_ACTIVITY_KIND_DRIVER, kDriver, "driver API"},
+    ActivityKindBit{CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, kSync, "synchronization"},
+    ActivityKindBit{CUPTI_ACTIVITY_KIND_MARKER, kNvtx, "NVTX marker"},
+};
+
+// Record layouts (CUpti_ActivityKernel10, ...) are fixed within a CUDA major
+// release, so any runtime CUPTI of the major release we were built for reads
+// them; an older one would hand us records of a shorter layout.
+constexpr std::uint32_t kMinCuptiVersion = (CUPTI_API_VERSION / 10000) * 10000;
+
+struct State {
+  std::mutex control;  // start/stop/take
+  std::mutex data;     // converter, counters
+  bool recording = false;
+  bool callbacks_registered = false;
+  std::uint32_t kinds = 0;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::optional<BufferPool> pool;
+  std::optional<ActivityConverter> converter;
+  std::int64_t dropped = 0;       // records CUPTI reported dropped, since the last take
+  std::size_t refused_seen = 0;   // pool refusals already reported
+  std::uint64_t buffers_done = 0;
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: CUPTI may call back during exit
+  return *s;
+}
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  auto& s = state();
+  *buffer = s.pool ? s.pool->acquire() : nullptr;
+  *size = *buffer != nullptr ? s.pool->buffer_bytes() : 0;
+  *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint8_t* buffer,
+                               std::size_t /*size*/, std::size_t valid_size) {
+  auto& s = state();
+  {
+    std::lock_guard lock(s.data);
+    if (s.converter) {
+      CUpti_Activity* record = nullptr;
+      while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
+        s.converter->add(*record);
+    }
+    std::size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS)
+      s.dropped += static_cast<std::int64_t>(dropped);
+    ++s.buffers_done;
+  }
+  if (s.pool) s.pool->release(buffer);
+}
+
+// A subscriber that listens to nothing: holding CUPTI's single subscriber slot
+// is how we learn that another client (torch.profiler, Nsight) owns CUPTI.
+void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+void check_version() {
+  std::uint32_t version = 0;
+  ATTNPROF_CUPTI_CHECK(cuptiGetVersion(&version));
+  if (version < kMinCuptiVersion)
+    throw RecorderError("attnprof recorder: the CUPTI library loaded (API version " +
+                        std::to_string(version) + ") is older than the one attnprof was built for (" +
+                        std::to_string(CUPTI_API_VERSION) +
+                        "); put a matching libcupti.so first on LD_LIBRARY_PATH");
+}
+
+// NVTX calls reach CUPTI only through NVTX's injection hook; point it at the
+// loaded libcupti unless the user (or attnprof record) already chose one.
+void route_nvtx_to_cupti() {
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) != 0 && info.dli_fname != nullptr)
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+void disable_kinds(std::uint32_t kinds) {
+  for (const auto& k : kActivityKinds)
+    if (kinds & k.bit) cuptiActivityDisable(k.kind);  // best effort while unwinding
+}
+
+void report_drops(std::int64_t dropped, std::size_t refused) {
+  if (dropped > 0 || refused > 0)
+    std::fprintf(stderr,
+                 "attnprof recorder: warning: CUPTI dropped %lld records (%zu activity buffers "
+                 "refused by the pool); the trace is incomplete\n",
+                 static_cast<long long>(dropped), refused);
+}
+
+}  // namespace
+
+void start(const RecorderOptions& options) {
+  auto& s = state();
+  std::lock_guard control(s.control);
+  if (s.recording) throw RecorderError("attnprof recorder: already recording");
+  check_version();
+  if (options.kinds & kNvtx) route_nvtx_to_cupti();
+
+  const CUptiResult sub = cuptiSubscribe(&s.subscriber, &ignore_callback, nullptr);
+  if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    throw RecorderError(
+        "attnprof recorder: another CUPTI client already owns this process (torch.profiler, "
+        "Nsight Systems, ...); stop it, or record without it");
+  check_cupti(sub, "cuptiSubscribe");
+
+  ATTNPROF_CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  {
+    std::lock_guard lock(s.data);
+    if (!s.pool) s.pool.emplace(options.buffer_bytes, options.max_buffers);
+    if (!s.converter || s.kinds != options.kinds)
+      s.converter.emplace(options.kinds, static_cast<std::int64_t>(getpid()));
+  }
+  if (!s.callbacks_registered) {
+    ATTNPROF_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
+    s.callbacks_registered = true;
+  }
+  std::uint32_t enabled = 0;
+  for (const auto& k : kActivityKinds) {
+    if (!(options.kinds & k.bit)) continue;
+    const CUptiResult r = cuptiActivityEnable(k.kind);
+    if (r != CUPTI_SUCCESS) {
+      disable_kinds(enabled);
+      cuptiUnsubscribe(s.subscriber);
+      s.subscriber = nullptr;
+      throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI ") + k.name +
+                          " activity: " + cupti_error_text(r) +
+                          " (another profiler may own CUPTI in this process)");
+    }
+    enabled |= k.bit;
+  }
+  s.kinds = options.kinds;
+  s.recording = true;
+}
+
+void flush() {
+  if (!is_recording()) return;
+  ATTNPROF_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+}
+
+void stop() {
+  auto& s = state();
+  std::lock_guard control(s.control);
+  if (!s.recording) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  disable_kinds(s.kinds);
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (s.subscriber != nullptr) cuptiUnsubscribe(s.subscriber);
+  s.subscriber = nullptr;
+  s.recording = false;
+}
+
+bool is_recording() {
+  auto& s = state();
+  std::lock_guard control(s.control);
+  return s.recording;
+}
+
+Trace take() {
+  auto& s = state();
+  std::lock_guard control(s.control);
+  if (s.recording) ATTNPROF_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  Trace trace;
+  std::int64_t dropped = 0;
+  std::size_t refused = 0;
+  {
+    std::lock_guard lock(s.data);
+    if (!s.converter) return trace;
+    trace = s.converter->take(!s.recording);
+    std::size_t global_dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &global_dropped) == CUPTI_SUCCESS)
+      s.dropped += static_cast<std::int64_t>(global_dropped);
+    dropped = s.dropped;
+    s.dropped = 0;
+    const std::size_t total_refused = s.pool ? s.pool->refused() : 0;
+    refused = total_refused - s.refused_seen;
+    s.refused_seen = total_refused;
+  }
+  // Events in time order; gpu_args indices travel with their events.
+  std::stable_sort(trace.events.begin(), trace.events.end(),
+                   [](const Event& a, const Event& b) { return a.ts_ns < b.ts_ns; });
+  std::set<int> devices;
+  for (const auto& e : trace.events)
+    if (const GpuArgs* a = trace.args(e); a != nullptr && a->device >= 0) devices.insert(a->device);
+  for (int d : devices)
+    if (auto p = query_device_properties(d)) trace.devices.push_back(std::move(*p));
+  std::uint32_t cupti_version = 0;
+  if (cuptiGetVersion(&cupti_version) == CUPTI_SUCCESS) trace.cupti_version = cupti_version;
+  trace.cuda_driver_version = driver_version();
+  trace.dropped_records = dropped;
+  report_drops(dropped, refused);
+  return trace;
+}
+
+RecordingScope::~RecordingScope() {
+  if (stopped_) return;
+  try {
+    stop();
+  } catch (...) {
+    // A destructor must not throw; stop() only throws on CUPTI failures.
+  }
+}
+
+Trace RecordingScope::stop_and_take() {
+  stop();
+  stopped_ = true;
+  return take();
+}
+
+}  // namespace attnprof::capture

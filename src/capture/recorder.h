@@ -1,0 +1,59 @@
+// The in-process recorder: traces this process's CUDA work with CUPTI and hands
+// it back as an attnprof::Trace. CUPTI is process-wide, so there is one
+// recorder per process. CUDA-free header; link attnprof_capture.
+//
+//   attnprof::capture::RecordingScope scope;      // starts recording
+//   { auto r = attnprof::capture::range("attn_fwd"); run_attention(); }
+//   cudaDeviceSynchronize();
+//   attnprof::Trace trace = scope.stop_and_take();
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+#include "capture/record_kinds.h"
+#include "trace/trace.h"
+
+namespace attnprof::capture {
+
+// CUPTI refused (another client owns the process, version mismatch, ...).
+// The message is one line saying what to do.
+class RecorderError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RecorderOptions {
+  std::uint32_t kinds = kAllKinds;     // see record_kinds.h
+  std::size_t buffer_bytes = 8u << 20;  // one CUPTI activity buffer
+  std::size_t max_buffers = 64;         // pool cap; past it CUPTI drops (and counts) records
+};
+
+// Starts recording; throws RecorderError. Starting twice is an error.
+void start(const RecorderOptions& options = {});
+// Stops recording and flushes what CUPTI holds. Safe to call when not recording.
+// Synchronize the device first: kernels still running are not reported.
+void stop();
+// Asks CUPTI to hand over all completed records now.
+void flush();
+// Everything recorded since the last take(), with device properties, versions
+// and the dropped-record count filled in. Flushes first. After stop() this
+// also closes NVTX ranges still open.
+Trace take();
+bool is_recording();
+
+// Starts on construction, stops on destruction (without throwing).
+class RecordingScope {
+ public:
+  explicit RecordingScope(const RecorderOptions& options = {}) { start(options); }
+  ~RecordingScope();
+  RecordingScope(const RecordingScope&) = delete;
+  RecordingScope& operator=(const RecordingScope&) = delete;
+  Trace stop_and_take();
+
+ private:
+  bool stopped_ = false;
+};
+
+}  // namespace attnprof::capture
