@@ -88,11 +88,12 @@ AttentionParams make_params(int batch, int q_heads, int kv_heads, int q_len, int
 void validate(const AttentionParams& params);
 
 // Last key index (inclusive) query row i may see, or kv_len - 1 when not causal.
-// Negative means the row sees nothing.
+// -1 means the row sees nothing.
 inline int last_visible_key(const AttentionParams& p, int i) {
   if (!p.causal) return p.kv_len - 1;
   const int shift = p.causal_align == CausalAlign::bottom_right ? p.kv_len - p.q_len : 0;
   const int last = i + shift;
+  if (last < -1) return -1;
   return last < p.kv_len - 1 ? last : p.kv_len - 1;
 }
 

@@ -1,0 +1,67 @@
+// fp64 check of an output buffer, threaded over the checked slices.
+#include "attention/cpu/check.h"
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "attention/cpu/cpu_attention.h"
+#include "attention/cpu/head_slice.h"
+#include "attention/cpu/storage.h"
+
+namespace attnprof::attention::cpu {
+
+CheckResult check_against_reference(const AttentionParams& p, const void* out, int max_slices) {
+  validate(p);
+  CheckResult result;
+  result.slices_total = p.batch * p.q_heads;
+  const int count =
+      max_slices <= 0 || max_slices >= result.slices_total ? result.slices_total : max_slices;
+  result.slices_checked = count;
+  double diff2 = 0.0, ref2 = 0.0;
+  bool finite = true;
+  std::mutex mutex;
+  parallel_for(count, [&](int n) {
+    // Evenly spread, first and last slice included.
+    const int slice = count == result.slices_total || count == 1
+                          ? n
+                          : static_cast<int>(static_cast<long long>(n) * (result.slices_total - 1) /
+                                             (count - 1));
+    const int b = slice / p.q_heads, h = slice % p.q_heads;
+    const auto ref = reference_slice(p, b, h);
+    double d2 = 0.0, r2 = 0.0;
+    bool ok = true;
+    for (int i = 0; i < p.q_len; ++i) {
+      const std::int64_t base = b * p.out_strides.batch + h * p.out_strides.head + i * p.out_strides.row;
+      for (int c = 0; c < p.head_dim; ++c) {
+        const double got = load_element(out, p.dtype, base + c);
+        const double want = ref[static_cast<std::size_t>(i) * p.head_dim + c];
+        if (!std::isfinite(got)) ok = false;
+        d2 += (got - want) * (got - want);
+        r2 += want * want;
+      }
+    }
+    const std::lock_guard<std::mutex> lock(mutex);
+    diff2 += d2;
+    ref2 += r2;
+    finite = finite && ok;
+  });
+  if (!finite) {
+    result.rel_error = std::numeric_limits<double>::infinity();
+  } else {
+    result.rel_error = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  }
+  return result;
+}
+
+double tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return 1e-2;
+    case DType::fp16: return 5e-3;
+    case DType::fp32: return 1e-4;
+  }
+  return 1e-2;
+}
+
+}  // namespace attnprof::attention::cpu

@@ -1,0 +1,41 @@
+// The CUDA implementations, each an AttentionFn plus the scratch it needs. A
+// CUDA-free header: the bench and tests call these without CUDA types
+// (ExecContext::stream is a cudaStream_t, workspace device memory).
+//
+// The ladder from PyTorch's math path to the hand-written one, each step
+// removing one cause (kernels per forward, bf16 causal, default BHSD shapes):
+//   math                20  upcast to fp32, FP32 GEMMs on CUDA cores, mask rebuilt, safe softmax
+//   math-no-upcast      15  same sequence in the input dtype: GEMMs on tensor cores
+//   math-cached-mask    10  and the additive mask built once, not every call
+//   math-plain-softmax   6  and a plain softmax instead of _safe_softmax's extra passes
+//   manual               5  scores scaled once instead of q and k separately, mask fill in place
+//   cudnn                1  cuDNN's fused SDPA (graph API)
+//   fused                -  the project's own kernel (src/attention/fused), when built
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "attention/params.h"
+
+namespace attnprof::attention::cuda {
+
+void math(const AttentionParams& p, const ExecContext& ctx);
+void math_no_upcast(const AttentionParams& p, const ExecContext& ctx);
+void math_cached_mask(const AttentionParams& p, const ExecContext& ctx);
+void math_plain_softmax(const AttentionParams& p, const ExecContext& ctx);
+std::size_t math_workspace(const AttentionParams& p);
+std::size_t math_no_upcast_workspace(const AttentionParams& p);
+
+void manual(const AttentionParams& p, const ExecContext& ctx);
+std::size_t manual_workspace(const AttentionParams& p);
+
+// cuDNN's fused SDPA; bf16/fp16 only. Graphs are built once per shape and cached.
+void cudnn(const AttentionParams& p, const ExecContext& ctx);
+// Empty when cuDNN can run here, else why not (one line).
+std::string cudnn_unavailable_reason();
+
+// True when a CUDA device is present and usable; else `why` says what is missing.
+bool device_available(std::string* why = nullptr);
+
+}  // namespace attnprof::attention::cuda

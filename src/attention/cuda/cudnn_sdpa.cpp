@@ -1,0 +1,158 @@
+// cuDNN's fused scaled-dot-product attention through the cudnn-frontend graph
+// API: one graph per shape (dims, strides, dtype, mask, scale), built once with
+// heuristics mode A and cached with its workspace; each call is one execute().
+// The only file that includes cudnn_frontend.h (it is heavy to compile).
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+
+#include <cudnn.h>
+#include <cudnn_frontend.h>
+#include <fmt/core.h>
+
+#include "attention/cuda/cuda_attention.h"
+#include "attention/cuda/cuda_check.h"
+#include "trace/trace_error.h"
+
+namespace attnprof::attention::cuda {
+
+namespace fe = cudnn_frontend;
+
+namespace {
+
+#define ATTNPROF_CUDNN_CHECK(call)                                                          \
+  do {                                                                                      \
+    const cudnnStatus_t attnprof_st_ = (call);                                              \
+    if (attnprof_st_ != CUDNN_STATUS_SUCCESS)                                               \
+      throw std::runtime_error(fmt::format("{} failed: {}", #call, cudnnGetErrorString(attnprof_st_))); \
+  } while (0)
+
+enum Uid : fe::graph::Tensor_attributes::uid_t { kQ = 1, kK, kV, kO, kStats };
+
+cudnnHandle_t handle() {
+  thread_local cudnnHandle_t h = [] {
+    cudnnHandle_t created = nullptr;
+    ATTNPROF_CUDNN_CHECK(cudnnCreate(&created));
+    return created;
+  }();
+  return h;
+}
+
+struct CachedGraph {
+  std::shared_ptr<fe::graph::Graph> graph;
+  void* workspace = nullptr;
+  std::int64_t workspace_bytes = 0;
+};
+
+using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, float, bool,
+                       std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                       std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                       std::int64_t, std::int64_t>;
+
+Key key_of(const AttentionParams& p, int device) {
+  return {device, p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len, p.head_dim,
+          static_cast<int>(p.dtype), p.causal ? 1 + static_cast<int>(p.causal_align) : 0,
+          0, p.scale, p.lse != nullptr,
+          p.q_strides.batch, p.q_strides.head, p.q_strides.row,
+          p.k_strides.batch, p.k_strides.head, p.k_strides.row,
+          p.v_strides.batch, p.v_strides.head, p.v_strides.row,
+          p.out_strides.batch, p.out_strides.head, p.out_strides.row};
+}
+
+std::vector<std::int64_t> strides4(const TensorStrides& s) { return {s.batch, s.head, s.row, 1}; }
+
+void check(fe::error_t err, const char* step, const AttentionParams& p) {
+  if (err.is_good()) return;
+  throw InputError(fmt::format("cudnn: {} refused {} b={} h={} kv_h={} s={} s_kv={} d={}: {}", step,
+                               dtype_name(p.dtype), p.batch, p.q_heads, p.kv_heads, p.q_len,
+                               p.kv_len, p.head_dim, err.get_message()));
+}
+
+CachedGraph build(const AttentionParams& p) {
+  auto g = std::make_shared<fe::graph::Graph>();
+  const auto io = p.dtype == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
+  g->set_io_data_type(io)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  auto tensor = [&](const char* name, Uid uid, int heads, int len, const TensorStrides& s) {
+    return g->tensor(fe::graph::Tensor_attributes()
+                         .set_name(name)
+                         .set_uid(uid)
+                         .set_dim({p.batch, heads, len, p.head_dim})
+                         .set_stride(strides4(s)));
+  };
+  auto q = tensor("Q", kQ, p.q_heads, p.q_len, p.q_strides);
+  auto k = tensor("K", kK, p.kv_heads, p.kv_len, p.k_strides);
+  auto v = tensor("V", kV, p.kv_heads, p.kv_len, p.v_strides);
+  auto options = fe::graph::SDPA_attributes()
+                     .set_name("sdpa")
+                     .set_generate_stats(p.lse != nullptr)
+                     .set_attn_scale(p.scale);
+  if (p.causal) {
+    if (p.causal_align == CausalAlign::top_left) options.set_causal_mask(true);
+    else options.set_causal_mask_bottom_right(true);
+  }
+  auto [o, stats] = g->sdpa(q, k, v, options);
+  o->set_output(true)
+      .set_uid(kO)
+      .set_dim({p.batch, p.q_heads, p.q_len, p.head_dim})
+      .set_stride(strides4(p.out_strides));
+  if (p.lse) {
+    stats->set_output(true)
+        .set_uid(kStats)
+        .set_data_type(fe::DataType_t::FLOAT)
+        .set_dim({p.batch, p.q_heads, p.q_len, 1})
+        .set_stride({static_cast<std::int64_t>(p.q_heads) * p.q_len, p.q_len, 1, 1});
+  }
+  cudnnHandle_t h = handle();
+  check(g->validate(), "validate", p);
+  check(g->build_operation_graph(h), "build_operation_graph", p);
+  check(g->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans", p);
+  check(g->check_support(h), "check_support", p);
+  check(g->build_plans(h), "build_plans", p);
+  CachedGraph cached;
+  cached.graph = g;
+  check(g->get_workspace_size(cached.workspace_bytes), "get_workspace_size", p);
+  if (cached.workspace_bytes > 0)
+    ATTNPROF_CUDA_CHECK(cudaMalloc(&cached.workspace, static_cast<std::size_t>(cached.workspace_bytes)));
+  return cached;
+}
+
+}  // namespace
+
+std::string cudnn_unavailable_reason() {
+  const std::size_t version = cudnnGetVersion();
+  if (version < 90000)
+    return fmt::format("cuDNN {} is older than 9.0, which fused SDPA needs", version);
+  return {};
+}
+
+void cudnn(const AttentionParams& p, const ExecContext& ctx) {
+  validate(p);
+  if (p.dtype == DType::fp32)
+    throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
+  static std::mutex mutex;
+  static std::map<Key, CachedGraph> cache;  // graphs live as long as the process
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  CachedGraph* entry = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const Key key = key_of(p, device);
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, build(p)).first;
+    entry = &it->second;
+  }
+  cudnnHandle_t h = handle();
+  ATTNPROF_CUDNN_CHECK(cudnnSetStream(h, static_cast<cudaStream_t>(ctx.stream)));
+  std::unordered_map<fe::graph::Tensor_attributes::uid_t, void*> pack = {
+      {kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)},
+      {kV, const_cast<void*>(p.v)}, {kO, p.out}};
+  if (p.lse) pack[kStats] = p.lse;
+  auto err = entry->graph->execute(h, pack, entry->workspace);
+  if (!err.is_good()) throw std::runtime_error(fmt::format("cudnn: execute failed: {}", err.get_message()));
+}
+
+}  // namespace attnprof::attention::cuda

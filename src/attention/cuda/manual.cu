@@ -1,0 +1,87 @@
+// The hand-written attention of the study, 5 kernels per causal forward, all in
+// the storage dtype (bf16 GEMMs on tensor cores):
+//   scores = q @ k^T            cuBLAS, tensor cores, fp32 accumulate
+//   scores *= scale             one pass over the scores
+//   scores.masked_fill_(mask)   in place, with a mask built once per shape
+//   probs = softmax(scores)     in place
+//   out = probs @ v             cuBLAS, written straight into out
+// (4 kernels when not causal.) The one intermediate is the score matrix.
+#include <fmt/core.h>
+
+#include "attention/cuda/batched_gemm.h"
+#include "attention/cuda/cuda_attention.h"
+#include "attention/cuda/kernels.cuh"
+#include "attention/cuda/mask_cache.h"
+
+namespace attnprof::attention::cuda {
+
+namespace {
+
+template <typename T>
+void manual_forward(const AttentionParams& p, const ExecContext& ctx) {
+  validate(p);
+  auto stream = static_cast<cudaStream_t>(ctx.stream);
+  const std::size_t need = manual_workspace(p);
+  if (ctx.workspace_bytes < need)
+    throw std::runtime_error(fmt::format("manual: workspace of {} bytes is below the {} needed",
+                                         ctx.workspace_bytes, need));
+  const int B = p.batch, H = p.q_heads, S = p.q_len, Skv = p.kv_len, D = p.head_dim;
+  const std::int64_t nm = static_cast<std::int64_t>(S) * Skv;
+  const std::int64_t ns = static_cast<std::int64_t>(B) * H * nm;
+  T* scores = static_cast<T*>(ctx.workspace);
+  const bool* masked_out = p.causal ? cached_masked_out(p, stream) : nullptr;
+
+  BatchedGemm qk;
+  qk.dtype = p.dtype;
+  qk.b_transposed = true;
+  qk.batch = B;
+  qk.heads = H;
+  qk.kv_heads = p.kv_heads;
+  qk.m = S;
+  qk.n = Skv;
+  qk.k = D;
+  qk.a = strided_operand(p.q, p.q_strides);
+  qk.b = strided_operand(p.k, p.k_strides);
+  qk.c = scores;
+  qk.ldc = Skv;
+  qk.c_head_stride = nm;
+  qk.c_batch_stride = nm * H;
+  run_batched_gemm(qk, stream);
+
+  launch_elementwise(ns, ScaleInPlace<T>{scores, p.scale}, stream);
+  if (masked_out) launch_elementwise(ns, MaskedFillNegInf<T>{scores, masked_out, nm}, stream);
+  launch_softmax(scores, scores, static_cast<std::int64_t>(B) * H * S, Skv, stream);
+
+  BatchedGemm pv;
+  pv.dtype = p.dtype;
+  pv.b_transposed = false;
+  pv.batch = B;
+  pv.heads = H;
+  pv.kv_heads = p.kv_heads;
+  pv.m = S;
+  pv.n = D;
+  pv.k = Skv;
+  pv.a = dense_operand(scores, H, S, Skv);
+  pv.b = strided_operand(p.v, p.v_strides);
+  pv.c = p.out;
+  pv.ldc = p.out_strides.row;
+  pv.c_head_stride = p.out_strides.head;
+  pv.c_batch_stride = p.out_strides.batch;
+  run_batched_gemm(pv, stream);
+}
+
+}  // namespace
+
+std::size_t manual_workspace(const AttentionParams& p) {
+  return static_cast<std::size_t>(p.batch) * p.q_heads * p.q_len * p.kv_len * dtype_bytes(p.dtype);
+}
+
+void manual(const AttentionParams& p, const ExecContext& ctx) {
+  switch (p.dtype) {
+    case DType::bf16: manual_forward<__nv_bfloat16>(p, ctx); return;
+    case DType::fp16: manual_forward<__half>(p, ctx); return;
+    case DType::fp32: manual_forward<float>(p, ctx); return;
+  }
+}
+
+}  // namespace attnprof::attention::cuda

@@ -1,0 +1,256 @@
+// PyTorch's _scaled_dot_product_attention_math, kernel for kernel, and the
+// ablation ladder that removes one cause at a time (see cuda_attention.h).
+//
+// The sequence, as aten/src/ATen/native/transformers/attention.cpp runs it for
+// a bf16 causal forward (20 kernels):
+//   q.to(float), k.to(float), v.to(float)                       3  upcast
+//   q * sqrt(scale)                                             1
+//   ones(L,S,bool).tril(); where(mask.logical_not(), -inf,
+//     scalar_tensor(0))                                         5  mask rebuilt every call
+//   k^T * sqrt(scale)                                           1
+//   matmul(q, k^T)  fp32 on CUDA cores                          1
+//   attn.add_(mask)                                             1
+//   _safe_softmax: softmax, eq(-inf), all(dim=-1),
+//     scalar_tensor(0), where                                   5
+//   matmul(attn, v)  fp32                                       1
+//   out.to(bf16), attn.to(bf16) (the weights nobody reads)      2
+#include <cmath>
+#include <type_traits>
+
+#include <fmt/core.h>
+
+#include "attention/cuda/batched_gemm.h"
+#include "attention/cuda/cuda_attention.h"
+#include "attention/cuda/kernels.cuh"
+#include "attention/cuda/mask_cache.h"
+#include "attention/cuda/workspace.h"
+
+namespace attnprof::attention::cuda {
+
+namespace {
+
+struct MathVariant {
+  bool upcast = true;        // compute in fp32 after casting q, k, v up
+  bool cached_mask = false;  // additive mask built once instead of every call
+  bool safe_softmax = true;  // _safe_softmax's eq/all/where after the softmax
+};
+
+template <typename T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::fp32; }
+template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::bf16; }
+template <> constexpr DType dtype_of<__half>() { return DType::fp16; }
+
+// Every intermediate tensor of one forward, carved from the workspace.
+template <typename Tin, typename T>
+struct MathBuffers {
+  T *q_up, *k_up, *v_up;  // upcast copies (only when upcasting)
+  T *q_scaled, *k_scaled;
+  bool *ones, *tril, *not_mask;
+  T *mask_zero, *mask;
+  T *attn, *softmax_out, *probs;
+  bool *is_neg_inf, *row_all;
+  T* probs_zero;
+  T* out_up;       // fp32 output before the cast back
+  Tin* probs_low;  // attn.to(bf16): written, never read
+
+  MathBuffers(void* base, const AttentionParams& p, bool upcast, WorkspaceCarver& w) {
+    (void)base;
+    const std::int64_t nq = static_cast<std::int64_t>(p.batch) * p.q_heads * p.q_len * p.head_dim;
+    const std::int64_t nk = static_cast<std::int64_t>(p.batch) * p.kv_heads * p.kv_len * p.head_dim;
+    const std::int64_t nm = static_cast<std::int64_t>(p.q_len) * p.kv_len;
+    const std::int64_t ns = static_cast<std::int64_t>(p.batch) * p.q_heads * nm;
+    const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.q_heads * p.q_len;
+    q_up = upcast ? w.take<T>(nq) : nullptr;
+    k_up = upcast ? w.take<T>(nk) : nullptr;
+    v_up = upcast ? w.take<T>(nk) : nullptr;
+    q_scaled = w.take<T>(nq);
+    k_scaled = w.take<T>(nk);
+    ones = w.take<bool>(nm);
+    tril = w.take<bool>(nm);
+    not_mask = w.take<bool>(nm);
+    mask_zero = w.take<T>(1);
+    mask = w.take<T>(nm);
+    attn = w.take<T>(ns);
+    softmax_out = w.take<T>(ns);
+    probs = w.take<T>(ns);
+    is_neg_inf = w.take<bool>(ns);
+    row_all = w.take<bool>(rows);
+    probs_zero = w.take<T>(1);
+    out_up = upcast ? w.take<T>(nq) : nullptr;
+    probs_low = upcast ? w.take<Tin>(ns) : nullptr;
+  }
+};
+
+template <typename Tin, typename T>
+std::size_t workspace_for(const AttentionParams& p, bool upcast) {
+  WorkspaceCarver w(nullptr);
+  MathBuffers<Tin, T> b(nullptr, p, upcast, w);
+  (void)b;
+  return w.used();
+}
+
+StridedIndex index_of(const TensorStrides& s, int heads, int rows, int dim) {
+  return StridedIndex{s, heads, rows, dim};
+}
+
+StridedIndex dense_index(int heads, int rows, int dim) {
+  return StridedIndex{dense_strides(Layout::BHSD, heads, rows, dim), heads, rows, dim};
+}
+
+// Tin: the storage type; T: the type the math runs in (float when upcasting).
+template <typename Tin, typename T>
+void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant v) {
+  validate(p);
+  auto stream = static_cast<cudaStream_t>(ctx.stream);
+  const bool upcast = !std::is_same_v<Tin, T>;  // fp32 inputs are not cast at all, as in PyTorch
+  const std::size_t need = workspace_for<Tin, T>(p, upcast);
+  if (ctx.workspace_bytes < need)
+    throw std::runtime_error(fmt::format("math: workspace of {} bytes is below the {} needed",
+                                         ctx.workspace_bytes, need));
+  WorkspaceCarver carver(ctx.workspace);
+  MathBuffers<Tin, T> buf(ctx.workspace, p, upcast, carver);
+
+  const int B = p.batch, H = p.q_heads, Hkv = p.kv_heads, S = p.q_len, Skv = p.kv_len, D = p.head_dim;
+  const std::int64_t nq = static_cast<std::int64_t>(B) * H * S * D;
+  const std::int64_t nk = static_cast<std::int64_t>(B) * Hkv * Skv * D;
+  const std::int64_t nm = static_cast<std::int64_t>(S) * Skv;
+  const std::int64_t ns = static_cast<std::int64_t>(B) * H * nm;
+  const std::int64_t rows = static_cast<std::int64_t>(B) * H * S;
+  const float root = std::sqrt(p.scale);
+
+  // Sources of q, k, v after the (optional) upcast: T typed.
+  const T* q = static_cast<const T*>(p.q);
+  const T* k = static_cast<const T*>(p.k);
+  const T* val = static_cast<const T*>(p.v);
+  StridedIndex q_at = index_of(p.q_strides, H, S, D), k_at = index_of(p.k_strides, Hkv, Skv, D);
+  MatrixOperand v_op = strided_operand(p.v, p.v_strides);
+  if (upcast) {
+    launch_elementwise(nq, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.q), q_at, 1.0f, buf.q_up}, stream);
+    launch_elementwise(nk, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.k), k_at, 1.0f, buf.k_up}, stream);
+    launch_elementwise(nk, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.v), index_of(p.v_strides, Hkv, Skv, D), 1.0f, buf.v_up}, stream);
+    q = buf.q_up;
+    k = buf.k_up;
+    val = buf.v_up;
+    q_at = dense_index(H, S, D);
+    k_at = dense_index(Hkv, Skv, D);
+    v_op = dense_operand(buf.v_up, Hkv, Skv, D);
+  }
+  (void)val;
+
+  // q * sqrt(scale)
+  launch_elementwise(nq, ToDenseScaled<T, T>{q, q_at, root, buf.q_scaled}, stream);
+
+  // The causal mask: rebuilt (ones, tril, logical_not, scalar 0, where) or cached.
+  const T* mask = nullptr;
+  if (p.causal) {
+    if (v.cached_mask) {
+      mask = static_cast<const T*>(cached_additive_mask(p, dtype_of<T>(), stream));
+    } else {
+      const int diag = p.causal_align == CausalAlign::bottom_right ? Skv - S : 0;
+      launch_elementwise(nm, Fill<bool>{buf.ones, true}, stream);
+      launch_elementwise(nm, Tril{buf.ones, buf.tril, Skv, diag}, stream);
+      launch_elementwise(nm, LogicalNot{buf.tril, buf.not_mask}, stream);
+      launch_elementwise(1, Fill<T>{buf.mask_zero, from_f<T>(0.0f)}, stream);
+      launch_elementwise(nm, WhereNegInfElse<T>{buf.not_mask, buf.mask_zero, buf.mask}, stream);
+      mask = buf.mask;
+    }
+  }
+
+  // k^T * sqrt(scale): same memory order as k, so a dense [Skv, D] per head.
+  launch_elementwise(nk, ToDenseScaled<T, T>{k, k_at, root, buf.k_scaled}, stream);
+
+  BatchedGemm qk;
+  qk.dtype = dtype_of<T>();
+  qk.b_transposed = true;
+  qk.batch = B;
+  qk.heads = H;
+  qk.kv_heads = Hkv;
+  qk.m = S;
+  qk.n = Skv;
+  qk.k = D;
+  qk.a = dense_operand(buf.q_scaled, H, S, D);
+  qk.b = dense_operand(buf.k_scaled, Hkv, Skv, D);
+  qk.c = buf.attn;
+  qk.ldc = Skv;
+  qk.c_head_stride = nm;
+  qk.c_batch_stride = nm * H;
+  run_batched_gemm(qk, stream);
+
+  if (mask) launch_elementwise(ns, AddBroadcast<T>{buf.attn, mask, nm}, stream);
+
+  const T* probs = buf.softmax_out;
+  launch_softmax(buf.attn, buf.softmax_out, rows, Skv, stream);
+  if (v.safe_softmax) {
+    launch_elementwise(ns, EqNegInf<T>{buf.attn, buf.is_neg_inf}, stream);
+    launch_all_rows(buf.is_neg_inf, buf.row_all, rows, Skv, stream);
+    launch_elementwise(1, Fill<T>{buf.probs_zero, from_f<T>(0.0f)}, stream);
+    launch_elementwise(ns, WhereRowElse<T>{buf.row_all, buf.probs_zero, buf.softmax_out, buf.probs, Skv}, stream);
+    probs = buf.probs;
+  }
+
+  BatchedGemm pv;
+  pv.dtype = dtype_of<T>();
+  pv.b_transposed = false;
+  pv.batch = B;
+  pv.heads = H;
+  pv.kv_heads = Hkv;
+  pv.m = S;
+  pv.n = D;
+  pv.k = Skv;
+  pv.a = dense_operand(probs, H, S, Skv);
+  pv.b = v_op;
+  if (upcast) {
+    pv.c = buf.out_up;
+    pv.ldc = D;
+    pv.c_head_stride = static_cast<std::int64_t>(S) * D;
+    pv.c_batch_stride = pv.c_head_stride * H;
+  } else {
+    pv.c = p.out;
+    pv.ldc = p.out_strides.row;
+    pv.c_head_stride = p.out_strides.head;
+    pv.c_batch_stride = p.out_strides.batch;
+  }
+  run_batched_gemm(pv, stream);
+
+  if (upcast) {
+    launch_elementwise(nq, ToStrided<T, Tin>{buf.out_up, index_of(p.out_strides, H, S, D), static_cast<Tin*>(p.out)}, stream);
+    launch_elementwise(ns, Convert<T, Tin>{probs, buf.probs_low}, stream);
+  }
+}
+
+void run_math(const AttentionParams& p, const ExecContext& ctx, MathVariant v) {
+  switch (p.dtype) {
+    case DType::bf16:
+      if (v.upcast) math_forward<__nv_bfloat16, float>(p, ctx, v);
+      else math_forward<__nv_bfloat16, __nv_bfloat16>(p, ctx, v);
+      return;
+    case DType::fp16:
+      if (v.upcast) math_forward<__half, float>(p, ctx, v);
+      else math_forward<__half, __half>(p, ctx, v);
+      return;
+    case DType::fp32: math_forward<float, float>(p, ctx, v); return;
+  }
+}
+
+std::size_t math_bytes(const AttentionParams& p, bool upcast) {
+  switch (p.dtype) {
+    case DType::bf16:
+      return upcast ? workspace_for<__nv_bfloat16, float>(p, true)
+                    : workspace_for<__nv_bfloat16, __nv_bfloat16>(p, false);
+    case DType::fp16:
+      return upcast ? workspace_for<__half, float>(p, true) : workspace_for<__half, __half>(p, false);
+    case DType::fp32: return workspace_for<float, float>(p, false);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void math(const AttentionParams& p, const ExecContext& ctx) { run_math(p, ctx, {true, false, true}); }
+void math_no_upcast(const AttentionParams& p, const ExecContext& ctx) { run_math(p, ctx, {false, false, true}); }
+void math_cached_mask(const AttentionParams& p, const ExecContext& ctx) { run_math(p, ctx, {false, true, true}); }
+void math_plain_softmax(const AttentionParams& p, const ExecContext& ctx) { run_math(p, ctx, {false, true, false}); }
+std::size_t math_workspace(const AttentionParams& p) { return math_bytes(p, true); }
+std::size_t math_no_upcast_workspace(const AttentionParams& p) { return math_bytes(p, false); }
+
+}  // namespace attnprof::attention::cuda

@@ -1,0 +1,107 @@
+// Every CPU implementation against the fp64 reference on odd shapes: lengths
+// that are no tile multiple, q/kv lengths that differ, GQA/MQA, both causal
+// alignments, both layouts, D 64 and 128, all three dtypes.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include "attention/cpu/check.h"
+#include "attention/cpu/cpu_attention.h"
+#include "attention_test_data.h"
+
+namespace attnprof::attention {
+namespace {
+
+using testing::Shape;
+
+struct Impl {
+  const char* name;
+  AttentionFn fn;
+};
+
+const Impl kImpls[] = {{"reference", cpu::reference},
+                       {"manual", cpu::manual},
+                       {"math", cpu::math},
+                       {"flash", cpu::flash}};
+
+class CpuAttention : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(CpuAttention, MatchesFp64Reference) {
+  const Shape s = GetParam();
+  unsigned seed = 1234;
+  for (const Impl& impl : kImpls) {
+    auto data = testing::make_host_attention(s, seed++);  // fresh inputs for every implementation
+    std::vector<float> lse(static_cast<std::size_t>(s.batch) * s.heads * s.q_len, NAN);
+    data.params.lse = lse.data();
+    impl.fn(data.params, {});
+    const auto check = cpu::check_against_reference(data.params, data.out.data());
+    EXPECT_LT(check.rel_error, cpu::tolerance(s.dtype)) << impl.name;
+    EXPECT_EQ(check.slices_checked, s.batch * s.heads);
+    if (std::string(impl.name) == "flash") {  // lse of the first slice against fp64
+      std::vector<double> want;
+      cpu::reference_slice(data.params, 0, 0, &want);
+      for (int i = 0; i < s.q_len; ++i) {
+        if (std::isinf(want[i])) {
+          EXPECT_TRUE(std::isinf(lse[i]) && lse[i] < 0) << "row " << i;
+        } else {
+          EXPECT_NEAR(lse[i], want[i], 1e-3 * (1.0 + std::fabs(want[i]))) << "row " << i;
+        }
+      }
+    }
+  }
+}
+
+std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  const Shape& s = info.param;
+  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len,
+                     s.kv_len, s.head_dim,
+                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "",
+                     dtype_name(s.dtype), layout_name(s.layout));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OddShapes, CpuAttention,
+    ::testing::Values(
+        Shape{1, 2, 2, 1, 1, 64, true},
+        Shape{2, 4, 4, 17, 17, 64, false},
+        Shape{2, 4, 2, 17, 17, 128, true},
+        Shape{1, 4, 1, 17, 45, 64, true},                                      // MQA, kv longer
+        Shape{2, 2, 1, 45, 17, 64, true, CausalAlign::bottom_right},            // fully masked rows
+        Shape{1, 4, 2, 33, 70, 128, true, CausalAlign::bottom_right, DType::bf16, Layout::BSHD},
+        Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
+        Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32, Layout::BSHD},
+        Shape{1, 1, 1, 1000, 1000, 64, true},
+        Shape{1, 1, 1, 2049, 2049, 128, true}),
+    shape_name);
+
+TEST(CpuAttention, FullyMaskedRowsAreZero) {
+  // q longer than kv with bottom-right causal: the first q_len - kv_len rows see nothing.
+  auto data = testing::make_host_attention({1, 1, 1, 8, 3, 64, true, CausalAlign::bottom_right}, 7);
+  for (AttentionFn fn : {cpu::manual, cpu::math, cpu::flash}) {
+    testing::poison(data.out);
+    fn(data.params, {});
+    for (int i = 0; i < 5 * 64; ++i) EXPECT_EQ(cpu::load_element(data.out.data(), DType::bf16, i), 0.0f);
+  }
+}
+
+TEST(CpuAttention, PoisonedOutputFailsTheCheck) {
+  auto data = testing::make_host_attention({1, 2, 2, 17, 17, 64, false}, 9);
+  const auto check = cpu::check_against_reference(data.params, data.out.data());
+  EXPECT_TRUE(std::isinf(check.rel_error));
+}
+
+TEST(CpuAttention, SampledCheckSpreadsOverSlices) {
+  auto data = testing::make_host_attention({3, 4, 2, 17, 17, 64, true}, 11);
+  cpu::flash(data.params, {});
+  const auto check = cpu::check_against_reference(data.params, data.out.data(), 3);
+  EXPECT_EQ(check.slices_checked, 3);
+  EXPECT_EQ(check.slices_total, 12);
+  EXPECT_LT(check.rel_error, 1e-2);
+}
+
+}  // namespace
+}  // namespace attnprof::attention
