@@ -1,0 +1,134 @@
+// Region statistics, the kernel summary, and the rules run over every group.
+#include "analysis/analysis.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/rules/rule.h"
+
+namespace attnprof {
+namespace {
+
+InstanceStats instance_stats(const TraceIndex& index, const RegionInstance& inst) {
+  InstanceStats s;
+  const Trace& t = index.trace();
+  std::int64_t first = 0, last = 0, covered_to = 0;
+  bool any = false;
+  for (std::size_t i : inst.activities) {
+    const GpuActivity& a = index.activities()[i];
+    const Event& e = index.event(a);
+    switch (e.kind) {
+      case EventKind::Kernel: ++s.kernels; s.kernel_ns += e.dur_ns; break;
+      case EventKind::GpuMemcpy: ++s.memcpys; break;
+      case EventKind::GpuMemset: ++s.memsets; break;
+      default: break;
+    }
+    if (a.cls.category == KernelCategory::Gemm || a.cls.category == KernelCategory::FusedAttention) {
+      s.matmul_ns += e.dur_ns;
+      if (a.cls.unit == MathUnit::TensorCore) s.tensor_core_ns += e.dur_ns;
+    }
+    if (a.launch != kNone) s.launch_api_ns += t.events[static_cast<std::size_t>(a.launch)].dur_ns;
+    // Activities are in start order: a running union of their intervals.
+    if (!any) {
+      first = e.ts_ns;
+      covered_to = e.ts_ns;
+      any = true;
+    }
+    const std::int64_t from = std::max(e.ts_ns, covered_to);
+    if (e.end_ns() > from) s.busy_ns += e.end_ns() - from;
+    covered_to = std::max(covered_to, e.end_ns());
+    last = std::max(last, e.end_ns());
+  }
+  if (any) {
+    s.span_ns = last - first;
+    s.idle_ns = s.span_ns - s.busy_ns;
+  }
+  return s;
+}
+
+GroupStats group_stats(const TraceIndex& index, RegionGroup group) {
+  GroupStats g;
+  g.group = std::move(group);
+  std::int64_t matmul = 0, tc = 0;
+  int total_kernels = 0;
+  g.min_kernels = g.group.instances.empty() ? 0 : INT32_MAX;
+  for (const auto& inst : g.group.instances) {
+    InstanceStats s = instance_stats(index, inst);
+    total_kernels += s.kernels;
+    g.min_kernels = std::min(g.min_kernels, s.kernels);
+    g.max_kernels = std::max(g.max_kernels, s.kernels);
+    g.busy_ns += s.busy_ns;
+    matmul += s.matmul_ns;
+    tc += s.tensor_core_ns;
+    g.instances.push_back(s);
+  }
+  if (!g.instances.empty()) g.kernels_per_instance = static_cast<double>(total_kernels) / static_cast<double>(g.instances.size());
+  g.tensor_core_share = matmul > 0 ? static_cast<double>(tc) / static_cast<double>(matmul) : -1.0;
+  return g;
+}
+
+}  // namespace
+
+std::string_view to_string(Severity s) {
+  switch (s) {
+    case Severity::Info: return "info";
+    case Severity::Low: return "low";
+    case Severity::Medium: return "medium";
+    case Severity::High: return "high";
+  }
+  return "info";
+}
+
+Severity severity_for_share(double share) {
+  if (share >= 0.25) return Severity::High;
+  if (share >= 0.05) return Severity::Medium;
+  if (share > 0) return Severity::Low;
+  return Severity::Info;
+}
+
+Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOptions& options,
+                 const std::string& label) {
+  Analysis out;
+  out.label = label;
+  if (!trace.devices.empty()) {
+    const DeviceProperties& d = trace.devices.front();
+    out.device = {d.name, d.compute_major, d.compute_minor, d.num_sms};
+  }
+  std::vector<char> assigned(index.activities().size(), 0);
+  for (RegionGroup& g : find_regions(index, options, label)) {
+    for (const auto& inst : g.instances)
+      for (std::size_t i : inst.activities) assigned[i] = 1;
+    out.groups.push_back(group_stats(index, std::move(g)));
+  }
+  out.unassigned_activities = static_cast<int>(std::count(assigned.begin(), assigned.end(), 0));
+
+  std::map<std::string_view, KernelSummary> by_name;
+  for (std::size_t i = 0; i < index.activities().size(); ++i) {
+    if (!assigned[i]) continue;
+    const GpuActivity& a = index.activities()[i];
+    const Event& e = index.event(a);
+    auto& k = by_name[trace.name(e)];
+    if (k.count == 0) {
+      k.name = std::string(trace.name(e));
+      k.cls = a.cls;
+    }
+    ++k.count;
+    k.total_ns += e.dur_ns;
+  }
+  for (auto& [name, k] : by_name) out.kernels.push_back(std::move(k));
+  std::stable_sort(out.kernels.begin(), out.kernels.end(),
+                   [](const KernelSummary& a, const KernelSummary& b) { return a.total_ns > b.total_ns; });
+
+  for (const GroupStats& g : out.groups) {
+    if (g.kernels_per_instance == 0 && g.group.instances.empty()) continue;
+    const RuleContext ctx{trace, index, out.device, g};
+    for (const RuleEntry& rule : all_rules()) rule.run(ctx, out.findings);
+  }
+  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
+    return a.severity > b.severity;
+  });
+  return out;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,58 @@
+// Kernel classification: from a (demangled) kernel name to what it does, and
+// for GEMMs which math unit and precision it ran on. The rules are one table
+// (kernel_rules.cpp), first match wins, each row with its own test.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace attnprof {
+
+enum class KernelCategory : std::uint8_t {
+  Gemm, FusedAttention, Softmax, Elementwise, Reduction, CopyCast, FillMask, Memcpy, Memset, Other
+};
+enum class MathUnit : std::uint8_t { None, TensorCore, CudaCore, Unknown };
+enum class Precision : std::uint8_t { Unknown, FP64, FP32, TF32, BF16, FP16, Half16, FP8, INT8 };
+
+// What a kernel does, finer than its category; the diagnosis rules use it.
+enum class KernelOp : std::uint8_t {
+  None, Matmul, Attention, Softmax, CastToFp32, CastTo16Bit, Copy, TriangularMask, Fill, Where,
+  MaskedFill, IsNegInf, AllReduce, Mul, Add, Reduce, Other
+};
+
+struct KernelClass {
+  KernelCategory category = KernelCategory::Other;
+  MathUnit unit = MathUnit::None;
+  Precision precision = Precision::Unknown;
+  KernelOp op = KernelOp::None;
+  std::string_view rule;    // id of the table row that matched
+  std::string_view family;  // library / generator, e.g. "cuBLAS nvjet"
+};
+
+KernelClass classify_kernel(std::string_view name);
+
+// Elements an ATen elementwise/copy kernel touched, estimated from its launch
+// (grid x block x items per thread read off the template arguments); 0 when the
+// name does not say. An upper bound, exact when the size is a multiple of the tile.
+std::int64_t estimate_elements(std::string_view name, std::int64_t grid_x, std::int64_t block_x);
+
+std::string_view to_string(KernelCategory c);
+std::string_view to_string(MathUnit u);
+std::string_view to_string(Precision p);
+std::string_view to_string(KernelOp o);
+int bytes_per_element(Precision p);  // 0 when unknown
+
+// The rows, for tests and documentation.
+struct KernelRule {
+  std::string_view id;
+  std::string_view family;
+  KernelCategory category;
+  KernelOp op;
+  bool (*matches)(std::string_view name);
+  std::string_view example;  // a real kernel name this row must match
+};
+std::span<const KernelRule> kernel_rules();
+
+}  // namespace attnprof

@@ -1,0 +1,253 @@
+// The kernel classification table. Each row names a family of kernels by the
+// substrings of its (demangled) name; first match wins, so specific rows come
+// before general ones. GEMM and attention rows then read the math unit and
+// precision off the name (gemm_unit / gemm_precision below).
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "analysis/kernel_classifier.h"
+
+namespace attnprof {
+namespace {
+
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+
+bool legacy_cublas(std::string_view n) {
+  for (std::string_view arch : {"maxwell_", "pascal_", "volta_", "turing_", "ampere_", "hopper_", "ada_"})
+    if (starts(n, arch) && has(n, "gemm")) return true;
+  return false;
+}
+
+constexpr std::array kRules = {
+    // Fused attention: one kernel for the whole of softmax(QK^T)V.
+    KernelRule{"attn-flash", "FlashAttention", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) {
+                 return has(n, "flash_fwd") || has(n, "flash_bwd") || has(n, "pytorch_flash::") ||
+                        has(n, "FlashAttn") || has(n, "flash::");
+               },
+               "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
+               "false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> "
+               ">, false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"},
+    KernelRule{"attn-cudnn", "cuDNN", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) {
+                 return has(n, "cudnn") && (has(n, "sdpa") || has(n, "fprop") || has(n, "bprop") ||
+                                            has(n, "fmha") || has(n, "attention"));
+               },
+               "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_"
+               "cga1x1x1_kernel0_0"},
+    KernelRule{"attn-mem-efficient", "PyTorch mem-efficient (xFormers CUTLASS)",
+               KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) {
+                 return has(n, "fmha") || has(n, "AttentionKernel<") || has(n, "AttentionBackwardKernel<");
+               },
+               "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::"
+               "bfloat16_t, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"},
+    KernelRule{"attn-triton", "Triton", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) {
+                 return has(n, "attn_fwd") || has(n, "attn_bwd") || has(n, "attention_fwd") ||
+                        has(n, "flex_attention");
+               },
+               "_attn_fwd"},
+    // GEMMs, by library.
+    KernelRule{"gemm-nvjet", "cuBLAS nvjet", KernelCategory::Gemm, KernelOp::Matmul,
+               [](std::string_view n) { return starts(n, "nvjet"); },
+               "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"},
+    KernelRule{"gemm-xmma", "cuBLAS xmma", KernelCategory::Gemm, KernelOp::Matmul,
+               [](std::string_view n) { return has(n, "xmma") && (has(n, "gemm") || has(n, "GEMM")); },
+               "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_"
+               "alignc4_execute_kernel__5x_cublas"},
+    KernelRule{"gemm-cublas-arch", "cuBLAS (per-architecture kernels)", KernelCategory::Gemm,
+               KernelOp::Matmul, legacy_cublas, "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn"},
+    KernelRule{"gemm-cutlass3", "CUTLASS 3.x", KernelCategory::Gemm, KernelOp::Matmul,
+               [](std::string_view n) {
+                 return has(n, "cutlass3x") || has(n, "cutlass::gemm::kernel::GemmUniversal") ||
+                        (has(n, "cutlass::device_kernel") && has(n, "gemm"));
+               },
+               "cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_warpspecialized_cooperative_epi_tma"},
+    KernelRule{"gemm-cutlass2", "CUTLASS 2.x", KernelCategory::Gemm, KernelOp::Matmul,
+               [](std::string_view n) { return has(n, "cutlass") && (has(n, "gemm") || has(n, "Gemm")); },
+               "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(cutlass_80_tensorop_"
+               "s1688gemm_64x64_16x6_nn_align4::Params)"},
+    KernelRule{"gemm-gemv", "cuBLAS gemv / small GEMM", KernelCategory::Gemm, KernelOp::Matmul,
+               [](std::string_view n) {
+                 return has(n, "gemv") || has(n, "gemmk1") || has(n, "gemmSN") || has(n, "dot_kernel");
+               },
+               "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false, "
+               "cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, "
+               "cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float> "
+               ">(cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, "
+               "cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float>, "
+               "float, float)"},
+    KernelRule{"gemm-triton", "Triton", KernelCategory::Gemm, KernelOp::Matmul,
+               [](std::string_view n) {
+                 return starts(n, "triton") &&
+                        (has(n, "_mm") || has(n, "matmul") || has(n, "bmm") || has(n, "addmm"));
+               },
+               "triton_tem_fused_addmm_0"},
+    KernelRule{"gemm-generic", "GEMM", KernelCategory::Gemm, KernelOp::Matmul,
+               [](std::string_view n) {
+                 return has(n, "gemm") || has(n, "Gemm") || has(n, "GEMM") || has(n, "matmul");
+               },
+               "void gemmk1_kernel<int, float, 256, 5, false, false, false, false, "
+               "cublasGemvTensorStridedBatched<float const>>"},
+    // Softmax and the pieces around it.
+    KernelRule{"softmax", "ATen / Triton softmax", KernelCategory::Softmax, KernelOp::Softmax,
+               [](std::string_view n) { return has(n, "softmax") || has(n, "SoftMax"); },
+               "void (anonymous namespace)::softmax_warp_forward<float, float, float, 11, false, false>"
+               "(float*, float const*, int, int, int, bool const*, int, bool)"},
+    KernelRule{"mask-triangular", "ATen", KernelCategory::FillMask, KernelOp::TriangularMask,
+               [](std::string_view n) { return has(n, "triu_tril") || has(n, "::triu") || has(n, "::tril"); },
+               "void at::native::triu_tril_kernel<bool, int, false, 8, false>(at::cuda::detail::"
+               "TensorInfo<bool, int>, at::cuda::detail::TensorInfo<bool const, int>, long, long, int)"},
+    KernelRule{"isneginf", "ATen", KernelCategory::Elementwise, KernelOp::IsNegInf,
+               [](std::string_view n) { return has(n, "isneginf"); },
+               "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+               "isneginf_kernel_impl(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::"
+               "{lambda()#2}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul> >"},
+    KernelRule{"reduce-all", "ATen", KernelCategory::Reduction, KernelOp::AllReduce,
+               [](std::string_view n) { return has(n, "and_kernel_cuda") || has(n, "ReduceOp<bool"); },
+               "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<bool, at::native::"
+               "func_wrapper_t<bool, at::native::and_kernel_cuda(at::TensorIterator&)::{lambda()#1}::"
+               "operator()() const::{lambda()#12}::operator()() const::{lambda(bool, bool)#1}>, "
+               "unsigned int, bool, 4, 4> >"},
+    KernelRule{"masked-fill", "ATen", KernelCategory::FillMask, KernelOp::MaskedFill,
+               [](std::string_view n) { return has(n, "masked_fill"); },
+               "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"
+               "(anonymous namespace)::masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)"},
+    KernelRule{"where", "ATen", KernelCategory::FillMask, KernelOp::Where,
+               [](std::string_view n) { return has(n, "where_kernel"); },
+               "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
+               "(anonymous namespace)::where_kernel_impl(at::TensorIterator&)"},
+    KernelRule{"fill", "ATen", KernelCategory::FillMask, KernelOp::Fill,
+               [](std::string_view n) { return has(n, "FillFunctor") || has(n, "fill_kernel"); },
+               "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, "
+               "std::array<char*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char*, 1ul>)"},
+    // Copies and dtype conversions (direction refined in classify_kernel).
+    KernelRule{"cast-16bit", "ATen", KernelCategory::CopyCast, KernelOp::CastTo16Bit,
+               [](std::string_view n) {
+                 return has(n, "bfloat16_copy_kernel") || has(n, "float16_copy_kernel") ||
+                        has(n, "half_copy_kernel");
+               },
+               "void at::native::vectorized_elementwise_kernel<8, at::native::bfloat16_copy_kernel_cuda("
+               "at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >"},
+    KernelRule{"copy", "ATen", KernelCategory::CopyCast, KernelOp::Copy,
+               [](std::string_view n) {
+                 return has(n, "copy_kernel") || has(n, "CatArrayBatchedCopy") || has(n, "direct_copy") ||
+                        has(n, "copy_device_to_device");
+               },
+               "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda("
+               "at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() "
+               "const::{lambda(float)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned "
+               "int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, "
+               "at::native::memory::StoreWithCast<1> >"},
+    KernelRule{"reduce", "ATen / Triton", KernelCategory::Reduction, KernelOp::Reduce,
+               [](std::string_view n) {
+                 return has(n, "reduce_kernel") || starts(n, "triton_red_") || starts(n, "triton_per_") ||
+                        has(n, "Reduce");
+               },
+               "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::"
+               "MeanOps<float, float, float, float>, unsigned int, float, 4, 4> >"},
+    KernelRule{"mul", "ATen", KernelCategory::Elementwise, KernelOp::Mul,
+               [](std::string_view n) { return has(n, "MulFunctor"); },
+               "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
+               "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >"},
+    KernelRule{"add", "ATen", KernelCategory::Elementwise, KernelOp::Add,
+               [](std::string_view n) { return has(n, "CUDAFunctor_add") || has(n, "AddFunctor"); },
+               "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
+               "CUDAFunctor_add<float> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> const&)"},
+    KernelRule{"elementwise", "ATen / Triton", KernelCategory::Elementwise, KernelOp::Other,
+               [](std::string_view n) {
+                 return has(n, "elementwise_kernel") || starts(n, "triton_poi") || has(n, "Functor");
+               },
+               "triton_poi_fused_add_cos_sin_0"},
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Math unit of a GEMM or fused-attention kernel, from markers in its name.
+// CUDA-core markers win over "xmma": cuBLAS's FP32 FFMA kernels are xmma_gemm.
+MathUnit gemm_unit(std::string_view lo, KernelCategory category) {
+  const bool fp32_pair = has(lo, "f32f32_f32f32") || has(lo, "f32f32f32");
+  if (has(lo, "ffma") || has(lo, "simt") || has(lo, "sgemm") || has(lo, "hgemm") || has(lo, "gemv") ||
+      (has(lo, "dgemm") && !has(lo, "dmma")) || has(lo, "_dfma") || (fp32_pair && !has(lo, "tf32")))
+    return MathUnit::CudaCore;
+  if (category == KernelCategory::FusedAttention) return MathUnit::TensorCore;
+  for (std::string_view m : {"nvjet", "tensorop", "hmma", "imma", "gmma", "dmma", "tf32", "xmma", "s1688",
+                             "s16816", "h1688", "h16816", "h884", "s884", "i8816", "bf16", "f16", "e4m3",
+                             "e5m2", "cutlass3x", "tensor"})
+    if (has(lo, m)) return MathUnit::TensorCore;
+  return MathUnit::Unknown;
+}
+
+Precision gemm_precision(std::string_view lo, MathUnit unit) {
+  if (has(lo, "e4m3") || has(lo, "e5m2") || has(lo, "fp8") || has(lo, "qgmma")) return Precision::FP8;
+  if (has(lo, "i8816") || has(lo, "imma") || has(lo, "int8") || has(lo, "igemm")) return Precision::INT8;
+  if (has(lo, "dgemm") || has(lo, "dmma") || has(lo, "f64") || has(lo, "double") || has(lo, "_dfma"))
+    return Precision::FP64;
+  if (has(lo, "tf32")) return Precision::TF32;
+  if (has(lo, "bf16") || has(lo, "bfloat16")) return Precision::BF16;
+  if (has(lo, "h884") || has(lo, "h1688") || has(lo, "h16816") || has(lo, "fp16") || has(lo, "half_t") ||
+      has(lo, "hgemm") || has(lo, "_f16_") || has(lo, "c10::half"))
+    return Precision::FP16;
+  if (has(lo, "f16")) return Precision::Half16;  // cuDNN's "wgmma_f16": bf16 or fp16
+  if (has(lo, "nvjet") && has(lo, "_h_")) return Precision::Half16;
+  if (unit == MathUnit::CudaCore) return Precision::FP32;
+  if (has(lo, "s1688") || has(lo, "s16816")) return Precision::TF32;  // fp32 operands on tensor cores
+  if (has(lo, "f32") || has(lo, "float")) return unit == MathUnit::TensorCore ? Precision::TF32 : Precision::FP32;
+  return Precision::Unknown;
+}
+
+// Destination dtype of an ATen copy: the lambda's parameter type.
+KernelOp copy_direction(std::string_view n) {
+  const bool converts = has(n, "LoadWithCast") || has(n, "StoreWithCast") || has(n, "_copy_kernel_cuda(") ||
+                        has(n, "convert");
+  if (!converts) return KernelOp::Copy;
+  if (has(n, "{lambda(float)#") || has(n, "{lambda(double)#")) return KernelOp::CastToFp32;
+  if (has(n, "lambda(c10::BFloat16)") || has(n, "lambda(c10::Half)")) return KernelOp::CastTo16Bit;
+  return KernelOp::Copy;
+}
+
+}  // namespace
+
+std::span<const KernelRule> kernel_rules() { return kRules; }
+
+KernelClass classify_kernel(std::string_view name) {
+  KernelClass c;
+  const KernelRule* rule = nullptr;
+  for (const auto& r : kRules) {
+    if (r.matches(name)) {
+      rule = &r;
+      break;
+    }
+  }
+  if (rule == nullptr) {
+    c.rule = "other";
+    c.family = "unknown";
+    return c;
+  }
+  c.category = rule->category;
+  c.op = rule->op;
+  c.rule = rule->id;
+  c.family = rule->family;
+  if (c.category == KernelCategory::Gemm || c.category == KernelCategory::FusedAttention) {
+    const std::string lo = lower(name);
+    c.unit = gemm_unit(lo, c.category);
+    c.precision = gemm_precision(lo, c.unit);
+    if (c.category == KernelCategory::FusedAttention && (has(lo, "_f32_") || has(lo, "<float,"))) {
+      c.precision = Precision::FP32;
+      c.unit = MathUnit::Unknown;  // fp32 attention kernels may run SIMT or 3xTF32
+    }
+  }
+  if (c.op == KernelOp::Copy) c.op = copy_direction(name);
+  return c;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,197 @@
+// Region selection (see regions.h).
+#include "analysis/regions.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "trace/trace_error.h"
+
+namespace attnprof {
+namespace {
+
+bool is_step(std::string_view name) { return name.starts_with("ProfilerStep#"); }
+
+bool matches(std::string_view name, const std::string& wanted) {
+  if (name == wanted) return true;
+  if (region_stem(name) == wanted) return true;
+  if (wanted.find_first_of("*?[") != std::string::npos)
+    return fnmatch(wanted.c_str(), std::string(name).c_str(), 0) == 0;
+  return false;
+}
+
+// Ranges chosen as region instances, by index into TraceIndex::ranges().
+struct Chosen {
+  std::vector<std::size_t> ranges;
+  std::string source;
+};
+
+// Per range: does any GPU activity launch inside it (directly or nested)?
+std::vector<char> ranges_with_launches(const TraceIndex& index) {
+  std::vector<char> has(index.ranges().size(), 0);
+  for (const GpuActivity& a : index.activities())
+    for (std::int32_t r = a.range; r != kNone && !has[static_cast<std::size_t>(r)];
+         r = index.ranges()[static_cast<std::size_t>(r)].parent)
+      has[static_cast<std::size_t>(r)] = 1;
+  return has;
+}
+
+Chosen choose_automatically(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  const auto& ranges = index.ranges();
+  const auto launches = ranges_with_launches(index);
+  Chosen steps;
+  for (std::size_t i = 0; i < ranges.size(); ++i)
+    if (launches[i] && is_step(t.name(index.event(ranges[i])))) steps.ranges.push_back(i);
+  if (!steps.ranges.empty()) {
+    steps.source = "profiler steps (ProfilerStep#N)";
+    return steps;
+  }
+  // Outermost user annotations (record_function / NVTX) that launched GPU work.
+  Chosen annotations;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (!launches[i] || index.event(ranges[i]).kind != EventKind::UserAnnotation) continue;
+    bool outermost = true;
+    for (std::int32_t p = ranges[i].parent; p != kNone; p = ranges[static_cast<std::size_t>(p)].parent)
+      if (index.event(ranges[static_cast<std::size_t>(p)]).kind == EventKind::UserAnnotation) outermost = false;
+    if (outermost) annotations.ranges.push_back(i);
+  }
+  annotations.source = "record_function / NVTX ranges";
+  return annotations;
+}
+
+std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& chosen) {
+  const Trace& t = index.trace();
+  std::map<std::string, RegionGroup> groups;
+  std::vector<std::string> order;
+  // Range instances, then each activity goes to the instance whose span holds its launch.
+  struct Span { std::int64_t start, end; std::int64_t pid; std::string group; std::size_t slot; };
+  std::vector<Span> spans;
+  for (std::size_t r : chosen.ranges) {
+    const Event& e = index.event(index.ranges()[r]);
+    const std::string name(t.name(e));
+    const std::string stem = region_stem(name);
+    auto [it, fresh] = groups.try_emplace(stem);
+    if (fresh) {
+      it->second.name = stem;
+      it->second.source = chosen.source;
+      order.push_back(stem);
+    }
+    spans.push_back({e.ts_ns, e.end_ns(), e.pid.value, stem, it->second.instances.size()});
+    it->second.instances.push_back({name, e.ts_ns, e.end_ns(), {}});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+  const auto& acts = index.activities();
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    const std::int64_t ts = index.launch_time(acts[i]);
+    const std::int64_t pid = acts[i].launch != kNone ? t.events[static_cast<std::size_t>(acts[i].launch)].pid.value
+                                                     : index.event(acts[i]).pid.value;
+    // The last span starting at or before ts that also ends after it.
+    auto it = std::upper_bound(spans.begin(), spans.end(), ts,
+                               [](std::int64_t v, const Span& s) { return v < s.start; });
+    // Chosen ranges rarely nest, so the containing span is among the last few.
+    for (int tries = 0; it != spans.begin() && tries < 64; ++tries) {
+      --it;
+      if (it->end >= ts && (acts[i].launch == kNone || it->pid == pid)) {
+        groups[it->group].instances[it->slot].activities.push_back(i);
+        break;
+      }
+    }
+  }
+  std::vector<RegionGroup> out;
+  for (const auto& name : order) {
+    RegionGroup g = std::move(groups[name]);
+    std::stable_sort(g.instances.begin(), g.instances.end(),
+                     [](const RegionInstance& a, const RegionInstance& b) { return a.start_ns < b.start_ns; });
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+// GPU-only spans (gpu_user_annotation) for a name: activities inside the span on the GPU.
+std::vector<RegionGroup> group_gpu_spans(const TraceIndex& index, const std::string& wanted) {
+  const Trace& t = index.trace();
+  std::map<std::string, RegionGroup> groups;
+  std::vector<std::string> order;
+  for (const Event& e : t.events) {
+    if (e.kind != EventKind::GpuUserAnnotation || !matches(t.name(e), wanted)) continue;
+    const std::string name(t.name(e));
+    const std::string stem = region_stem(name);
+    auto [it, fresh] = groups.try_emplace(stem);
+    if (fresh) {
+      it->second.name = stem;
+      it->second.source = "GPU annotation spans";
+      order.push_back(stem);
+    }
+    RegionInstance inst{name, e.ts_ns, e.end_ns(), {}};
+    const auto& acts = index.activities();
+    for (std::size_t i = 0; i < acts.size(); ++i) {
+      const Event& a = index.event(acts[i]);
+      if (a.ts_ns >= e.ts_ns && a.ts_ns < e.end_ns() && a.pid == e.pid && a.tid == e.tid)
+        inst.activities.push_back(i);
+    }
+    it->second.instances.push_back(std::move(inst));
+  }
+  std::vector<RegionGroup> out;
+  for (const auto& name : order) out.push_back(std::move(groups[name]));
+  return out;
+}
+
+}  // namespace
+
+std::string region_stem(std::string_view name) {
+  std::size_t end = name.size();
+  while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+  if (end == name.size()) return std::string(name);
+  while (end > 0 && (name[end - 1] == '#' || name[end - 1] == '_' || name[end - 1] == '-' ||
+                     name[end - 1] == ' ' || name[end - 1] == '.'))
+    --end;
+  return end == 0 ? std::string(name) : std::string(name.substr(0, end));
+}
+
+std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptions& options,
+                                      std::string_view trace_label) {
+  const Trace& t = index.trace();
+  Chosen chosen;
+  if (!options.name.empty()) {
+    for (std::size_t i = 0; i < index.ranges().size(); ++i) {
+      const Event& e = index.event(index.ranges()[i]);
+      if (e.kind != EventKind::CpuOp || is_step(t.name(e)))
+        if (matches(t.name(e), options.name)) chosen.ranges.push_back(i);
+    }
+    chosen.source = fmt::format("ranges matching --region {}", options.name);
+    if (chosen.ranges.empty()) {
+      auto gpu = group_gpu_spans(index, options.name);
+      if (!gpu.empty()) return gpu;
+      std::set<std::string> names;
+      for (const CpuRange& r : index.ranges())
+        if (index.event(r).kind == EventKind::UserAnnotation || is_step(t.name(index.event(r))))
+          names.insert(region_stem(t.name(index.event(r))));
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      if (known.size() > 200) known = known.substr(0, 200) + "...";
+      throw InputError(fmt::format("{}: no range named '{}' in the trace (ranges: {})", trace_label,
+                                   options.name, known.empty() ? "none" : known));
+    }
+  } else {
+    chosen = choose_automatically(index);
+  }
+  if (chosen.ranges.empty()) {
+    RegionGroup whole{"whole trace", "no profiler steps or annotations: the whole trace", {}};
+    RegionInstance inst{"whole trace", 0, 0, {}};
+    for (std::size_t i = 0; i < index.activities().size(); ++i) inst.activities.push_back(i);
+    if (!inst.activities.empty()) {
+      inst.start_ns = index.event(index.activities().front()).ts_ns;
+      inst.end_ns = index.event(index.activities().back()).end_ns();
+    }
+    whole.instances.push_back(std::move(inst));
+    return {whole};
+  }
+  return group_instances(index, chosen);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,64 @@
+// Helpers shared by the rules: cost, evidence rows, readable kernel names.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analysis/rules/rule.h"
+
+namespace attnprof {
+
+void set_cost(Finding& f, const RuleContext& ctx, std::int64_t time_ns, int instances) {
+  f.group = ctx.group.group.name;
+  f.time_ns = time_ns;
+  f.instances = instances;
+  f.share = ctx.group.busy_ns > 0 ? static_cast<double>(time_ns) / static_cast<double>(ctx.group.busy_ns) : 0.0;
+  f.severity = severity_for_share(f.share);
+}
+
+void add_kernel_evidence(Finding& f, const RuleContext& ctx, const std::vector<std::size_t>& activities) {
+  std::map<std::string_view, Evidence> rows;
+  std::vector<std::string_view> order;
+  for (std::size_t i : activities) {
+    const std::string_view name = ctx.index.name(ctx.activity(i));
+    auto [it, fresh] = rows.try_emplace(name);
+    if (fresh) {
+      it->second.what = short_kernel_name(name);
+      order.push_back(name);
+    }
+    ++it->second.count;
+    it->second.total_ns += ctx.event(i).dur_ns;
+  }
+  std::vector<Evidence> sorted;
+  for (auto n : order) sorted.push_back(rows[n]);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Evidence& a, const Evidence& b) { return a.total_ns > b.total_ns; });
+  for (auto& e : sorted) f.evidence.push_back(std::move(e));
+}
+
+std::string short_kernel_name(std::string_view name) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  // Drop the parameter list: the last top-level "(...)".
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '<') ++depth;
+    else if (c == '>') --depth;
+    else if (c == '(' && depth == 0 && i > 0 && name[i - 1] != ' ') {
+      // "(anonymous namespace)" is part of a name, not a parameter list.
+      if (name.substr(i).starts_with("(anonymous namespace)")) {
+        i += 20;
+        continue;
+      }
+      name = name.substr(0, i);
+      break;
+    }
+  }
+  constexpr std::size_t kMax = 120;
+  if (name.size() <= kMax) return std::string(name);
+  return std::string(name.substr(0, kMax)) + "...";
+}
+
+std::string format_ms(std::int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
+
+}  // namespace attnprof

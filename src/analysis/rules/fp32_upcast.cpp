@@ -1,0 +1,58 @@
+// fp32-upcast: 16-bit data converted to FP32 and back inside a region (both
+// directions in one instance), with the time of the cast kernels and the bytes
+// they moved (estimated from the launch grids of ATen's copy kernels).
+#include <fmt/format.h>
+
+#include "analysis/rules/rule.h"
+
+namespace attnprof {
+
+void rule_fp32_upcast(const RuleContext& ctx, std::vector<Finding>& out) {
+  std::vector<std::size_t> casts;
+  std::int64_t cast_ns = 0, bytes = 0;
+  int up = 0, down = 0, instances = 0;
+  bool bytes_known = true;
+  for (const auto& inst : ctx.group.group.instances) {
+    std::vector<std::size_t> here;
+    bool has_up = false, has_down = false;
+    for (std::size_t i : inst.activities) {
+      const KernelOp op = ctx.activity(i).cls.op;
+      if (op == KernelOp::CastToFp32) has_up = true;
+      else if (op == KernelOp::CastTo16Bit) has_down = true;
+      else continue;
+      here.push_back(i);
+    }
+    if (!has_up || !has_down) continue;  // one direction alone is a dtype choice, not a round trip
+    ++instances;
+    for (std::size_t i : here) {
+      const Event& e = ctx.event(i);
+      const GpuArgs* g = ctx.trace.args(e);
+      const std::int64_t n = g ? estimate_elements(ctx.trace.name(e), g->grid[0], g->block[0]) : 0;
+      if (n == 0) bytes_known = false;
+      bytes += n * 6;  // 2-byte side + 4-byte side
+      (ctx.activity(i).cls.op == KernelOp::CastToFp32 ? up : down) += 1;
+      cast_ns += e.dur_ns;
+      casts.push_back(i);
+    }
+  }
+  if (casts.empty()) return;
+
+  Finding f;
+  f.id = "fp32-upcast";
+  set_cost(f, ctx, cast_ns, instances);
+  const double per = static_cast<double>(instances);
+  f.title = fmt::format("16-bit data upcast to FP32 and back: {:.0f} casts up and {:.0f} down per {}, {} ({:.0f}% of GPU time)",
+                        up / per, down / per, ctx.group.group.name, format_ms(cast_ns), 100.0 * f.share);
+  f.detail = bytes_known
+                 ? fmt::format("The casts move about {:.1f} MB per {} (read + write, from the launch grids). "
+                               "FP32 operands also push the GEMMs off tensor cores (see cuda-core-gemm).",
+                               static_cast<double>(bytes) / per / 1e6, ctx.group.group.name)
+                 : std::string("FP32 operands also push the GEMMs off tensor cores (see cuda-core-gemm).");
+  f.fix = "Keep attention in bf16/fp16 end to end: tensor-core GEMMs and fused attention kernels already "
+          "accumulate in FP32. Remove .float()/.to(torch.float32) around attention; with PyTorch SDPA, the math "
+          "backend does this upcast internally, so select a fused backend (flash, cuDNN or efficient).";
+  add_kernel_evidence(f, ctx, casts);
+  out.push_back(std::move(f));
+}
+
+}  // namespace attnprof

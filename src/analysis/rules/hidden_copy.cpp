@@ -1,0 +1,69 @@
+// hidden-copy: device-to-device copies inside a region, usually an out-of-place
+// op (masked_fill instead of masked_fill_, clone, contiguous) copying a tensor
+// before writing it. Names the op when the trace has CPU ops.
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/rules/rule.h"
+
+namespace attnprof {
+namespace {
+
+std::string fix_for(std::string_view op) {
+  if (op.empty())
+    return "The trace has no CPU ops to name the source: profile with torch.profiler (record_shapes=True) "
+           "to find it. Usual causes: an out-of-place op such as masked_fill (use masked_fill_), .clone(), "
+           ".contiguous() on a transposed tensor.";
+  std::string_view base = op;
+  if (base.starts_with("aten::")) base.remove_prefix(6);
+  if (base == "clone" || base == "contiguous" || base == "copy_" || base == "to" || base == "_to_copy")
+    return fmt::format("{} copies the tensor on the device: avoid it in the hot path (keep layouts contiguous "
+                       "where they are produced).", op);
+  if (!base.empty() && base.back() != '_')
+    return fmt::format("{} is out of place: it copies its input before writing. Use the in-place {}_ "
+                       "(tensor.{}_(...)) when the input is not needed afterwards.",
+                       op, op, base);
+  return fmt::format("{} copies the tensor on the device.", op);
+}
+
+}  // namespace
+
+void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
+  struct Source { std::vector<std::size_t> copies; std::int64_t ns = 0, bytes = 0; std::set<int> instances; };
+  std::map<std::string, Source> by_op;
+  int slot = 0;
+  for (const auto& inst : ctx.group.group.instances) {
+    for (std::size_t i : inst.activities) {
+      const Event& e = ctx.event(i);
+      if (e.kind != EventKind::GpuMemcpy || ctx.trace.name(e).find("DtoD") == std::string_view::npos) continue;
+      const std::int32_t op = ctx.index.outermost_op(ctx.activity(i));
+      const std::string name =
+          op == kNone ? std::string() : std::string(ctx.trace.name(ctx.index.event(ctx.index.ranges()[static_cast<std::size_t>(op)])));
+      Source& s = by_op[name];
+      s.copies.push_back(i);
+      s.ns += e.dur_ns;
+      if (const GpuArgs* g = ctx.trace.args(e); g && g->bytes > 0) s.bytes += g->bytes;
+      s.instances.insert(slot);
+    }
+    ++slot;
+  }
+  for (auto& [op, s] : by_op) {
+    Finding f;
+    f.id = "hidden-copy";
+    set_cost(f, ctx, s.ns, static_cast<int>(s.instances.size()));
+    const double per = static_cast<double>(s.copies.size()) / static_cast<double>(s.instances.size());
+    f.title = fmt::format("{:.0f} device-to-device cop{} per {} ({:.1f} MB){}: {} ({:.0f}% of GPU time)", per,
+                          per == 1 ? "y" : "ies", ctx.group.group.name,
+                          static_cast<double>(s.bytes) / static_cast<double>(s.instances.size()) / 1e6,
+                          op.empty() ? "" : fmt::format(" from {}", op), format_ms(s.ns), 100.0 * f.share);
+    f.detail = "A copy of a whole tensor inside the region: memory traffic that computes nothing.";
+    f.fix = fix_for(op);
+    add_kernel_evidence(f, ctx, s.copies);
+    if (!op.empty()) f.evidence.insert(f.evidence.begin(), Evidence{"launched by " + op, static_cast<int>(s.copies.size()), s.ns});
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace attnprof

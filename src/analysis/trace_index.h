@@ -1,0 +1,56 @@
+// Links in a trace: each GPU activity (kernel, memcpy, memset) to the runtime or
+// driver call that launched it (same correlation id), and each launch to the
+// CPU ranges (ATen ops, record_function / NVTX annotations) that enclose it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "analysis/kernel_classifier.h"
+#include "trace/trace.h"
+
+namespace attnprof {
+
+inline constexpr std::int32_t kNone = -1;
+
+// A CPU range: an ATen op, a user annotation or a profiler step.
+struct CpuRange {
+  std::size_t event;               // index into Trace::events
+  std::int32_t parent = kNone;     // enclosing range on the same thread
+};
+
+struct GpuActivity {
+  std::size_t event;               // index into Trace::events
+  std::int32_t launch = kNone;     // index into Trace::events of the launching API call
+  std::int32_t range = kNone;      // innermost CPU range around the launch (index into ranges)
+  KernelClass cls;                 // classification (memcpy/memset get their own category)
+};
+
+class TraceIndex {
+ public:
+  explicit TraceIndex(const Trace& trace);
+
+  const Trace& trace() const { return *trace_; }
+  const std::vector<CpuRange>& ranges() const { return ranges_; }
+  const std::vector<GpuActivity>& activities() const { return activities_; }  // by GPU start time
+  const Event& event(const GpuActivity& a) const { return trace_->events[a.event]; }
+  const Event& event(const CpuRange& r) const { return trace_->events[r.event]; }
+  std::string_view name(const GpuActivity& a) const { return trace_->name(event(a)); }
+  // True when `range` or one of its ancestors is named `op`.
+  bool under(const GpuActivity& a, std::string_view op) const;
+  // The outermost ATen op (cpu_op) enclosing the activity's launch; kNone when none.
+  std::int32_t outermost_op(const GpuActivity& a) const;
+  // Timestamp used to place an activity in CPU ranges: its launch's, else its own.
+  std::int64_t launch_time(const GpuActivity& a) const;
+  bool has_cpu_ops() const { return has_cpu_ops_; }
+
+ private:
+  const Trace* trace_;
+  std::vector<CpuRange> ranges_;
+  std::vector<GpuActivity> activities_;
+  bool has_cpu_ops_ = false;
+};
+
+}  // namespace attnprof

@@ -1,0 +1,148 @@
+// The terminal report: per-region table, top kernels, findings ranked by time.
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "analysis/rules/rule.h"
+#include "report/report.h"
+
+namespace attnprof {
+namespace {
+
+std::string ms(std::int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
+
+std::string percent(double share) {
+  if (share < 0) return "-";
+  return fmt::format("{:.0f}%", 100.0 * share);
+}
+
+// Wraps `text` at `width` columns, every line indented by `indent`.
+void append_wrapped(std::string& out, std::string_view text, std::size_t indent, std::size_t width = 100) {
+  std::size_t col = 0;
+  const std::string pad(indent, ' ');
+  while (!text.empty()) {
+    const auto space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    if (col == 0) {
+      out += pad;
+      col = indent;
+    } else if (col + 1 + word.size() > width) {
+      out += '\n';
+      out += pad;
+      col = indent;
+    } else {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += word.size();
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
+  }
+  out += '\n';
+}
+
+void regions_section(std::string& out, const GroupStats& g) {
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "\nRegion '{}': {} instance{} ({})\n", g.group.name, g.group.instances.size(),
+                 g.group.instances.size() == 1 ? "" : "s", g.group.source);
+  fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "region", "kernels", "memcpy",
+                 "memset", "GPU busy ms", "span ms", "idle ms", "tensor-core");
+  constexpr std::size_t kShown = 12;
+  for (std::size_t i = 0; i < g.instances.size(); ++i) {
+    if (i == kShown) {
+      fmt::format_to(o, "  ... {} more\n", g.instances.size() - kShown);
+      break;
+    }
+    const InstanceStats& s = g.instances[i];
+    const double tc = s.matmul_ns > 0 ? static_cast<double>(s.tensor_core_ns) / static_cast<double>(s.matmul_ns) : -1;
+    std::string name = g.group.instances[i].name;
+    if (name.size() > 24) name = name.substr(0, 21) + "...";
+    fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", name, s.kernels, s.memcpys,
+                   s.memsets, ms(s.busy_ns), ms(s.span_ns), ms(s.idle_ns), percent(tc));
+  }
+  if (g.instances.size() > 1) {
+    const auto n = static_cast<double>(g.instances.size());
+    std::int64_t span = 0, idle = 0;
+    double memcpys = 0;
+    for (const auto& s : g.instances) {
+      span += s.span_ns;
+      idle += s.idle_ns;
+      memcpys += s.memcpys;
+    }
+    const std::string kernels = g.min_kernels == g.max_kernels ? fmt::format("{}", g.min_kernels)
+                                                               : fmt::format("{:.1f}", g.kernels_per_instance);
+    fmt::format_to(o, "  {:<24} {:>7} {:>6.1f} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "per " + g.group.name, kernels,
+                   memcpys / n, "", ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
+                   ms(static_cast<std::int64_t>(static_cast<double>(span) / n)),
+                   ms(static_cast<std::int64_t>(static_cast<double>(idle) / n)), percent(g.tensor_core_share));
+  }
+}
+
+}  // namespace
+
+std::string text_report(const Analysis& a) {
+  std::string out;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "attnprof doctor: {}\n", a.label);
+  if (!a.device.name.empty())
+    fmt::format_to(o, "GPU: {} (sm_{}{}, {} SMs)\n", a.device.name, a.device.compute_major, a.device.compute_minor,
+                   a.device.num_sms);
+  else
+    out += "GPU: not recorded in the trace\n";
+
+  std::int64_t busy = 0;
+  for (const GroupStats& g : a.groups) {
+    regions_section(out, g);
+    busy += g.busy_ns;
+  }
+  if (a.unassigned_activities > 0)
+    fmt::format_to(o, "  ({} GPU activities ran outside these regions and are not analysed)\n",
+                   a.unassigned_activities);
+
+  if (!a.kernels.empty()) {
+    out += "\nKernels in these regions, by GPU time\n";
+    fmt::format_to(o, "  {:>6} {:>10} {:>6}  {:<15} {:<11} {:<9} {}\n", "count", "total ms", "share", "category",
+                   "unit", "precision", "kernel");
+    constexpr std::size_t kShown = 15;
+    for (std::size_t i = 0; i < a.kernels.size() && i < kShown; ++i) {
+      const KernelSummary& k = a.kernels[i];
+      std::string name = short_kernel_name(k.name);
+      if (name.size() > 80) name = name.substr(0, 77) + "...";
+      fmt::format_to(o, "  {:>6} {:>10} {:>6}  {:<15} {:<11} {:<9} {}\n", k.count, ms(k.total_ns),
+                     percent(busy > 0 ? static_cast<double>(k.total_ns) / static_cast<double>(busy) : -1),
+                     to_string(k.cls.category), to_string(k.cls.unit), to_string(k.cls.precision), name);
+    }
+    if (a.kernels.size() > kShown) fmt::format_to(o, "  ... {} more kernel names\n", a.kernels.size() - kShown);
+  }
+
+  if (a.findings.empty()) {
+    out += "\nNo findings: nothing here looks slower than it needs to be.\n";
+    return out;
+  }
+  out += "\nFindings, by GPU time they cost\n";
+  for (std::size_t i = 0; i < a.findings.size(); ++i) {
+    const Finding& f = a.findings[i];
+    fmt::format_to(o, "\n  {}. [{}] {}  (region '{}': {} ms, {} of GPU time, in {} instance{})\n", i + 1,
+                   to_string(f.severity), f.id, f.group, ms(f.time_ns), percent(f.share), f.instances,
+                   f.instances == 1 ? "" : "s");
+    append_wrapped(out, f.title, 5);
+    if (!f.detail.empty()) append_wrapped(out, f.detail, 5);
+    if (!f.evidence.empty()) {
+      out += "     evidence:\n";
+      for (std::size_t e = 0; e < f.evidence.size() && e < 8; ++e) {
+        const Evidence& ev = f.evidence[e];
+        if (ev.total_ns > 0)
+          fmt::format_to(o, "       {:>4}x {:>9} ms  {}\n", ev.count, ms(ev.total_ns), ev.what);
+        else
+          fmt::format_to(o, "       {}\n", ev.what);
+      }
+    }
+    out += "     fix:\n";
+    append_wrapped(out, f.fix, 7);
+  }
+  return out;
+}
+
+}  // namespace attnprof
