@@ -62,3 +62,12 @@ std::string short_kernel_name(std::string_view name) {
 std::string format_ms(std::int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
 
 }  // namespace attnprof
+
+namespace attnprof {
+
+std::string per_instance_ms(const RuleContext& ctx, std::int64_t ns) {
+  const auto n = std::max<std::size_t>(1, ctx.group.group.instances.size());
+  return fmt::format("{} per {}", format_ms(ns / static_cast<std::int64_t>(n)), ctx.group.group.name);
+}
+
+}  // namespace attnprof

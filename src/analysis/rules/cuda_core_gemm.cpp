@@ -35,7 +35,7 @@ void rule_cuda_core_gemm(const RuleContext& ctx, std::vector<Finding>& out) {
   f.id = "cuda-core-gemm";
   set_cost(f, ctx, slow_ns, instances);
   f.title = fmt::format("{} of {} GEMMs ran on CUDA cores (FP32 FFMA), not tensor cores: {} ({:.0f}% of GPU time)",
-                        slow.size(), gemms, format_ms(slow_ns), 100.0 * f.share);
+                        slow.size(), gemms, per_instance_ms(ctx, slow_ns), 100.0 * f.share);
   const DeviceSummary& d = ctx.device;
   const int sm = d.compute_major * 10 + d.compute_minor;
   std::string device_note;
@@ -49,8 +49,9 @@ void rule_cuda_core_gemm(const RuleContext& ctx, std::vector<Finding>& out) {
     device_note = fmt::format("This {} (sm_{}) has no tensor cores: FP32 FFMA is its only GEMM path.", d.name, sm);
     f.severity = Severity::Info;
   }
-  f.detail = fmt::format("GEMM time on CUDA cores: {} of {} GEMM time. {}", format_ms(slow_ns),
-                         format_ms(gemm_ns), device_note);
+  f.detail = fmt::format("All {} GEMM kernels of the {} region{} together: {} on CUDA cores of {} GEMM time. {}",
+                         gemms, ctx.group.group.name, ctx.group.group.instances.size() == 1 ? "" : "s",
+                         format_ms(slow_ns), format_ms(gemm_ns), device_note);
   if (upcast) {
     f.fix = "The FP32 GEMMs come from upcasting 16-bit inputs (see fp32-upcast): keep q, k, v in bf16/fp16 so "
             "cuBLAS picks tensor-core kernels. With PyTorch SDPA, the math backend upcasts; let it dispatch to a "

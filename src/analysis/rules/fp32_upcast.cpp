@@ -42,7 +42,7 @@ void rule_fp32_upcast(const RuleContext& ctx, std::vector<Finding>& out) {
   set_cost(f, ctx, cast_ns, instances);
   const double per = static_cast<double>(instances);
   f.title = fmt::format("16-bit data upcast to FP32 and back: {:.0f} casts up and {:.0f} down per {}, {} ({:.0f}% of GPU time)",
-                        up / per, down / per, ctx.group.group.name, format_ms(cast_ns), 100.0 * f.share);
+                        up / per, down / per, ctx.group.group.name, per_instance_ms(ctx, cast_ns), 100.0 * f.share);
   f.detail = bytes_known
                  ? fmt::format("The casts move about {:.1f} MB per {} (read + write, from the launch grids). "
                                "FP32 operands also push the GEMMs off tensor cores (see cuda-core-gemm).",

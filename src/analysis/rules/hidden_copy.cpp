@@ -1,6 +1,8 @@
 // hidden-copy: device-to-device copies inside a region, usually an out-of-place
 // op (masked_fill instead of masked_fill_, clone, contiguous) copying a tensor
 // before writing it. Names the op when the trace has CPU ops.
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -49,21 +51,37 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
     }
     ++slot;
   }
-  for (auto& [op, s] : by_op) {
-    Finding f;
-    f.id = "hidden-copy";
-    set_cost(f, ctx, s.ns, static_cast<int>(s.instances.size()));
-    const double per = static_cast<double>(s.copies.size()) / static_cast<double>(s.instances.size());
-    f.title = fmt::format("{:.0f} device-to-device cop{} per {} ({:.1f} MB){}: {} ({:.0f}% of GPU time)", per,
-                          per == 1 ? "y" : "ies", ctx.group.group.name,
-                          static_cast<double>(s.bytes) / static_cast<double>(s.instances.size()) / 1e6,
-                          op.empty() ? "" : fmt::format(" from {}", op), format_ms(s.ns), 100.0 * f.share);
-    f.detail = "A copy of a whole tensor inside the region: memory traffic that computes nothing.";
-    f.fix = fix_for(op);
-    add_kernel_evidence(f, ctx, s.copies);
-    if (!op.empty()) f.evidence.insert(f.evidence.begin(), Evidence{"launched by " + op, static_cast<int>(s.copies.size()), s.ns});
-    out.push_back(std::move(f));
+  if (by_op.empty()) return;
+  // One finding per group; its sources ranked by time.
+  std::vector<std::pair<std::string, const Source*>> ranked;
+  std::vector<std::size_t> all;
+  std::int64_t ns = 0, bytes = 0;
+  std::set<int> instances;
+  for (const auto& [op, s] : by_op) {
+    ranked.emplace_back(op, &s);
+    all.insert(all.end(), s.copies.begin(), s.copies.end());
+    ns += s.ns;
+    bytes += s.bytes;
+    instances.insert(s.instances.begin(), s.instances.end());
   }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second->ns > b.second->ns; });
+  const auto n = static_cast<double>(ctx.group.group.instances.size());
+  Finding f;
+  f.id = "hidden-copy";
+  set_cost(f, ctx, ns, static_cast<int>(instances.size()));
+  const std::string& top = ranked.front().first;
+  const double per = static_cast<double>(all.size()) / n;
+  f.title = fmt::format("{:.{}f} device-to-device cop{} per {} ({:.1f} MB){}, {} per {}", per, per == std::floor(per) ? 0 : 1,
+                        per == 1 ? "y" : "ies", ctx.group.group.name, static_cast<double>(bytes) / n / 1e6,
+                        top.empty() ? "" : fmt::format(", mostly from {}", top), format_ms(static_cast<std::int64_t>(static_cast<double>(ns) / n)),
+                        ctx.group.group.name);
+  f.detail = "Whole-tensor copies inside the region: memory traffic that computes nothing.";
+  f.fix = fix_for(top);
+  for (const auto& [op, s] : ranked)
+    f.evidence.push_back({op.empty() ? std::string("copies with no CPU op recorded") : "launched by " + op,
+                          static_cast<int>(s->copies.size()), s->ns});
+  out.push_back(std::move(f));
 }
 
 }  // namespace attnprof

@@ -36,7 +36,7 @@ void rule_kernel_count(const RuleContext& ctx, std::vector<Finding>& out) {
   const std::string per = g.min_kernels == g.max_kernels ? fmt::format("{}", g.min_kernels)
                                                          : fmt::format("{:.1f}", g.kernels_per_instance);
   f.title = fmt::format("{} kernels per {} where a fused attention kernel needs 1; GPU idle {} between them",
-                        per, g.group.name, format_ms(idle));
+                        per, g.group.name, per_instance_ms(ctx, idle));
   f.detail = fmt::format("Per {}: {} kernels, {:.1f} us of CPU in launch calls, {:.1f} us of GPU idle between "
                          "kernels. Each unfused step also writes its intermediate (scores, probabilities) to "
                          "device memory and reads it back.",

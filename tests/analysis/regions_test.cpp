@@ -1,0 +1,130 @@
+// Regions on real traces: record_function ranges, profiler steps, --region by
+// name / stem / glob, GPU-only spans, the whole-trace fallback.
+#include "analysis/regions.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/analysis.h"
+#include "test_paths.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+namespace {
+
+int kernels_in(const TraceIndex& index, const RegionInstance& inst) {
+  int n = 0;
+  for (std::size_t i : inst.activities) n += index.event(index.activities()[i]).kind == EventKind::Kernel;
+  return n;
+}
+
+TEST(Regions, Stems) {
+  EXPECT_EQ(region_stem("fwd0"), "fwd");
+  EXPECT_EQ(region_stem("fwd12"), "fwd");
+  EXPECT_EQ(region_stem("ProfilerStep#3"), "ProfilerStep");
+  EXPECT_EQ(region_stem("layer_7"), "layer");
+  EXPECT_EQ(region_stem("attn_fwd"), "attn_fwd");
+  EXPECT_EQ(region_stem("42"), "42");
+}
+
+TEST(Regions, RecordFunctionRangesGroupByStem) {
+  const Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
+  const TraceIndex index(t);
+  const auto groups = find_regions(index, {}, "sdpa_math.json");
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].name, "fwd");
+  ASSERT_EQ(groups[0].instances.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(groups[0].instances[i].name, "fwd" + std::to_string(i));
+    EXPECT_EQ(kernels_in(index, groups[0].instances[i]), 20);
+  }
+}
+
+TEST(Regions, DriverLaunchesAreLinked) {
+  // cuBLAS on Hopper launches with cuLaunchKernelEx (a driver call): its kernels must land in the region.
+  const Trace t = read_trace_file(test::example_trace("manual.json"));
+  const TraceIndex index(t);
+  const auto groups = find_regions(index, {}, "manual.json");
+  ASSERT_EQ(groups.size(), 1u);
+  for (const auto& inst : groups[0].instances) {
+    EXPECT_EQ(kernels_in(index, inst), 5);
+    EXPECT_EQ(inst.activities.size(), 7u);  // + the masked_fill copy + cuBLAS's workspace memset
+  }
+}
+
+TEST(Regions, ChosenByNameStemOrGlob) {
+  const Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
+  const TraceIndex index(t);
+  auto one = find_regions(index, {"fwd1"}, "x");
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(one[0].instances.size(), 1u);
+  EXPECT_EQ(one[0].instances[0].name, "fwd1");
+  EXPECT_EQ(find_regions(index, {"fwd"}, "x")[0].instances.size(), 3u);
+  EXPECT_EQ(find_regions(index, {"fwd[02]"}, "x")[0].instances.size(), 2u);
+  // An ATen op can be a region too (record_function is not required).
+  const auto ops = find_regions(index, {"aten::_safe_softmax"}, "x");
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].instances.size(), 3u);
+  EXPECT_EQ(kernels_in(index, ops[0].instances[0]), 5);  // softmax, isneginf, all, fill, where
+}
+
+TEST(Regions, UnknownNameIsAnInputErrorListingWhatExists) {
+  const Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
+  const TraceIndex index(t);
+  try {
+    find_regions(index, {"attn_fwd"}, "sdpa_math.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "sdpa_math.json: no range named 'attn_fwd' in the trace (ranges: fwd)");
+  }
+}
+
+TEST(Regions, ProfilerStepsWinInTrainingTraces) {
+  const Trace t = read_trace_file(test::data_file("trace_diff__control__control.json.gz"));
+  const TraceIndex index(t);
+  const auto groups = find_regions(index, {}, "x");
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].name, "ProfilerStep");
+  EXPECT_EQ(groups[0].instances.size(), 6u);
+  for (const auto& inst : groups[0].instances) EXPECT_GT(kernels_in(index, inst), 1000);
+}
+
+TEST(Regions, GpuOnlySpansWhenNoCpuRangeMatches) {
+  // Keep only the GPU side of the annotations: --region must fall back to gpu_user_annotation spans.
+  Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
+  std::erase_if(t.events, [](const Event& e) { return e.kind == EventKind::UserAnnotation; });
+  const TraceIndex index(t);
+  const auto groups = find_regions(index, {"fwd"}, "x");
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].source, "GPU annotation spans");
+  ASSERT_EQ(groups[0].instances.size(), 3u);
+  for (const auto& inst : groups[0].instances) EXPECT_EQ(kernels_in(index, inst), 20);
+}
+
+TEST(Regions, WholeTraceWithoutAnnotations) {
+  const Trace t = read_trace_file(test::data_file("triton_example__triton_example.json.gz"));
+  const TraceIndex index(t);
+  const auto groups = find_regions(index, {}, "x");
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].name, "whole trace");
+  EXPECT_EQ(kernels_in(index, groups[0].instances[0]), 1);
+}
+
+TEST(Regions, StatisticsPerInstance) {
+  const Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
+  const TraceIndex index(t);
+  const Analysis a = analyze(t, index, {}, "sdpa_math.json");
+  ASSERT_EQ(a.groups.size(), 1u);
+  const GroupStats& g = a.groups[0];
+  EXPECT_EQ(g.kernels_per_instance, 20.0);
+  EXPECT_EQ(g.tensor_core_share, 0.0);
+  for (const InstanceStats& s : g.instances) {
+    EXPECT_EQ(s.kernels, 20);
+    EXPECT_GT(s.busy_ns, 5'000'000);  // ~5.2 ms of GPU work per forward
+    EXPECT_LT(s.busy_ns, 5'400'000);
+    EXPECT_EQ(s.span_ns, s.busy_ns + s.idle_ns);
+  }
+  EXPECT_EQ(a.unassigned_activities, 0);
+}
+
+}  // namespace
+}  // namespace attnprof

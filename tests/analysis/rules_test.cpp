@@ -1,0 +1,178 @@
+// Each diagnosis rule, positive and negative, on the real traces; plus traces
+// the rules were not written from (V100 FP32 training, A100 training, MI250).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/analysis.h"
+#include "test_paths.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+namespace {
+
+struct Doctor {
+  Trace trace;
+  std::unique_ptr<TraceIndex> index;
+  Analysis analysis;
+  explicit Doctor(const std::string& path, const std::string& region = "") : trace(read_trace_file(path)) {
+    index = std::make_unique<TraceIndex>(trace);
+    analysis = analyze(trace, *index, {region}, path);
+  }
+  const Finding* find(std::string_view id) const {
+    for (const auto& f : analysis.findings)
+      if (f.id == id) return &f;
+    return nullptr;
+  }
+  int count(std::string_view id) const {
+    return static_cast<int>(std::count_if(analysis.findings.begin(), analysis.findings.end(),
+                                          [&](const Finding& f) { return f.id == id; }));
+  }
+};
+
+// Sum of kernel durations in the trace whose name contains `part`.
+std::int64_t kernel_time(const Trace& t, std::string_view part) {
+  std::int64_t ns = 0;
+  for (const Event& e : t.events)
+    if (e.kind == EventKind::Kernel && t.name(e).find(part) != std::string_view::npos) ns += e.dur_ns;
+  return ns;
+}
+
+TEST(Rules, SdpaMathHasEveryCause) {
+  const Doctor d(test::example_trace("sdpa_math.json"));
+  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax", "kernel-count"}) {
+    SCOPED_TRACE(id);
+    const Finding* f = d.find(id);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->instances, 3);
+    EXPECT_GT(f->time_ns, 0);
+    EXPECT_FALSE(f->fix.empty());
+  }
+  EXPECT_EQ(d.find("hidden-copy"), nullptr);
+  // Ranked by time: the FP32 GEMMs cost most.
+  EXPECT_EQ(d.analysis.findings.front().id, "cuda-core-gemm");
+}
+
+TEST(Rules, CudaCoreGemmTimeIsTheFfmaKernels) {
+  const Doctor d(test::example_trace("sdpa_math.json"));
+  const Finding* f = d.find("cuda-core-gemm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->time_ns, kernel_time(d.trace, "_ffma_"));
+  EXPECT_EQ(f->severity, Severity::High);
+  EXPECT_NE(f->detail.find("sm_90"), std::string::npos);
+  EXPECT_NE(f->fix.find("upcast"), std::string::npos);  // 16-bit inputs: the fix is to stay 16-bit
+  ASSERT_EQ(f->evidence.size(), 2u);
+  EXPECT_EQ(f->evidence[0].count + f->evidence[1].count, 6);
+}
+
+TEST(Rules, Fp32UpcastCountsBothDirectionsAndBytes) {
+  const Doctor d(test::example_trace("sdpa_math.json"));
+  const Finding* f = d.find("fp32-upcast");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("3 casts up and 2 down per fwd"), std::string::npos) << f->title;
+  // q, k, v up (3 x 4*16*2048*64) and the weights + output down (4*16*2048*2048 + 4*16*2048*64), 6 B each.
+  EXPECT_NE(f->detail.find("1811.9 MB per fwd"), std::string::npos) << f->detail;
+  EXPECT_EQ(f->time_ns, kernel_time(d.trace, "direct_copy_kernel_cuda") + kernel_time(d.trace, "bfloat16_copy_kernel"));
+}
+
+TEST(Rules, MaskRebuiltFindsTheMaskKernels) {
+  const Doctor d(test::example_trace("sdpa_math.json"));
+  const Finding* f = d.find("mask-rebuilt");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("3 of 3 fwd regions (5 kernels each)"), std::string::npos) << f->title;
+  int kernels = 0;
+  for (const auto& e : f->evidence) kernels += e.count;
+  EXPECT_EQ(kernels, 15);
+}
+
+TEST(Rules, SafeSoftmaxCountsTheEpilogue) {
+  const Doctor d(test::example_trace("sdpa_math.json"));
+  const Finding* f = d.find("safe-softmax");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("4 extra kernels per fwd"), std::string::npos) << f->title;
+  // Independent check from the CPU side: kernels launched under aten::_safe_softmax, minus the softmax.
+  std::int64_t expected = 0;
+  for (const GpuActivity& a : d.index->activities())
+    if (d.index->under(a, "aten::_safe_softmax") && a.cls.op != KernelOp::Softmax) expected += d.index->event(a).dur_ns;
+  EXPECT_EQ(f->time_ns, expected);
+}
+
+TEST(Rules, KernelCountReportsTwentyVersusOne) {
+  const Doctor d(test::example_trace("sdpa_math.json"));
+  const Finding* f = d.find("kernel-count");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("20 kernels per fwd"), std::string::npos) << f->title;
+}
+
+TEST(Rules, ManualHasOnlyWhatIsTrue) {
+  const Doctor d(test::example_trace("manual.json"));
+  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"}) EXPECT_EQ(d.find(id), nullptr) << id;
+  EXPECT_EQ(d.analysis.groups[0].tensor_core_share, 1.0);
+  // True of manual: 5 kernels where 1 would do, and masked_fill copying its input.
+  const Finding* count = d.find("kernel-count");
+  ASSERT_NE(count, nullptr);
+  EXPECT_NE(count->title.find("5 kernels per fwd"), std::string::npos);
+  const Finding* copy = d.find("hidden-copy");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_NE(copy->title.find("536.9 MB"), std::string::npos) << copy->title;
+  EXPECT_NE(copy->title.find("aten::masked_fill"), std::string::npos) << copy->title;
+  EXPECT_NE(copy->fix.find("masked_fill_"), std::string::npos);
+}
+
+TEST(Rules, FusedBackendsRaiseNothing) {
+  for (const char* f : {"sdpa_flash.json", "sdpa_cudnn.json", "sdpa_efficient.json"}) {
+    const Doctor d(test::example_trace(f));
+    EXPECT_TRUE(d.analysis.findings.empty()) << f << ": " << d.analysis.findings.front().id;
+    EXPECT_EQ(d.analysis.groups[0].kernels_per_instance, 1.0) << f;
+  }
+}
+
+TEST(Rules, Fp32TrainingOnV100IsNotAnUpcast) {
+  // HTA's ns_resolution trace: an FP32 model on a V100 (sm_70). FP32 GEMMs are the user's choice:
+  // cuda-core-gemm is true (fp16 tensor cores were there) but there is no upcast round trip.
+  const Doctor d(test::data_file("ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"));
+  EXPECT_EQ(d.find("fp32-upcast"), nullptr);
+  EXPECT_EQ(d.find("safe-softmax"), nullptr);
+  EXPECT_EQ(d.find("mask-rebuilt"), nullptr);
+  EXPECT_EQ(d.find("kernel-count"), nullptr);  // a whole training step is not one attention
+  const Finding* f = d.find("cuda-core-gemm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->detail.find("sm_70"), std::string::npos);
+  EXPECT_NE(f->detail.find("no TF32"), std::string::npos);
+  EXPECT_NE(f->fix.find("autocast"), std::string::npos);
+  EXPECT_EQ(f->fix.find("upcast"), std::string::npos);
+}
+
+TEST(Rules, OtherTracesReadAndStayQuiet) {
+  // A100 training with TF32 CUTLASS kernels, an MI250 trace, a CPU-only trace, a Triton kernel.
+  const Doctor a100(test::data_file("trace_diff__control__control.json.gz"));
+  EXPECT_EQ(a100.find("fp32-upcast"), nullptr);
+  EXPECT_EQ(a100.find("safe-softmax"), nullptr);
+  EXPECT_LE(a100.count("hidden-copy"), 1);
+  for (const char* f : {"amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+                        "cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+                        "triton_example__triton_example.json.gz"}) {
+    const Doctor d(test::data_file(f));
+    EXPECT_TRUE(d.analysis.findings.empty()) << f;
+  }
+}
+
+// A trace with no CPU ops (as `attnprof record` writes without NVTX): rules work from kernel names alone.
+TEST(Rules, KernelNamesAloneAreEnough) {
+  Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
+  std::erase_if(t.events, [](const Event& e) { return e.kind == EventKind::CpuOp; });
+  const TraceIndex index(t);
+  const Analysis a = analyze(t, index, {}, "no-ops");
+  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax", "kernel-count"})
+    EXPECT_TRUE(std::any_of(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; })) << id;
+}
+
+TEST(Rules, SeverityFollowsShare) {
+  EXPECT_EQ(severity_for_share(0.30), Severity::High);
+  EXPECT_EQ(severity_for_share(0.10), Severity::Medium);
+  EXPECT_EQ(severity_for_share(0.01), Severity::Low);
+  EXPECT_EQ(severity_for_share(0.0), Severity::Info);
+}
+
+}  // namespace
+}  // namespace attnprof
