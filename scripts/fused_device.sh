@@ -20,9 +20,13 @@ if has check; then
 fi
 if has sanitize; then
   for tool in memcheck racecheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_bench" --check --small > "$O/san_$tool.log" 2>&1
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_bench" --check --small ${SANPATH:+--path $SANPATH} > "$O/san_$tool.log" 2>&1
     echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|Hazard|checks:' "$O/san_$tool.log" | sort | uniq -c | tr '\n' ' ')"
   done
+fi
+if has gtest; then
+  timeout 120 "$B/tests/fused/fused_forward_test" ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$O/gtest.log" 2>&1
+  echo "gtest rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$O/gtest.log" | tr '\n' ' ')"
 fi
 if has time; then
   timeout 240 "$B/attnprof_fused_bench" --time ${QUICK:+--quick} ${TPATH:+--path $TPATH} --csv "$O/fused.csv" > "$O/time.log" 2>&1; echo "time rc=$?"

@@ -45,25 +45,36 @@ def peer_tflops(b, h, s, d, causal, backend):
 
 def main():
     rows = list(csv.DictReader(open(sys.argv[1])))
+    shapes, by_path, paths = [], {}, []
+    for r in rows:
+        key = tuple(int(r[x]) for x in ("batch", "heads", "seq", "head_dim", "causal"))
+        if key not in by_path:
+            shapes.append(key)
+            by_path[key] = {}
+        by_path[key][r["path"]] = float(r["tflops"])
+        if r["path"] not in paths:
+            paths.append(r["path"])
+    main_path = "hopper" if "hopper" in paths else paths[-1]
     out = None
     if "--out" in sys.argv:
         out = open(sys.argv[sys.argv.index("--out") + 1], "w")
-        out.write("batch,heads,seq,head_dim,causal,fused,flash,cudnn\n")
+        out.write("batch,heads,seq,head_dim,causal," + ",".join(paths) + ",flash,cudnn\n")
     print(f"torch {torch.__version__}, cudnn {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}")
-    print(f"{'B':>2} {'H':>3} {'S':>6} {'D':>4} {'causal':>6} | {'fused':>6} {'FA2':>6} {'cuDNN':>6} | "
-          f"{'/FA2':>5} {'/cuDNN':>6}   (bf16 fwd TFLOP/s)")
+    print(f"{'B':>2} {'H':>3} {'S':>6} {'D':>4} {'causal':>6} | " + " ".join(f"{p[:9]:>9}" for p in paths) +
+          f" {'FA2':>6} {'cuDNN':>6} | {'/FA2':>5} {'/cuDNN':>6}   (bf16 fwd TFLOP/s; ratios of {main_path})")
     worst = float("inf")
-    for r in rows:
-        b, h, s, d, c = (int(r[x]) for x in ("batch", "heads", "seq", "head_dim", "causal"))
-        fused = float(r["tflops"])
-        fa2 = peer_tflops(b, h, s, d, bool(c), SDPBackend.FLASH_ATTENTION)
-        cud = peer_tflops(b, h, s, d, bool(c), SDPBackend.CUDNN_ATTENTION)
+    for key in shapes:
+        b, h, s_, d, c = key
+        fa2 = peer_tflops(b, h, s_, d, bool(c), SDPBackend.FLASH_ATTENTION)
+        cud = peer_tflops(b, h, s_, d, bool(c), SDPBackend.CUDNN_ATTENTION)
+        vals = [by_path[key].get(p, float("nan")) for p in paths]
+        fused = by_path[key].get(main_path, float("nan"))
         worst = min(worst, fused / fa2)
-        print(f"{b:>2} {h:>3} {s:>6} {d:>4} {'yes' if c else 'no':>6} | {fused:6.1f} {fa2:6.1f} {cud:6.1f} | "
-              f"{fused / fa2:5.2f} {fused / cud:6.2f}")
+        print(f"{b:>2} {h:>3} {s_:>6} {d:>4} {'yes' if c else 'no':>6} | " + " ".join(f"{v:9.1f}" for v in vals) +
+              f" {fa2:6.1f} {cud:6.1f} | {fused / fa2:5.2f} {fused / cud:6.2f}")
         if out:
-            out.write(f"{b},{h},{s},{d},{c},{fused:.2f},{fa2:.2f},{cud:.2f}\n")
-    print(f"worst fused/FA2 ratio: {worst:.2f}")
+            out.write(f"{b},{h},{s_},{d},{c}," + ",".join(f"{v:.2f}" for v in vals) + f",{fa2:.2f},{cud:.2f}\n")
+    print(f"worst {main_path}/FA2 ratio: {worst:.2f}")
 
 
 if __name__ == "__main__":

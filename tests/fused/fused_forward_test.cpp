@@ -27,7 +27,7 @@ std::vector<Case> cases() {
 
 void run_all(Path path) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  if (path == Path::hopper && resolve_path(Path::automatic) != Path::hopper) GTEST_SKIP() << "not an sm_90 device";
+  if (path != Path::portable && resolve_path(Path::automatic) != Path::hopper) GTEST_SKIP() << "not an sm_90 device";
   unsigned seed = 100;
   for (const Case& c : cases()) {
     const CheckResult r = check_case(c, path, seed++);
@@ -43,6 +43,8 @@ void run_all(Path path) {
 
 TEST(FusedForward, PortablePathMatchesReference) { run_all(Path::portable); }
 TEST(FusedForward, HopperPathMatchesReference) { run_all(Path::hopper); }
+TEST(FusedForward, HopperOverlapPathMatchesReference) { run_all(Path::hopper_overlap); }
+TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::hopper_m192); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {
   Params p;

@@ -36,7 +36,14 @@ TEST(FusedTileTable, HopperRowsFitSm90) {
     EXPECT_LE(t.block_m, 256) << "TMA box limit";
     EXPECT_GE(t.stages, 2);
     EXPECT_LE(shared_bytes(t), 227 * 1024) << "sm_90 opt-in shared memory";
-    // Registers: producer 40, consumers 232 per thread must fit the 64K file.
-    EXPECT_LE(40 * 128 + 232 * 128 * t.consumers, 65536);
+    // Registers: the setmaxnreg split must fit the 64K file.
+    EXPECT_LE(producer_registers(t.consumers) * 128 + consumer_registers(t.consumers) * 128 * t.consumers, 65536);
+  }
+  // The 3-consumer experiment (BM=192) fits too.
+  for (int d : {64, 128}) {
+    const TileConfig t = with_consumers(tile_for(Path::hopper, d), 3);
+    EXPECT_EQ(t.block_m, 192);
+    EXPECT_LE(shared_bytes(t), 227 * 1024);
+    EXPECT_LE(producer_registers(3) * 128 + consumer_registers(3) * 128 * 3, 65536);
   }
 }

@@ -36,7 +36,12 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
   if (params.batch == 0 || params.q_len == 0) return cudaSuccess;  // nothing to compute
   Params p = params;
   p.scale = p.softmax_scale();  // the kernels read p.scale as given
-  return resolve_path(path) == Path::hopper ? launch_hopper(p, stream) : launch_portable(p, stream);
+  switch (resolve_path(path)) {
+    case Path::hopper: return launch_hopper(p, stream);
+    case Path::hopper_overlap: return launch_hopper_overlap(p, stream);
+    case Path::hopper_m192: return launch_hopper_m192(p, stream);
+    default: return launch_portable(p, stream);
+  }
 }
 
 }  // namespace attnprof::fused

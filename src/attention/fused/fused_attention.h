@@ -24,5 +24,7 @@ cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::auto
 // Launchers, one per path (fwd_sm80.cu, fwd_sm90.cu).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream);
+cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream);
+cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream);
 
 }  // namespace attnprof::fused

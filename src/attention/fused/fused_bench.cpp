@@ -3,7 +3,8 @@
 //   attnprof_fused_bench --check            correctness suite, both paths
 //   attnprof_fused_bench --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
 //   attnprof_fused_bench --check --small    a few small shapes (for compute-sanitizer)
-//   --path portable|hopper|auto (default: auto for timing, every available for checks)
+//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|auto (default: auto for timing, every available for checks)
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -59,7 +60,32 @@ std::vector<TimedShape> timed_shapes() {
   return ts;
 }
 
-const char* path_name(Path p) { return p == Path::hopper ? "hopper" : p == Path::portable ? "portable" : "auto"; }
+const char* path_name(Path p) {
+  switch (p) {
+    case Path::hopper: return "hopper";
+    case Path::hopper_overlap: return "hopper_overlap";
+    case Path::hopper_m192: return "hopper_m192";
+    case Path::portable: return "portable";
+    default: return "auto";
+  }
+}
+
+// "portable,hopper" -> paths
+std::vector<Path> parse_paths(const std::string& s) {
+  std::vector<Path> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t end = std::min(s.find(',', pos), s.size());
+    const std::string w = s.substr(pos, end - pos);
+    if (w == "portable") out.push_back(Path::portable);
+    else if (w == "hopper") out.push_back(Path::hopper);
+    else if (w == "hopper_overlap") out.push_back(Path::hopper_overlap);
+    else if (w == "hopper_m192") out.push_back(Path::hopper_m192);
+    else if (w == "auto") out.push_back(resolve_path(Path::automatic));
+    pos = end + 1;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -74,7 +100,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
     else if (!std::strcmp(argv[i], "--path") && i + 1 < argc) path_arg = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--check] [--small] [--time] [--quick] [--csv FILE] [--path portable|hopper|auto]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--check] [--small] [--time] [--quick] [--csv FILE] [--path portable,hopper,hopper_overlap,hopper_m192,auto]\n", argv[0]);
       return 2;
     }
   }
@@ -89,10 +115,8 @@ int main(int argc, char** argv) {
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
   const bool hopper = resolve_path(Path::automatic) == Path::hopper;
   std::vector<Path> paths;
-  if (path_arg == "portable") paths = {Path::portable};
-  else if (path_arg == "hopper") paths = {Path::hopper};
-  else if (path_arg == "auto") paths = {resolve_path(Path::automatic)};
-  else paths = hopper ? std::vector<Path>{Path::portable, Path::hopper} : std::vector<Path>{Path::portable};
+  if (!path_arg.empty()) paths = parse_paths(path_arg);
+  else paths = hopper ? std::vector<Path>{Path::portable, Path::hopper_overlap, Path::hopper_m192, Path::hopper} : std::vector<Path>{Path::portable};
 
   int failures = 0;
   if (do_check) {

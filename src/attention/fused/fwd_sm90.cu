@@ -32,11 +32,13 @@ struct TensorMaps {
 #define ATTNPROF_SM90A 1
 #endif
 
-template <typename T, int D>
-__global__ void __launch_bounds__(tile_for(Path::hopper, D).threads, 1)
+// kOverlap: version 3 (S of step n overlaps P V of step n-1); false: version 2.
+// kConsumers: consumer warpgroups (BM = 64 * kConsumers).
+template <typename T, int D, bool kOverlap, int kConsumers>
+__global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
-  constexpr TileConfig kT = tile_for(Path::hopper, D);
+  constexpr TileConfig kT = with_consumers(tile_for(Path::hopper, D), kConsumers);
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
   constexpr int kChunks = D / 64;                     // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
@@ -76,7 +78,7 @@ __global__ void __launch_bounds__(tile_for(Path::hopper, D).threads, 1)
   __syncthreads();
 
   if (wg == 0) {  // producer
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<producer_registers(kConsumers)>();
     if (threadIdx.x == 0) {
       prefetch_tensormap(&maps.q);
       prefetch_tensormap(&maps.k);
@@ -100,7 +102,7 @@ __global__ void __launch_bounds__(tile_for(Path::hopper, D).threads, 1)
   }
 
   // consumers
-  setmaxnreg_inc<232>();
+  setmaxnreg_inc<consumer_registers(kConsumers)>();
   const int cw = wg - 1;                          // consumer warpgroup: query rows 64*cw ..
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
@@ -114,17 +116,9 @@ __global__ void __launch_bounds__(tile_for(Path::hopper, D).threads, 1)
   st.init();
 
   const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
-  mbar_wait(q_full, 0);
-
-  for (int n = 0; n < n_blocks; ++n) {
-    const int s = n % STAGES;
-    const uint32_t phase = (n / STAGES) & 1;
+  // S = Q K^T for this warpgroup's 64 rows, K from stage s (issued, not waited).
+  auto issue_qk = [&](float (&sc)[BN / 8][4], int s) {
     const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
-    const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
-
-    float sc[BN / 8][4];
-    mbar_wait(&k_full[s], phase);
-    wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
@@ -133,27 +127,10 @@ __global__ void __launch_bounds__(tile_for(Path::hopper, D).threads, 1)
       WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
     }
     wgmma_commit();
-    wgmma_wait<0>();
-    fence_operands(sc);
-    __syncwarp();
-    if (lane == 0) mbar_arrive(&k_empty[s]);
-
-    const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM + cw * 64);
-    if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
-    online_softmax(sc, o, st, scale_log2);
-
-    uint32_t pa[BN / 16][4];
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      pa[kk][0] = Pack2<T>::pack(sc[2 * kk][0], sc[2 * kk][1]);
-      pa[kk][1] = Pack2<T>::pack(sc[2 * kk][2], sc[2 * kk][3]);
-      pa[kk][2] = Pack2<T>::pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]);
-      pa[kk][3] = Pack2<T>::pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3]);
-    }
-
-    mbar_wait(&v_full[s], phase);
-    fence_operands(o);
-    wgmma_fence();
+  };
+  // O += P V with V from stage s (issued, not waited).
+  auto issue_pv = [&](uint32_t (&pa)[BN / 16][4], int s) {
+    const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
       // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
@@ -161,10 +138,90 @@ __global__ void __launch_bounds__(tile_for(Path::hopper, D).threads, 1)
       WgmmaRS<T, D>::run(o, pa[kk], dv);
     }
     wgmma_commit();
+  };
+  auto release = [&](uint64_t* bar) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bar);
+  };
+  auto mask = [&](float (&sc)[BN / 8][4], int n) {
+    const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM + cw * 64);
+    if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
+  };
+  mbar_wait(q_full, 0);
+
+  if constexpr (!kOverlap) {
+    // Version 2: S, softmax, P V one after another within the warpgroup.
+    for (int n = 0; n < n_blocks; ++n) {
+      const int s = n % STAGES;
+      const uint32_t phase = (n / STAGES) & 1;
+      float sc[BN / 8][4];
+      mbar_wait(&k_full[s], phase);
+      wgmma_fence();
+      issue_qk(sc, s);
+      wgmma_wait<0>();
+      fence_operands(sc);
+      release(&k_empty[s]);
+      mask(sc, n);
+      online_softmax(sc, o, st, scale_log2);
+      uint32_t pa[BN / 16][4];
+      scores_to_a<T>(sc, pa);
+      mbar_wait(&v_full[s], phase);
+      fence_operands(o);
+      wgmma_fence();
+      issue_pv(pa, s);
+      wgmma_wait<0>();
+      fence_operands(o);
+      release(&v_empty[s]);
+    }
+  } else if (n_blocks > 0) {
+    // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
+    // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
+    uint32_t pa[BN / 16][4];
+    {
+      float sc[BN / 8][4];
+      mbar_wait(&k_full[0], 0);
+      wgmma_fence();
+      issue_qk(sc, 0);
+      wgmma_wait<0>();
+      fence_operands(sc);
+      release(&k_empty[0]);
+      mask(sc, 0);
+      float alpha[2];
+      softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
+      scores_to_a<T>(sc, pa);
+    }
+    for (int n = 1; n < n_blocks; ++n) {
+      const int s = n % STAGES, sp = (n - 1) % STAGES;
+      float sc[BN / 8][4];
+      mbar_wait(&k_full[s], (n / STAGES) & 1);
+      fence_operands(o);
+      wgmma_fence();
+      issue_qk(sc, s);
+      mbar_wait(&v_full[sp], ((n - 1) / STAGES) & 1);
+      issue_pv(pa, sp);
+      wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
+      fence_operands(sc);
+      release(&k_empty[s]);
+      mask(sc, n);
+      float alpha[2];
+      softmax_scores(sc, st, scale_log2, alpha);
+      wgmma_wait<0>();
+      fence_operands(o);
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk)
+        asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+      release(&v_empty[sp]);
+      rescale(o, alpha);
+      scores_to_a<T>(sc, pa);
+    }
+    const int sl = (n_blocks - 1) % STAGES;
+    mbar_wait(&v_full[sl], ((n_blocks - 1) / STAGES) & 1);
+    fence_operands(o);
+    wgmma_fence();
+    issue_pv(pa, sl);
     wgmma_wait<0>();
     fence_operands(o);
-    __syncwarp();
-    if (lane == 0) mbar_arrive(&v_empty[s]);
+    release(&v_empty[sl]);
   }
 
   T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
@@ -207,9 +264,9 @@ bool encode(CUtensorMap* map, Dtype dtype, const void* ptr, int batch, int heads
   return r == CUDA_SUCCESS;
 }
 
-template <typename T, int D>
+template <typename T, int D, bool kOverlap, int kConsumers>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
-  constexpr TileConfig kT = tile_for(Path::hopper, D);
+  constexpr TileConfig kT = with_consumers(tile_for(Path::hopper, D), kConsumers);
   constexpr int kSmem = shared_bytes(kT);
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride,
@@ -219,21 +276,37 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride,
               p.v_head_stride, p.v_seq_stride, kT.block_n))
     return cudaErrorInvalidValue;
-  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kOverlap, kConsumers>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const dim3 grid((p.q_len + kT.block_m - 1) / kT.block_m, p.heads, p.batch);
-  fused_fwd_hopper<T, D><<<grid, kT.threads, kSmem, stream>>>(p, maps);
+  fused_fwd_hopper<T, D, kOverlap, kConsumers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
   return cudaGetLastError();
 }
 
-}  // namespace
-
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+template <bool kOverlap, int kConsumers64, int kConsumers128>
+cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == Dtype::bf16)
-    return p.head_dim == 64 ? launch<__nv_bfloat16, 64>(p, stream) : launch<__nv_bfloat16, 128>(p, stream);
-  return p.head_dim == 64 ? launch<__half, 64>(p, stream) : launch<__half, 128>(p, stream);
+    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kOverlap, kConsumers64>(p, stream)
+                            : launch<__nv_bfloat16, 128, kOverlap, kConsumers128>(p, stream);
+  return p.head_dim == 64 ? launch<__half, 64, kOverlap, kConsumers64>(p, stream)
+                          : launch<__half, 128, kOverlap, kConsumers128>(p, stream);
+}
+
+constexpr int kC64 = tile_for(Path::hopper, 64).consumers;
+constexpr int kC128 = tile_for(Path::hopper, 128).consumers;
+
+}  // namespace
+
+// Version 2 schedule: the fastest measured (docs/fused-kernel.md).
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) { return launch_variant<false, kC64, kC128>(p, stream); }
+cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) {
+  return launch_variant<true, kC64, kC128>(p, stream);
+}
+// BM=192 for head dim 64 (the 160-register consumers cannot hold D=128's accumulators).
+cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream) {
+  return p.head_dim == 64 ? launch_variant<false, 3, kC128>(p, stream) : launch_hopper(p, stream);
 }
 
 }  // namespace attnprof::fused

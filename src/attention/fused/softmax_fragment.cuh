@@ -52,10 +52,12 @@ __device__ __forceinline__ void mask_scores(float (&s)[NB][4], int row0, int col
     }
 }
 
-// One online-softmax step: s becomes exp(scale*(s - m_new)), o is rescaled.
-template <int NB, int NO>
-__device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO][4], RowState& st,
-                                               float scale_log2) {
+// Online-softmax step on the scores alone: s becomes exp(scale*(s - m_new)), the
+// row state moves to m_new, and alpha = exp(scale*(m_old - m_new)) is returned for
+// the caller to rescale o with (separately, so the Hopper kernel can do it once
+// the previous P*V GEMM has finished).
+template <int NB>
+__device__ __forceinline__ void softmax_scores(float (&s)[NB][4], RowState& st, float scale_log2, float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float mx = st.m[r];
@@ -65,7 +67,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO]
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
     // A row with no visible key so far keeps m = -inf; use 0 as base to avoid NaN.
     const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
-    const float alpha = exp2f(st.m[r] * scale_log2 - base);
+    alpha[r] = exp2f(st.m[r] * scale_log2 - base);
     float sum = 0.f;
 #pragma unroll
     for (int j = 0; j < NB; ++j) {
@@ -73,13 +75,40 @@ __device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO]
       s[j][2 * r + 1] = exp2f(fmaf(s[j][2 * r + 1], scale_log2, -base));
       sum += s[j][2 * r] + s[j][2 * r + 1];
     }
-    st.l[r] = st.l[r] * alpha + sum;
-#pragma unroll
-    for (int j = 0; j < NO; ++j) {
-      o[j][2 * r] *= alpha;
-      o[j][2 * r + 1] *= alpha;
-    }
+    st.l[r] = st.l[r] * alpha[r] + sum;
     st.m[r] = mx;
+  }
+}
+
+template <int NO>
+__device__ __forceinline__ void rescale(float (&o)[NO][4], const float (&alpha)[2]) {
+#pragma unroll
+  for (int j = 0; j < NO; ++j) {
+    o[j][0] *= alpha[0];
+    o[j][1] *= alpha[0];
+    o[j][2] *= alpha[1];
+    o[j][3] *= alpha[1];
+  }
+}
+
+// One online-softmax step: scores to probabilities, o rescaled.
+template <int NB, int NO>
+__device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO][4], RowState& st,
+                                               float scale_log2) {
+  float alpha[2];
+  softmax_scores(s, st, scale_log2, alpha);
+  rescale(o, alpha);
+}
+
+// P as 16-bit mma A fragments: the accumulator layout of S is the A layout of P.
+template <typename T, int NB>
+__device__ __forceinline__ void scores_to_a(const float (&s)[NB][4], uint32_t (&a)[NB / 2][4]) {
+#pragma unroll
+  for (int kk = 0; kk < NB / 2; ++kk) {
+    a[kk][0] = Pack2<T>::pack(s[2 * kk][0], s[2 * kk][1]);
+    a[kk][1] = Pack2<T>::pack(s[2 * kk][2], s[2 * kk][3]);
+    a[kk][2] = Pack2<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    a[kk][3] = Pack2<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
   }
 }
 

@@ -6,7 +6,11 @@
 namespace attnprof::fused {
 
 // portable: mma.sync (sm_80+). hopper: TMA + wgmma + warp specialization (sm_90a).
-enum class Path : int { automatic = 0, portable = 1, hopper = 2 };
+// The other two are Hopper variants kept for the version ladder and experiments,
+// with the hopper rows' tiles: hopper_overlap (version 3: S of step n overlaps P V of
+// step n-1 inside a warpgroup, measured slower) and hopper_m192 (3 consumer
+// warpgroups, BM=192, head dim 64 only).
+enum class Path : int { automatic = 0, portable = 1, hopper = 2, hopper_overlap = 3, hopper_m192 = 4 };
 
 struct TileConfig {
   Path path;
@@ -32,6 +36,18 @@ constexpr TileConfig tile_for(Path path, int head_dim) {
     if (t.path == path && t.head_dim == head_dim) return t;
   return TileConfig{path, 0, 0, 0, 0, 0, 0};
 }
+
+// A hopper row with another number of consumer warpgroups (64 query rows each).
+constexpr TileConfig with_consumers(TileConfig t, int consumers) {
+  t.consumers = consumers;
+  t.block_m = 64 * consumers;
+  t.threads = 128 * (consumers + 1);
+  return t;
+}
+
+// setmaxnreg split of the 64K-register file for a Hopper CTA (multiples of 8).
+constexpr int producer_registers(int consumers) { return consumers == 2 ? 40 : 24; }
+constexpr int consumer_registers(int consumers) { return consumers == 2 ? 232 : 160; }
 
 // Dynamic shared memory a config needs, in bytes (16-bit elements).
 constexpr int shared_bytes(const TileConfig& t) {
