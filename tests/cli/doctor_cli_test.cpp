@@ -1,0 +1,100 @@
+// attnprof doctor end to end: the real binary on real traces and on bad input.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "run_command.h"
+#include "test_paths.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_command;
+
+std::string doctor(const std::string& args) { return test::attnprof_binary() + " doctor " + args; }
+
+TEST(DoctorCli, SdpaMath) {
+  const auto r = run_command(doctor(test::example_trace("sdpa_math.json")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_NE(r.out.find("per fwd                       20"), std::string::npos) << r.out;
+  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax", "kernel-count"})
+    EXPECT_NE(r.out.find(id), std::string::npos) << id;
+}
+
+TEST(DoctorCli, JsonIsReadableByOurOwnReader) {
+  const auto r = run_command(doctor("--json " + test::example_trace("manual.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.front(), '{');
+  EXPECT_NE(r.out.find("\"id\": \"hidden-copy\""), std::string::npos);
+  EXPECT_EQ(r.out.find("\"id\": \"cuda-core-gemm\""), std::string::npos);
+}
+
+TEST(DoctorCli, RegionOption) {
+  const auto r = run_command(doctor("--region fwd2 " + test::example_trace("sdpa_math.json")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Region 'fwd': 1 instance"), std::string::npos) << r.out;
+  const auto missing = run_command(doctor("--region nope " + test::example_trace("sdpa_math.json")));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no range named 'nope'"), std::string::npos) << missing.err;
+}
+
+TEST(DoctorCli, GzipTraces) {
+  const auto r = run_command(doctor(test::data_file("trace_diff__control__control.json.gz")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Region 'ProfilerStep': 6 instances"), std::string::npos);
+}
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("attnprof_bad_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& bytes) {
+    const auto p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p.string();
+  }
+  // Exit code 2, one line on stderr naming the file, nothing on stdout.
+  void expect_refused(const std::string& path, const std::string& what) {
+    const auto r = run_command(doctor(path));
+    EXPECT_EQ(r.exit_code, 2) << path;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  }
+  fs::path dir_;
+};
+
+TEST_F(BadInput, EveryKindIsRefusedCleanly) {
+  expect_refused(write("empty.json", ""), "file is empty");
+  expect_refused(write("text.json", "this is not json"), "not a JSON trace");
+  expect_refused(write("noevents.json", R"({"schemaVersion": 1})"), "no \"traceEvents\"");
+  expect_refused(write("types.json", R"({"traceEvents": [{"ph": "X", "ts": "x"}]})"), "expected a number");
+  expect_refused(write("bad.json.gz", std::string("\x1f\x8b\x08\x00garbage-garbage", 19)), "gzip");
+  std::ifstream in(test::example_trace("sdpa_math.json"), std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(in)), {});
+  expect_refused(write("cut.json", whole.substr(0, whole.size() * 2 / 3)), "truncated");
+  expect_refused((dir_ / "missing.json").string(), "cannot open");
+  expect_refused(dir_.string(), "is a directory");
+}
+
+TEST(DoctorCli, UsageErrorsExitTwo) {
+  EXPECT_EQ(run_command(test::attnprof_binary() + " doctor").exit_code, 2);
+  EXPECT_EQ(run_command(test::attnprof_binary() + " frobnicate").exit_code, 2);
+  EXPECT_EQ(run_command(test::attnprof_binary()).exit_code, 2);
+  EXPECT_EQ(run_command(doctor("--bogus " + test::example_trace("sdpa_math.json"))).exit_code, 2);
+  const auto help = run_command(test::attnprof_binary() + " doctor --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--region"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attnprof

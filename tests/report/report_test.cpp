@@ -1,0 +1,84 @@
+// The reports: JSON is valid and carries the documented fields with the
+// analysis's numbers; the text report says the key facts.
+#include "report/report.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "test_paths.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+namespace {
+
+Analysis analyse(const std::string& file) {
+  static std::vector<std::unique_ptr<Trace>> keep;
+  keep.push_back(std::make_unique<Trace>(read_trace_file(test::example_trace(file))));
+  static std::vector<std::unique_ptr<TraceIndex>> indexes;
+  indexes.push_back(std::make_unique<TraceIndex>(*keep.back()));
+  return analyze(*keep.back(), *indexes.back(), {}, file);
+}
+
+TEST(JsonReport, ValidWithDocumentedFields) {
+  const Analysis a = analyse("sdpa_math.json");
+  const std::string text = json_report(a);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS) << text.substr(0, 300);
+
+  simdjson::dom::array regions = doc["regions"].get_array();
+  ASSERT_EQ(regions.size(), 3u);
+  for (auto r : regions) {
+    EXPECT_EQ(std::string_view(r["group"].get_string()), "fwd");
+    EXPECT_EQ(int64_t(r["kernels"].get_int64()), 20);
+    EXPECT_GT(double(r["gpu_time_us"].get_double()), 5000.0);
+  }
+  simdjson::dom::array kernels = doc["kernels"].get_array();
+  int gemm_count = 0;
+  for (auto k : kernels) {
+    for (const char* key : {"name", "category", "unit", "precision", "op"}) EXPECT_TRUE(k[key].is_string()) << key;
+    EXPECT_TRUE(k["count"].is_int64());
+    EXPECT_TRUE(k["total_us"].is_double());
+    if (std::string_view(k["category"].get_string()) == "gemm") {
+      gemm_count += static_cast<int>(int64_t(k["count"].get_int64()));
+      EXPECT_EQ(std::string_view(k["unit"].get_string()), "cuda-core");
+      EXPECT_EQ(std::string_view(k["precision"].get_string()), "fp32");
+    }
+  }
+  EXPECT_EQ(gemm_count, 6);
+  simdjson::dom::array findings = doc["findings"].get_array();
+  ASSERT_EQ(findings.size(), a.findings.size());
+  std::size_t i = 0;
+  for (auto f : findings) {
+    EXPECT_EQ(std::string_view(f["id"].get_string()), a.findings[i].id);
+    EXPECT_NEAR(double(f["time_us"].get_double()), static_cast<double>(a.findings[i].time_ns) / 1e3, 0.001);
+    EXPECT_NEAR(double(f["share"].get_double()), a.findings[i].share, 1e-4);
+    EXPECT_TRUE(f["severity"].is_string());
+    EXPECT_TRUE(f["evidence"].is_array());
+    EXPECT_FALSE(std::string_view(f["fix"].get_string()).empty());
+    ++i;
+  }
+  EXPECT_EQ(std::string_view(doc["device"]["name"].get_string()), "NVIDIA H200");
+}
+
+TEST(JsonReport, NoFindingsIsAnEmptyList) {
+  const std::string text = json_report(analyse("sdpa_flash.json"));
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(simdjson::dom::array(doc["findings"].get_array()).size(), 0u);
+}
+
+TEST(TextReport, SaysTheFacts) {
+  const std::string text = text_report(analyse("sdpa_math.json"));
+  EXPECT_NE(text.find("GPU: NVIDIA H200 (sm_90, 132 SMs)"), std::string::npos);
+  EXPECT_NE(text.find("Region 'fwd': 3 instances"), std::string::npos);
+  EXPECT_NE(text.find("[high] cuda-core-gemm"), std::string::npos);
+  for (const char* id : {"fp32-upcast", "mask-rebuilt", "safe-softmax", "kernel-count"})
+    EXPECT_NE(text.find(std::string("] ") + id), std::string::npos) << id;
+  const std::string quiet = text_report(analyse("sdpa_cudnn.json"));
+  EXPECT_NE(quiet.find("No findings"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attnprof
