@@ -1,0 +1,120 @@
+// Device choice, default shapes, the implementation list and the check budget;
+// the runners do the timing.
+#include "bench/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include <fmt/core.h>
+
+#include "trace/trace_error.h"
+
+namespace attnprof::bench {
+
+namespace {
+
+// The fp64 reference's cost per (batch, head) slice, and how much of it a
+// default check may spend (a few seconds on 2 cores).
+constexpr double kCheckBudgetFlops = 4e9;
+
+attention::AttentionParams shape_for(const BenchOptions& o, bool gpu, std::string& note) {
+  const bool any_size_given = o.batch || o.heads || o.seq || o.kv_seq || o.head_dim;
+  const int batch = o.batch.value_or(gpu ? 8 : 1);
+  const int heads = o.heads.value_or(gpu ? 16 : 8);
+  const int seq = o.seq.value_or(gpu ? 1024 : 512);
+  const int kv_seq = o.kv_seq.value_or(seq);
+  const int head_dim = o.head_dim.value_or(64);
+  const int kv_heads = o.kv_heads.value_or(heads);
+  if (!gpu && !any_size_given)
+    note = fmt::format("cpu: no size given, so B={} H={} S={} D={} instead of the GPU default "
+                       "B=8 H=16 S=1024 D=64 (which takes minutes on a CPU)",
+                       batch, heads, seq, head_dim);
+  auto p = attention::make_params(batch, heads, kv_heads, seq, kv_seq, head_dim, o.causal, o.dtype,
+                                  o.layout);
+  p.causal_align = o.bottom_right ? attention::CausalAlign::bottom_right
+                                  : attention::CausalAlign::top_left;
+  attention::validate(p);
+  if (static_cast<double>(batch) * heads * seq * kv_seq > 4e10)
+    throw InputError(fmt::format("shape B={} H={} S={} S_kv={} has more than 4e10 scores; "
+                                 "not a size attnprof bench runs",
+                                 batch, heads, seq, kv_seq));
+  return p;
+}
+
+std::string names(const std::vector<Implementation>& impls) {
+  std::string s;
+  for (const auto& i : impls) s += (s.empty() ? "" : ", ") + i.name;
+  return s;
+}
+
+}  // namespace
+
+BenchRun run_bench(const BenchOptions& o) {
+  BenchRun run;
+  std::string why_no_gpu;
+  const std::string gpu_name = cuda_device_name(&why_no_gpu);
+  bool gpu = false;
+  switch (o.device) {
+    case DeviceChoice::cuda:
+      if (gpu_name.empty()) throw InputError("--device cuda: " + why_no_gpu);
+      gpu = true;
+      break;
+    case DeviceChoice::cpu: gpu = false; break;
+    case DeviceChoice::automatic: gpu = !gpu_name.empty(); break;
+  }
+  if (!gpu && o.device == DeviceChoice::automatic)
+    run.note = "no GPU (" + why_no_gpu + "): running the CPU implementations";
+  std::string shape_note;
+  Plan plan;
+  plan.shape = shape_for(o, gpu, shape_note);
+  if (!shape_note.empty()) run.note += (run.note.empty() ? "" : "; ") + shape_note;
+
+  const auto all = gpu ? cuda_implementations() : cpu_implementations();
+  if (o.impls.empty()) {
+    for (const auto& impl : all)
+      if (impl.name != "reference") plan.impls.push_back(impl);  // the oracle is timed only on request
+    plan.explicitly_asked.assign(plan.impls.size(), false);
+  } else {
+    for (const auto& name : o.impls) {
+      auto it = std::find_if(all.begin(), all.end(), [&](const auto& i) { return i.name == name; });
+      if (it == all.end())
+        throw InputError(fmt::format("--impl {}: no such implementation on {} (have: {})", name,
+                                     gpu ? "cuda" : "cpu", names(all)));
+      if (!it->unavailable.empty())
+        throw InputError(fmt::format("--impl {}: {}", name, it->unavailable));
+      plan.impls.push_back(*it);
+      plan.explicitly_asked.push_back(true);
+    }
+  }
+
+  const double slice_flops = 4.0 * plan.shape.q_len * plan.shape.kv_len * plan.shape.head_dim;
+  const int slices = plan.shape.batch * plan.shape.q_heads;
+  if (o.check.value_or(true)) {
+    if (o.check.has_value()) {
+      plan.check_slices = slices;  // asked for: check everything
+    } else {
+      plan.check_slices = std::clamp(static_cast<int>(kCheckBudgetFlops / slice_flops), 1, slices);
+      plan.check_slices = std::min(plan.check_slices, 16);
+    }
+  }
+  plan.repeats = o.repeats;
+  plan.trace_dir = o.trace_dir;
+  plan.seed = o.seed ? o.seed
+                     : static_cast<unsigned>(std::random_device{}() ^
+                                             static_cast<unsigned>(std::chrono::steady_clock::now()
+                                                                       .time_since_epoch()
+                                                                       .count()));
+  run.seed = plan.seed;
+  run.shape = plan.shape;
+  run.on_gpu = gpu;
+  if (gpu) {
+    run.device = gpu_name;
+    run_on_cuda(plan, run);
+  } else {
+    run_on_cpu(plan, run);
+  }
+  return run;
+}
+
+}  // namespace attnprof::bench

@@ -1,0 +1,36 @@
+// `attnprof bench`: run the attention implementations on one shape, check each
+// against fp64, time them properly and print one table plus the ladder of
+// causes. CUDA-free interface; the GPU runner is linked in when CUDA is built.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "bench/bench_options.h"
+#include "bench/bench_result.h"
+#include "bench/implementations.h"
+
+namespace attnprof::bench {
+
+// Throws attnprof::InputError (exit 2) for bad shapes, unknown implementations,
+// a device that is not there, or an explicitly asked-for implementation that
+// cannot run (unsupported dtype, out of memory).
+BenchRun run_bench(const BenchOptions& options);
+
+void print_table(const BenchRun& run, std::FILE* out);
+std::string to_json(const BenchRun& run);
+
+// --- used by the device runners -------------------------------------------
+struct Plan {
+  attention::AttentionParams shape;
+  std::vector<Implementation> impls;
+  std::vector<bool> explicitly_asked;  // per impl: named in --impl
+  int check_slices = 0;                // 0: no check; else how many (batch, head) slices
+  int repeats = 0;
+  std::string trace_dir;
+  unsigned seed = 0;
+};
+void run_on_cpu(const Plan& plan, BenchRun& run);
+void run_on_cuda(const Plan& plan, BenchRun& run);  // throws InputError without CUDA
+
+}  // namespace attnprof::bench

@@ -1,0 +1,32 @@
+// What `attnprof bench` was asked to do: the shape, the implementations, where
+// to run and what to write. Plain data, filled by the CLI.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention/params.h"
+
+namespace attnprof::bench {
+
+enum class DeviceChoice { automatic, cuda, cpu };
+
+struct BenchOptions {
+  std::vector<std::string> impls;  // empty: every implementation available on the device
+  // Unset sizes take the device's default (the study's B=8 H=16 S=1024 D=64 on a GPU,
+  // a smaller one on the CPU).
+  std::optional<int> batch, heads, kv_heads, seq, kv_seq, head_dim;
+  attention::DType dtype = attention::DType::bf16;
+  bool causal = true;
+  bool bottom_right = false;  // causal diagonal at the bottom-right corner
+  attention::Layout layout = attention::Layout::BHSD;
+  DeviceChoice device = DeviceChoice::automatic;
+  bool json = false;
+  std::string trace_dir;          // empty: no traces
+  std::optional<bool> check;      // unset: on (on a sample of heads when the reference is slow)
+  int repeats = 0;                // 0: enough runs for ~0.3 s per implementation (10..200)
+  unsigned seed = 0;              // 0: a fresh seed every run
+};
+
+}  // namespace attnprof::bench

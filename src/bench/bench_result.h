@@ -1,0 +1,41 @@
+// One row of the bench table per implementation, and the run they came from.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention/params.h"
+
+namespace attnprof::bench {
+
+struct ImplResult {
+  std::string name;
+  std::string skipped;  // non-empty: why it did not run (then the numbers are unset)
+  double median_ms = 0.0;
+  double p10_ms = 0.0, p90_ms = 0.0;  // spread of the timed runs
+  int runs = 0;
+  double tflops = 0.0;
+  std::optional<double> pct_of_gemm;      // of the bf16 GEMM rate measured in this run
+  std::optional<int> kernels;             // recorded kernels per forward
+  std::vector<std::string> kernel_names;  // in launch order, when recorded
+  std::string gemm_unit;                  // "tensor core bf16", "cuda core fp32", ... or "n/a"
+  double bytes_model = 0.0;               // bytes the implementation's passes move (model)
+  std::optional<double> rel_error;        // vs fp64, on checked slices
+  int slices_checked = 0, slices_total = 0;
+  bool check_passed = true;
+};
+
+struct BenchRun {
+  std::string device;   // "NVIDIA H200" or "cpu (2 threads)"
+  bool on_gpu = false;
+  attention::AttentionParams shape;  // pointers unset
+  std::string note;                  // e.g. why the CPU default shape is smaller
+  std::optional<double> gemm_tflops; // bf16 GEMM rate measured in the same run
+  std::string gemm_rate_shape;
+  std::string kernel_count_source;   // "CUPTI recorder" or why kernels are "n/a"
+  unsigned seed = 0;
+  std::vector<ImplResult> rows;
+};
+
+}  // namespace attnprof::bench

@@ -1,0 +1,57 @@
+// The pass-by-pass byte model; mirrors the kernel sequences in src/attention.
+#include "bench/bytes_model.h"
+
+namespace attnprof::bench {
+
+namespace {
+
+struct Sizes {
+  double q, k, s, m, rows;  // elements: q (= out), k (= v), scores, mask, score rows
+};
+
+Sizes sizes(const attention::AttentionParams& p) {
+  const double bh = static_cast<double>(p.batch) * p.q_heads;
+  return {bh * p.q_len * p.head_dim, static_cast<double>(p.batch) * p.kv_heads * p.kv_len * p.head_dim,
+          bh * p.q_len * p.kv_len, static_cast<double>(p.q_len) * p.kv_len, bh * p.q_len};
+}
+
+// The math sequence in element type of `c` bytes over storage of `e` bytes.
+double math_bytes(const attention::AttentionParams& p, bool upcast, bool cached_mask, bool safe) {
+  const Sizes n = sizes(p);
+  const double e = static_cast<double>(attention::dtype_bytes(p.dtype));
+  const double c = upcast ? 4.0 : e;
+  double b = 0.0;
+  if (upcast) b += (e + c) * (n.q + 2 * n.k);         // q, k, v .to(float)
+  b += 2 * c * n.q + 2 * c * n.k;                     // q * s, k * s
+  if (p.causal && !cached_mask) b += n.m * (1 + 2 + 2 + 1 + c);  // ones, tril, not, where
+  b += c * (n.q + n.k + n.s);                         // QK^T
+  if (p.causal) b += 2 * c * n.s + c * n.m;           // add_(mask)
+  b += 2 * c * n.s;                                   // softmax
+  if (safe) b += (c * n.s + n.s) + (n.s + n.rows) + (n.rows + 2 * c * n.s);  // eq, all, where
+  b += c * (n.s + n.k) + c * n.q;                     // PV
+  if (upcast) b += (c + e) * n.q + (c + e) * n.s;     // out.to(), attn.to()
+  return b;
+}
+
+}  // namespace
+
+double bytes_moved(const std::string& impl, const attention::AttentionParams& p) {
+  const Sizes n = sizes(p);
+  const double e = static_cast<double>(attention::dtype_bytes(p.dtype));
+  if (impl == "math") return math_bytes(p, p.dtype != attention::DType::fp32, false, true);
+  if (impl == "math-no-upcast") return math_bytes(p, false, false, true);
+  if (impl == "math-cached-mask") return math_bytes(p, false, true, true);
+  if (impl == "math-plain-softmax") return math_bytes(p, false, true, false);
+  if (impl == "manual") {
+    double b = e * (n.q + n.k + n.s);          // QK^T
+    b += 2 * e * n.s;                          // scale
+    if (p.causal) b += 2 * e * n.s + n.m;      // masked_fill_
+    b += 2 * e * n.s;                          // softmax
+    b += e * (n.s + n.k + n.q);                // PV
+    return b;
+  }
+  // Fused (cudnn, fused, flash) and the reference: q, k, v read once, out written once.
+  return e * (2 * n.q + 2 * n.k);
+}
+
+}  // namespace attnprof::bench

@@ -1,0 +1,41 @@
+// The CUDA implementations as bench entries (built only with a CUDA toolkit).
+#include <cuda_runtime.h>
+
+#include "attention/cuda/cuda_attention.h"
+#include "bench/implementations.h"
+
+namespace attnprof::bench {
+
+std::vector<Implementation> cuda_implementations() {
+  namespace cu = attention::cuda;
+  const std::string cudnn_reason = cu::cudnn_unavailable_reason();
+  return {
+      {"math", true, cu::math, cu::math_workspace, "",
+       "PyTorch SDPA math, kernel for kernel: fp32 upcast, FP32 GEMMs, mask rebuilt, safe softmax"},
+      {"math-no-upcast", true, cu::math_no_upcast, cu::math_no_upcast_workspace, "",
+       "math in the input dtype: GEMMs on tensor cores"},
+      {"math-cached-mask", true, cu::math_cached_mask, cu::math_no_upcast_workspace, "",
+       "and the causal mask built once"},
+      {"math-plain-softmax", true, cu::math_plain_softmax, cu::math_no_upcast_workspace, "",
+       "and a plain softmax instead of _safe_softmax"},
+      {"manual", true, cu::manual, cu::manual_workspace, "",
+       "hand-written: bf16 QK^T, scale, in-place mask fill, softmax, PV"},
+      {"cudnn", true, cu::cudnn, nullptr, cudnn_reason, "cuDNN fused SDPA (graph API)"},
+      {"fused", true, nullptr, nullptr,
+       "the project's fused kernel (src/attention/fused) is not wired into the bench yet",
+       "the project's own fused kernel"},
+  };
+}
+
+std::string cuda_device_name(std::string* why) {
+  if (!attention::cuda::device_available(why)) return {};
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    if (why) *why = "cannot read the CUDA device's properties";
+    return {};
+  }
+  return prop.name;
+}
+
+}  // namespace attnprof::bench

@@ -1,0 +1,37 @@
+// Counting the kernels a forward launches by recording them, never by assuming.
+// The CUPTI in-process recorder (src/capture) backs it where it was built;
+// elsewhere available() is false and the bench prints "n/a".
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnprof::bench {
+
+struct KernelRecording {
+  std::vector<std::string> kernel_names;  // GPU kernels in launch order
+  int memsets = 0, memcpys = 0;           // other GPU activity in the region
+};
+
+class KernelCounter {
+ public:
+  virtual ~KernelCounter() = default;
+  // False (with the reason in *why) when kernels cannot be recorded here.
+  virtual bool available(std::string* why) const = 0;
+  virtual void begin() = 0;
+  // Ends the region; the caller has synchronized the device. When trace_path is
+  // not empty, the region is also written there as a Kineto-compatible trace.
+  virtual KernelRecording end(const std::string& trace_path) = 0;
+};
+
+std::unique_ptr<KernelCounter> make_kernel_counter();
+
+// GEMM unit and precision of a forward from its kernel names ("tensor core bf16",
+// "cuda core fp32"); set by whoever links the kernel classifier (src/analysis).
+using GemmUnitFn = std::string (*)(const std::vector<std::string>& kernel_names);
+void set_gemm_unit_classifier(GemmUnitFn fn);
+// "n/a" when no classifier is set or there are no names.
+std::string gemm_unit(const std::vector<std::string>& kernel_names);
+
+}  // namespace attnprof::bench

@@ -1,0 +1,185 @@
+// The bench table, the ladder of causes, and the same as JSON.
+#include <cmath>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "bench/bench.h"
+
+namespace attnprof::bench {
+
+namespace {
+
+std::string shape_text(const attention::AttentionParams& p) {
+  std::string s = fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {} {}{}", p.batch, p.q_heads, p.kv_heads,
+                              p.q_len, p.kv_len, p.head_dim, attention::dtype_name(p.dtype),
+                              attention::layout_name(p.layout), p.causal ? " causal" : "");
+  if (p.causal && p.causal_align == attention::CausalAlign::bottom_right) s += " (bottom-right)";
+  return s;
+}
+
+std::string bytes_text(double b) {
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.1f} MB", b / 1e6);
+  return fmt::format("{:.0f} KB", b / 1e3);
+}
+
+const ImplResult* find(const BenchRun& run, const std::string& name) {
+  for (const auto& r : run.rows)
+    if (r.name == name && r.skipped.empty()) return &r;
+  return nullptr;
+}
+
+struct Step {
+  const char* from;
+  const char* to;
+  const char* cause;
+};
+
+// Each step removes one cause; the ladder prints the steps whose both ends ran.
+constexpr Step kGpuLadder[] = {
+    {"math", "math-no-upcast", "fp32 upcast: FP32 GEMMs on CUDA cores + 5 cast kernels"},
+    {"math-no-upcast", "math-cached-mask", "causal mask rebuilt every forward (5 kernels)"},
+    {"math-cached-mask", "math-plain-softmax", "_safe_softmax's eq/all/where passes"},
+    {"math-plain-softmax", "manual", "q and k scaled separately; out-of-place mask add"},
+    {"manual", "cudnn", "unfused: the score matrix goes through memory"},
+    {"manual", "fused", "unfused: the score matrix goes through memory (own kernel)"},
+};
+constexpr Step kCpuLadder[] = {
+    {"math", "manual", "fp32 upcast and separate q/k scaling"},
+    {"manual", "flash", "the score matrix materialised"},
+};
+
+template <typename F>
+void for_each_step(const BenchRun& run, F&& f) {
+  const double base = find(run, "math") ? find(run, "math")->median_ms : 0.0;
+  auto visit = [&](const Step& s) {
+    const ImplResult* a = find(run, s.from);
+    const ImplResult* b = find(run, s.to);
+    if (a && b) f(s, *a, *b, base);
+  };
+  if (run.on_gpu) {
+    for (const Step& s : kGpuLadder) visit(s);
+  } else {
+    for (const Step& s : kCpuLadder) visit(s);
+  }
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
+
+}  // namespace
+
+void print_table(const BenchRun& run, std::FILE* out) {
+  fmt::print(out, "attnprof bench: {} on {}\n", shape_text(run.shape), run.device);
+  if (!run.note.empty()) fmt::print(out, "note: {}\n", run.note);
+  if (run.gemm_tflops)
+    fmt::print(out, "bf16 GEMM rate in this run: {:.0f} TFLOP/s ({})\n", *run.gemm_tflops, run.gemm_rate_shape);
+  fmt::print(out, "{:<19} {:>9} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", "impl", "median ms",
+             "p10-p90 ms", "TFLOP/s", "%GEMM", "kernels", "GEMM unit", "bytes", "rel err");
+  for (const ImplResult& r : run.rows) {
+    if (!r.skipped.empty()) {
+      fmt::print(out, "{:<19} skipped: {}\n", r.name, r.skipped);
+      continue;
+    }
+    const std::string pct = r.pct_of_gemm ? fmt::format("{:.1f}", *r.pct_of_gemm) : "n/a";
+    const std::string kernels = r.kernels ? fmt::format("{}", *r.kernels) : "n/a";
+    std::string err = "unchecked";
+    if (r.rel_error) {
+      err = std::isfinite(*r.rel_error) ? fmt::format("{:.2e}", *r.rel_error) : "NaN/unwritten";
+      if (!r.check_passed) err += " FAIL";
+    }
+    fmt::print(out, "{:<19} {:>9.3f} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", r.name, r.median_ms,
+               fmt::format("{:.3f}-{:.3f}", r.p10_ms, r.p90_ms),
+               r.tflops >= 10 ? fmt::format("{:.1f}", r.tflops) : fmt::format("{:.3g}", r.tflops), pct, kernels, r.gemm_unit,
+               bytes_text(r.bytes_model), err);
+  }
+  fmt::print(out, "TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
+                  "outputs once (model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads; "
+                  "kernels: {}\n",
+             run.shape.causal ? ", halved for causal" : "",
+             run.rows.empty() ? 0 : run.rows.front().slices_checked,
+             run.rows.empty() ? 0 : run.rows.front().slices_total,
+             run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source);
+  bool header = false;
+  for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
+    if (!header) {
+      fmt::print(out, "\nladder (each step removes one cause):\n{:<42} {:>34} {:>10} {:>9}\n", "cause removed",
+                 "from -> to", "saved ms", "% of math");
+      header = true;
+    }
+    const double saved = a.median_ms - b.median_ms;
+    fmt::print(out, "{:<42} {:>34} {:>10.3f} {:>9}\n", s.cause, fmt::format("{} -> {}", s.from, s.to), saved,
+               base > 0 ? fmt::format("{:.1f}", 100.0 * saved / base) : "n/a");
+  });
+  for (const ImplResult& r : run.rows)
+    if (r.rel_error && !r.check_passed)
+      fmt::print(out, "CHECK FAILED: {} differs from fp64 by {:.2e}\n", r.name, *r.rel_error);
+}
+
+std::string to_json(const BenchRun& run) {
+  const auto& p = run.shape;
+  std::string j = "{\n";
+  j += fmt::format("  \"device\": {},\n  \"on_gpu\": {},\n", json_string(run.device), run.on_gpu);
+  j += fmt::format(
+      "  \"shape\": {{\"batch\": {}, \"heads\": {}, \"kv_heads\": {}, \"seq\": {}, \"kv_seq\": {}, "
+      "\"head_dim\": {}, \"dtype\": \"{}\", \"layout\": \"{}\", \"causal\": {}, \"bottom_right\": {}, "
+      "\"scale\": {}}},\n",
+      p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len, p.head_dim, attention::dtype_name(p.dtype),
+      attention::layout_name(p.layout), p.causal, p.causal_align == attention::CausalAlign::bottom_right,
+      json_number(p.scale));
+  j += fmt::format("  \"flops\": {},\n", json_number(attention::attention_flops(p)));
+  j += fmt::format("  \"note\": {},\n  \"seed\": {},\n", json_string(run.note), run.seed);
+  j += fmt::format("  \"gemm_tflops\": {},\n", run.gemm_tflops ? json_number(*run.gemm_tflops) : "null");
+  j += fmt::format("  \"kernel_count_source\": {},\n", json_string(run.kernel_count_source));
+  j += "  \"impls\": [\n";
+  for (std::size_t i = 0; i < run.rows.size(); ++i) {
+    const ImplResult& r = run.rows[i];
+    j += fmt::format("    {{\"name\": {}", json_string(r.name));
+    if (!r.skipped.empty()) {
+      j += fmt::format(", \"skipped\": {}}}", json_string(r.skipped));
+    } else {
+      std::string names = "[";
+      for (std::size_t k = 0; k < r.kernel_names.size(); ++k)
+        names += (k ? ", " : "") + json_string(r.kernel_names[k]);
+      names += "]";
+      j += fmt::format(
+          ", \"median_ms\": {}, \"p10_ms\": {}, \"p90_ms\": {}, \"runs\": {}, \"tflops\": {}, "
+          "\"pct_of_gemm\": {}, \"kernels\": {}, \"gemm_unit\": {}, \"bytes_model\": {}, \"rel_error\": {}, "
+          "\"slices_checked\": {}, \"slices_total\": {}, \"check_passed\": {}, \"kernel_names\": {}}}",
+          json_number(r.median_ms), json_number(r.p10_ms), json_number(r.p90_ms), r.runs, json_number(r.tflops),
+          r.pct_of_gemm ? json_number(*r.pct_of_gemm) : "null", r.kernels ? fmt::format("{}", *r.kernels) : "null",
+          json_string(r.gemm_unit), json_number(r.bytes_model),
+          r.rel_error ? json_number(*r.rel_error) : "null", r.slices_checked, r.slices_total, r.check_passed,
+          names);
+    }
+    j += i + 1 < run.rows.size() ? ",\n" : "\n";
+  }
+  j += "  ],\n  \"ladder\": [";
+  bool first = true;
+  for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
+    j += fmt::format("{}\n    {{\"from\": \"{}\", \"to\": \"{}\", \"cause\": {}, \"saved_ms\": {}, \"pct_of_math\": {}}}",
+                     first ? "" : ",", s.from, s.to, json_string(s.cause), json_number(a.median_ms - b.median_ms),
+                     base > 0 ? json_number(100.0 * (a.median_ms - b.median_ms) / base) : "null");
+    first = false;
+  });
+  j += first ? "]\n}\n" : "\n  ]\n}\n";
+  return j;
+}
+
+}  // namespace attnprof::bench

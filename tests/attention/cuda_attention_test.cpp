@@ -1,0 +1,119 @@
+// Every CUDA implementation against the fp64 reference on odd shapes (lengths
+// 1, 17, 1000, 2049; q/kv lengths that differ; GQA/MQA; causal both ways; D 64
+// and 128; BSHD), fresh random inputs and a NaN-poisoned output each time.
+// Skips without a CUDA device. Label: gpu.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include "attention/cpu/check.h"
+#include "attention/cuda/cuda_attention.h"
+#include "attention_test_data.h"
+#include "trace/trace_error.h"
+
+namespace attnprof::attention {
+namespace {
+
+using testing::Shape;
+
+struct Impl {
+  const char* name;
+  AttentionFn fn;
+  WorkspaceFn workspace;
+  bool half_only;  // cudnn takes bf16/fp16 only
+};
+
+const Impl kImpls[] = {
+    {"math", cuda::math, cuda::math_workspace, false},
+    {"math-no-upcast", cuda::math_no_upcast, cuda::math_no_upcast_workspace, false},
+    {"math-cached-mask", cuda::math_cached_mask, cuda::math_no_upcast_workspace, false},
+    {"math-plain-softmax", cuda::math_plain_softmax, cuda::math_no_upcast_workspace, false},
+    {"manual", cuda::manual, cuda::manual_workspace, false},
+    {"cudnn", cuda::cudnn, nullptr, true},
+};
+
+void check_cuda(cudaError_t err, const char* what) {
+  ASSERT_EQ(err, cudaSuccess) << what << ": " << cudaGetErrorString(err);
+}
+
+struct DeviceCopy {
+  void* ptr = nullptr;
+  explicit DeviceCopy(const std::vector<std::uint8_t>& host) {
+    check_cuda(cudaMalloc(&ptr, host.size()), "cudaMalloc");
+    check_cuda(cudaMemcpy(ptr, host.data(), host.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+  explicit DeviceCopy(std::size_t bytes) { check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc"); }
+  ~DeviceCopy() { cudaFree(ptr); }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+};
+
+class CudaAttention : public ::testing::TestWithParam<Shape> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!cuda::device_available(&why)) GTEST_SKIP() << why;
+  }
+};
+
+TEST_P(CudaAttention, MatchesFp64Reference) {
+  const Shape s = GetParam();
+  unsigned seed = 4321;
+  for (const Impl& impl : kImpls) {
+    if (impl.half_only && s.dtype == DType::fp32) continue;
+    if (std::string(impl.name) == "cudnn" && !cuda::cudnn_unavailable_reason().empty()) continue;
+    auto host = testing::make_host_attention(s, seed++);  // fresh inputs for each implementation
+    DeviceCopy q(host.q), k(host.k), v(host.v), out(host.out);  // out starts as NaN poison
+    AttentionParams p = host.params;
+    p.q = q.ptr;
+    p.k = k.ptr;
+    p.v = v.ptr;
+    p.out = out.ptr;
+    const std::size_t ws_bytes = impl.workspace ? impl.workspace(p) : 0;
+    DeviceCopy ws(ws_bytes);
+    try {
+      impl.fn(p, {nullptr, ws.ptr, ws_bytes});
+    } catch (const InputError& e) {
+      ADD_FAILURE() << impl.name << " refused the shape: " << e.what();
+      continue;
+    }
+    check_cuda(cudaDeviceSynchronize(), impl.name);
+    check_cuda(cudaMemcpy(host.out.data(), out.ptr, host.out.size(), cudaMemcpyDeviceToHost), "copy back");
+    const auto check = cpu::check_against_reference(host.params, host.out.data());
+    EXPECT_LT(check.rel_error, cpu::tolerance(s.dtype)) << impl.name;
+  }
+}
+
+std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  const Shape& s = info.param;
+  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len,
+                     s.head_dim,
+                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "",
+                     dtype_name(s.dtype), layout_name(s.layout));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OddShapes, CudaAttention,
+    ::testing::Values(
+        Shape{1, 2, 2, 1, 1, 64, true},
+        Shape{2, 4, 4, 17, 17, 64, false},
+        Shape{2, 4, 4, 17, 17, 128, true},
+        Shape{2, 8, 2, 17, 45, 64, true},                                  // GQA, kv longer
+        Shape{1, 4, 1, 45, 17, 128, true, CausalAlign::bottom_right},       // MQA, fully masked rows
+        Shape{2, 4, 2, 33, 70, 128, true, CausalAlign::top_left, DType::bf16, Layout::BSHD},
+        Shape{2, 4, 4, 65, 65, 64, false, CausalAlign::top_left, DType::bf16, Layout::BSHD},
+        Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
+        Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32},
+        Shape{2, 4, 4, 1000, 1000, 64, true},
+        Shape{1, 4, 2, 1000, 1000, 128, false},
+        Shape{1, 2, 2, 2049, 2049, 128, true},
+        Shape{1, 2, 1, 2049, 2049, 64, false}),
+    shape_name);
+
+}  // namespace
+}  // namespace attnprof::attention

@@ -1,0 +1,115 @@
+// attnprof bench on the CPU: a real small run (checked, timed, ladder), its
+// JSON, the byte model, the statistics and the one-line errors for bad input.
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "bench/bench.h"
+#include "bench/bytes_model.h"
+#include "bench/timing_stats.h"
+#include "trace/trace_error.h"
+
+namespace attnprof::bench {
+namespace {
+
+BenchOptions small_cpu() {
+  BenchOptions o;
+  o.device = DeviceChoice::cpu;
+  o.batch = 1;
+  o.heads = 4;
+  o.kv_heads = 2;
+  o.seq = 33;
+  o.kv_seq = 70;
+  o.head_dim = 64;
+  o.repeats = 3;
+  o.seed = 5;
+  return o;
+}
+
+TEST(Bench, CpuRunChecksAndTimesEveryImplementation) {
+  const BenchRun run = run_bench(small_cpu());
+  EXPECT_FALSE(run.on_gpu);
+  ASSERT_EQ(run.rows.size(), 3u);  // math, manual, flash; the reference only on request
+  for (const ImplResult& r : run.rows) {
+    EXPECT_TRUE(r.skipped.empty()) << r.name;
+    EXPECT_GT(r.median_ms, 0.0) << r.name;
+    EXPECT_LE(r.p10_ms, r.median_ms);
+    EXPECT_GE(r.p90_ms, r.median_ms);
+    ASSERT_TRUE(r.rel_error.has_value()) << r.name;
+    EXPECT_LT(*r.rel_error, 1e-2) << r.name;
+    EXPECT_TRUE(r.check_passed);
+    EXPECT_EQ(r.slices_checked, 4);
+    EXPECT_FALSE(r.kernels.has_value());  // no kernels on the CPU
+    EXPECT_EQ(r.runs, 3);
+  }
+}
+
+TEST(Bench, JsonHasEveryRowAndTheLadder) {
+  BenchOptions o = small_cpu();
+  o.impls = {"math", "manual", "flash"};
+  const std::string json = to_json(run_bench(o));
+  EXPECT_NE(json.find("\"name\": \"math\""), std::string::npos);
+  EXPECT_NE(json.find("\"name\": \"flash\""), std::string::npos);
+  EXPECT_NE(json.find("\"ladder\": ["), std::string::npos);
+  EXPECT_NE(json.find("\"from\": \"manual\", \"to\": \"flash\""), std::string::npos);
+  EXPECT_EQ(json.find("nan"), std::string::npos);
+  EXPECT_EQ(json.back(), '\n');
+}
+
+TEST(Bench, CpuDefaultShapeIsSmallerAndSaysSo) {
+  BenchOptions o;
+  o.device = DeviceChoice::cpu;
+  o.impls = {"flash"};
+  o.repeats = 1;
+  const BenchRun run = run_bench(o);
+  EXPECT_EQ(run.shape.batch, 1);
+  EXPECT_EQ(run.shape.q_len, 512);
+  EXPECT_NE(run.note.find("instead of the GPU default"), std::string::npos);
+}
+
+TEST(Bench, BadInputIsOneLineInputError) {
+  BenchOptions o = small_cpu();
+  o.kv_heads = 3;
+  EXPECT_THROW(run_bench(o), InputError);
+  o = small_cpu();
+  o.impls = {"nope"};
+  try {
+    run_bench(o);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos);
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+  o = small_cpu();
+  o.seq = 0;
+  EXPECT_THROW(run_bench(o), InputError);
+  o = small_cpu();
+  o.batch = 1 << 20;
+  o.seq = 1 << 16;
+  EXPECT_THROW(run_bench(o), InputError);
+}
+
+TEST(Bench, ByteModelOrdersTheLadder) {
+  auto p = attention::make_params(8, 16, 16, 1024, 1024, 64, true, attention::DType::bf16);
+  const double io = 2.0 * (4.0 * 8 * 16 * 1024 * 64);  // q, k, v, out in bf16
+  EXPECT_DOUBLE_EQ(bytes_moved("cudnn", p), io);
+  EXPECT_GT(bytes_moved("math", p), bytes_moved("math-no-upcast", p));
+  EXPECT_GT(bytes_moved("math-no-upcast", p), bytes_moved("math-cached-mask", p));
+  EXPECT_GT(bytes_moved("math-cached-mask", p), bytes_moved("math-plain-softmax", p));
+  // manual scales the whole score matrix (one pass more than scaling q and k),
+  // so it moves more than math-plain-softmax: the model says so, not a typo.
+  EXPECT_GT(bytes_moved("manual", p), bytes_moved("math-plain-softmax", p));
+  EXPECT_GT(bytes_moved("math-cached-mask", p), bytes_moved("manual", p));
+  EXPECT_GT(bytes_moved("manual", p), bytes_moved("cudnn", p));
+}
+
+TEST(Bench, TimingStats) {
+  const TimingStats st = timing_stats({5, 1, 4, 2, 3});
+  EXPECT_DOUBLE_EQ(st.median, 3.0);
+  EXPECT_DOUBLE_EQ(st.p10, 1.4);
+  EXPECT_DOUBLE_EQ(st.p90, 4.6);
+}
+
+}  // namespace
+}  // namespace attnprof::bench
