@@ -1,8 +1,9 @@
 // libattnprof_inject.so: records an unmodified CUDA program. `attnprof record`
 // sets CUDA_INJECTION64_PATH (the driver calls InitializeInjection at cuInit)
 // and NVTX_INJECTION64_PATH (NVTX calls InitializeInjectionNvtx2, which we pass
-// on to CUPTI) to this library. The trace is written once, atomically, on
-// normal exit, exit() from any thread, SIGINT/SIGTERM and crashes.
+// on to CUPTI) to this library. The trace is written atomically (temp file +
+// rename) on normal exit, exit() from any thread, SIGINT/SIGTERM and crashes;
+// when the program handles SIGINT/SIGTERM itself, a checkpoint is written first.
 //
 // Environment: ATTNPROF_RECORD_OUTPUT (trace path, .json or .json.gz),
 // ATTNPROF_RECORD_KINDS (see record_kinds.h), ATTNPROF_RECORD_PID (the pid the
@@ -16,6 +17,7 @@
 #include <cupti.h>
 
 #include <array>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +28,7 @@
 #include <thread>
 
 #include "capture/recorder.h"
+#include "capture/trace_append.h"
 #include "trace/trace_writer.h"
 
 namespace {
@@ -33,10 +36,11 @@ namespace {
 using attnprof::capture::RecorderError;
 
 std::once_flag g_start_once;
-std::once_flag g_finish_once;
 std::atomic<bool> g_started{false};
-std::string g_output;  // set once in start_recording, read in finish
-int g_wake_pipe[2] = {-1, -1};  // signal handler -> writer thread: signal number
+// Never destroyed: signals and exit() from other threads may still use them
+// while static destructors run.
+std::string& g_output = *new std::string;  // set once in start_recording
+int g_wake_pipe[2] = {-1, -1};  // signal handler -> writer thread: a Request
 int g_done_pipe[2] = {-1, -1};  // writer thread -> signal handler: trace written
 
 constexpr std::array kHandledSignals = {SIGINT, SIGTERM, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
@@ -62,38 +66,64 @@ std::string program_name() {
   return name;
 }
 
-void finish_now() {
+// The trace written so far: checkpoints append to it; the final write too.
+std::mutex g_write_mutex;
+attnprof::Trace& g_trace = *new attnprof::Trace;
+bool g_finished = false;
+
+// Takes what CUPTI recorded since the last call and (re)writes the whole trace.
+// `final` stops recording first and closes NVTX ranges still open.
+void write_trace(bool final) {
   if (!g_started.load()) return;
+  std::lock_guard lock(g_write_mutex);
+  if (g_finished) return;
   try {
-    attnprof::capture::stop();
-    attnprof::Trace trace = attnprof::capture::take();
-    trace.trace_name = program_name();
+    if (final) attnprof::capture::stop();
+    attnprof::capture::append_trace(g_trace, attnprof::capture::take());
+    g_trace.trace_name = program_name();
+    attnprof::write_trace_file(g_trace, g_output);
+    if (!final) return;
+    g_finished = true;
     std::size_t kernels = 0;
-    for (const auto& e : trace.events) kernels += e.kind == attnprof::EventKind::Kernel;
-    attnprof::write_trace_file(trace, g_output);
+    for (const auto& e : g_trace.events) kernels += e.kind == attnprof::EventKind::Kernel;
     std::fprintf(stderr, "attnprof record: wrote %zu events (%zu kernels) to %s\n",
-                 trace.events.size(), kernels, g_output.c_str());
+                 g_trace.events.size(), kernels, g_output.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnprof record: no trace written: %s\n", e.what());
+    g_finished = final;
   }
 }
 
-// Runs at most once, whichever of exit, signal or crash comes first.
-void finish() { std::call_once(g_finish_once, finish_now); }
+void finish() { write_trace(true); }
 
-// The writer thread: waits for a signal number from the handler, writes the
+enum Request : int { kCheckpoint = 1, kFinish = 2 };
+
+// The writer thread: waits for a request from a signal handler, writes the
 // trace outside signal context (CUPTI, malloc and file I/O are not
 // async-signal-safe), then wakes the handler.
 void writer_thread() {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  int signo = 0;
-  while (read(g_wake_pipe[0], &signo, sizeof signo) != static_cast<ssize_t>(sizeof signo)) {
+  for (;;) {
+    int request = 0;
+    if (read(g_wake_pipe[0], &request, sizeof request) != static_cast<ssize_t>(sizeof request)) continue;
+    write_trace(request == kFinish);
+    const char done = 1;
+    [[maybe_unused]] auto n = write(g_done_pipe[1], &done, 1);
   }
-  finish();
-  const char done = 1;
-  [[maybe_unused]] auto n = write(g_done_pipe[1], &done, 1);
+}
+
+// Async-signal-safe: hands a request to the writer thread and waits for it. A
+// signal that arrived inside CUDA or malloc could stall the writer, so the wait
+// is bounded.
+void request_and_wait(Request request) {
+  [[maybe_unused]] auto n = write(g_wake_pipe[1], &request, sizeof request);
+  pollfd fd{g_done_pipe[0], POLLIN, 0};
+  if (poll(&fd, 1, 15000) > 0) {
+    char done = 0;
+    [[maybe_unused]] auto m = read(g_done_pipe[0], &done, 1);
+  }
 }
 
 bool is_function(const struct sigaction& sa) {
@@ -101,26 +131,31 @@ bool is_function(const struct sigaction& sa) {
   return sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN;
 }
 
+void call_previous(int signo, siginfo_t* info, void* context) {
+  const struct sigaction& prev = g_previous[signo];
+  if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(signo, info, context);
+  else prev.sa_handler(signo);
+}
+
 void on_signal(int signo, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
   const struct sigaction& prev = g_previous[signo];
   const bool terminate = signo == SIGINT || signo == SIGTERM;
-  // The program handles SIGINT/SIGTERM itself (Python raises KeyboardInterrupt):
-  // let it, and write the trace when it exits.
+  if (terminate && prev.sa_handler == SIG_IGN && !(prev.sa_flags & SA_SIGINFO)) return;
   if (terminate && is_function(prev)) {
-    if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(signo, info, context);
-    else prev.sa_handler(signo);
+    // The program handles it (Python raises KeyboardInterrupt). It may still
+    // die of it without exit() (Python re-raises SIGINT after finalizing), so
+    // checkpoint the trace now; a normal exit later rewrites it complete.
+    request_and_wait(kCheckpoint);
+    errno = saved_errno;
+    call_previous(signo, info, context);
     return;
   }
-  if (terminate && prev.sa_handler == SIG_IGN) return;
   static std::atomic<bool> once{false};
-  if (!once.exchange(true)) {
-    [[maybe_unused]] auto n = write(g_wake_pipe[1], &signo, sizeof signo);
-    pollfd fd{g_done_pipe[0], POLLIN, 0};
-    poll(&fd, 1, 30000);  // a crash inside malloc could stall the writer: give up after 30 s
-  }
-  if (!terminate && is_function(prev)) {  // a crash handler of the program's own
-    if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(signo, info, context);
-    else prev.sa_handler(signo);
+  if (!once.exchange(true)) request_and_wait(kFinish);
+  if (!terminate && is_function(prev)) {  // the program's own crash handler
+    errno = saved_errno;
+    call_previous(signo, info, context);
     return;
   }
   signal(signo, SIG_DFL);
@@ -164,7 +199,7 @@ void start_recording() {
     return;
   }
   g_started = true;
-  std::atexit(finish);
+  std::atexit(finish);  // exit() from any thread runs it; stops CUPTI before CUDA tears down
   install_handlers();
 }
 

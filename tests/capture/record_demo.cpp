@@ -3,12 +3,14 @@
 //   normal | crash (SIGSEGV) | exit-thread (exit(7) from a second thread) |
 //   sigint | sigterm (sent to itself, default handlers) -- run under `attnprof record`
 //   inproc OUT.json  -- records itself with the in-process API and writes OUT
+//   conflict         -- another CUPTI subscriber first: the recorder must refuse clearly
 //   validate TRACE [MIN_KERNELS] -- reads TRACE with attnprof's reader, prints counts
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cuda_runtime.h>
+#include <cupti.h>
 
 #include <chrono>
 #include <cstdio>
@@ -78,6 +80,23 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "normal";
   if (mode == "validate" && argc > 2) return validate(argv[2], argc > 3 ? std::atoi(argv[3]) : 1);
   setup();
+  if (mode == "conflict") {
+    CUpti_SubscriberHandle other = nullptr;
+    const CUptiResult r = cuptiSubscribe(
+        &other, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr);
+    if (r != CUPTI_SUCCESS) {
+      std::fprintf(stderr, "record_demo: cuptiSubscribe failed (%d)\n", static_cast<int>(r));
+      return 1;
+    }
+    try {
+      attnprof::capture::start();
+    } catch (const attnprof::capture::RecorderError& e) {
+      std::printf("conflict: refused: %s\n", e.what());
+      return std::string(e.what()).find("another CUPTI client") != std::string::npos ? 0 : 1;
+    }
+    std::printf("conflict: recorder started despite another subscriber\n");
+    return 1;
+  }
   if (mode == "inproc") {
     if (argc < 3) return 2;
     try {
@@ -99,7 +118,7 @@ int main(int argc, char** argv) {
     *null = 1;
   } else if (mode == "exit-thread") {
     std::thread([] { std::exit(7); }).detach();
-    for (;;) run_steps(1);  // the main thread keeps launching while the other exits
+    std::this_thread::sleep_for(std::chrono::seconds(30));  // main waits; the other thread exits
   } else if (mode == "sigint") {
     kill(getpid(), SIGINT);
     std::this_thread::sleep_for(std::chrono::seconds(30));
