@@ -10,6 +10,7 @@ set -u
 B=$(cd "${1:-build-capture}" && pwd)
 W=${2:-/tmp/attnprof-record-check}
 mkdir -p "$W"
+ulimit -c 0  # the crash test must not leave a core file
 # Libraries the build machine had and this one may not (fmt, simdjson).
 [ -d "$B/rtlibs" ] && export LD_LIBRARY_PATH="$B/rtlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -e /usr/local/cuda/lib/libcupti.so.13 ] || [ ! -d "$B/rtlibs/cuda" ] ||
