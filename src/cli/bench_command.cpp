@@ -3,11 +3,15 @@
 // prints the table and the ladder of causes. Exit 0; 2 for bad input; 1 when an
 // implementation fails its fp64 check.
 #include <cstdio>
+#include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/core.h>
 
+#include "analysis/kernel_classifier.h"
 #include "bench/bench.h"
+#include "bench/kernel_counter.h"
 #include "cli/commands.h"
 #include "trace/trace_error.h"
 
@@ -23,8 +27,24 @@ struct BenchArgs {
   std::string device = "auto";
   bool causal = true;
   bool check = true;
+  std::string json_file;
   int batch = 0, heads = 0, kv_heads = 0, seq = 0, kv_seq = 0, head_dim = 0;
 };
+
+// GEMM unit and precision of a forward, from the kernel classifier: every
+// distinct "unit precision" of its GEMM kernels ("tensor-core bf16").
+std::string classify_gemms(const std::vector<std::string>& kernel_names) {
+  std::set<std::string> units;
+  for (const auto& name : kernel_names) {
+    const KernelClass c = classify_kernel(name);
+    if (c.category == KernelCategory::Gemm)
+      units.insert(fmt::format("{} {}", to_string(c.unit), to_string(c.precision)));
+  }
+  if (units.empty()) return "no GEMM kernel";
+  std::string out;
+  for (const auto& u : units) out += (out.empty() ? "" : ", ") + u;
+  return out;
+}
 
 std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   std::vector<std::string> out;
@@ -58,6 +78,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--layout", args->layout, "Memory layout of q/k/v/out: bhsd or bshd")->default_val("bhsd");
   cmd->add_option("--device", args->device, "auto, cuda or cpu")->default_val("auto");
   cmd->add_flag("--json", args->options.json, "Print JSON instead of the table");
+  cmd->add_option("--json-file", args->json_file, "Also write the JSON to FILE (the table still prints)");
   cmd->add_option("--trace", args->options.trace_dir, "Write a Kineto-compatible trace per implementation into DIR");
   auto* check = cmd->add_flag("--check,!--no-check", args->check,
                               "fp64 check of every head (default: on, on a sample of heads when the reference is slow)");
@@ -89,7 +110,13 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     if (check->count()) o.check = args->check;
     if (o.repeats < 0) throw InputError("--repeats must be positive");
 
+    bench::set_gemm_unit_classifier(classify_gemms);
     const bench::BenchRun run = bench::run_bench(o);
+    if (!args->json_file.empty()) {
+      std::ofstream file(args->json_file);
+      file << bench::to_json(run);
+      if (!file) throw InputError(fmt::format("--json-file {}: cannot write", args->json_file));
+    }
     if (o.json) {
       fmt::print("{}", bench::to_json(run));
     } else {

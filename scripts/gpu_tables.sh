@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# On a GPU machine: the attnprof bench table and the PyTorch peers table for one
+# shape, from one command, plus the comparisons the bench issue asks for
+# (math/manual ratio vs PyTorch's, our cudnn vs PyTorch's cudnn backend).
+# Usage: scripts/gpu_tables.sh BUILD_DIR [--batch N --heads N --kv-heads N --seq N
+#        --kv-seq N --head-dim N --dtype bf16|fp16|fp32 --no-causal]
+# Default shape: the study's B=8 H=16 S=1024 D=64 bf16 causal.
+set -uo pipefail
+build=${1:?usage: gpu_tables.sh BUILD_DIR [shape options]}
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+json=$(mktemp --suffix=.json)
+trap 'rm -f "$json"' EXIT
+"$build/attnprof" bench --device cuda --json-file "$json" "$@"
+bench_rc=$?
+echo
+if python3 -c "import torch" 2>/dev/null; then
+  python3 "$here/peers.py" --attnprof-json "$json" "$@"
+else
+  echo "peers: PyTorch is not installed here; no peers table"
+fi
+exit $bench_rc
