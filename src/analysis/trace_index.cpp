@@ -27,12 +27,14 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   const auto& events = trace.events;
   // Launch calls by correlation id.
   std::unordered_map<std::int64_t, std::int32_t> launch_of;
+  launch_of.reserve(events.size() / 4);
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     if (is_launch_api(e.kind) && e.correlation >= 0) launch_of.emplace(e.correlation, static_cast<std::int32_t>(i));
   }
-  // GPU activity, classified once per distinct name.
-  std::unordered_map<StringId, KernelClass> class_cache;
+  // GPU activity, classified once per distinct name (string ids are dense).
+  std::vector<KernelClass> class_cache(trace.strings.size());
+  std::vector<char> classified(trace.strings.size(), 0);
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     if (!is_gpu_activity(e.kind) || e.phase != 'X') continue;
@@ -40,9 +42,11 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     if (e.correlation >= 0)
       if (auto it = launch_of.find(e.correlation); it != launch_of.end()) a.launch = it->second;
     if (e.kind == EventKind::Kernel) {
-      auto [it, fresh] = class_cache.try_emplace(e.name);
-      if (fresh) it->second = classify_activity(trace, e);
-      a.cls = it->second;
+      if (!classified[e.name]) {
+        class_cache[e.name] = classify_activity(trace, e);
+        classified[e.name] = 1;
+      }
+      a.cls = class_cache[e.name];
     } else {
       a.cls = classify_activity(trace, e);
     }
@@ -74,12 +78,14 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     auto it = lanes.find({l.pid.value, l.tid.value});
     if (it != lanes.end()) it->second.push_back({l.ts_ns, 0, 1, i});
   }
+  const auto before = [](const Item& a, const Item& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    return a.neg_dur < b.neg_dur;
+  };
   for (auto& [lane, items] : lanes) {
-    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-      if (a.ts != b.ts) return a.ts < b.ts;
-      if (a.kind != b.kind) return a.kind < b.kind;
-      return a.neg_dur < b.neg_dur;
-    });
+    // Ranges come in file order (mostly sorted already), launches after them.
+    std::sort(items.begin(), items.end(), before);
     std::vector<std::int32_t> stack;
     for (const Item& item : items) {
       while (!stack.empty() && event(ranges_[static_cast<std::size_t>(stack.back())]).end_ns() < item.ts)

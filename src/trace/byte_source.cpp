@@ -20,7 +20,7 @@ namespace {
 
 class FileSource final : public ByteSource {
  public:
-  FileSource(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}
+  FileSource(int fd, std::string label, std::uint64_t size) : fd_(fd), label_(std::move(label)), size_(size) {}
   ~FileSource() override { ::close(fd_); }
   FileSource(const FileSource&) = delete;
   FileSource& operator=(const FileSource&) = delete;
@@ -34,10 +34,12 @@ class FileSource final : public ByteSource {
     }
   }
   const std::string& label() const override { return label_; }
+  std::uint64_t size_hint() const override { return size_; }
 
  private:
   int fd_;
   std::string label_;
+  std::uint64_t size_;
 };
 
 class MemorySource final : public ByteSource {
@@ -106,6 +108,7 @@ class GzipSource final : public ByteSource {
     return want - zs_.avail_out;
   }
   const std::string& label() const override { return raw_->label(); }
+  std::uint64_t size_hint() const override { return raw_->size_hint() * 8; }  // JSON compresses ~8-20x
 
  private:
   static constexpr std::size_t kInBytes = 1u << 20;
@@ -147,6 +150,7 @@ std::unique_ptr<ByteSource> maybe_gunzip(std::unique_ptr<ByteSource> raw, bool r
       return inner_->read(dst, n);
     }
     const std::string& label() const override { return inner_->label(); }
+    std::uint64_t size_hint() const override { return inner_->size_hint(); }
 
    private:
     std::unique_ptr<ByteSource> inner_;
@@ -171,7 +175,7 @@ std::unique_ptr<ByteSource> open_file_source(const std::string& path) {
     ::close(fd);
     throw InputError(fmt::format("{}: is a directory, not a trace file", path));
   }
-  return maybe_gunzip(std::make_unique<FileSource>(fd, path), true);
+  return maybe_gunzip(std::make_unique<FileSource>(fd, path, static_cast<std::uint64_t>(st.st_size)), true);
 }
 
 std::unique_ptr<ByteSource> open_memory_source(std::string_view bytes, std::string_view label) {

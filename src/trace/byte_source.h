@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +18,8 @@ class ByteSource {
   virtual std::size_t read(char* dst, std::size_t n) = 0;
   // The input's name for error messages.
   virtual const std::string& label() const = 0;
+  // Expected number of bytes read() will deliver; 0 when unknown.
+  virtual std::uint64_t size_hint() const { return 0; }
 };
 
 // Opens `path`; refuses missing files, folders and empty files (InputError).

@@ -2,6 +2,7 @@
 // Kernel and op names repeat millions of times in a large trace.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <string_view>
@@ -24,9 +25,7 @@ class StringPool {
  private:
   struct Hash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
+    std::size_t operator()(std::string_view s) const noexcept;
   };
   std::deque<std::string> storage_;  // deque: element addresses never move
   std::vector<std::string_view> views_;

@@ -31,6 +31,13 @@ std::string describe_char(char c) {
   return fmt::format("byte 0x{:02x}", u);
 }
 
+// An object key as written in the JSON (escapes not decoded): the catalogue's
+// keys have no characters that need escaping, so a byte comparison is exact.
+struct Key {
+  od::raw_json_string raw;
+  bool operator==(std::string_view known) const { return raw.unsafe_is_equal(known); }
+};
+
 std::string_view trim_token(std::string_view t) {
   while (!t.empty() && json_scan::is_space(t.back())) t.remove_suffix(1);
   return t;
@@ -44,6 +51,11 @@ class Reader {
   }
 
   Trace read() {
+    // Kineto writes ~200-300 bytes per event: reserving address space is free
+    // (untouched pages are not resident) and spares copies as the vector grows.
+    if (const std::uint64_t size = source_.size_hint(); size > 0) {
+      trace_.events.reserve(static_cast<std::size_t>(size / 160));
+    }
     fill();
     const int c = peek_nonspace();
     if (c == kEnd) fail("file is empty (only whitespace)");
@@ -250,52 +262,56 @@ class Reader {
     }
   }
 
-  // Streams the elements of traceEvents; start_ is just past '['.
+  // Streams the elements of traceEvents; start_ is just past '['. The scanner
+  // finds where whole events end; this loop checks the separators between
+  // them and hands each run of whole events to parse_batch.
   void read_events() {
     bool need_element = true;
     for (;;) {
       char* const base = data_.data();
-      const char* p = base + start_;
+      const char* cur = json_scan::skip_space(base + start_, base + end_);
       const char* const e = base + end_;
       const char* batch_first = nullptr;
       const char* batch_end = nullptr;
       std::size_t batch_count = 0;
       bool closed = false;
+      ends_.clear();
+      if (cur < e) json_scan::scan_elements(cur, e, ends_);
+      std::size_t next_end = 0;
       for (;;) {
-        p = json_scan::skip_space(p, e);
-        if (p == e) break;
-        if (need_element) {
-          if (*p == ']' && events_seen_ + batch_count == 0) {  // empty array
+        cur = json_scan::skip_space(cur, e);
+        if (cur == e) break;
+        const std::size_t index = events_seen_ + batch_count;
+        if (!need_element) {
+          if (*cur == ',') {
+            need_element = true;
+            ++cur;
+            continue;
+          }
+          if (*cur == ']') {
             closed = true;
-            ++p;
+            ++cur;
             break;
           }
-          if (*p != '{')
-            fail(fmt::format("traceEvents[{}] at byte {} is not an object (found {})",
-                             events_seen_ + batch_count, offset(static_cast<std::size_t>(p - base)),
-                             describe_char(*p)));
-          const char* q = json_scan::value_end(p, e, false);
-          if (q == nullptr) break;
-          if (batch_first == nullptr) batch_first = p;
-          batch_end = q;
-          ++batch_count;
-          p = q;
-          need_element = false;
-        } else if (*p == ',') {
-          need_element = true;
-          ++p;
-        } else if (*p == ']') {
-          closed = true;
-          ++p;
-          break;
-        } else {
-          fail(fmt::format("invalid JSON: expected ',' or ']' after traceEvents[{}] at byte {}, found {}",
-                           events_seen_ + batch_count - 1,
-                           offset(static_cast<std::size_t>(p - base)), describe_char(*p)));
+          fail(fmt::format("invalid JSON: expected ',' or ']' after traceEvents[{}] at byte {}, found {}", index - 1,
+                           offset(static_cast<std::size_t>(cur - base)), describe_char(*cur)));
         }
+        if (*cur == ']' && index == 0) {  // empty array
+          closed = true;
+          ++cur;
+          break;
+        }
+        if (*cur != '{')
+          fail(fmt::format("traceEvents[{}] at byte {} is not an object (found {})", index,
+                           offset(static_cast<std::size_t>(cur - base)), describe_char(*cur)));
+        if (next_end == ends_.size()) break;  // this event continues past the buffer
+        if (batch_first == nullptr) batch_first = cur;
+        cur = batch_end = ends_[next_end++];
+        ++batch_count;
+        need_element = false;
       }
       if (batch_count != 0) parse_batch(batch_first, batch_end, batch_count);
-      start_ = static_cast<std::size_t>(p - base);
+      start_ = static_cast<std::size_t>(cur - base);
       if (closed) return;
       if (eof_)
         fail(fmt::format("truncated: the file ends inside \"traceEvents\" after {} complete events",
@@ -403,8 +419,9 @@ class Reader {
 
   void read_args(od::object args, Event& ev, GpuArgs& g) {
     for (auto field : args) {
-      std::string_view key;
-      if (auto err = field.unescaped_key().get(key); err) batch_error(events_seen_, err);
+      od::raw_json_string raw;
+      if (auto err = field.key().get(raw); err) batch_error(events_seen_, err);
+      const Key key{raw};
       od::value v = field.value();
       std::int64_t n = 0;
       if (key == cat::kExternalId) {
@@ -433,8 +450,9 @@ class Reader {
         double d = 0;
         if (v.get_double().get(d) == simdjson::SUCCESS) {
           const auto f = static_cast<float>(d);
-          (key == cat::kBlocksPerSm ? g.blocks_per_sm
-                                    : key == cat::kWarpsPerSm ? g.warps_per_sm : g.occupancy_pct) = f;
+          if (key == cat::kBlocksPerSm) g.blocks_per_sm = f;
+          else if (key == cat::kWarpsPerSm) g.warps_per_sm = f;
+          else g.occupancy_pct = f;
         }
       }
     }
@@ -457,34 +475,35 @@ class Reader {
     bool have_ph = false;
     bool have_ts = false;
     for (auto field : object) {
-      std::string_view key;
-      if (auto err = field.unescaped_key().get(key); err) batch_error(events_seen_, err);
+      od::raw_json_string raw;
+      if (auto err = field.key().get(raw); err) batch_error(events_seen_, err);
+      const Key key{raw};
       od::value v = field.value();
       if (key == cat::kPh) {
-        const std::string_view ph = read_string(v, key);
-        if (ph.size() != 1) field_error(key, "a one-letter phase");
+        const std::string_view ph = read_string(v, cat::kPh);
+        if (ph.size() != 1) field_error(cat::kPh, "a one-letter phase");
         ev.phase = ph[0];
         have_ph = true;
       } else if (key == cat::kCat) {
-        ev.category = trace_.strings.intern(read_string(v, key));
+        ev.category = trace_.strings.intern(read_string(v, cat::kCat));
       } else if (key == cat::kName) {
-        ev.name = trace_.strings.intern(read_string(v, key));
+        ev.name = trace_.strings.intern(read_string(v, cat::kName));
       } else if (key == cat::kTs) {
-        ev.ts_ns = read_time(v, key);
+        ev.ts_ns = read_time(v, cat::kTs);
         have_ts = true;
       } else if (key == cat::kDur) {
-        ev.dur_ns = read_time(v, key);
-        if (ev.dur_ns < 0) field_error(key, "a duration >= 0");
+        ev.dur_ns = read_time(v, cat::kDur);
+        if (ev.dur_ns < 0) field_error(cat::kDur, "a duration >= 0");
       } else if (key == cat::kPid) {
-        ev.pid = read_lane(v, key);
+        ev.pid = read_lane(v, cat::kPid);
       } else if (key == cat::kTid) {
-        ev.tid = read_lane(v, key);
+        ev.tid = read_lane(v, cat::kTid);
       } else if (key == cat::kId) {
-        const Lane id = read_lane(v, key);
+        const Lane id = read_lane(v, cat::kId);
         if (!id.is_string) flow_id_ = id.value;
       } else if (key == cat::kArgs) {
         od::object args;
-        if (v.get_object().get(args)) field_error(key, "an object");
+        if (v.get_object().get(args)) field_error(cat::kArgs, "an object");
         read_args(args, ev, g);
       }
     }
@@ -549,6 +568,7 @@ class Reader {
   std::size_t events_seen_ = 0;
   std::int64_t flow_id_ = -1;
   std::vector<std::int8_t> category_kind_;
+  std::vector<const char*> ends_;  // event ends found by the scanner in the current buffer
   od::parser parser_;
   simdjson::dom::parser dom_;
   Trace trace_;

@@ -1,0 +1,68 @@
+// Reader and doctor throughput on a large trace: MB/s of JSON text and the
+// process's peak resident memory. The trace path comes from ATTNPROF_TRACE
+// (build a big one with scripts/make_big_trace.py); one thread.
+//
+//   ATTNPROF_TRACE=/tmp/big.json build/benchmarks/trace_throughput
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "analysis/analysis.h"
+#include "trace/trace_reader.h"
+
+namespace {
+
+std::string trace_path() {
+  const char* p = std::getenv("ATTNPROF_TRACE");
+  return p != nullptr ? p : "examples/traces/sdpa_math.json";
+}
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+void report(benchmark::State& state, std::uint64_t bytes, std::size_t events) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+  state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(trace_path())) / 1e6;
+  state.counters["json_MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["peak_rss_MB"] = peak_rss_mb();
+}
+
+void BM_Read(benchmark::State& state) {
+  std::uint64_t bytes = 0;
+  std::size_t events = 0;
+  for (auto _ : state) {
+    const attnprof::Trace t = attnprof::read_trace_file(trace_path());
+    bytes = t.source_bytes;
+    events = t.events.size();
+    benchmark::DoNotOptimize(t.events.data());
+  }
+  report(state, bytes, events);
+}
+
+void BM_ReadAndAnalyze(benchmark::State& state) {
+  std::uint64_t bytes = 0;
+  std::size_t events = 0;
+  for (auto _ : state) {
+    const attnprof::Trace t = attnprof::read_trace_file(trace_path());
+    const attnprof::TraceIndex index(t);
+    const attnprof::Analysis a = attnprof::analyze(t, index, {}, trace_path());
+    bytes = t.source_bytes;
+    events = t.events.size();
+    benchmark::DoNotOptimize(a.findings.data());
+  }
+  report(state, bytes, events);
+}
+
+BENCHMARK(BM_Read)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_ReadAndAnalyze)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Builds a large Kineto trace from the real H200 traces, for reader benchmarks.
+
+Repeats the traceEvents of each input trace with timestamps shifted past the
+previous copy and correlation / External ids renumbered, so every copy is a
+valid, distinct set of forwards. Streams its output: memory stays small.
+
+    scripts/make_big_trace.py OUT.json --mb 600 [TRACE ...]
+"""
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT = [os.path.join(HERE, "..", "examples", "traces", n)
+           for n in ("sdpa_math.json", "manual.json", "sdpa_flash.json", "sdpa_cudnn.json", "sdpa_efficient.json")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--mb", type=float, default=600.0, help="target size in MB (default 600)")
+    ap.add_argument("traces", nargs="*", default=DEFAULT)
+    args = ap.parse_args()
+
+    sources = [json.load(open(p)) for p in args.traces]
+    head = {k: v for k, v in sources[0].items() if k != "traceEvents"}
+    target = int(args.mb * 1e6)
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as out:
+        out.write("{\n")
+        for k, v in head.items():
+            out.write(f'  {json.dumps(k)}: {json.dumps(v)},\n')
+        out.write('  "traceEvents": [\n')
+        written, copy, first = 0, 0, True
+        ts_shift, id_shift = 0.0, 0
+        while written < target:
+            src = sources[copy % len(sources)]["traceEvents"]
+            span_end, max_id = 0.0, 0
+            for e in src:
+                e = dict(e)
+                if "ts" in e:
+                    e["ts"] = round(e["ts"] + ts_shift, 3)
+                    span_end = max(span_end, e["ts"] + e.get("dur", 0))
+                if "id" in e and isinstance(e["id"], int):
+                    e["id"] += id_shift
+                    max_id = max(max_id, e["id"])
+                a = e.get("args")
+                if isinstance(a, dict):
+                    a = dict(a)
+                    for key in ("correlation", "External id"):
+                        if isinstance(a.get(key), int):
+                            a[key] += id_shift
+                            max_id = max(max_id, a[key])
+                    e["args"] = a
+                if e.get("ph") == "M" and copy > 0:
+                    continue
+                line = ("" if first else ",\n") + "  " + json.dumps(e)
+                first = False
+                out.write(line)
+                written += len(line)
+            ts_shift = span_end + 100.0 - min(x.get("ts", 0) for x in src if "ts" in x)
+            id_shift = max_id + 1
+            copy += 1
+        out.write("\n  ]\n}\n")
+    os.replace(tmp, args.out)
+    print(f"{args.out}: {os.path.getsize(args.out) / 1e6:.0f} MB, {copy} trace copies", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
