@@ -1,5 +1,6 @@
 // The --json report. Field names are part of the interface: keep them stable.
 #include <iterator>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,13 +12,15 @@ namespace {
 
 double us(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
+// A small JSON emitter: separators are inserted by the container, so callers
+// only name fields. Strings go through the one escaper (json_text).
 class Json {
  public:
   explicit Json(std::string& out) : out_(out) {}
-  void key(std::string_view k) {
-    json_text::append_quoted(out_, k);
-    out_ += ": ";
-  }
+  void begin_object(std::string_view k = {}) { open(k, '{'); }
+  void begin_array(std::string_view k = {}) { open(k, '['); }
+  void end_object() { close('}'); }
+  void end_array() { close(']'); }
   void str(std::string_view k, std::string_view v) {
     key(k);
     json_text::append_quoted(out_, v);
@@ -27,14 +30,44 @@ class Json {
     key(k);
     fmt::format_to(std::back_inserter(out_), "{}", v);
   }
-  void real(std::string_view k, double v) {
+  void real(std::string_view k, double v, int decimals = 3) {
     key(k);
-    fmt::format_to(std::back_inserter(out_), "{:.3f}", v);
+    fmt::format_to(std::back_inserter(out_), "{:.{}f}", v, decimals);
   }
-  void raw(std::string_view s) { out_ += s; }
+  void null(std::string_view k) {
+    key(k);
+    out_ += "null";
+  }
 
  private:
+  // Separator before a new member; then its key when in an object.
+  void key(std::string_view k) {
+    if (!first_.empty()) {
+      // One line per top-level member and per element of a top-level array.
+      const bool own_line = first_.size() == 1 || (first_.size() == 2 && arrays_.back());
+      if (!first_.back()) out_ += own_line ? ",\n  " : ", ";
+      first_.back() = false;
+    }
+    if (!k.empty()) {
+      json_text::append_quoted(out_, k);
+      out_ += ": ";
+    }
+  }
+  void open(std::string_view k, char bracket) {
+    key(k);
+    out_ += bracket;
+    first_.push_back(true);
+    arrays_.push_back(bracket == '[');
+  }
+  void close(char bracket) {
+    first_.pop_back();
+    arrays_.pop_back();
+    out_ += bracket;
+  }
+
   std::string& out_;
+  std::vector<bool> first_;   // per open container: no member written yet
+  std::vector<bool> arrays_;  // per open container: is it an array
 };
 
 }  // namespace
@@ -42,128 +75,89 @@ class Json {
 std::string json_report(const Analysis& a) {
   std::string out;
   Json j(out);
-  j.raw("{");
+  j.begin_object();
   j.str("trace", a.label);
-  j.raw(", ");
-  j.key("device");
   if (a.device.name.empty()) {
-    j.raw("null");
+    j.null("device");
   } else {
-    j.raw("{");
+    j.begin_object("device");
     j.str("name", a.device.name);
-    j.raw(", ");
     j.num("compute_capability", a.device.compute_major * 10 + a.device.compute_minor);
-    j.raw(", ");
     j.num("sms", a.device.num_sms);
-    j.raw("}");
+    j.end_object();
   }
-
-  j.raw(",\n \"groups\": [");
-  for (std::size_t g = 0; g < a.groups.size(); ++g) {
-    const GroupStats& gs = a.groups[g];
-    j.raw(g ? ",\n  {" : "\n  {");
+  j.begin_array("groups");
+  for (const GroupStats& gs : a.groups) {
+    j.begin_object();
     j.str("name", gs.group.name);
-    j.raw(", ");
     j.str("source", gs.group.source);
-    j.raw(", ");
     j.num("instances", gs.group.instances.size());
-    j.raw(", ");
     j.real("kernels_per_instance", gs.kernels_per_instance);
-    j.raw(", ");
     j.real("gpu_time_us", us(gs.busy_ns));
-    j.raw(", ");
     j.real("tensor_core_share", gs.tensor_core_share);
-    j.raw("}");
+    j.end_object();
   }
-  j.raw("],\n \"regions\": [");
-  bool first = true;
+  j.end_array();
+  j.begin_array("regions");
   for (const GroupStats& gs : a.groups)
     for (std::size_t i = 0; i < gs.instances.size(); ++i) {
       const InstanceStats& s = gs.instances[i];
-      j.raw(first ? "\n  {" : ",\n  {");
-      first = false;
+      j.begin_object();
       j.str("name", gs.group.instances[i].name);
-      j.raw(", ");
       j.str("group", gs.group.name);
-      j.raw(", ");
       j.num("kernels", s.kernels);
-      j.raw(", ");
       j.num("memcpys", s.memcpys);
-      j.raw(", ");
       j.num("memsets", s.memsets);
-      j.raw(", ");
       j.real("gpu_time_us", us(s.busy_ns));
-      j.raw(", ");
       j.real("span_us", us(s.span_ns));
-      j.raw(", ");
       j.real("idle_us", us(s.idle_ns));
-      j.raw(", ");
       j.real("launch_api_us", us(s.launch_api_ns));
-      j.raw(", ");
       j.real("tensor_core_share",
              s.matmul_ns > 0 ? static_cast<double>(s.tensor_core_ns) / static_cast<double>(s.matmul_ns) : -1.0);
-      j.raw("}");
+      j.end_object();
     }
-  j.raw("],\n \"kernels\": [");
-  for (std::size_t k = 0; k < a.kernels.size(); ++k) {
-    const KernelSummary& ks = a.kernels[k];
-    j.raw(k ? ",\n  {" : "\n  {");
-    j.str("name", ks.name);
-    j.raw(", ");
-    j.str("category", to_string(ks.cls.category));
-    j.raw(", ");
-    j.str("unit", to_string(ks.cls.unit));
-    j.raw(", ");
-    j.str("precision", to_string(ks.cls.precision));
-    j.raw(", ");
-    j.str("op", to_string(ks.cls.op));
-    j.raw(", ");
-    j.str("rule", ks.cls.rule);
-    j.raw(", ");
-    j.num("count", ks.count);
-    j.raw(", ");
-    j.real("total_us", us(ks.total_ns));
-    j.raw("}");
+  j.end_array();
+  j.begin_array("kernels");
+  for (const KernelSummary& k : a.kernels) {
+    j.begin_object();
+    j.str("name", k.name);
+    j.str("category", to_string(k.cls.category));
+    j.str("unit", to_string(k.cls.unit));
+    j.str("precision", to_string(k.cls.precision));
+    j.str("op", to_string(k.cls.op));
+    j.str("rule", k.cls.rule);
+    j.num("count", k.count);
+    j.real("total_us", us(k.total_ns));
+    j.end_object();
   }
-  j.raw("],\n \"findings\": [");
-  for (std::size_t i = 0; i < a.findings.size(); ++i) {
-    const Finding& f = a.findings[i];
-    j.raw(i ? ",\n  {" : "\n  {");
+  j.end_array();
+  j.begin_array("findings");
+  for (const Finding& f : a.findings) {
+    j.begin_object();
     j.str("id", f.id);
-    j.raw(", ");
     j.str("severity", to_string(f.severity));
-    j.raw(", ");
     j.str("region", f.group);
-    j.raw(", ");
     j.real("time_us", us(f.time_ns));
-    j.raw(", ");
-    j.key("share");
-    fmt::format_to(std::back_inserter(out), "{:.4f}", f.share);
-    j.raw(", ");
+    j.real("share", f.share, 4);
     j.num("instances", f.instances);
-    j.raw(", ");
     j.str("title", f.title);
-    j.raw(", ");
     j.str("detail", f.detail);
-    j.raw(", ");
-    j.key("evidence");
-    j.raw("[");
-    for (std::size_t e = 0; e < f.evidence.size(); ++e) {
-      j.raw(e ? ", {" : "{");
-      j.str("what", f.evidence[e].what);
-      j.raw(", ");
-      j.num("count", f.evidence[e].count);
-      j.raw(", ");
-      j.real("total_us", us(f.evidence[e].total_ns));
-      j.raw("}");
+    j.begin_array("evidence");
+    for (const Evidence& e : f.evidence) {
+      j.begin_object();
+      j.str("what", e.what);
+      j.num("count", e.count);
+      j.real("total_us", us(e.total_ns));
+      j.end_object();
     }
-    j.raw("], ");
+    j.end_array();
     j.str("fix", f.fix);
-    j.raw("}");
+    j.end_object();
   }
-  j.raw("],\n ");
+  j.end_array();
   j.num("unassigned_gpu_activities", a.unassigned_activities);
-  j.raw("}\n");
+  j.end_object();
+  out += '\n';
   return out;
 }
 

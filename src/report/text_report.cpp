@@ -103,16 +103,17 @@ std::string text_report(const Analysis& a) {
 
   if (!a.kernels.empty()) {
     out += "\nKernels in these regions, by GPU time\n";
-    fmt::format_to(o, "  {:>6} {:>10} {:>6}  {:<15} {:<11} {:<9} {}\n", "count", "total ms", "share", "category",
-                   "unit", "precision", "kernel");
+    fmt::format_to(o, "  {:>6} {:>10} {:>6}  {:<15} {:<13} {:<11} {:<9} {}\n", "count", "total ms", "share",
+                   "category", "op", "unit", "precision", "kernel");
     constexpr std::size_t kShown = 15;
     for (std::size_t i = 0; i < a.kernels.size() && i < kShown; ++i) {
       const KernelSummary& k = a.kernels[i];
       std::string name = short_kernel_name(k.name);
-      if (name.size() > 80) name = name.substr(0, 77) + "...";
-      fmt::format_to(o, "  {:>6} {:>10} {:>6}  {:<15} {:<11} {:<9} {}\n", k.count, ms(k.total_ns),
+      if (name.size() > 70) name = name.substr(0, 67) + "...";
+      fmt::format_to(o, "  {:>6} {:>10} {:>6}  {:<15} {:<13} {:<11} {:<9} {}\n", k.count, ms(k.total_ns),
                      percent(busy > 0 ? static_cast<double>(k.total_ns) / static_cast<double>(busy) : -1),
-                     to_string(k.cls.category), to_string(k.cls.unit), to_string(k.cls.precision), name);
+                     to_string(k.cls.category), to_string(k.cls.op), to_string(k.cls.unit),
+                     to_string(k.cls.precision), name);
     }
     if (a.kernels.size() > kShown) fmt::format_to(o, "  ... {} more kernel names\n", a.kernels.size() - kShown);
   }
@@ -124,9 +125,12 @@ std::string text_report(const Analysis& a) {
   out += "\nFindings, by GPU time they cost\n";
   for (std::size_t i = 0; i < a.findings.size(); ++i) {
     const Finding& f = a.findings[i];
-    fmt::format_to(o, "\n  {}. [{}] {}  (region '{}': {} ms, {} of GPU time, in {} instance{})\n", i + 1,
-                   to_string(f.severity), f.id, f.group, ms(f.time_ns), percent(f.share), f.instances,
-                   f.instances == 1 ? "" : "s");
+    const auto group = std::find_if(a.groups.begin(), a.groups.end(),
+                                    [&](const GroupStats& g) { return g.group.name == f.group; });
+    const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
+    fmt::format_to(o, "\n  {}. [{}] {}: {} ms per {} ({} of its GPU time; seen in {} of {})\n", i + 1,
+                   to_string(f.severity), f.id, ms(f.time_ns / static_cast<std::int64_t>(n)), f.group,
+                   percent(f.share), f.instances, n);
     append_wrapped(out, f.title, 5);
     if (!f.detail.empty()) append_wrapped(out, f.detail, 5);
     if (!f.evidence.empty()) {
