@@ -77,12 +77,16 @@ timeout 120 "$A" record -o "$W/both.json" -- python3 $R/sdpa_math.py --torch-pro
 echo "--- overhead"
 check "overhead in-process" "$B/attnprof_record_overhead"
 timeout 300 "$B/attnprof_record_overhead" --plain --repeats 5
+echo "injection path, all kinds:"
 timeout 300 "$A" record -o "$W/overhead.json" -- "$B/attnprof_record_overhead" --plain --repeats 5
-for i in 1; do
-  timeout 120 python3 $R/torch_overhead.py plain
-  timeout 120 "$A" record -o "$W/torch_overhead.json" -- python3 $R/torch_overhead.py plain
-  timeout 120 python3 $R/torch_overhead.py torch-profiler
-done
+echo "injection path, --kinds kernel:"
+timeout 300 "$A" record --kinds kernel -o "$W/overhead.json" -- "$B/attnprof_record_overhead" --plain --repeats 5
+echo "PyTorch tiny-op loop: plain, attnprof record (all), attnprof record --kinds kernel, torch.profiler"
+timeout 120 python3 $R/torch_overhead.py plain
+timeout 120 "$A" record -o "$W/torch_overhead.json" -- python3 $R/torch_overhead.py plain
+timeout 120 "$A" record --kinds kernel -o "$W/torch_overhead.json" -- python3 $R/torch_overhead.py plain
+timeout 120 python3 $R/torch_overhead.py torch-profiler
+timeout 120 python3 $R/torch_overhead.py plain
 
 echo "=== summary"
 printf '%s\n' "${RESULTS[@]}"

@@ -90,4 +90,11 @@ const ApiCall* find_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
   return nullptr;
 }
 
+std::vector<CUpti_CallbackId> kept_api_calls(CUpti_CallbackDomain domain) {
+  std::vector<CUpti_CallbackId> out;
+  for (const auto& row : kRows)
+    if (row.domain == domain) out.push_back(row.cbid);
+  return out;
+}
+
 }  // namespace attnprof::capture

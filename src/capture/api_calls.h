@@ -6,6 +6,7 @@
 #include <cupti_callbacks.h>
 
 #include <string_view>
+#include <vector>
 
 namespace attnprof::capture {
 
@@ -16,5 +17,9 @@ struct ApiCall {
 
 // The row for (domain, cbid), or nullptr when the call is not kept.
 const ApiCall* find_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
+// Every kept call of a domain: the recorder asks CUPTI to trace only these,
+// since tracing every runtime/driver call costs microseconds per launch.
+std::vector<CUpti_CallbackId> kept_api_calls(CUpti_CallbackDomain domain);
 
 }  // namespace attnprof::capture

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "capture/activity_convert.h"
+#include "capture/api_calls.h"
 #include "capture/buffer_pool.h"
 #include "capture/cupti_check.h"
 #include "capture/device_properties.h"
@@ -43,15 +44,27 @@ struct ActivityKindBit {
   std::uint32_t bit;
   const char* name;
 };
+// Runtime and driver calls are not here: only the calls in api_calls.cpp are
+// enabled, one by one (enable_api_calls), which keeps per-launch cost down.
 constexpr std::array kActivityKinds = {
     ActivityKindBit{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, kKernels, "concurrent kernel"},
     ActivityKindBit{CUPTI_ACTIVITY_KIND_MEMCPY, kMemcpy, "memcpy"},
     ActivityKindBit{CUPTI_ACTIVITY_KIND_MEMSET, kMemset, "memset"},
-    ActivityKindBit{CUPTI_ACTIVITY_KIND_RUNTIME, kRuntime, "runtime API"},
-    ActivityKindBit{CUPTI_ACTIVITY_KIND_DRIVER, kDriver, "driver API"},
     ActivityKindBit{CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, kSync, "synchronization"},
     ActivityKindBit{CUPTI_ACTIVITY_KIND_MARKER, kNvtx, "NVTX marker"},
 };
+
+// Enables (or disables) activity records for the kept runtime/driver calls.
+CUptiResult enable_api_calls(std::uint32_t kinds, bool enable) {
+  const std::uint8_t on = enable ? 1 : 0;
+  if (kinds & kRuntime)
+    for (CUpti_CallbackId cbid : kept_api_calls(CUPTI_CB_DOMAIN_RUNTIME_API))
+      if (const CUptiResult r = cuptiActivityEnableRuntimeApi(cbid, on); r != CUPTI_SUCCESS) return r;
+  if (kinds & kDriver)
+    for (CUpti_CallbackId cbid : kept_api_calls(CUPTI_CB_DOMAIN_DRIVER_API))
+      if (const CUptiResult r = cuptiActivityEnableDriverApi(cbid, on); r != CUPTI_SUCCESS) return r;
+  return CUPTI_SUCCESS;
+}
 
 // Record layouts (CUpti_ActivityKernel10, ...) are fixed within a CUDA major
 // release, so any runtime CUPTI of the major release we were built for reads
@@ -125,9 +138,10 @@ void route_nvtx_to_cupti() {
     setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
 }
 
-void disable_kinds(std::uint32_t kinds) {
+void disable_kinds(std::uint32_t kinds) {  // best effort: stopping or unwinding
   for (const auto& k : kActivityKinds)
-    if (kinds & k.bit) cuptiActivityDisable(k.kind);  // best effort while unwinding
+    if (kinds & k.bit) cuptiActivityDisable(k.kind);
+  enable_api_calls(kinds, false);
 }
 
 void report_drops(std::int64_t dropped, std::size_t refused) {
@@ -178,6 +192,13 @@ void start(const RecorderOptions& options) {
                           " (another profiler may own CUPTI in this process)");
     }
     enabled |= k.bit;
+  }
+  if (const CUptiResult r = enable_api_calls(options.kinds, true); r != CUPTI_SUCCESS) {
+    disable_kinds(options.kinds);
+    cuptiUnsubscribe(s.subscriber);
+    s.subscriber = nullptr;
+    throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI runtime/driver API activity: ") +
+                        cupti_error_text(r) + " (another profiler may own CUPTI in this process)");
   }
   s.kinds = options.kinds;
   s.recording = true;

@@ -60,7 +60,7 @@ TEST_F(RecorderGpu, RecordsEveryKernelCopyMemsetAndRange) {
     const std::string name(trace.name(e));
     if (e.kind == EventKind::CudaRuntime) launch_correlations.insert(e.correlation);
     if (e.kind == EventKind::Kernel) {
-      kernels[name.substr(0, name.find('('))]++;
+      kernels[name.substr(0, name.rfind('('))]++;  // drop the parameter list
       const GpuArgs* a = trace.args(e);
       ASSERT_NE(a, nullptr);
       EXPECT_GT(a->grid[0], 0);

@@ -1,6 +1,7 @@
 // Recording overhead: wall time per launch of (1) many tiny kernels and (2) a
 // realistic mix (memset, elementwise, reduction, copy, small matmul), first
-// without recording, then with the in-process recorder, then without again.
+// without recording, then with the in-process recorder (kernels only; kernels
+// and runtime calls; everything), then without again.
 //
 //   attnprof_record_overhead [--tiny N] [--mix N] [--repeats R] [--plain]
 // --plain times only the unrecorded loops (to run under `attnprof record`, or
@@ -99,36 +100,46 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamDestroy(s));
     return 0;
   }
-  double tiny1 = 0, mix1 = 0;
-  std::size_t kernels = 0;
-  std::int64_t dropped = 0;
-  try {
-    attnprof::capture::RecordingScope scope;
-    tiny_fn(2000);  // CUPTI's first records set up buffers; keep that out
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    tiny1 = time_per_iteration(tiny_fn, s, tiny, repeats);
-    mix1 = time_per_iteration(mix_fn, s, mix, repeats);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const attnprof::Trace trace = scope.stop_and_take();
-    for (const auto& e : trace.events) kernels += e.kind == attnprof::EventKind::Kernel;
-    dropped = trace.dropped_records;
-  } catch (const attnprof::capture::RecorderError& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
+  // Recorded, once per set of kinds: what each kind of record costs.
+  bool ok = true;
+  double tiny_all = 0;
+  for (const char* kinds : {"kernel", "kernel,runtime", "all"}) {
+    double tiny1 = 0, mix1 = 0;
+    std::size_t kernels = 0;
+    std::int64_t dropped = 0;
+    try {
+      attnprof::capture::RecorderOptions options;
+      options.kinds = *attnprof::capture::parse_record_kinds(kinds);
+      attnprof::capture::RecordingScope scope(options);
+      tiny_fn(2000);  // CUPTI's first records set up buffers; keep that out
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      tiny1 = time_per_iteration(tiny_fn, s, tiny, repeats);
+      mix1 = time_per_iteration(mix_fn, s, mix, repeats);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const attnprof::Trace trace = scope.stop_and_take();
+      for (const auto& e : trace.events) kernels += e.kind == attnprof::EventKind::Kernel;
+      dropped = trace.dropped_records;
+    } catch (const attnprof::capture::RecorderError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 1;
+    }
+    const std::size_t expected = 2000 + static_cast<std::size_t>(repeats) * (tiny + mix * kMixKernels);
+    std::printf("recorded     tiny %8.3f us/launch   mix %8.3f us/iteration   kinds %s: %zu kernels "
+                "(expected %zu), %lld dropped\n",
+                tiny1, mix1, kinds, kernels, expected, static_cast<long long>(dropped));
+    std::printf(
+        "RESULT mode=inproc kinds=%s tiny_us=%.4f tiny_rec_us=%.4f tiny_ratio=%.3f tiny_added_us=%.3f "
+        "mix_us=%.4f mix_rec_us=%.4f mix_ratio=%.3f kernels=%zu expected=%zu dropped=%lld\n",
+        kinds, tiny0, tiny1, tiny1 / tiny0, tiny1 - tiny0, mix0, mix1, mix1 / mix0, kernels, expected,
+        static_cast<long long>(dropped));
+    ok = ok && kernels == expected && dropped == 0;
+    tiny_all = tiny1;
   }
   const double tiny2 = time_per_iteration(tiny_fn, s, tiny, repeats);
   const double mix2 = time_per_iteration(mix_fn, s, mix, repeats);
-  const std::size_t expected = 2000 + static_cast<std::size_t>(repeats) * (tiny + mix * kMixKernels);
-  std::printf("recorded     tiny %8.3f us/launch   mix %8.3f us/iteration\n", tiny1, mix1);
-  std::printf("unrecorded   tiny %8.3f us/launch   mix %8.3f us/iteration (after stop)\n", tiny2, mix2);
-  std::printf("kernels recorded %zu (expected %zu), dropped records %lld\n", kernels, expected,
-              static_cast<long long>(dropped));
-  const double base_tiny = std::min(tiny0, tiny2), base_mix = std::min(mix0, mix2);
-  std::printf(
-      "RESULT mode=inproc tiny_us=%.4f tiny_rec_us=%.4f tiny_ratio=%.3f tiny_added_us=%.3f "
-      "mix_us=%.4f mix_rec_us=%.4f mix_ratio=%.3f kernels=%zu expected=%zu dropped=%lld\n",
-      base_tiny, tiny1, tiny1 / base_tiny, tiny1 - base_tiny, base_mix, mix1, mix1 / base_mix, kernels,
-      expected, static_cast<long long>(dropped));
+  std::printf("unrecorded   tiny %8.3f us/launch   mix %8.3f us/iteration (after recording)\n", tiny2, mix2);
+  std::printf("RESULT mode=after tiny_us=%.4f mix_us=%.4f (all kinds vs after: %.3fx)\n", tiny2, mix2,
+              tiny_all / tiny2);
   CUDA_CHECK(cudaStreamDestroy(s));
-  return kernels == expected && dropped == 0 ? 0 : 1;
+  return ok ? 0 : 1;
 }
