@@ -15,7 +15,7 @@ if has sass; then
   echo "HGMMA lines: $(grep -c HGMMA "$O/sass.txt"), HMMA lines: $(grep -c 'HMMA' "$O/sass.txt"), LDL/STL: $(grep -cE 'LDL|STL' "$O/sass.txt")"
 fi
 if has check; then
-  timeout ${CHECK_TIMEOUT:-180} "$B/attnprof_fused_bench" --check > "$O/check.log" 2>&1; echo "check rc=$?"
+  timeout ${CHECK_TIMEOUT:-180} "$B/attnprof_fused_bench" --check ${CHECKPATH:+--path $CHECKPATH} > "$O/check.log" 2>&1; echo "check rc=$?"
   grep -E "FAIL|checks:" "$O/check.log" | tail -40
 fi
 if has sanitize; then

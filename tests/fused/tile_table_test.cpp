@@ -6,15 +6,24 @@
 
 using namespace attnprof::fused;
 
-TEST(FusedTileTable, EveryPathAndHeadDimHasOneRow) {
+TEST(FusedTileTable, EveryPathAndHeadDimHasOneBaseRow) {
   for (Path path : {Path::portable, Path::hopper})
     for (int d : {64, 128}) {
-      int rows = 0;
-      for (const TileConfig& t : kTileTable) rows += t.path == path && t.head_dim == d;
-      EXPECT_EQ(rows, 1) << "path " << int(path) << " D " << d;
+      int base_rows = 0;
+      for (const TileConfig& t : kTileTable) base_rows += t.path == path && t.head_dim == d && t.min_q_len == 0;
+      EXPECT_EQ(base_rows, 1) << "path " << int(path) << " D " << d;
       EXPECT_EQ(tile_for(path, d).head_dim, d);
+      EXPECT_EQ(tile_for(path, d, 1 << 30).head_dim, d);
     }
   EXPECT_EQ(tile_for(Path::hopper, 96).head_dim, 0);
+}
+
+TEST(FusedTileTable, LongestMatchingMinimumLengthWins) {
+  EXPECT_EQ(tile_for(Path::hopper, 64, 2047).block_m, 128);
+  EXPECT_EQ(tile_for(Path::hopper, 64, 2048).block_m, 192);
+  EXPECT_EQ(tile_for(Path::hopper, 64, 16384).block_m, 192);
+  EXPECT_EQ(tile_for(Path::hopper, 128, 16384).block_m, 128);
+  EXPECT_EQ(tile_for(Path::portable, 64, 16384).block_m, 64);
 }
 
 TEST(FusedTileTable, PortableRowsFitSm80) {

@@ -294,19 +294,21 @@ cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
                           : launch<__half, 128, kOverlap, kConsumers128>(p, stream);
 }
 
-constexpr int kC64 = tile_for(Path::hopper, 64).consumers;
-constexpr int kC128 = tile_for(Path::hopper, 128).consumers;
-
 }  // namespace
 
-// Version 2 schedule: the fastest measured (docs/fused-kernel.md).
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) { return launch_variant<false, kC64, kC128>(p, stream); }
-cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) {
-  return launch_variant<true, kC64, kC128>(p, stream);
+// Version 2 schedule (the fastest measured), tiles from the table row for q_len.
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+  static_assert(tile_for(Path::hopper, 128).consumers == 2 && tile_for(Path::hopper, 64).consumers == 2 &&
+                    tile_for(Path::hopper, 64, 1 << 30).consumers == 3,
+                "launch_hopper instantiates exactly these rows");
+  if (tile_for(Path::hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<false, 3, 2>(p, stream);
+  return launch_variant<false, 2, 2>(p, stream);
 }
-// BM=192 for head dim 64 (the 160-register consumers cannot hold D=128's accumulators).
+cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) { return launch_variant<true, 2, 2>(p, stream); }
+// BM=192 for head dim 64 at every length (the 160-register consumers cannot hold
+// D=128's accumulators, so D=128 runs the default rows).
 cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream) {
-  return p.head_dim == 64 ? launch_variant<false, 3, kC128>(p, stream) : launch_hopper(p, stream);
+  return p.head_dim == 64 ? launch_variant<false, 3, 2>(p, stream) : launch_hopper(p, stream);
 }
 
 }  // namespace attnprof::fused

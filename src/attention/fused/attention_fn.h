@@ -1,0 +1,20 @@
+// The fused kernel behind the project-wide attention interface (src/attention/params.h):
+// an AttentionFn and its WorkspaceFn, so `attnprof bench` can register it as `fused`.
+// CUDA-free header.
+#pragma once
+
+#include <cstddef>
+
+#include "attention/params.h"
+
+namespace attnprof::fused {
+
+// bf16/fp16, head_dim 64 or 128, top-left causal or none (bottom-right when
+// q_len == kv_len, where the two agree). Throws InputError for anything else and
+// std::runtime_error for a failed CUDA call. Runs on ctx.stream.
+void attention_forward(const attention::AttentionParams& p, const attention::ExecContext& ctx);
+
+// Scratch for the log-sum-exp when p.lse is null (the kernel always writes it).
+std::size_t attention_workspace(const attention::AttentionParams& p);
+
+}  // namespace attnprof::fused
