@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,12 @@ struct Key {
   od::raw_json_string raw;
   bool operator==(std::string_view known) const { return raw.unsafe_is_equal(known); }
 };
+
+// A double that fits in int64, else nullopt (the cast would be undefined).
+std::optional<std::int64_t> to_int64(double d) {
+  if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;  // also false for NaN
+  return static_cast<std::int64_t>(d);
+}
 
 std::string_view trim_token(std::string_view t) {
   while (!t.empty() && json_scan::is_space(t.back())) t.remove_suffix(1);
@@ -200,10 +207,17 @@ class Reader {
       fail(fmt::format("invalid JSON in the value of \"{}\": {}", key, simdjson::error_message(err)));
     if (!wanted) return;
     auto want_int = [&](std::int64_t& out) {
-      if (v.is_int64()) out = v.get_int64().value_unsafe();
-      else if (v.is_uint64()) out = static_cast<std::int64_t>(v.get_uint64().value_unsafe());
-      else if (v.is_double()) out = static_cast<std::int64_t>(v.get_double().value_unsafe());
-      else fail(fmt::format("\"{}\" must be a number", key));
+      std::int64_t i = 0;
+      double d = 0;
+      if (v.get_int64().get(i) == simdjson::SUCCESS) {
+        out = i;
+      } else if (v.get_double().get(d) == simdjson::SUCCESS) {
+        const auto n = to_int64(d);
+        if (!n) fail(fmt::format("\"{}\" is out of range", key));
+        out = *n;
+      } else {
+        fail(fmt::format("\"{}\" must be a number", key));
+      }
     };
     if (key == cat::kBaseTimeNanoseconds) {
       std::int64_t base = 0;
@@ -378,7 +392,9 @@ class Reader {
       if (v.get_int64().get(n) == simdjson::SUCCESS) return Lane{n, false};
       double d = 0;
       if (v.get_double().get(d)) field_error(field, "a number or a string");
-      return Lane{static_cast<std::int64_t>(d), false};
+      const auto as_int = to_int64(d);
+      if (!as_int) field_error(field, "a number in range");
+      return Lane{*as_int, false};
     }
     if (type == od::json_type::string) {
       std::string_view s;
@@ -401,8 +417,9 @@ class Reader {
     if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
     double d = 0;
     if (v.get_double().get(d)) return false;
-    out = static_cast<std::int64_t>(d);
-    return true;
+    const auto as_int = to_int64(d);
+    if (as_int) out = *as_int;
+    return as_int.has_value();
   }
   static void arg_dim3(od::value v, std::array<std::int32_t, 3>& out) {
     od::array a;
@@ -448,7 +465,7 @@ class Reader {
         if (arg_int(v, n)) g.bytes = n;
       } else if (key == cat::kBlocksPerSm || key == cat::kWarpsPerSm || key == cat::kOccupancy) {
         double d = 0;
-        if (v.get_double().get(d) == simdjson::SUCCESS) {
+        if (v.get_double().get(d) == simdjson::SUCCESS && d > -3e38 && d < 3e38) {
           const auto f = static_cast<float>(d);
           if (key == cat::kBlocksPerSm) g.blocks_per_sm = f;
           else if (key == cat::kWarpsPerSm) g.warps_per_sm = f;

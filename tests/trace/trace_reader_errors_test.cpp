@@ -82,6 +82,9 @@ TEST(TraceReaderErrors, WrongFieldTypes) {
   expect_error(R"({"traceEvents": [5]})", "traceEvents[0] at byte 17 is not an object");
   expect_error(R"({"traceEvents": [], "deviceProperties": 7})", "\"deviceProperties\" must be an array");
   expect_error(R"({"traceEvents": [], "baseTimeNanoseconds": "x"})", "\"baseTimeNanoseconds\" must be a number");
+  // Found by the fuzzer: numbers beyond int64 must be refused, not cast (undefined behaviour).
+  expect_error(R"({"traceEvents": [], "baseTimeNanoseconds": 1.79086e22})", "\"baseTimeNanoseconds\" is out of range");
+  expect_error(R"({"traceEvents": [{"ph": "X", "ts": 1, "pid": 1e300}]})", "pid: expected a number in range");
 }
 TEST(TraceReaderErrors, MissingRequiredFields) {
   expect_error(R"({"traceEvents": [{"name": "k", "ts": 1}]})", "missing \"ph\"");

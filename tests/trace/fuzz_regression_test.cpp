@@ -1,0 +1,42 @@
+// Inputs the fuzzer found problems with (tests/data/fuzz): each must either
+// read cleanly or raise InputError, and a trace that reads must analyse.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/analysis.h"
+#include "report/report.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+namespace {
+
+TEST(FuzzRegressions, EveryCrashInputIsHandled) {
+  const std::filesystem::path dir = std::string(ATTNPROF_SOURCE_DIR) + "/tests/data/fuzz";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    SCOPED_TRACE(entry.path().string());
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    ++files;
+    for (std::size_t chunk : {std::size_t{7}, std::size_t{4} << 20}) {
+      ReadOptions options;
+      options.chunk_bytes = chunk;
+      try {
+        const Trace t = read_trace_bytes(bytes.str(), "fuzz", options);
+        const TraceIndex index(t);
+        const Analysis a = analyze(t, index, {}, "fuzz");
+        EXPECT_FALSE(json_report(a).empty());
+      } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("fuzz: ", 0), 0u) << e.what();
+      }
+    }
+  }
+  EXPECT_GE(files, 1);
+}
+
+}  // namespace
+}  // namespace attnprof
