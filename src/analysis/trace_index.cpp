@@ -25,22 +25,34 @@ KernelClass classify_activity(const Trace& t, const Event& e) {
 
 TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   const auto& events = trace.events;
-  // Launch calls by correlation id.
-  std::unordered_map<std::int64_t, std::int32_t> launch_of;
-  launch_of.reserve(events.size() / 4);
+  // Launch calls by correlation id: a flat table when the ids are dense (as
+  // CUPTI hands them out), a hash map otherwise.
+  std::int64_t max_correlation = -1;
+  for (const Event& e : events)
+    if (is_launch_api(e.kind)) max_correlation = std::max(max_correlation, e.correlation);
+  const bool dense = max_correlation >= 0 &&
+                     static_cast<std::uint64_t>(max_correlation) < 4 * static_cast<std::uint64_t>(events.size()) + 1024;
+  std::vector<std::int32_t> launch_table(dense ? static_cast<std::size_t>(max_correlation) + 1 : 0, kNone);
+  std::unordered_map<std::int64_t, std::int32_t> launch_map;
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
-    if (is_launch_api(e.kind) && e.correlation >= 0) launch_of.emplace(e.correlation, static_cast<std::int32_t>(i));
+    if (!is_launch_api(e.kind) || e.correlation < 0) continue;
+    if (dense) launch_table[static_cast<std::size_t>(e.correlation)] = static_cast<std::int32_t>(i);
+    else launch_map.emplace(e.correlation, static_cast<std::int32_t>(i));
   }
+  const auto launch_of = [&](std::int64_t correlation) -> std::int32_t {
+    if (correlation < 0) return kNone;
+    if (dense) return correlation <= max_correlation ? launch_table[static_cast<std::size_t>(correlation)] : kNone;
+    const auto it = launch_map.find(correlation);
+    return it == launch_map.end() ? kNone : it->second;
+  };
   // GPU activity, classified once per distinct name (string ids are dense).
   std::vector<KernelClass> class_cache(trace.strings.size());
   std::vector<char> classified(trace.strings.size(), 0);
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     if (!is_gpu_activity(e.kind) || e.phase != 'X') continue;
-    GpuActivity a{i, kNone, kNone, {}};
-    if (e.correlation >= 0)
-      if (auto it = launch_of.find(e.correlation); it != launch_of.end()) a.launch = it->second;
+    GpuActivity a{i, launch_of(e.correlation), kNone, {}};
     if (e.kind == EventKind::Kernel) {
       if (!classified[e.name]) {
         class_cache[e.name] = classify_activity(trace, e);

@@ -475,6 +475,15 @@ class Reader {
     }
   }
 
+  // Categories are few and short: a small list beats hashing them per event.
+  StringId intern_category(std::string_view text) {
+    for (const auto& [seen, id] : recent_categories_)
+      if (seen == text) return id;
+    const StringId id = trace_.strings.intern(text);
+    if (recent_categories_.size() < 32) recent_categories_.emplace_back(trace_.strings.view(id), id);
+    return id;
+  }
+
   std::optional<EventKind> kind_of(StringId category) {
     if (category >= category_kind_.size()) category_kind_.resize(category + 1, kUnresolved);
     std::int8_t& k = category_kind_[category];
@@ -502,7 +511,7 @@ class Reader {
         ev.phase = ph[0];
         have_ph = true;
       } else if (key == cat::kCat) {
-        ev.category = trace_.strings.intern(read_string(v, cat::kCat));
+        ev.category = intern_category(read_string(v, cat::kCat));
       } else if (key == cat::kName) {
         ev.name = trace_.strings.intern(read_string(v, cat::kName));
       } else if (key == cat::kTs) {
@@ -586,6 +595,7 @@ class Reader {
   std::int64_t flow_id_ = -1;
   std::vector<std::int8_t> category_kind_;
   std::vector<const char*> ends_;  // event ends found by the scanner in the current buffer
+  std::vector<std::pair<std::string_view, StringId>> recent_categories_;
   od::parser parser_;
   simdjson::dom::parser dom_;
   Trace trace_;
