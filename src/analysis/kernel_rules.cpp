@@ -91,8 +91,10 @@ constexpr std::array kRules = {
                [](std::string_view n) {
                  return has(n, "gemm") || has(n, "Gemm") || has(n, "GEMM") || has(n, "matmul");
                },
-               "void gemmk1_kernel<int, float, 256, 5, false, false, false, false, "
-               "cublasGemvTensorStridedBatched<float const>>"},
+               "sgemm_largek_lds64"},
+    KernelRule{"communication", "NCCL / RCCL", KernelCategory::Other, KernelOp::Other,
+               [](std::string_view n) { return starts(n, "nccl") || starts(n, "rccl"); },
+               "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"},
     // Softmax and the pieces around it.
     KernelRule{"softmax", "ATen / Triton softmax", KernelCategory::Softmax, KernelOp::Softmax,
                [](std::string_view n) { return has(n, "softmax") || has(n, "SoftMax"); },
@@ -194,10 +196,10 @@ Precision gemm_precision(std::string_view lo, MathUnit unit) {
     return Precision::FP64;
   if (has(lo, "tf32")) return Precision::TF32;
   if (has(lo, "bf16") || has(lo, "bfloat16")) return Precision::BF16;
+  if (has(lo, "cudnn") && has(lo, "f16")) return Precision::Half16;  // cuDNN's "wgmma_f16": bf16 or fp16
   if (has(lo, "h884") || has(lo, "h1688") || has(lo, "h16816") || has(lo, "fp16") || has(lo, "half_t") ||
       has(lo, "hgemm") || has(lo, "_f16_") || has(lo, "c10::half"))
     return Precision::FP16;
-  if (has(lo, "f16")) return Precision::Half16;  // cuDNN's "wgmma_f16": bf16 or fp16
   if (has(lo, "nvjet") && has(lo, "_h_")) return Precision::Half16;
   if (unit == MathUnit::CudaCore) return Precision::FP32;
   if (has(lo, "s1688") || has(lo, "s16816")) return Precision::TF32;  // fp32 operands on tensor cores
@@ -207,8 +209,7 @@ Precision gemm_precision(std::string_view lo, MathUnit unit) {
 
 // Destination dtype of an ATen copy: the lambda's parameter type.
 KernelOp copy_direction(std::string_view n) {
-  const bool converts = has(n, "LoadWithCast") || has(n, "StoreWithCast") || has(n, "_copy_kernel_cuda(") ||
-                        has(n, "convert");
+  const bool converts = has(n, "LoadWithCast") || has(n, "StoreWithCast") || has(n, "convert");
   if (!converts) return KernelOp::Copy;
   if (has(n, "{lambda(float)#") || has(n, "{lambda(double)#")) return KernelOp::CastToFp32;
   if (has(n, "lambda(c10::BFloat16)") || has(n, "lambda(c10::Half)")) return KernelOp::CastTo16Bit;

@@ -158,10 +158,17 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
   const Trace& t = index.trace();
   Chosen chosen;
   if (!options.name.empty()) {
-    for (std::size_t i = 0; i < index.ranges().size(); ++i) {
-      const Event& e = index.event(index.ranges()[i]);
-      if (e.kind != EventKind::CpuOp || is_step(t.name(e)))
-        if (matches(t.name(e), options.name)) chosen.ranges.push_back(i);
+    // Any CPU range may be a region (an annotation, a step, an op such as
+    // aten::scaled_dot_product_attention); nested matches keep the outermost.
+    const auto& ranges = index.ranges();
+    std::vector<char> hit(ranges.size(), 0);
+    for (std::size_t i = 0; i < ranges.size(); ++i) hit[i] = matches(t.name(index.event(ranges[i])), options.name);
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      if (!hit[i]) continue;
+      bool outermost = true;
+      for (std::int32_t p = ranges[i].parent; p != kNone && outermost; p = ranges[static_cast<std::size_t>(p)].parent)
+        outermost = !hit[static_cast<std::size_t>(p)];
+      if (outermost) chosen.ranges.push_back(i);
     }
     chosen.source = fmt::format("ranges matching --region {}", options.name);
     if (chosen.ranges.empty()) {
