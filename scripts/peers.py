@@ -15,6 +15,9 @@ import argparse
 import json
 import math
 import sys
+import warnings
+
+warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
 
 
 def parse_args():
@@ -153,8 +156,11 @@ def main():
             low = name.lower()
             if not any(t in low for t in ("gemm", "nvjet", "cutlass", "xmma")) or "flash" in low or "fmha" in low:
                 continue
-            tc = any(t in low for t in ("tensorop", "hmma", "gmma", "nvjet", "xmma", "16816", "1688", "wgmma"))
-            prec = "bf16" if "bf16" in low else "fp16" if ("f16" in low or "h16" in low) else "fp32" if ("sgemm" in low or "f32" in low) else "?"
+            # CUDA-core markers win: cuBLAS's FP32 FFMA kernels are also "xmma_gemm".
+            cuda_core = any(t in low for t in ("ffma", "simt", "sgemm", "gemv"))
+            tc = not cuda_core and any(t in low for t in ("tensorop", "hmma", "gmma", "nvjet", "xmma", "16816", "1688", "wgmma"))
+            prec = ("bf16" if "bf16" in low else "fp16" if ("f16f16" in low or "h16" in low or "hgemm" in low)
+                    else "fp32" if (cuda_core or "f32f32" in low) else a.dtype if tc else "?")
             units.add(("tensor core " if tc else "cuda core ") + prec)
         return ",".join(sorted(units)) if units else "fused"
 

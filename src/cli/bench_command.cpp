@@ -35,12 +35,14 @@ struct BenchArgs {
 // distinct "unit precision" of its GEMM kernels ("tensor-core bf16").
 std::string classify_gemms(const std::vector<std::string>& kernel_names) {
   std::set<std::string> units;
+  bool fused = false;
   for (const auto& name : kernel_names) {
     const KernelClass c = classify_kernel(name);
     if (c.category == KernelCategory::Gemm)
       units.insert(fmt::format("{} {}", to_string(c.unit), to_string(c.precision)));
+    fused = fused || c.category == KernelCategory::FusedAttention;
   }
-  if (units.empty()) return "no GEMM kernel";
+  if (units.empty()) return fused ? "fused attention" : "no GEMM kernel";
   std::string out;
   for (const auto& u : units) out += (out.empty() ? "" : ", ") + u;
   return out;

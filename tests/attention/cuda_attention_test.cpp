@@ -105,6 +105,7 @@ INSTANTIATE_TEST_SUITE_P(
         Shape{2, 4, 4, 17, 17, 128, true},
         Shape{2, 8, 2, 17, 45, 64, true},                                  // GQA, kv longer
         Shape{1, 4, 1, 45, 17, 128, true, CausalAlign::bottom_right},       // MQA, fully masked rows
+        Shape{2, 4, 2, 45, 17, 64, true, CausalAlign::bottom_right, DType::bf16, Layout::BSHD},
         Shape{2, 4, 2, 33, 70, 128, true, CausalAlign::top_left, DType::bf16, Layout::BSHD},
         Shape{2, 4, 4, 65, 65, 64, false, CausalAlign::top_left, DType::bf16, Layout::BSHD},
         Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},

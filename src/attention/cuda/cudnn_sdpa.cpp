@@ -129,10 +129,45 @@ std::string cudnn_unavailable_reason() {
   return {};
 }
 
+namespace {
+
+// cuDNN refuses bottom-right causal with q longer than kv. The first
+// q_len - kv_len query rows see no key (zeros); the rest are a square problem
+// where bottom-right and top-left coincide. So: zero those rows, run the rest.
+bool run_sliced_bottom_right(const AttentionParams& p, const ExecContext& ctx) {
+  if (!(p.causal && p.causal_align == CausalAlign::bottom_right && p.q_len > p.kv_len)) return false;
+  if (p.lse) throw InputError("cudnn: bottom-right causal with q longer than kv and lse is not supported");
+  const int hidden = p.q_len - p.kv_len;
+  const auto e = static_cast<std::int64_t>(dtype_bytes(p.dtype));
+  const auto& s = p.out_strides;
+  auto stream = static_cast<cudaStream_t>(ctx.stream);
+  if (s.row == p.head_dim && s.batch == static_cast<std::int64_t>(p.q_heads) * s.head) {  // BHSD-like
+    ATTNPROF_CUDA_CHECK(cudaMemset2DAsync(p.out, static_cast<std::size_t>(s.head * e), 0,
+                                          static_cast<std::size_t>(hidden * s.row * e),
+                                          static_cast<std::size_t>(p.batch) * p.q_heads, stream));
+  } else if (s.head == p.head_dim && s.row == static_cast<std::int64_t>(p.q_heads) * p.head_dim) {  // BSHD-like
+    ATTNPROF_CUDA_CHECK(cudaMemset2DAsync(p.out, static_cast<std::size_t>(s.batch * e), 0,
+                                          static_cast<std::size_t>(hidden * s.row * e),
+                                          static_cast<std::size_t>(p.batch), stream));
+  } else {
+    throw InputError("cudnn: bottom-right causal with q longer than kv needs a BHSD or BSHD output");
+  }
+  AttentionParams rest = p;
+  rest.q = static_cast<const char*>(p.q) + hidden * p.q_strides.row * e;
+  rest.out = static_cast<char*>(p.out) + hidden * s.row * e;
+  rest.q_len = p.kv_len;
+  rest.causal_align = CausalAlign::top_left;
+  cudnn(rest, ctx);
+  return true;
+}
+
+}  // namespace
+
 void cudnn(const AttentionParams& p, const ExecContext& ctx) {
   validate(p);
   if (p.dtype == DType::fp32)
     throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
+  if (run_sliced_bottom_right(p, ctx)) return;
   static std::mutex mutex;
   static std::map<Key, CachedGraph> cache;  // graphs live as long as the process
   int device = 0;
