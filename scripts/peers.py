@@ -142,7 +142,7 @@ def main():
         b = (e + c) * (nq + 2 * nk) if up else 0.0
         b += 2 * c * nq + 2 * c * nk
         if a.causal:
-            b += nm * (6 + c) + 2 * c * ns + c * nm
+            b += nm * (4 + c) + 2 * c * ns + c * nm
         b += c * (nq + nk + ns) + 2 * c * ns
         b += (c * ns + ns) + (ns + B * H * S) + (B * H * S + 2 * c * ns)
         b += c * (ns + nk) + c * nq
@@ -180,7 +180,9 @@ def main():
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             fn()
             torch.cuda.synchronize()
-        names = [ev.name for ev in prof.events() if ev.device_type.name == "CUDA" and "Memset" not in ev.name and "Memcpy" not in ev.name]
+        kernels = [ev for ev in prof.events() if ev.device_type.name == "CUDA" and "Memset" not in ev.name and "Memcpy" not in ev.name]
+        names = [ev.name for ev in kernels]
+        kernel_us = [ev.time_range.elapsed_us() for ev in kernels]
         probe = median_ms(fn, 1)[0]
         reps = a.repeats or max(10, min(200, int(300 / max(probe, 1e-3))))
         ms = median_ms(fn, reps)
@@ -188,7 +190,7 @@ def main():
         rel = ((out.double() - ref).norm() / ref.norm()).item()
         med = pct(ms, 0.5)
         row.update(median_ms=med, p10_ms=pct(ms, 0.1), p90_ms=pct(ms, 0.9), runs=reps,
-                   tflops=flops / (med * 1e-3) / 1e12, kernels=len(names), kernel_names=names,
+                   tflops=flops / (med * 1e-3) / 1e12, kernels=len(names), kernel_names=names, kernel_us=kernel_us,
                    gemm_unit=gemm_unit(names), rel_error=rel,
                    bytes_model=manual_bytes if name == "torch-manual" else math_bytes() if name == "sdpa-math" else io_bytes)
         row["pct_of_gemm"] = 100.0 * row["tflops"] / gemm_tflops

@@ -19,6 +19,7 @@ struct ImplResult {
   std::optional<double> pct_of_gemm;      // of the bf16 GEMM rate measured in this run
   std::optional<int> kernels;             // recorded kernels per forward
   std::vector<std::string> kernel_names;  // in launch order, when recorded
+  std::vector<double> kernel_us;          // their durations in the recorded forward
   std::string gemm_unit;                  // "tensor core bf16", "cuda core fp32", ... or "n/a"
   double bytes_model = 0.0;               // bytes the implementation's passes move (model)
   std::optional<double> rel_error;        // vs fp64, on checked slices

@@ -23,7 +23,7 @@ double math_bytes(const attention::AttentionParams& p, bool upcast, bool cached_
   double b = 0.0;
   if (upcast) b += (e + c) * (n.q + 2 * n.k);         // q, k, v .to(float)
   b += 2 * c * n.q + 2 * c * n.k;                     // q * s, k * s
-  if (p.causal && !cached_mask) b += n.m * (1 + 2 + 2 + 1 + c);  // ones, tril, not, where
+  if (p.causal && !cached_mask) b += n.m * (1 + 2 + 1 + c);  // ones, tril, where
   b += c * (n.q + n.k + n.s);                         // QK^T
   if (p.causal) b += 2 * c * n.s + c * n.m;           // add_(mask)
   b += 2 * c * n.s;                                   // softmax

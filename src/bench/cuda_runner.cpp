@@ -209,6 +209,7 @@ void run_on_cuda(const Plan& plan, BenchRun& run) {
         const KernelRecording rec = counter->end(trace_path);
         row.kernels = static_cast<int>(rec.kernel_names.size());
         row.kernel_names = rec.kernel_names;
+        row.kernel_us = rec.kernel_us;
         row.gemm_unit = gemm_unit(rec.kernel_names);
         run.kernel_count_source = "CUPTI recorder";
       } else {

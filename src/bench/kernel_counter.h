@@ -11,6 +11,7 @@ namespace attnprof::bench {
 
 struct KernelRecording {
   std::vector<std::string> kernel_names;  // GPU kernels in launch order
+  std::vector<double> kernel_us;          // their durations, same order
   int memsets = 0, memcpys = 0;           // other GPU activity in the region
 };
 

@@ -29,7 +29,10 @@ class CuptiKernelCounter : public KernelCounter {
     capture::stop();
     const Trace trace = capture::take();
     for (const Event& e : trace.events) {
-      if (e.kind == EventKind::Kernel) rec.kernel_names.emplace_back(trace.name(e));
+      if (e.kind == EventKind::Kernel) {
+        rec.kernel_names.emplace_back(trace.name(e));
+        rec.kernel_us.push_back(static_cast<double>(e.dur_ns) / 1e3);
+      }
       if (e.kind == EventKind::GpuMemset) ++rec.memsets;
       if (e.kind == EventKind::GpuMemcpy) ++rec.memcpys;
     }

@@ -158,15 +158,19 @@ std::string to_json(const BenchRun& run) {
       for (std::size_t k = 0; k < r.kernel_names.size(); ++k)
         names += (k ? ", " : "") + json_string(r.kernel_names[k]);
       names += "]";
+      std::string us = "[";
+      for (std::size_t k = 0; k < r.kernel_us.size(); ++k) us += (k ? ", " : "") + json_number(r.kernel_us[k]);
+      us += "]";
       j += fmt::format(
           ", \"median_ms\": {}, \"p10_ms\": {}, \"p90_ms\": {}, \"runs\": {}, \"tflops\": {}, "
           "\"pct_of_gemm\": {}, \"kernels\": {}, \"gemm_unit\": {}, \"bytes_model\": {}, \"rel_error\": {}, "
-          "\"slices_checked\": {}, \"slices_total\": {}, \"check_passed\": {}, \"kernel_names\": {}}}",
+          "\"slices_checked\": {}, \"slices_total\": {}, \"check_passed\": {}, \"kernel_names\": {}, "
+          "\"kernel_us\": {}}}",
           json_number(r.median_ms), json_number(r.p10_ms), json_number(r.p90_ms), r.runs, json_number(r.tflops),
           r.pct_of_gemm ? json_number(*r.pct_of_gemm) : "null", r.kernels ? fmt::format("{}", *r.kernels) : "null",
           json_string(r.gemm_unit), json_number(r.bytes_model),
           r.rel_error ? json_number(*r.rel_error) : "null", r.slices_checked, r.slices_total, r.check_passed,
-          names);
+          names, us);
     }
     j += i + 1 < run.rows.size() ? ",\n" : "\n";
   }

@@ -101,18 +101,13 @@ struct Tril {  // bool [rows, cols]: keep where col - row <= diagonal
   }
 };
 
-struct LogicalNot {
-  const bool* src;
-  bool* dst;
-  __device__ void operator()(std::int64_t i) const { dst[i] = !src[i]; }
-};
-
 template <typename T>
-struct WhereNegInfElse {  // at::where(cond, -inf, scalar_tensor)
+struct WhereScalars {  // at::where(cond, scalar_tensor a, scalar_tensor b)
   const bool* cond;
-  const T* other;  // a 0-dim tensor
+  const T* a;  // 0-dim tensors
+  const T* b;
   T* dst;
-  __device__ void operator()(std::int64_t i) const { dst[i] = cond[i] ? from_f<T>(-INFINITY) : *other; }
+  __device__ void operator()(std::int64_t i) const { dst[i] = cond[i] ? *a : *b; }
 };
 
 template <typename T>

@@ -5,15 +5,17 @@
 // a bf16 causal forward (20 kernels):
 //   q.to(float), k.to(float), v.to(float)                       3  upcast
 //   q * sqrt(scale)                                             1
-//   ones(L,S,bool).tril(); where(mask.logical_not(), -inf,
-//     scalar_tensor(0))                                         5  mask rebuilt every call
+//   ones(L,S,bool).tril(); where(mask, scalar_tensor(0),
+//     scalar_tensor(-inf))                                      5  mask rebuilt every call
 //   k^T * sqrt(scale)                                           1
 //   matmul(q, k^T)  fp32 on CUDA cores                          1
 //   attn.add_(mask)                                             1
 //   _safe_softmax: softmax, eq(-inf), all(dim=-1),
 //     scalar_tensor(0), where                                   5
-//   matmul(attn, v)  fp32                                       1
-//   out.to(bf16), attn.to(bf16) (the weights nobody reads)      2
+//   attn.to(bf16) (the weights nobody reads)                    1
+//   matmul(attn, v)  fp32, then .to(bf16)                       2
+// (The order is PyTorch 2.11's on an H200, read off its trace in
+// examples/traces/sdpa_math.json: make_tuple evaluates the weights' cast first.)
 #include <cmath>
 #include <type_traits>
 
@@ -45,8 +47,8 @@ template <typename Tin, typename T>
 struct MathBuffers {
   T *q_up, *k_up, *v_up;  // upcast copies (only when upcasting)
   T *q_scaled, *k_scaled;
-  bool *ones, *tril, *not_mask;
-  T *mask_zero, *mask;
+  bool *ones, *tril;
+  T *mask_zero, *mask_neg_inf, *mask;
   T *attn, *softmax_out, *probs;
   bool *is_neg_inf, *row_all;
   T* probs_zero;
@@ -67,8 +69,8 @@ struct MathBuffers {
     k_scaled = w.take<T>(nk);
     ones = w.take<bool>(nm);
     tril = w.take<bool>(nm);
-    not_mask = w.take<bool>(nm);
     mask_zero = w.take<T>(1);
+    mask_neg_inf = w.take<T>(1);
     mask = w.take<T>(nm);
     attn = w.take<T>(ns);
     softmax_out = w.take<T>(ns);
@@ -140,7 +142,7 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   // q * sqrt(scale)
   launch_elementwise(nq, ToDenseScaled<T, T>{q, q_at, root, buf.q_scaled}, stream);
 
-  // The causal mask: rebuilt (ones, tril, logical_not, scalar 0, where) or cached.
+  // The causal mask: rebuilt (ones, tril, scalar 0, scalar -inf, where) or cached.
   const T* mask = nullptr;
   if (p.causal) {
     if (v.cached_mask) {
@@ -149,9 +151,9 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
       const int diag = p.causal_align == CausalAlign::bottom_right ? Skv - S : 0;
       launch_elementwise(nm, Fill<bool>{buf.ones, true}, stream);
       launch_elementwise(nm, Tril{buf.ones, buf.tril, Skv, diag}, stream);
-      launch_elementwise(nm, LogicalNot{buf.tril, buf.not_mask}, stream);
       launch_elementwise(1, Fill<T>{buf.mask_zero, from_f<T>(0.0f)}, stream);
-      launch_elementwise(nm, WhereNegInfElse<T>{buf.not_mask, buf.mask_zero, buf.mask}, stream);
+      launch_elementwise(1, Fill<T>{buf.mask_neg_inf, from_f<T>(-INFINITY)}, stream);
+      launch_elementwise(nm, WhereScalars<T>{buf.tril, buf.mask_zero, buf.mask_neg_inf, buf.mask}, stream);
       mask = buf.mask;
     }
   }
@@ -188,6 +190,8 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
     probs = buf.probs;
   }
 
+  if (upcast) launch_elementwise(ns, Convert<T, Tin>{probs, buf.probs_low}, stream);  // attn.to(bf16)
+
   BatchedGemm pv;
   pv.dtype = dtype_of<T>();
   pv.b_transposed = false;
@@ -212,10 +216,8 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   }
   run_batched_gemm(pv, stream);
 
-  if (upcast) {
+  if (upcast)
     launch_elementwise(nq, ToStrided<T, Tin>{buf.out_up, index_of(p.out_strides, H, S, D), static_cast<Tin*>(p.out)}, stream);
-    launch_elementwise(ns, Convert<T, Tin>{probs, buf.probs_low}, stream);
-  }
 }
 
 void run_math(const AttentionParams& p, const ExecContext& ctx, MathVariant v) {
