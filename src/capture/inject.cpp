@@ -193,6 +193,7 @@ void start_recording() {
   try {
     attnprof::capture::RecorderOptions options;
     options.kinds = kinds;
+    options.filter_api_calls_in_cupti = true;  // we start during cuInit (see recorder.h)
     attnprof::capture::start(options);
   } catch (const RecorderError& e) {
     std::fprintf(stderr, "%s; no trace will be written\n", e.what());

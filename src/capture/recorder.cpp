@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "capture/activity_convert.h"
 #include "capture/api_calls.h"
@@ -44,8 +45,7 @@ struct ActivityKindBit {
   std::uint32_t bit;
   const char* name;
 };
-// Runtime and driver calls are not here: only the calls in api_calls.cpp are
-// enabled, one by one (enable_api_calls), which keeps per-launch cost down.
+// Runtime and driver calls are not here: see enable_api_calls.
 constexpr std::array kActivityKinds = {
     ActivityKindBit{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, kKernels, "concurrent kernel"},
     ActivityKindBit{CUPTI_ACTIVITY_KIND_MEMCPY, kMemcpy, "memcpy"},
@@ -54,8 +54,18 @@ constexpr std::array kActivityKinds = {
     ActivityKindBit{CUPTI_ACTIVITY_KIND_MARKER, kNvtx, "NVTX marker"},
 };
 
-// Enables (or disables) activity records for the kept runtime/driver calls.
-CUptiResult enable_api_calls(std::uint32_t kinds, bool enable) {
+// Enables (or disables) runtime/driver call records: every call (the converter
+// keeps those in api_calls.cpp), or with `filtered` only those, one by one.
+CUptiResult enable_api_calls(std::uint32_t kinds, bool enable, bool filtered) {
+  if (!filtered) {
+    for (const auto& [bit, kind] : {std::pair{kRuntime, CUPTI_ACTIVITY_KIND_RUNTIME},
+                                    std::pair{kDriver, CUPTI_ACTIVITY_KIND_DRIVER}}) {
+      if (!(kinds & bit)) continue;
+      const CUptiResult r = enable ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+      if (r != CUPTI_SUCCESS) return r;
+    }
+    return CUPTI_SUCCESS;
+  }
   const std::uint8_t on = enable ? 1 : 0;
   if (kinds & kRuntime)
     for (CUpti_CallbackId cbid : kept_api_calls(CUPTI_CB_DOMAIN_RUNTIME_API))
@@ -77,6 +87,7 @@ struct State {
   bool recording = false;
   bool callbacks_registered = false;
   std::uint32_t kinds = 0;
+  bool filtered = false;  // filter_api_calls_in_cupti of the running session
   CUpti_SubscriberHandle subscriber = nullptr;
   std::optional<BufferPool> pool;
   std::optional<ActivityConverter> converter;
@@ -138,10 +149,10 @@ void route_nvtx_to_cupti() {
     setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
 }
 
-void disable_kinds(std::uint32_t kinds) {  // best effort: stopping or unwinding
+void disable_kinds(std::uint32_t kinds, bool filtered) {  // best effort: stopping or unwinding
   for (const auto& k : kActivityKinds)
     if (kinds & k.bit) cuptiActivityDisable(k.kind);
-  enable_api_calls(kinds, false);
+  enable_api_calls(kinds, false, filtered);
 }
 
 void report_drops(std::int64_t dropped, std::size_t refused) {
@@ -184,7 +195,7 @@ void start(const RecorderOptions& options) {
     if (!(options.kinds & k.bit)) continue;
     const CUptiResult r = cuptiActivityEnable(k.kind);
     if (r != CUPTI_SUCCESS) {
-      disable_kinds(enabled);
+      disable_kinds(enabled, options.filter_api_calls_in_cupti);
       cuptiUnsubscribe(s.subscriber);
       s.subscriber = nullptr;
       throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI ") + k.name +
@@ -193,14 +204,16 @@ void start(const RecorderOptions& options) {
     }
     enabled |= k.bit;
   }
-  if (const CUptiResult r = enable_api_calls(options.kinds, true); r != CUPTI_SUCCESS) {
-    disable_kinds(options.kinds);
+  if (const CUptiResult r = enable_api_calls(options.kinds, true, options.filter_api_calls_in_cupti);
+      r != CUPTI_SUCCESS) {
+    disable_kinds(options.kinds, options.filter_api_calls_in_cupti);
     cuptiUnsubscribe(s.subscriber);
     s.subscriber = nullptr;
     throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI runtime/driver API activity: ") +
                         cupti_error_text(r) + " (another profiler may own CUPTI in this process)");
   }
   s.kinds = options.kinds;
+  s.filtered = options.filter_api_calls_in_cupti;
   s.recording = true;
 }
 
@@ -214,7 +227,7 @@ void stop() {
   std::lock_guard control(s.control);
   if (!s.recording) return;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  disable_kinds(s.kinds);
+  disable_kinds(s.kinds, s.filtered);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (s.subscriber != nullptr) cuptiUnsubscribe(s.subscriber);
   s.subscriber = nullptr;

@@ -28,6 +28,12 @@ struct RecorderOptions {
   std::uint32_t kinds = kAllKinds;     // see record_kinds.h
   std::size_t buffer_bytes = 8u << 20;  // one CUPTI activity buffer
   std::size_t max_buffers = 64;         // pool cap; past it CUPTI drops (and counts) records
+  // Ask CUPTI for records of the kept runtime/driver calls only (api_calls.cpp)
+  // instead of all calls, which costs less per launch. Seen working on an H200
+  // (CUDA 13.0) only when enabled during cuInit, as the injection library does;
+  // enabled after CUDA is initialized, it produced no records at all. So the
+  // in-process default traces all calls and filters while converting.
+  bool filter_api_calls_in_cupti = false;
 };
 
 // Starts recording; throws RecorderError. Starting twice is an error.
