@@ -3,6 +3,9 @@
 
 #include "attention/cuda/cuda_attention.h"
 #include "bench/implementations.h"
+#if ATTNPROF_BENCH_HAVE_FUSED
+#include "attention/fused/attention_fn.h"
+#endif
 
 namespace attnprof::bench {
 
@@ -21,9 +24,13 @@ std::vector<Implementation> cuda_implementations() {
       {"manual", true, cu::manual, cu::manual_workspace, "",
        "hand-written: bf16 QK^T, scale, in-place mask fill, softmax, PV"},
       {"cudnn", true, cu::cudnn, nullptr, cudnn_reason, "cuDNN fused SDPA (graph API)"},
-      {"fused", true, nullptr, nullptr,
-       "the project's fused kernel (src/attention/fused) is not wired into the bench yet",
+#if ATTNPROF_BENCH_HAVE_FUSED
+      {"fused", true, fused::attention_forward, fused::attention_workspace, "",
+       "the project's own fused kernel: one launch, tensor cores, online softmax"},
+#else
+      {"fused", true, nullptr, nullptr, "the project's fused kernel (src/attention/fused) was not built",
        "the project's own fused kernel"},
+#endif
   };
 }
 
