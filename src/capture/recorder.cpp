@@ -115,8 +115,12 @@ void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint
     std::lock_guard lock(s.data);
     if (s.converter) {
       CUpti_Activity* record = nullptr;
-      while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
+      CUptiResult r = CUPTI_SUCCESS;
+      while ((r = cuptiActivityGetNextRecord(buffer, valid_size, &record)) == CUPTI_SUCCESS)
         s.converter->add(*record);
+      if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)  // the normal end of a buffer
+        std::fprintf(stderr, "attnprof recorder: warning: reading an activity buffer stopped early: %s\n",
+                     cupti_error_text(r).c_str());
     }
     std::size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS)
@@ -226,6 +230,8 @@ void stop() {
   auto& s = state();
   std::lock_guard control(s.control);
   if (!s.recording) return;
+  // Best effort, unchecked: stop() runs at exit and from signal paths, where a
+  // failure must not keep the records already converted from being written.
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   disable_kinds(s.kinds, s.filtered);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
