@@ -15,8 +15,8 @@ TensorStrides dense_strides(Layout layout, int heads, int seq, int dim) {
   return {s * h * d, d, h * d};
 }
 
-AttentionParams make_params(int batch, int q_heads, int kv_heads, int q_len, int kv_len,
-                            int head_dim, bool causal, DType dtype, Layout layout) {
+AttentionParams make_params(int batch, int q_heads, int kv_heads, int q_len, int kv_len, int head_dim, bool causal,
+                            DType dtype, Layout layout) {
   AttentionParams p;
   p.batch = batch;
   p.q_heads = q_heads;
@@ -46,8 +46,7 @@ void validate(const AttentionParams& p) {
   positive(p.kv_len, "kv seq");
   positive(p.head_dim, "head dim");
   if (p.q_heads % p.kv_heads != 0)
-    throw InputError(
-        fmt::format("kv heads {} does not divide heads {}", p.kv_heads, p.q_heads));
+    throw InputError(fmt::format("kv heads {} does not divide heads {}", p.kv_heads, p.q_heads));
   if (!std::isfinite(p.scale) || p.scale == 0.0f)
     throw InputError(fmt::format("scale must be finite and non-zero, got {}", p.scale));
 }
@@ -56,9 +55,12 @@ std::size_t dtype_bytes(DType dtype) { return dtype == DType::fp32 ? 4 : 2; }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::bf16: return "bf16";
-    case DType::fp16: return "fp16";
-    case DType::fp32: return "fp32";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp16:
+      return "fp16";
+    case DType::fp32:
+      return "fp32";
   }
   return "?";
 }

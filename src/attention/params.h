@@ -79,9 +79,8 @@ TensorStrides dense_strides(Layout layout, int heads, int seq, int dim);
 
 // Params with dense strides for all four tensors and scale = 1/sqrt(head_dim).
 // Pointers are left null for the caller to fill.
-AttentionParams make_params(int batch, int q_heads, int kv_heads, int q_len, int kv_len,
-                            int head_dim, bool causal, DType dtype,
-                            Layout layout = Layout::BHSD);
+AttentionParams make_params(int batch, int q_heads, int kv_heads, int q_len, int kv_len, int head_dim, bool causal,
+                            DType dtype, Layout layout = Layout::BHSD);
 
 // Throws attnprof::InputError naming the first bad field ("kv heads 3 does not
 // divide q heads 16"). Pointers are not checked.

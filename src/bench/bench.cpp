@@ -27,18 +27,18 @@ attention::AttentionParams shape_for(const BenchOptions& o, bool gpu, std::strin
   const int head_dim = o.head_dim.value_or(64);
   const int kv_heads = o.kv_heads.value_or(heads);
   if (!gpu && !any_size_given)
-    note = fmt::format("cpu: no size given, so B={} H={} S={} D={} instead of the GPU default "
-                       "B=8 H=16 S=1024 D=64 (which takes minutes on a CPU)",
-                       batch, heads, seq, head_dim);
-  auto p = attention::make_params(batch, heads, kv_heads, seq, kv_seq, head_dim, o.causal, o.dtype,
-                                  o.layout);
-  p.causal_align = o.bottom_right ? attention::CausalAlign::bottom_right
-                                  : attention::CausalAlign::top_left;
+    note = fmt::format(
+        "cpu: no size given, so B={} H={} S={} D={} instead of the GPU default "
+        "B=8 H=16 S=1024 D=64 (which takes minutes on a CPU)",
+        batch, heads, seq, head_dim);
+  auto p = attention::make_params(batch, heads, kv_heads, seq, kv_seq, head_dim, o.causal, o.dtype, o.layout);
+  p.causal_align = o.bottom_right ? attention::CausalAlign::bottom_right : attention::CausalAlign::top_left;
   attention::validate(p);
   if (static_cast<double>(batch) * heads * seq * kv_seq > 4e10)
-    throw InputError(fmt::format("shape B={} H={} S={} S_kv={} has more than 4e10 scores; "
-                                 "not a size attnprof bench runs",
-                                 batch, heads, seq, kv_seq));
+    throw InputError(
+        fmt::format("shape B={} H={} S={} S_kv={} has more than 4e10 scores; "
+                    "not a size attnprof bench runs",
+                    batch, heads, seq, kv_seq));
   return p;
 }
 
@@ -60,8 +60,12 @@ BenchRun run_bench(const BenchOptions& o) {
       if (gpu_name.empty()) throw InputError("--device cuda: " + why_no_gpu);
       gpu = true;
       break;
-    case DeviceChoice::cpu: gpu = false; break;
-    case DeviceChoice::automatic: gpu = !gpu_name.empty(); break;
+    case DeviceChoice::cpu:
+      gpu = false;
+      break;
+    case DeviceChoice::automatic:
+      gpu = !gpu_name.empty();
+      break;
   }
   if (!gpu && o.device == DeviceChoice::automatic)
     run.note = "no GPU (" + why_no_gpu + "): running the CPU implementations";
@@ -79,10 +83,9 @@ BenchRun run_bench(const BenchOptions& o) {
     for (const auto& name : o.impls) {
       auto it = std::find_if(all.begin(), all.end(), [&](const auto& i) { return i.name == name; });
       if (it == all.end())
-        throw InputError(fmt::format("--impl {}: no such implementation on {} (have: {})", name,
-                                     gpu ? "cuda" : "cpu", names(all)));
-      if (!it->unavailable.empty())
-        throw InputError(fmt::format("--impl {}: {}", name, it->unavailable));
+        throw InputError(
+            fmt::format("--impl {}: no such implementation on {} (have: {})", name, gpu ? "cuda" : "cpu", names(all)));
+      if (!it->unavailable.empty()) throw InputError(fmt::format("--impl {}: {}", name, it->unavailable));
       plan.impls.push_back(*it);
       plan.explicitly_asked.push_back(true);
     }
@@ -100,11 +103,11 @@ BenchRun run_bench(const BenchOptions& o) {
   }
   plan.repeats = o.repeats;
   plan.trace_dir = o.trace_dir;
-  plan.seed = o.seed ? o.seed
-                     : static_cast<unsigned>(std::random_device{}() ^
-                                             static_cast<unsigned>(std::chrono::steady_clock::now()
-                                                                       .time_since_epoch()
-                                                                       .count()));
+  plan.seed =
+      o.seed
+          ? o.seed
+          : static_cast<unsigned>(std::random_device{}() ^
+                                  static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
   run.seed = plan.seed;
   run.shape = plan.shape;
   run.on_gpu = gpu;

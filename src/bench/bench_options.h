@@ -23,10 +23,10 @@ struct BenchOptions {
   attention::Layout layout = attention::Layout::BHSD;
   DeviceChoice device = DeviceChoice::automatic;
   bool json = false;
-  std::string trace_dir;          // empty: no traces
-  std::optional<bool> check;      // unset: on (on a sample of heads when the reference is slow)
-  int repeats = 0;                // 0: enough runs for ~0.3 s per implementation (10..200)
-  unsigned seed = 0;              // 0: a fresh seed every run
+  std::string trace_dir;      // empty: no traces
+  std::optional<bool> check;  // unset: on (on a sample of heads when the reference is slow)
+  int repeats = 0;            // 0: enough runs for ~0.3 s per implementation (10..200)
+  unsigned seed = 0;          // 0: a fresh seed every run
 };
 
 }  // namespace attnprof::bench

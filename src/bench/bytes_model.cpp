@@ -21,15 +21,15 @@ double math_bytes(const attention::AttentionParams& p, bool upcast, bool cached_
   const double e = static_cast<double>(attention::dtype_bytes(p.dtype));
   const double c = upcast ? 4.0 : e;
   double b = 0.0;
-  if (upcast) b += (e + c) * (n.q + 2 * n.k);         // q, k, v .to(float)
-  b += 2 * c * n.q + 2 * c * n.k;                     // q * s, k * s
-  if (p.causal && !cached_mask) b += n.m * (1 + 2 + 1 + c);  // ones, tril, where
-  b += c * (n.q + n.k + n.s);                         // QK^T
-  if (p.causal) b += 2 * c * n.s + c * n.m;           // add_(mask)
-  b += 2 * c * n.s;                                   // softmax
+  if (upcast) b += (e + c) * (n.q + 2 * n.k);                                // q, k, v .to(float)
+  b += 2 * c * n.q + 2 * c * n.k;                                            // q * s, k * s
+  if (p.causal && !cached_mask) b += n.m * (1 + 2 + 1 + c);                  // ones, tril, where
+  b += c * (n.q + n.k + n.s);                                                // QK^T
+  if (p.causal) b += 2 * c * n.s + c * n.m;                                  // add_(mask)
+  b += 2 * c * n.s;                                                          // softmax
   if (safe) b += (c * n.s + n.s) + (n.s + n.rows) + (n.rows + 2 * c * n.s);  // eq, all, where
-  b += c * (n.s + n.k) + c * n.q;                     // PV
-  if (upcast) b += (c + e) * n.q + (c + e) * n.s;     // out.to(), attn.to()
+  b += c * (n.s + n.k) + c * n.q;                                            // PV
+  if (upcast) b += (c + e) * n.q + (c + e) * n.s;                            // out.to(), attn.to()
   return b;
 }
 
@@ -43,11 +43,11 @@ double bytes_moved(const std::string& impl, const attention::AttentionParams& p)
   if (impl == "math-cached-mask") return math_bytes(p, false, true, true);
   if (impl == "math-plain-softmax") return math_bytes(p, false, true, false);
   if (impl == "manual") {
-    double b = e * (n.q + n.k + n.s);          // QK^T
-    b += 2 * e * n.s;                          // scale
-    if (p.causal) b += 2 * e * n.s + n.m;      // masked_fill_
-    b += 2 * e * n.s;                          // softmax
-    b += e * (n.s + n.k + n.q);                // PV
+    double b = e * (n.q + n.k + n.s);      // QK^T
+    b += 2 * e * n.s;                      // scale
+    if (p.causal) b += 2 * e * n.s + n.m;  // masked_fill_
+    b += 2 * e * n.s;                      // softmax
+    b += e * (n.s + n.k + n.q);            // PV
     return b;
   }
   // Fused (cudnn, fused, flash) and the reference: q, k, v read once, out written once.

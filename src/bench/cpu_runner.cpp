@@ -45,8 +45,8 @@ void run_on_cpu(const Plan& plan, BenchRun& run) {
       return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     };
     const double first = time_once();  // warm-up (and the size of one run)
-    const int reps = plan.repeats > 0 ? plan.repeats
-                                      : std::clamp(static_cast<int>(300.0 / std::max(first, 1e-3)), 3, 50);
+    const int reps =
+        plan.repeats > 0 ? plan.repeats : std::clamp(static_cast<int>(300.0 / std::max(first, 1e-3)), 3, 50);
     std::vector<double> ms;
     for (int r = 0; r < reps; ++r) ms.push_back(time_once());
     const TimingStats st = timing_stats(ms);

@@ -97,9 +97,9 @@ double measure_gemm_tflops(cudaStream_t stream, int n) {
   ATTNPROF_CUBLAS_CHECK(cublasSetStream(h, stream));
   const float alpha = 1.0f, beta = 0.0f;
   auto gemm = [&] {
-    ATTNPROF_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(), CUDA_R_16BF,
-                                       n, b.get(), CUDA_R_16BF, n, &beta, c.get(), CUDA_R_16BF, n,
-                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    ATTNPROF_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(), CUDA_R_16BF, n, b.get(),
+                                       CUDA_R_16BF, n, &beta, c.get(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                                       CUBLAS_GEMM_DEFAULT));
   };
   for (int i = 0; i < 3; ++i) gemm();
   std::vector<double> ms;
@@ -128,10 +128,10 @@ void run_on_cuda(const Plan& plan, BenchRun& run) {
   HostInputs host = make_host_inputs(plan.shape, plan.seed);
   const std::size_t input_bytes = host.q.size() + host.k.size() + host.v.size() + host.out.size();
   if (static_cast<double>(input_bytes) > 0.9 * static_cast<double>(free_device_bytes()))
-    throw InputError(fmt::format("shape needs {:.1f} GiB of device memory for q, k, v and out; "
-                                 "{:.1f} GiB are free",
-                                 gib(static_cast<double>(input_bytes)),
-                                 gib(static_cast<double>(free_device_bytes()))));
+    throw InputError(
+        fmt::format("shape needs {:.1f} GiB of device memory for q, k, v and out; "
+                    "{:.1f} GiB are free",
+                    gib(static_cast<double>(input_bytes)), gib(static_cast<double>(free_device_bytes()))));
   Stream stream;
   DeviceInputs dev{DeviceBuffer(host.q.size()), DeviceBuffer(host.k.size()), DeviceBuffer(host.v.size()),
                    DeviceBuffer(host.out.size()), plan.shape};
@@ -186,11 +186,10 @@ void run_on_cuda(const Plan& plan, BenchRun& run) {
       if (plan.check_slices > 0) {
         ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dev.out.get(), 0xff, dev.out.bytes(), stream.get()));  // NaN
         forward();
-        ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(host.out.data(), dev.out.get(), host.out.size(),
-                                            cudaMemcpyDeviceToHost, stream.get()));
+        ATTNPROF_CUDA_CHECK(
+            cudaMemcpyAsync(host.out.data(), dev.out.get(), host.out.size(), cudaMemcpyDeviceToHost, stream.get()));
         ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-        const auto check =
-            attention::cpu::check_against_reference(host.params, host.out.data(), plan.check_slices);
+        const auto check = attention::cpu::check_against_reference(host.params, host.out.data(), plan.check_slices);
         row.rel_error = check.rel_error;
         row.slices_checked = check.slices_checked;
         row.slices_total = check.slices_total;
@@ -224,9 +223,8 @@ void run_on_cuda(const Plan& plan, BenchRun& run) {
       ATTNPROF_CUDA_CHECK(cudaEventSynchronize(probe_stop.get()));
       float probe = 0.0f;
       ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&probe, probe_start.get(), probe_stop.get()));
-      const int reps = plan.repeats > 0
-                           ? plan.repeats
-                           : std::clamp(static_cast<int>(300.0 / std::max(probe, 1e-3f)), 10, 200);
+      const int reps =
+          plan.repeats > 0 ? plan.repeats : std::clamp(static_cast<int>(300.0 / std::max(probe, 1e-3f)), 10, 200);
       std::vector<Event> starts(static_cast<std::size_t>(reps)), stops(static_cast<std::size_t>(reps));
       for (int r = 0; r < reps; ++r) {
         ATTNPROF_CUDA_CHECK(cudaMemsetAsync(flush.get(), r & 0xff, flush.bytes(), stream.get()));

@@ -20,8 +20,7 @@ void fill_normal(std::vector<std::uint8_t>& buf, attention::DType dtype, unsigne
     std::mt19937 rng(seed * 7919u + static_cast<unsigned>(c));
     std::normal_distribution<float> dist;
     const std::int64_t end = std::min(n, (c + 1) * kChunk);
-    for (std::int64_t i = c * kChunk; i < end; ++i)
-      attention::cpu::store_element(buf.data(), dtype, i, dist(rng));
+    for (std::int64_t i = c * kChunk; i < end; ++i) attention::cpu::store_element(buf.data(), dtype, i, dist(rng));
   });
 }
 

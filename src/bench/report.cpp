@@ -11,9 +11,9 @@ namespace attnprof::bench {
 namespace {
 
 std::string shape_text(const attention::AttentionParams& p) {
-  std::string s = fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {} {}{}", p.batch, p.q_heads, p.kv_heads,
-                              p.q_len, p.kv_len, p.head_dim, attention::dtype_name(p.dtype),
-                              attention::layout_name(p.layout), p.causal ? " causal" : "");
+  std::string s = fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {} {}{}", p.batch, p.q_heads, p.kv_heads, p.q_len,
+                              p.kv_len, p.head_dim, attention::dtype_name(p.dtype), attention::layout_name(p.layout),
+                              p.causal ? " causal" : "");
   if (p.causal && p.causal_align == attention::CausalAlign::bottom_right) s += " (bottom-right)";
   return s;
 }
@@ -69,13 +69,23 @@ std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20)
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += c;
     }
   }
   return out + "\"";
@@ -90,8 +100,8 @@ void print_table(const BenchRun& run, std::FILE* out) {
   if (!run.note.empty()) fmt::print(out, "note: {}\n", run.note);
   if (run.gemm_tflops)
     fmt::print(out, "bf16 GEMM rate in this run: {:.0f} TFLOP/s ({})\n", *run.gemm_tflops, run.gemm_rate_shape);
-  fmt::print(out, "{:<19} {:>9} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", "impl", "median ms",
-             "p10-p90 ms", "TFLOP/s", "%GEMM", "kernels", "GEMM unit", "bytes", "rel err");
+  fmt::print(out, "{:<19} {:>9} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", "impl", "median ms", "p10-p90 ms",
+             "TFLOP/s", "%GEMM", "kernels", "GEMM unit", "bytes", "rel err");
   for (const ImplResult& r : run.rows) {
     if (!r.skipped.empty()) {
       fmt::print(out, "{:<19} skipped: {}\n", r.name, r.skipped);
@@ -106,14 +116,14 @@ void print_table(const BenchRun& run, std::FILE* out) {
     }
     fmt::print(out, "{:<19} {:>9.3f} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", r.name, r.median_ms,
                fmt::format("{:.3f}-{:.3f}", r.p10_ms, r.p90_ms),
-               r.tflops >= 10 ? fmt::format("{:.1f}", r.tflops) : fmt::format("{:.3g}", r.tflops), pct, kernels, r.gemm_unit,
-               bytes_text(r.bytes_model), err);
+               r.tflops >= 10 ? fmt::format("{:.1f}", r.tflops) : fmt::format("{:.3g}", r.tflops), pct, kernels,
+               r.gemm_unit, bytes_text(r.bytes_model), err);
   }
-  fmt::print(out, "TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
-                  "outputs once (model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads; "
-                  "kernels: {}\n",
-             run.shape.causal ? ", halved for causal" : "",
-             run.rows.empty() ? 0 : run.rows.front().slices_checked,
+  fmt::print(out,
+             "TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
+             "outputs once (model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads; "
+             "kernels: {}\n",
+             run.shape.causal ? ", halved for causal" : "", run.rows.empty() ? 0 : run.rows.front().slices_checked,
              run.rows.empty() ? 0 : run.rows.front().slices_total,
              run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source);
   bool header = false;
@@ -155,8 +165,7 @@ std::string to_json(const BenchRun& run) {
       j += fmt::format(", \"skipped\": {}}}", json_string(r.skipped));
     } else {
       std::string names = "[";
-      for (std::size_t k = 0; k < r.kernel_names.size(); ++k)
-        names += (k ? ", " : "") + json_string(r.kernel_names[k]);
+      for (std::size_t k = 0; k < r.kernel_names.size(); ++k) names += (k ? ", " : "") + json_string(r.kernel_names[k]);
       names += "]";
       std::string us = "[";
       for (std::size_t k = 0; k < r.kernel_us.size(); ++k) us += (k ? ", " : "") + json_number(r.kernel_us[k]);
@@ -168,18 +177,18 @@ std::string to_json(const BenchRun& run) {
           "\"kernel_us\": {}}}",
           json_number(r.median_ms), json_number(r.p10_ms), json_number(r.p90_ms), r.runs, json_number(r.tflops),
           r.pct_of_gemm ? json_number(*r.pct_of_gemm) : "null", r.kernels ? fmt::format("{}", *r.kernels) : "null",
-          json_string(r.gemm_unit), json_number(r.bytes_model),
-          r.rel_error ? json_number(*r.rel_error) : "null", r.slices_checked, r.slices_total, r.check_passed,
-          names, us);
+          json_string(r.gemm_unit), json_number(r.bytes_model), r.rel_error ? json_number(*r.rel_error) : "null",
+          r.slices_checked, r.slices_total, r.check_passed, names, us);
     }
     j += i + 1 < run.rows.size() ? ",\n" : "\n";
   }
   j += "  ],\n  \"ladder\": [";
   bool first = true;
   for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
-    j += fmt::format("{}\n    {{\"from\": \"{}\", \"to\": \"{}\", \"cause\": {}, \"saved_ms\": {}, \"pct_of_math\": {}}}",
-                     first ? "" : ",", s.from, s.to, json_string(s.cause), json_number(a.median_ms - b.median_ms),
-                     base > 0 ? json_number(100.0 * (a.median_ms - b.median_ms) / base) : "null");
+    j += fmt::format(
+        "{}\n    {{\"from\": \"{}\", \"to\": \"{}\", \"cause\": {}, \"saved_ms\": {}, \"pct_of_math\": {}}}",
+        first ? "" : ",", s.from, s.to, json_string(s.cause), json_number(a.median_ms - b.median_ms),
+        base > 0 ? json_number(100.0 * (a.median_ms - b.median_ms) / base) : "null");
     first = false;
   });
   j += first ? "]\n}\n" : "\n  ]\n}\n";

@@ -70,7 +70,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "math-cached-mask, math-plain-softmax, manual, cudnn, fused; CPU: math, manual, flash, reference");
   auto* batch = cmd->add_option("--batch,-b", args->batch, "Batch size (GPU default 8)");
   auto* heads = cmd->add_option("--heads", args->heads, "Query heads (GPU default 16)");
-  auto* kv_heads = cmd->add_option("--kv-heads", args->kv_heads, "Key/value heads, dividing --heads (GQA/MQA; default = heads)");
+  auto* kv_heads =
+      cmd->add_option("--kv-heads", args->kv_heads, "Key/value heads, dividing --heads (GQA/MQA; default = heads)");
   auto* seq = cmd->add_option("--seq,-s", args->seq, "Query sequence length (GPU default 1024)");
   auto* kv_seq = cmd->add_option("--kv-seq", args->kv_seq, "Key/value sequence length (default = seq)");
   auto* head_dim = cmd->add_option("--head-dim,-d", args->head_dim, "Head dimension (default 64)");
@@ -82,8 +83,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->options.json, "Print JSON instead of the table");
   cmd->add_option("--json-file", args->json_file, "Also write the JSON to FILE (the table still prints)");
   cmd->add_option("--trace", args->options.trace_dir, "Write a Kineto-compatible trace per implementation into DIR");
-  auto* check = cmd->add_flag("--check,!--no-check", args->check,
-                              "fp64 check of every head (default: on, on a sample of heads when the reference is slow)");
+  auto* check =
+      cmd->add_flag("--check,!--no-check", args->check,
+                    "fp64 check of every head (default: on, on a sample of heads when the reference is slow)");
   cmd->add_option("--repeats", args->options.repeats, "Timed runs per implementation (default: ~0.3 s worth)");
   cmd->add_option("--seed", args->options.seed, "Random seed for the inputs (default: fresh each run)");
 
@@ -102,13 +104,20 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     o.dtype = attention::parse_dtype(args->dtype);
     o.causal = args->causal;
     if (o.bottom_right && !o.causal) throw InputError("--bottom-right needs --causal");
-    if (args->layout == "bhsd") o.layout = attention::Layout::BHSD;
-    else if (args->layout == "bshd") o.layout = attention::Layout::BSHD;
-    else throw InputError(fmt::format("--layout '{}' is not bhsd or bshd", args->layout));
-    if (args->device == "auto") o.device = bench::DeviceChoice::automatic;
-    else if (args->device == "cuda") o.device = bench::DeviceChoice::cuda;
-    else if (args->device == "cpu") o.device = bench::DeviceChoice::cpu;
-    else throw InputError(fmt::format("--device '{}' is not auto, cuda or cpu", args->device));
+    if (args->layout == "bhsd")
+      o.layout = attention::Layout::BHSD;
+    else if (args->layout == "bshd")
+      o.layout = attention::Layout::BSHD;
+    else
+      throw InputError(fmt::format("--layout '{}' is not bhsd or bshd", args->layout));
+    if (args->device == "auto")
+      o.device = bench::DeviceChoice::automatic;
+    else if (args->device == "cuda")
+      o.device = bench::DeviceChoice::cuda;
+    else if (args->device == "cpu")
+      o.device = bench::DeviceChoice::cpu;
+    else
+      throw InputError(fmt::format("--device '{}' is not auto, cuda or cpu", args->device));
     if (check->count()) o.check = args->check;
     if (o.repeats < 0) throw InputError("--repeats must be positive");
 

@@ -31,8 +31,7 @@ inline std::size_t tensor_bytes(DType dtype, int b, int h, int s, int d) {
 inline void fill_normal(std::vector<std::uint8_t>& buf, DType dtype, std::mt19937& rng) {
   std::normal_distribution<float> dist;
   const std::size_t n = buf.size() / dtype_bytes(dtype);
-  for (std::size_t i = 0; i < n; ++i)
-    cpu::store_element(buf.data(), dtype, static_cast<std::int64_t>(i), dist(rng));
+  for (std::size_t i = 0; i < n; ++i) cpu::store_element(buf.data(), dtype, static_cast<std::int64_t>(i), dist(rng));
 }
 
 inline void poison(std::vector<std::uint8_t>& buf) {
@@ -42,8 +41,7 @@ inline void poison(std::vector<std::uint8_t>& buf) {
 
 inline HostAttention make_host_attention(const Shape& s, unsigned seed) {
   HostAttention a;
-  a.params = make_params(s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, s.causal,
-                         s.dtype, s.layout);
+  a.params = make_params(s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, s.causal, s.dtype, s.layout);
   a.params.causal_align = s.align;
   std::mt19937 rng(seed);
   a.q.resize(tensor_bytes(s.dtype, s.batch, s.heads, s.q_len, s.head_dim));

@@ -23,10 +23,8 @@ struct Impl {
   AttentionFn fn;
 };
 
-const Impl kImpls[] = {{"reference", cpu::reference},
-                       {"manual", cpu::manual},
-                       {"math", cpu::math},
-                       {"flash", cpu::flash}};
+const Impl kImpls[] = {
+    {"reference", cpu::reference}, {"manual", cpu::manual}, {"math", cpu::math}, {"flash", cpu::flash}};
 
 class CpuAttention : public ::testing::TestWithParam<Shape> {};
 
@@ -57,25 +55,20 @@ TEST_P(CpuAttention, MatchesFp64Reference) {
 
 std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
   const Shape& s = info.param;
-  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len,
-                     s.kv_len, s.head_dim,
-                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "",
-                     dtype_name(s.dtype), layout_name(s.layout));
+  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim,
+                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "", dtype_name(s.dtype),
+                     layout_name(s.layout));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     OddShapes, CpuAttention,
-    ::testing::Values(
-        Shape{1, 2, 2, 1, 1, 64, true},
-        Shape{2, 4, 4, 17, 17, 64, false},
-        Shape{2, 4, 2, 17, 17, 128, true},
-        Shape{1, 4, 1, 17, 45, 64, true},                                      // MQA, kv longer
-        Shape{2, 2, 1, 45, 17, 64, true, CausalAlign::bottom_right},            // fully masked rows
-        Shape{1, 4, 2, 33, 70, 128, true, CausalAlign::bottom_right, DType::bf16, Layout::BSHD},
-        Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
-        Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32, Layout::BSHD},
-        Shape{1, 1, 1, 1000, 1000, 64, true},
-        Shape{1, 1, 1, 2049, 2049, 128, true}),
+    ::testing::Values(Shape{1, 2, 2, 1, 1, 64, true}, Shape{2, 4, 4, 17, 17, 64, false},
+                      Shape{2, 4, 2, 17, 17, 128, true}, Shape{1, 4, 1, 17, 45, 64, true},  // MQA, kv longer
+                      Shape{2, 2, 1, 45, 17, 64, true, CausalAlign::bottom_right},          // fully masked rows
+                      Shape{1, 4, 2, 33, 70, 128, true, CausalAlign::bottom_right, DType::bf16, Layout::BSHD},
+                      Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
+                      Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32, Layout::BSHD},
+                      Shape{1, 1, 1, 1000, 1000, 64, true}, Shape{1, 1, 1, 2049, 2049, 128, true}),
     shape_name);
 
 TEST(CpuAttention, FullyMaskedRowsAreZero) {

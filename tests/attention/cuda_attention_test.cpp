@@ -28,7 +28,7 @@ struct Impl {
   const char* name;
   AttentionFn fn;
   WorkspaceFn workspace;
-  bool half_only;     // cudnn and fused take bf16/fp16 only
+  bool half_only;           // cudnn and fused take bf16/fp16 only
   bool may_refuse = false;  // fused supports a subset of shapes and says so (InputError)
 };
 
@@ -74,7 +74,7 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
   for (const Impl& impl : kImpls) {
     if (impl.half_only && s.dtype == DType::fp32) continue;
     if (std::string(impl.name) == "cudnn" && !cuda::cudnn_unavailable_reason().empty()) continue;
-    auto host = testing::make_host_attention(s, seed++);  // fresh inputs for each implementation
+    auto host = testing::make_host_attention(s, seed++);        // fresh inputs for each implementation
     DeviceCopy q(host.q), k(host.k), v(host.v), out(host.out);  // out starts as NaN poison
     AttentionParams p = host.params;
     p.q = q.ptr;
@@ -98,29 +98,23 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
 
 std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
   const Shape& s = info.param;
-  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len,
-                     s.head_dim,
-                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "",
-                     dtype_name(s.dtype), layout_name(s.layout));
+  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim,
+                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "", dtype_name(s.dtype),
+                     layout_name(s.layout));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     OddShapes, CudaAttention,
-    ::testing::Values(
-        Shape{1, 2, 2, 1, 1, 64, true},
-        Shape{2, 4, 4, 17, 17, 64, false},
-        Shape{2, 4, 4, 17, 17, 128, true},
-        Shape{2, 8, 2, 17, 45, 64, true},                                  // GQA, kv longer
-        Shape{1, 4, 1, 45, 17, 128, true, CausalAlign::bottom_right},       // MQA, fully masked rows
-        Shape{2, 4, 2, 45, 17, 64, true, CausalAlign::bottom_right, DType::bf16, Layout::BSHD},
-        Shape{2, 4, 2, 33, 70, 128, true, CausalAlign::top_left, DType::bf16, Layout::BSHD},
-        Shape{2, 4, 4, 65, 65, 64, false, CausalAlign::top_left, DType::bf16, Layout::BSHD},
-        Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
-        Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32},
-        Shape{2, 4, 4, 1000, 1000, 64, true},
-        Shape{1, 4, 2, 1000, 1000, 128, false},
-        Shape{1, 2, 2, 2049, 2049, 128, true},
-        Shape{1, 2, 1, 2049, 2049, 64, false}),
+    ::testing::Values(Shape{1, 2, 2, 1, 1, 64, true}, Shape{2, 4, 4, 17, 17, 64, false},
+                      Shape{2, 4, 4, 17, 17, 128, true}, Shape{2, 8, 2, 17, 45, 64, true},  // GQA, kv longer
+                      Shape{1, 4, 1, 45, 17, 128, true, CausalAlign::bottom_right},         // MQA, fully masked rows
+                      Shape{2, 4, 2, 45, 17, 64, true, CausalAlign::bottom_right, DType::bf16, Layout::BSHD},
+                      Shape{2, 4, 2, 33, 70, 128, true, CausalAlign::top_left, DType::bf16, Layout::BSHD},
+                      Shape{2, 4, 4, 65, 65, 64, false, CausalAlign::top_left, DType::bf16, Layout::BSHD},
+                      Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
+                      Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32},
+                      Shape{2, 4, 4, 1000, 1000, 64, true}, Shape{1, 4, 2, 1000, 1000, 128, false},
+                      Shape{1, 2, 2, 2049, 2049, 128, true}, Shape{1, 2, 1, 2049, 2049, 64, false}),
     shape_name);
 
 }  // namespace

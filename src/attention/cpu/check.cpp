@@ -16,8 +16,7 @@ CheckResult check_against_reference(const AttentionParams& p, const void* out, i
   validate(p);
   CheckResult result;
   result.slices_total = p.batch * p.q_heads;
-  const int count =
-      max_slices <= 0 || max_slices >= result.slices_total ? result.slices_total : max_slices;
+  const int count = max_slices <= 0 || max_slices >= result.slices_total ? result.slices_total : max_slices;
   result.slices_checked = count;
   double diff2 = 0.0, ref2 = 0.0;
   bool finite = true;
@@ -26,8 +25,7 @@ CheckResult check_against_reference(const AttentionParams& p, const void* out, i
     // Evenly spread, first and last slice included.
     const int slice = count == result.slices_total || count == 1
                           ? n
-                          : static_cast<int>(static_cast<long long>(n) * (result.slices_total - 1) /
-                                             (count - 1));
+                          : static_cast<int>(static_cast<long long>(n) * (result.slices_total - 1) / (count - 1));
     const int b = slice / p.q_heads, h = slice % p.q_heads;
     const auto ref = reference_slice(p, b, h);
     double d2 = 0.0, r2 = 0.0;
@@ -57,9 +55,12 @@ CheckResult check_against_reference(const AttentionParams& p, const void* out, i
 
 double tolerance(DType dtype) {
   switch (dtype) {
-    case DType::bf16: return 1e-2;
-    case DType::fp16: return 5e-3;
-    case DType::fp32: return 1e-4;
+    case DType::bf16:
+      return 1e-2;
+    case DType::fp16:
+      return 5e-3;
+    case DType::fp32:
+      return 1e-4;
   }
   return 1e-2;
 }

@@ -15,8 +15,7 @@ struct CheckResult {
 
 // `params` must point at host copies of q, k, v; `out` is a host copy of the
 // output in params.dtype with params.out_strides. max_slices <= 0 checks all.
-CheckResult check_against_reference(const AttentionParams& params, const void* out,
-                                    int max_slices = 0);
+CheckResult check_against_reference(const AttentionParams& params, const void* out, int max_slices = 0);
 
 // The tolerance we hold an implementation in `dtype` to (bf16 1e-2, fp16 5e-3, fp32 1e-4).
 double tolerance(DType dtype);

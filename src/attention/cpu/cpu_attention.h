@@ -22,7 +22,6 @@ void math(const AttentionParams& p, const ExecContext& ctx);
 void flash(const AttentionParams& p, const ExecContext& ctx);
 
 // fp64 output of one (batch, head) slice, [q_len][head_dim], and its lse per row.
-std::vector<double> reference_slice(const AttentionParams& p, int b, int h,
-                                    std::vector<double>* lse = nullptr);
+std::vector<double> reference_slice(const AttentionParams& p, int b, int h, std::vector<double>* lse = nullptr);
 
 }  // namespace attnprof::attention::cpu

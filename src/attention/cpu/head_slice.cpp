@@ -12,40 +12,34 @@
 namespace attnprof::attention::cpu {
 
 namespace {
-std::int64_t offset(const TensorStrides& s, int b, int h, int row) {
-  return b * s.batch + h * s.head + row * s.row;
-}
+std::int64_t offset(const TensorStrides& s, int b, int h, int row) { return b * s.batch + h * s.head + row * s.row; }
 }  // namespace
 
-std::vector<float> load_slice(const void* base, const TensorStrides& s, DType dtype, int b,
-                              int h, int rows, int dim) {
+std::vector<float> load_slice(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim) {
   std::vector<float> out(static_cast<std::size_t>(rows) * dim);
   for (int r = 0; r < rows; ++r) {
     const std::int64_t o = offset(s, b, h, r);
-    for (int d = 0; d < dim; ++d)
-      out[static_cast<std::size_t>(r) * dim + d] = load_element(base, dtype, o + d);
+    for (int d = 0; d < dim; ++d) out[static_cast<std::size_t>(r) * dim + d] = load_element(base, dtype, o + d);
   }
   return out;
 }
 
-std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype,
-                                   int b, int h, int rows, int dim) {
+std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows,
+                                   int dim) {
   const std::vector<float> f = load_slice(base, s, dtype, b, h, rows, dim);
   return {f.begin(), f.end()};
 }
 
-void store_slice(void* base, const TensorStrides& s, DType dtype, int b, int h, int rows,
-                 int dim, const float* values) {
+void store_slice(void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim,
+                 const float* values) {
   for (int r = 0; r < rows; ++r) {
     const std::int64_t o = offset(s, b, h, r);
-    for (int d = 0; d < dim; ++d)
-      store_element(base, dtype, o + d, values[static_cast<std::size_t>(r) * dim + d]);
+    for (int d = 0; d < dim; ++d) store_element(base, dtype, o + d, values[static_cast<std::size_t>(r) * dim + d]);
   }
 }
 
 void parallel_for(int count, const std::function<void(int)>& task) {
-  const int threads =
-      std::max(1, std::min<int>(count, static_cast<int>(std::thread::hardware_concurrency())));
+  const int threads = std::max(1, std::min<int>(count, static_cast<int>(std::thread::hardware_concurrency())));
   std::atomic<int> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;

@@ -12,13 +12,11 @@
 namespace attnprof::attention::cpu {
 
 // rows x head_dim values of tensor `base` (strides s) at batch b, head h, as floats.
-std::vector<float> load_slice(const void* base, const TensorStrides& s, DType dtype, int b,
-                              int h, int rows, int dim);
-std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype,
-                                   int b, int h, int rows, int dim);
+std::vector<float> load_slice(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim);
+std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows,
+                                   int dim);
 // Writes rows x dim floats into `base`, rounding to dtype.
-void store_slice(void* base, const TensorStrides& s, DType dtype, int b, int h, int rows,
-                 int dim, const float* values);
+void store_slice(void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim, const float* values);
 
 // Runs task(i) for i in [0, count) on up to hardware_concurrency threads.
 // The first exception thrown by a task is rethrown here.

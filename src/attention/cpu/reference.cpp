@@ -8,13 +8,11 @@
 
 namespace attnprof::attention::cpu {
 
-std::vector<double> reference_slice(const AttentionParams& p, int b, int h,
-                                    std::vector<double>* lse) {
+std::vector<double> reference_slice(const AttentionParams& p, int b, int h, std::vector<double>* lse) {
   const int kvh = h / (p.q_heads / p.kv_heads);
   const int d = p.head_dim;
   const auto q = load_slice_f64(p.q, p.q_strides, p.dtype, b, h, p.q_len, d);
-  const auto kt = transpose(load_slice_f64(p.k, p.k_strides, p.dtype, b, kvh, p.kv_len, d),
-                            p.kv_len, d);
+  const auto kt = transpose(load_slice_f64(p.k, p.k_strides, p.dtype, b, kvh, p.kv_len, d), p.kv_len, d);
   const auto v = load_slice_f64(p.v, p.v_strides, p.dtype, b, kvh, p.kv_len, d);
   std::vector<double> out(static_cast<std::size_t>(p.q_len) * d, 0.0);
   std::vector<double> s(static_cast<std::size_t>(p.kv_len));

@@ -36,7 +36,7 @@ inline std::uint16_t float_to_fp16(float f) {
   const std::uint32_t abs = u & 0x7fffffffu;
   if (abs > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow to inf
-  if (abs < 0x38800000u) {  // subnormal or zero in fp16: add a magic number to round
+  if (abs < 0x38800000u) {                        // subnormal or zero in fp16: add a magic number to round
     const float magic = bits_float(0x3f000000u);  // 0.5: puts the fp16 subnormal lsb at bit 0
     const float r = bits_float(abs) + magic;
     return static_cast<std::uint16_t>(sign | (float_bits(r) - float_bits(magic)));
@@ -61,27 +61,39 @@ inline float fp16_to_float(std::uint16_t h) {
 // The float nearest to f that `dtype` can hold (what a store and reload gives).
 inline float round_to(DType dtype, float f) {
   switch (dtype) {
-    case DType::bf16: return bf16_to_float(float_to_bf16(f));
-    case DType::fp16: return fp16_to_float(float_to_fp16(f));
-    case DType::fp32: return f;
+    case DType::bf16:
+      return bf16_to_float(float_to_bf16(f));
+    case DType::fp16:
+      return fp16_to_float(float_to_fp16(f));
+    case DType::fp32:
+      return f;
   }
   return f;
 }
 
 inline float load_element(const void* base, DType dtype, std::int64_t index) {
   switch (dtype) {
-    case DType::bf16: return bf16_to_float(static_cast<const std::uint16_t*>(base)[index]);
-    case DType::fp16: return fp16_to_float(static_cast<const std::uint16_t*>(base)[index]);
-    case DType::fp32: return static_cast<const float*>(base)[index];
+    case DType::bf16:
+      return bf16_to_float(static_cast<const std::uint16_t*>(base)[index]);
+    case DType::fp16:
+      return fp16_to_float(static_cast<const std::uint16_t*>(base)[index]);
+    case DType::fp32:
+      return static_cast<const float*>(base)[index];
   }
   return 0.0f;
 }
 
 inline void store_element(void* base, DType dtype, std::int64_t index, float value) {
   switch (dtype) {
-    case DType::bf16: static_cast<std::uint16_t*>(base)[index] = float_to_bf16(value); break;
-    case DType::fp16: static_cast<std::uint16_t*>(base)[index] = float_to_fp16(value); break;
-    case DType::fp32: static_cast<float*>(base)[index] = value; break;
+    case DType::bf16:
+      static_cast<std::uint16_t*>(base)[index] = float_to_bf16(value);
+      break;
+    case DType::fp16:
+      static_cast<std::uint16_t*>(base)[index] = float_to_fp16(value);
+      break;
+    case DType::fp32:
+      static_cast<float*>(base)[index] = value;
+      break;
   }
 }
 

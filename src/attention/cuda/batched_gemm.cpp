@@ -22,9 +22,12 @@ cublasHandle_t handle() {
 
 cudaDataType_t cuda_type(DType d) {
   switch (d) {
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::fp16: return CUDA_R_16F;
-    case DType::fp32: return CUDA_R_32F;
+    case DType::bf16:
+      return CUDA_R_16BF;
+    case DType::fp16:
+      return CUDA_R_16F;
+    case DType::fp32:
+      return CUDA_R_32F;
   }
   return CUDA_R_32F;
 }
@@ -51,19 +54,18 @@ Plan plan(const BatchedGemm& g) {
 }  // namespace
 
 MatrixOperand dense_operand(const void* ptr, int heads, int rows, int cols) {
-  return {ptr, cols, static_cast<std::int64_t>(heads) * rows * cols,
-          static_cast<std::int64_t>(rows) * cols};
+  return {ptr, cols, static_cast<std::int64_t>(heads) * rows * cols, static_cast<std::int64_t>(rows) * cols};
 }
 
-MatrixOperand strided_operand(const void* ptr, const TensorStrides& s) {
-  return {ptr, s.row, s.batch, s.head};
-}
+MatrixOperand strided_operand(const void* ptr, const TensorStrides& s) { return {ptr, s.row, s.batch, s.head}; }
 
 int gemm_calls(const BatchedGemm& g) {
   switch (plan(g)) {
     case Plan::flat:
-    case Plan::merged_groups: return 1;
-    case Plan::per_batch: return g.heads == g.kv_heads ? g.batch : g.batch * g.kv_heads;
+    case Plan::merged_groups:
+      return 1;
+    case Plan::per_batch:
+      return g.heads == g.kv_heads ? g.batch : g.batch * g.kv_heads;
   }
   return 0;
 }
@@ -77,12 +79,12 @@ void run_batched_gemm(const BatchedGemm& g, cudaStream_t stream) {
   // Row-major C = A op(B) is column-major C^T = op(B)^T A^T: cuBLAS's first
   // operand is our B, its second our A.
   const cublasOperation_t op_b = g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  auto call = [&](const char* a, const char* b, char* c, int m, std::int64_t stride_a,
-                  std::int64_t stride_b, std::int64_t stride_c, int count) {
-    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        h, op_b, CUBLAS_OP_N, g.n, m, g.k, &g.alpha, b, t, static_cast<int>(g.b.ld), stride_b, a, t,
-        static_cast<int>(g.a.ld), stride_a, &beta, c, t, static_cast<int>(g.ldc), stride_c, count,
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  auto call = [&](const char* a, const char* b, char* c, int m, std::int64_t stride_a, std::int64_t stride_b,
+                  std::int64_t stride_c, int count) {
+    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, op_b, CUBLAS_OP_N, g.n, m, g.k, &g.alpha, b, t,
+                                                     static_cast<int>(g.b.ld), stride_b, a, t, static_cast<int>(g.a.ld),
+                                                     stride_a, &beta, c, t, static_cast<int>(g.ldc), stride_c, count,
+                                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   };
   const auto* a = static_cast<const char*>(g.a.ptr);
   const auto* b = static_cast<const char*>(g.b.ptr);
@@ -99,9 +101,8 @@ void run_batched_gemm(const BatchedGemm& g, cudaStream_t stream) {
     case Plan::per_batch:
       if (group == 1) {  // one call per batch over all heads
         for (int bi = 0; bi < g.batch; ++bi)
-          call(a + elem * bi * g.a.batch_stride, b + elem * bi * g.b.batch_stride,
-               c + elem * bi * g.c_batch_stride, g.m, g.a.head_stride, g.b.head_stride,
-               g.c_head_stride, g.heads);
+          call(a + elem * bi * g.a.batch_stride, b + elem * bi * g.b.batch_stride, c + elem * bi * g.c_batch_stride,
+               g.m, g.a.head_stride, g.b.head_stride, g.c_head_stride, g.heads);
         return;
       }
       for (int bi = 0; bi < g.batch; ++bi)
@@ -109,8 +110,8 @@ void run_batched_gemm(const BatchedGemm& g, cudaStream_t stream) {
           const std::int64_t h0 = static_cast<std::int64_t>(kv) * group;
           call(a + elem * (bi * g.a.batch_stride + h0 * g.a.head_stride),
                b + elem * (bi * g.b.batch_stride + kv * g.b.head_stride),
-               c + elem * (bi * g.c_batch_stride + h0 * g.c_head_stride), g.m, g.a.head_stride,
-               0, g.c_head_stride, group);  // the group's q heads share one kv head
+               c + elem * (bi * g.c_batch_stride + h0 * g.c_head_stride), g.m, g.a.head_stride, 0, g.c_head_stride,
+               group);  // the group's q heads share one kv head
         }
       return;
   }

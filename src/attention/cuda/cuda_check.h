@@ -18,24 +18,23 @@ class DeviceOutOfMemory : public std::runtime_error {
 };
 
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
-                                     int line);
+[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
 
 }  // namespace attnprof::attention::cuda
 
-#define ATTNPROF_CUDA_CHECK(call)                                                         \
-  do {                                                                                    \
-    const cudaError_t attnprof_err_ = (call);                                             \
-    if (attnprof_err_ != cudaSuccess)                                                     \
+#define ATTNPROF_CUDA_CHECK(call)                                                              \
+  do {                                                                                         \
+    const cudaError_t attnprof_err_ = (call);                                                  \
+    if (attnprof_err_ != cudaSuccess)                                                          \
       ::attnprof::attention::cuda::throw_cuda_error(attnprof_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: launch-configuration errors surface here.
 #define ATTNPROF_CUDA_CHECK_LAUNCH() ATTNPROF_CUDA_CHECK(cudaGetLastError())
 
-#define ATTNPROF_CUBLAS_CHECK(call)                                                       \
-  do {                                                                                    \
-    const cublasStatus_t attnprof_st_ = (call);                                           \
-    if (attnprof_st_ != CUBLAS_STATUS_SUCCESS)                                            \
+#define ATTNPROF_CUBLAS_CHECK(call)                                                             \
+  do {                                                                                          \
+    const cublasStatus_t attnprof_st_ = (call);                                                 \
+    if (attnprof_st_ != CUBLAS_STATUS_SUCCESS)                                                  \
       ::attnprof::attention::cuda::throw_cublas_error(attnprof_st_, #call, __FILE__, __LINE__); \
   } while (0)

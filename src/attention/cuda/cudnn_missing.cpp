@@ -9,8 +9,6 @@ std::string cudnn_unavailable_reason() {
   return "built without cuDNN (libcudnn or the cudnn-frontend headers were missing at build time)";
 }
 
-void cudnn(const AttentionParams&, const ExecContext&) {
-  throw InputError("cudnn: " + cudnn_unavailable_reason());
-}
+void cudnn(const AttentionParams&, const ExecContext&) { throw InputError("cudnn: " + cudnn_unavailable_reason()); }
 
 }  // namespace attnprof::attention::cuda

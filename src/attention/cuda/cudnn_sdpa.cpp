@@ -22,10 +22,10 @@ namespace fe = cudnn_frontend;
 
 namespace {
 
-#define ATTNPROF_CUDNN_CHECK(call)                                                          \
-  do {                                                                                      \
-    const cudnnStatus_t attnprof_st_ = (call);                                              \
-    if (attnprof_st_ != CUDNN_STATUS_SUCCESS)                                               \
+#define ATTNPROF_CUDNN_CHECK(call)                                                                      \
+  do {                                                                                                  \
+    const cudnnStatus_t attnprof_st_ = (call);                                                          \
+    if (attnprof_st_ != CUDNN_STATUS_SUCCESS)                                                           \
       throw std::runtime_error(fmt::format("{} failed: {}", #call, cudnnGetErrorString(attnprof_st_))); \
   } while (0)
 
@@ -46,19 +46,35 @@ struct CachedGraph {
   std::int64_t workspace_bytes = 0;
 };
 
-using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, float, bool,
-                       std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                       std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                       std::int64_t, std::int64_t>;
+using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, float, bool, std::int64_t, std::int64_t,
+                       std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                       std::int64_t, std::int64_t, std::int64_t>;
 
 Key key_of(const AttentionParams& p, int device) {
-  return {device, p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len, p.head_dim,
-          static_cast<int>(p.dtype), p.causal ? 1 + static_cast<int>(p.causal_align) : 0,
-          0, p.scale, p.lse != nullptr,
-          p.q_strides.batch, p.q_strides.head, p.q_strides.row,
-          p.k_strides.batch, p.k_strides.head, p.k_strides.row,
-          p.v_strides.batch, p.v_strides.head, p.v_strides.row,
-          p.out_strides.batch, p.out_strides.head, p.out_strides.row};
+  return {device,
+          p.batch,
+          p.q_heads,
+          p.kv_heads,
+          p.q_len,
+          p.kv_len,
+          p.head_dim,
+          static_cast<int>(p.dtype),
+          p.causal ? 1 + static_cast<int>(p.causal_align) : 0,
+          0,
+          p.scale,
+          p.lse != nullptr,
+          p.q_strides.batch,
+          p.q_strides.head,
+          p.q_strides.row,
+          p.k_strides.batch,
+          p.k_strides.head,
+          p.k_strides.row,
+          p.v_strides.batch,
+          p.v_strides.head,
+          p.v_strides.row,
+          p.out_strides.batch,
+          p.out_strides.head,
+          p.out_strides.row};
 }
 
 std::vector<std::int64_t> strides4(const TensorStrides& s) { return {s.batch, s.head, s.row, 1}; }
@@ -66,8 +82,8 @@ std::vector<std::int64_t> strides4(const TensorStrides& s) { return {s.batch, s.
 void check(fe::error_t err, const char* step, const AttentionParams& p) {
   if (err.is_good()) return;
   throw InputError(fmt::format("cudnn: {} refused {} b={} h={} kv_h={} s={} s_kv={} d={}: {}", step,
-                               dtype_name(p.dtype), p.batch, p.q_heads, p.kv_heads, p.q_len,
-                               p.kv_len, p.head_dim, err.get_message()));
+                               dtype_name(p.dtype), p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len, p.head_dim,
+                               err.get_message()));
 }
 
 CachedGraph build(const AttentionParams& p) {
@@ -86,13 +102,13 @@ CachedGraph build(const AttentionParams& p) {
   auto q = tensor("Q", kQ, p.q_heads, p.q_len, p.q_strides);
   auto k = tensor("K", kK, p.kv_heads, p.kv_len, p.k_strides);
   auto v = tensor("V", kV, p.kv_heads, p.kv_len, p.v_strides);
-  auto options = fe::graph::SDPA_attributes()
-                     .set_name("sdpa")
-                     .set_generate_stats(p.lse != nullptr)
-                     .set_attn_scale(p.scale);
+  auto options =
+      fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(p.lse != nullptr).set_attn_scale(p.scale);
   if (p.causal) {
-    if (p.causal_align == CausalAlign::top_left) options.set_causal_mask(true);
-    else options.set_causal_mask_bottom_right(true);
+    if (p.causal_align == CausalAlign::top_left)
+      options.set_causal_mask(true);
+    else
+      options.set_causal_mask_bottom_right(true);
   }
   auto [o, stats] = g->sdpa(q, k, v, options);
   o->set_output(true)
@@ -124,8 +140,7 @@ CachedGraph build(const AttentionParams& p) {
 
 std::string cudnn_unavailable_reason() {
   const std::size_t version = cudnnGetVersion();
-  if (version < 90000)
-    return fmt::format("cuDNN {} is older than 9.0, which fused SDPA needs", version);
+  if (version < 90000) return fmt::format("cuDNN {} is older than 9.0, which fused SDPA needs", version);
   return {};
 }
 
@@ -165,8 +180,7 @@ bool run_sliced_bottom_right(const AttentionParams& p, const ExecContext& ctx) {
 
 void cudnn(const AttentionParams& p, const ExecContext& ctx) {
   validate(p);
-  if (p.dtype == DType::fp32)
-    throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
+  if (p.dtype == DType::fp32) throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
   if (run_sliced_bottom_right(p, ctx)) return;
   static std::mutex mutex;
   static std::map<Key, CachedGraph> cache;  // graphs live as long as the process
@@ -183,8 +197,7 @@ void cudnn(const AttentionParams& p, const ExecContext& ctx) {
   cudnnHandle_t h = handle();
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(h, static_cast<cudaStream_t>(ctx.stream)));
   std::unordered_map<fe::graph::Tensor_attributes::uid_t, void*> pack = {
-      {kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)},
-      {kV, const_cast<void*>(p.v)}, {kO, p.out}};
+      {kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)}, {kV, const_cast<void*>(p.v)}, {kO, p.out}};
   if (p.lse) pack[kStats] = p.lse;
   auto err = entry->graph->execute(h, pack, entry->workspace);
   if (!err.is_good()) throw std::runtime_error(fmt::format("cudnn: execute failed: {}", err.get_message()));

@@ -15,12 +15,30 @@
 
 namespace attnprof::attention::cuda {
 
-template <typename T> __host__ __device__ __forceinline__ float to_f(T x) { return static_cast<float>(x); }
-template <> __host__ __device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <> __host__ __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
-template <typename T> __host__ __device__ __forceinline__ T from_f(float x) { return static_cast<T>(x); }
-template <> __host__ __device__ __forceinline__ __nv_bfloat16 from_f(float x) { return __float2bfloat16_rn(x); }
-template <> __host__ __device__ __forceinline__ __half from_f(float x) { return __float2half_rn(x); }
+template <typename T>
+__host__ __device__ __forceinline__ float to_f(T x) {
+  return static_cast<float>(x);
+}
+template <>
+__host__ __device__ __forceinline__ float to_f(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+template <>
+__host__ __device__ __forceinline__ float to_f(__half x) {
+  return __half2float(x);
+}
+template <typename T>
+__host__ __device__ __forceinline__ T from_f(float x) {
+  return static_cast<T>(x);
+}
+template <>
+__host__ __device__ __forceinline__ __nv_bfloat16 from_f(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <>
+__host__ __device__ __forceinline__ __half from_f(float x) {
+  return __float2half_rn(x);
+}
 
 constexpr int kThreads = 256;
 constexpr int kPerThread = 4;
@@ -115,9 +133,7 @@ struct AddBroadcast {  // attn.add_(mask): mask [rows, cols] broadcast over batc
   T* dst;
   const T* mask;
   std::int64_t mask_size;
-  __device__ void operator()(std::int64_t i) const {
-    dst[i] = from_f<T>(to_f(dst[i]) + to_f(mask[i % mask_size]));
-  }
+  __device__ void operator()(std::int64_t i) const { dst[i] = from_f<T>(to_f(dst[i]) + to_f(mask[i % mask_size])); }
 };
 
 template <typename T>
@@ -168,8 +184,7 @@ constexpr int kRowsPerBlock = kThreads / 32;
 // One warp per row: max, sum of exp, write. In-place is allowed. A row of all
 // -inf gives zeros.
 template <typename Tin, typename Tout>
-__global__ void __launch_bounds__(kThreads) softmax_rows_kernel(const Tin* in, Tout* out,
-                                                                 std::int64_t rows, int cols) {
+__global__ void __launch_bounds__(kThreads) softmax_rows_kernel(const Tin* in, Tout* out, std::int64_t rows, int cols) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
@@ -196,8 +211,8 @@ void launch_softmax(const Tin* in, Tout* out, std::int64_t rows, int cols, cudaS
 }
 
 // masked.all(dim=-1, keepdim=True): one warp per row.
-static __global__ void __launch_bounds__(kThreads) all_rows_kernel(const bool* in, bool* out,
-                                                             std::int64_t rows, int cols) {
+static __global__ void __launch_bounds__(kThreads)
+    all_rows_kernel(const bool* in, bool* out, std::int64_t rows, int cols) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
   if (row >= rows) return;
   bool all = true;
@@ -206,8 +221,7 @@ static __global__ void __launch_bounds__(kThreads) all_rows_kernel(const bool* i
   if (threadIdx.x % 32 == 0) out[row] = all;
 }
 
-inline void launch_all_rows(const bool* in, bool* out, std::int64_t rows, int cols,
-                            cudaStream_t stream) {
+inline void launch_all_rows(const bool* in, bool* out, std::int64_t rows, int cols, cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
   all_rows_kernel<<<blocks, kThreads, 0, stream>>>(in, out, rows, cols);
   ATTNPROF_CUDA_CHECK_LAUNCH();

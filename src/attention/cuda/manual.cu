@@ -23,8 +23,8 @@ void manual_forward(const AttentionParams& p, const ExecContext& ctx) {
   auto stream = static_cast<cudaStream_t>(ctx.stream);
   const std::size_t need = manual_workspace(p);
   if (ctx.workspace_bytes < need)
-    throw std::runtime_error(fmt::format("manual: workspace of {} bytes is below the {} needed",
-                                         ctx.workspace_bytes, need));
+    throw std::runtime_error(
+        fmt::format("manual: workspace of {} bytes is below the {} needed", ctx.workspace_bytes, need));
   const int B = p.batch, H = p.q_heads, S = p.q_len, Skv = p.kv_len, D = p.head_dim;
   const std::int64_t nm = static_cast<std::int64_t>(S) * Skv;
   const std::int64_t ns = static_cast<std::int64_t>(B) * H * nm;
@@ -78,9 +78,15 @@ std::size_t manual_workspace(const AttentionParams& p) {
 
 void manual(const AttentionParams& p, const ExecContext& ctx) {
   switch (p.dtype) {
-    case DType::bf16: manual_forward<__nv_bfloat16>(p, ctx); return;
-    case DType::fp16: manual_forward<__half>(p, ctx); return;
-    case DType::fp32: manual_forward<float>(p, ctx); return;
+    case DType::bf16:
+      manual_forward<__nv_bfloat16>(p, ctx);
+      return;
+    case DType::fp16:
+      manual_forward<__half>(p, ctx);
+      return;
+    case DType::fp32:
+      manual_forward<float>(p, ctx);
+      return;
   }
 }
 

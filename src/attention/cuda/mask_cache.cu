@@ -29,19 +29,15 @@ template <typename T>
 struct BuildAdditive {
   Masked masked;
   T* dst;
-  __device__ void operator()(std::int64_t i) const {
-    dst[i] = from_f<T>(masked(i) ? -INFINITY : 0.0f);
-  }
+  __device__ void operator()(std::int64_t i) const { dst[i] = from_f<T>(masked(i) ? -INFINITY : 0.0f); }
 };
 
-int diagonal(const AttentionParams& p) {
-  return p.causal_align == CausalAlign::bottom_right ? p.kv_len - p.q_len : 0;
-}
+int diagonal(const AttentionParams& p) { return p.causal_align == CausalAlign::bottom_right ? p.kv_len - p.q_len : 0; }
 
 using Key = std::tuple<int, int, int, int, int>;  // device, q_len, kv_len, diagonal, kind
 
-void* lookup_or_build(const AttentionParams& p, int kind, std::size_t elem_bytes,
-                      cudaStream_t stream, void (*build)(void*, Masked, std::int64_t, cudaStream_t)) {
+void* lookup_or_build(const AttentionParams& p, int kind, std::size_t elem_bytes, cudaStream_t stream,
+                      void (*build)(void*, Masked, std::int64_t, cudaStream_t)) {
   static std::mutex mutex;
   static std::map<Key, void*> cache;  // lives as long as the process; a few MB at most
   int device = 0;

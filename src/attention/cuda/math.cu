@@ -37,10 +37,20 @@ struct MathVariant {
   bool safe_softmax = true;  // _safe_softmax's eq/all/where after the softmax
 };
 
-template <typename T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::fp32; }
-template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::bf16; }
-template <> constexpr DType dtype_of<__half>() { return DType::fp16; }
+template <typename T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::fp32;
+}
+template <>
+constexpr DType dtype_of<__nv_bfloat16>() {
+  return DType::bf16;
+}
+template <>
+constexpr DType dtype_of<__half>() {
+  return DType::fp16;
+}
 
 // Every intermediate tensor of one forward, carved from the workspace.
 template <typename Tin, typename T>
@@ -107,8 +117,8 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   const bool upcast = !std::is_same_v<Tin, T>;  // fp32 inputs are not cast at all, as in PyTorch
   const std::size_t need = workspace_for<Tin, T>(p, upcast);
   if (ctx.workspace_bytes < need)
-    throw std::runtime_error(fmt::format("math: workspace of {} bytes is below the {} needed",
-                                         ctx.workspace_bytes, need));
+    throw std::runtime_error(
+        fmt::format("math: workspace of {} bytes is below the {} needed", ctx.workspace_bytes, need));
   WorkspaceCarver carver(ctx.workspace);
   MathBuffers<Tin, T> buf(ctx.workspace, p, upcast, carver);
 
@@ -129,7 +139,9 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   if (upcast) {
     launch_elementwise(nq, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.q), q_at, 1.0f, buf.q_up}, stream);
     launch_elementwise(nk, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.k), k_at, 1.0f, buf.k_up}, stream);
-    launch_elementwise(nk, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.v), index_of(p.v_strides, Hkv, Skv, D), 1.0f, buf.v_up}, stream);
+    launch_elementwise(
+        nk, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.v), index_of(p.v_strides, Hkv, Skv, D), 1.0f, buf.v_up},
+        stream);
     q = buf.q_up;
     k = buf.k_up;
     val = buf.v_up;
@@ -217,20 +229,27 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   run_batched_gemm(pv, stream);
 
   if (upcast)
-    launch_elementwise(nq, ToStrided<T, Tin>{buf.out_up, index_of(p.out_strides, H, S, D), static_cast<Tin*>(p.out)}, stream);
+    launch_elementwise(nq, ToStrided<T, Tin>{buf.out_up, index_of(p.out_strides, H, S, D), static_cast<Tin*>(p.out)},
+                       stream);
 }
 
 void run_math(const AttentionParams& p, const ExecContext& ctx, MathVariant v) {
   switch (p.dtype) {
     case DType::bf16:
-      if (v.upcast) math_forward<__nv_bfloat16, float>(p, ctx, v);
-      else math_forward<__nv_bfloat16, __nv_bfloat16>(p, ctx, v);
+      if (v.upcast)
+        math_forward<__nv_bfloat16, float>(p, ctx, v);
+      else
+        math_forward<__nv_bfloat16, __nv_bfloat16>(p, ctx, v);
       return;
     case DType::fp16:
-      if (v.upcast) math_forward<__half, float>(p, ctx, v);
-      else math_forward<__half, __half>(p, ctx, v);
+      if (v.upcast)
+        math_forward<__half, float>(p, ctx, v);
+      else
+        math_forward<__half, __half>(p, ctx, v);
       return;
-    case DType::fp32: math_forward<float, float>(p, ctx, v); return;
+    case DType::fp32:
+      math_forward<float, float>(p, ctx, v);
+      return;
   }
 }
 
@@ -241,7 +260,8 @@ std::size_t math_bytes(const AttentionParams& p, bool upcast) {
                     : workspace_for<__nv_bfloat16, __nv_bfloat16>(p, false);
     case DType::fp16:
       return upcast ? workspace_for<__half, float>(p, true) : workspace_for<__half, __half>(p, false);
-    case DType::fp32: return workspace_for<float, float>(p, false);
+    case DType::fp32:
+      return workspace_for<float, float>(p, false);
   }
   return 0;
 }
