@@ -9,8 +9,13 @@ set -uo pipefail
 build=${1:?usage: gpu_tables.sh BUILD_DIR [shape options]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
-json=$(mktemp --suffix=.json)
-trap 'rm -f "$json"' EXIT
+# BENCH_JSON=FILE keeps the bench's JSON (kernel names per implementation).
+if [ -n "${BENCH_JSON:-}" ]; then
+  json=$BENCH_JSON
+else
+  json=$(mktemp --suffix=.json)
+  trap 'rm -f "$json"' EXIT
+fi
 "$build/attnprof" bench --device cuda --json-file "$json" "$@"
 bench_rc=$?
 echo
