@@ -9,6 +9,10 @@ set -uo pipefail
 build=${1:?usage: gpu_tables.sh BUILD_DIR [shape options]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
+# Use PyTorch's cuDNN when it has one, so `cudnn` and PyTorch's cudnn backend run the
+# same library version (ours is loaded by soname, libcudnn.so.9).
+cudnn_lib=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2>/dev/null)
+[ -n "$cudnn_lib" ] && [ -d "$cudnn_lib" ] && export LD_LIBRARY_PATH=$cudnn_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # BENCH_JSON=FILE keeps the bench's JSON (kernel names per implementation).
 if [ -n "${BENCH_JSON:-}" ]; then
   json=$BENCH_JSON
