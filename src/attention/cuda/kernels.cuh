@@ -63,10 +63,21 @@ void launch_elementwise(std::int64_t n, F f, cudaStream_t stream) {
 }
 
 // Index of dense element i of a [batch, heads, rows, dim] tensor in strided storage.
+// Dense BHSD storage (the common case) maps i to itself: no 64-bit divisions, the
+// kernel is a plain copy as ATen's contiguous copy is.
 struct StridedIndex {
   TensorStrides s;
   int heads, rows, dim;
+  bool dense;
+  StridedIndex(const TensorStrides& strides, int h, int r, int d)
+      : s(strides),
+        heads(h),
+        rows(r),
+        dim(d),
+        dense(strides.row == d && strides.head == static_cast<std::int64_t>(r) * d &&
+              strides.batch == static_cast<std::int64_t>(h) * r * d) {}
   __device__ __forceinline__ std::int64_t operator()(std::int64_t i) const {
+    if (dense) return i;
     const std::int64_t d = i % dim, r = (i / dim) % rows, h = (i / (std::int64_t(dim) * rows)) % heads,
                        b = i / (std::int64_t(dim) * rows * heads);
     return b * s.batch + h * s.head + r * s.row + d;
