@@ -98,6 +98,11 @@ std::optional<std::int64_t> microseconds_to_ns(std::string_view t) {
   return negative ? -ns : ns;
 }
 
+std::optional<std::int64_t> double_to_int64(double d) {
+  if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;  // also false for NaN
+  return static_cast<std::int64_t>(d);
+}
+
 void append_ns_as_us(std::string& out, std::int64_t ns) {
   if (ns < 0) {
     out.push_back('-');

@@ -18,6 +18,9 @@ std::string quoted(std::string_view s);
 // the third fractional digit). nullopt when `token` is not a number.
 std::optional<std::int64_t> microseconds_to_ns(std::string_view token);
 
+// A double that fits in int64, else nullopt (casting it would be undefined).
+std::optional<std::int64_t> double_to_int64(double d);
+
 // Writes nanoseconds as microseconds with three decimals ("12.345"), exactly.
 void append_ns_as_us(std::string& out, std::int64_t ns);
 

@@ -7,15 +7,14 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstring>
-#include <unordered_map>
 #include <vector>
 
 #include <fmt/core.h>
 
 #include "trace/byte_source.h"
 #include "trace/catalogue.h"
+#include "trace/event_parser.h"
 #include "trace/event_scanner.h"
 #include "trace/json_text.h"
 
@@ -30,24 +29,6 @@ std::string describe_char(char c) {
   const auto u = static_cast<unsigned char>(c);
   if (u >= 0x20 && u < 0x7f) return fmt::format("'{}'", c);
   return fmt::format("byte 0x{:02x}", u);
-}
-
-// An object key as written in the JSON (escapes not decoded): the catalogue's
-// keys have no characters that need escaping, so a byte comparison is exact.
-struct Key {
-  od::raw_json_string raw;
-  bool operator==(std::string_view known) const { return raw.unsafe_is_equal(known); }
-};
-
-// A double that fits in int64, else nullopt (the cast would be undefined).
-std::optional<std::int64_t> to_int64(double d) {
-  if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;  // also false for NaN
-  return static_cast<std::int64_t>(d);
-}
-
-std::string_view trim_token(std::string_view t) {
-  while (!t.empty() && json_scan::is_space(t.back())) t.remove_suffix(1);
-  return t;
 }
 
 class Reader {
@@ -82,7 +63,7 @@ class Reader {
                        offset(start_)));
     if (!saw_events_)
       fail("no \"traceEvents\" array: not a PyTorch profiler / Chrome trace");
-    pair_begin_end();
+    complete_begin_end_pairs(trace_);
     trace_.source_bytes = discarded_ + end_ - 1;
     return std::move(trace_);
   }
@@ -212,7 +193,7 @@ class Reader {
       if (v.get_int64().get(i) == simdjson::SUCCESS) {
         out = i;
       } else if (v.get_double().get(d) == simdjson::SUCCESS) {
-        const auto n = to_int64(d);
+        const auto n = json_text::double_to_int64(d);
         if (!n) fail(fmt::format("\"{}\" is out of range", key));
         out = *n;
       } else {
@@ -354,7 +335,7 @@ class Reader {
       for (auto element : array) {
         od::object object;
         if (auto err = element.get_object().get(object); err) batch_error(events_seen_, err);
-        read_event(object);
+        events_.parse(object, events_seen_);
         ++events_seen_;
       }
     } catch (...) {
@@ -371,220 +352,10 @@ class Reader {
   [[noreturn]] void batch_error(std::size_t index, simdjson::error_code err) const {
     fail(fmt::format("invalid JSON in traceEvents[{}]: {}", index, simdjson::error_message(err)));
   }
-  [[noreturn]] void field_error(std::string_view field, std::string_view expected) const {
-    fail(fmt::format("traceEvents[{}].{}: expected {}", events_seen_, field, expected));
-  }
-
-  std::int64_t read_time(od::value v, std::string_view field) {
-    od::json_type type;
-    if (v.type().get(type) || type != od::json_type::number) field_error(field, "a number");
-    const std::string_view token = v.raw_json_token();
-    const auto ns = json_text::microseconds_to_ns(trim_token(token));
-    if (!ns) field_error(field, "a number of microseconds in range");
-    return *ns;
-  }
-
-  Lane read_lane(od::value v, std::string_view field) {
-    od::json_type type;
-    if (v.type().get(type)) field_error(field, "a number or a string");
-    if (type == od::json_type::number) {
-      std::int64_t n = 0;
-      if (v.get_int64().get(n) == simdjson::SUCCESS) return Lane{n, false};
-      double d = 0;
-      if (v.get_double().get(d)) field_error(field, "a number or a string");
-      const auto as_int = to_int64(d);
-      if (!as_int) field_error(field, "a number in range");
-      return Lane{*as_int, false};
-    }
-    if (type == od::json_type::string) {
-      std::string_view s;
-      if (v.get_string().get(s)) field_error(field, "a number or a string");
-      return Lane{static_cast<std::int64_t>(trace_.strings.intern(s)), true};
-    }
-    field_error(field, "a number or a string");
-  }
-
-  std::string_view read_string(od::value v, std::string_view field) {
-    std::string_view s;
-    if (v.get_string().get(s)) field_error(field, "a string");
-    return s;
-  }
-
-  // Args values are producer-specific: numbers are taken, other types ignored.
-  static bool arg_int(od::value v, std::int64_t& out) {
-    od::json_type type;
-    if (v.type().get(type) || type != od::json_type::number) return false;
-    if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
-    double d = 0;
-    if (v.get_double().get(d)) return false;
-    const auto as_int = to_int64(d);
-    if (as_int) out = *as_int;
-    return as_int.has_value();
-  }
-  static void arg_dim3(od::value v, std::array<std::int32_t, 3>& out) {
-    od::array a;
-    if (v.get_array().get(a)) return;
-    std::size_t i = 0;
-    for (auto x : a) {
-      std::int64_t n = 0;
-      od::value xv;
-      if (x.get(xv) || !arg_int(xv, n)) return;
-      if (i < 3) out[i] = static_cast<std::int32_t>(n);
-      ++i;
-    }
-  }
-
-  void read_args(od::object args, Event& ev, GpuArgs& g) {
-    for (auto field : args) {
-      od::raw_json_string raw;
-      if (auto err = field.key().get(raw); err) batch_error(events_seen_, err);
-      const Key key{raw};
-      od::value v = field.value();
-      std::int64_t n = 0;
-      if (key == cat::kExternalId) {
-        if (arg_int(v, n)) ev.external_id = n;
-      } else if (key == cat::kCorrelation) {
-        if (arg_int(v, n)) ev.correlation = n;
-      } else if (key == cat::kGrid) {
-        arg_dim3(v, g.grid);
-      } else if (key == cat::kBlock) {
-        arg_dim3(v, g.block);
-      } else if (key == cat::kDevice) {
-        if (arg_int(v, n)) g.device = static_cast<std::int32_t>(n);
-      } else if (key == cat::kContext) {
-        if (arg_int(v, n)) g.context = static_cast<std::int32_t>(n);
-      } else if (key == cat::kStream) {
-        if (arg_int(v, n)) g.stream = n;
-      } else if (key == cat::kRegistersPerThread) {
-        if (arg_int(v, n)) g.registers_per_thread = static_cast<std::int32_t>(n);
-      } else if (key == cat::kSharedMemory) {
-        if (arg_int(v, n)) g.shared_memory = static_cast<std::int32_t>(n);
-      } else if (key == cat::kDynamicSharedMemory) {
-        if (arg_int(v, n)) g.dynamic_shared_memory = static_cast<std::int32_t>(n);
-      } else if (key == cat::kBytes) {
-        if (arg_int(v, n)) g.bytes = n;
-      } else if (key == cat::kBlocksPerSm || key == cat::kWarpsPerSm || key == cat::kOccupancy) {
-        double d = 0;
-        if (v.get_double().get(d) == simdjson::SUCCESS && d > -3e38 && d < 3e38) {
-          const auto f = static_cast<float>(d);
-          if (key == cat::kBlocksPerSm) g.blocks_per_sm = f;
-          else if (key == cat::kWarpsPerSm) g.warps_per_sm = f;
-          else g.occupancy_pct = f;
-        }
-      }
-    }
-  }
-
-  // Categories are few and short: a small list beats hashing them per event.
-  StringId intern_category(std::string_view text) {
-    for (const auto& [seen, id] : recent_categories_)
-      if (seen == text) return id;
-    const StringId id = trace_.strings.intern(text);
-    if (recent_categories_.size() < 32) recent_categories_.emplace_back(trace_.strings.view(id), id);
-    return id;
-  }
-
-  std::optional<EventKind> kind_of(StringId category) {
-    if (category >= category_kind_.size()) category_kind_.resize(category + 1, kUnresolved);
-    std::int8_t& k = category_kind_[category];
-    if (k == kUnresolved) {
-      const auto kind = cat::kind_of_category(trace_.strings.view(category));
-      k = kind ? static_cast<std::int8_t>(*kind) : kUnknown;
-    }
-    if (k == kUnknown) return std::nullopt;
-    return static_cast<EventKind>(k);
-  }
-
-  void read_event(od::object object) {
-    Event ev;
-    GpuArgs g;
-    bool have_ph = false;
-    bool have_ts = false;
-    for (auto field : object) {
-      od::raw_json_string raw;
-      if (auto err = field.key().get(raw); err) batch_error(events_seen_, err);
-      const Key key{raw};
-      od::value v = field.value();
-      if (key == cat::kPh) {
-        const std::string_view ph = read_string(v, cat::kPh);
-        if (ph.size() != 1) field_error(cat::kPh, "a one-letter phase");
-        ev.phase = ph[0];
-        have_ph = true;
-      } else if (key == cat::kCat) {
-        ev.category = intern_category(read_string(v, cat::kCat));
-      } else if (key == cat::kName) {
-        ev.name = trace_.strings.intern(read_string(v, cat::kName));
-      } else if (key == cat::kTs) {
-        ev.ts_ns = read_time(v, cat::kTs);
-        have_ts = true;
-      } else if (key == cat::kDur) {
-        ev.dur_ns = read_time(v, cat::kDur);
-        if (ev.dur_ns < 0) field_error(cat::kDur, "a duration >= 0");
-      } else if (key == cat::kPid) {
-        ev.pid = read_lane(v, cat::kPid);
-      } else if (key == cat::kTid) {
-        ev.tid = read_lane(v, cat::kTid);
-      } else if (key == cat::kId) {
-        const Lane id = read_lane(v, cat::kId);
-        if (!id.is_string) flow_id_ = id.value;
-      } else if (key == cat::kArgs) {
-        od::object args;
-        if (v.get_object().get(args)) field_error(cat::kArgs, "an object");
-        read_args(args, ev, g);
-      }
-    }
-    if (!have_ph) fail(fmt::format("traceEvents[{}]: missing \"ph\"", events_seen_));
-    if (!have_ts && ev.phase != 'M') fail(fmt::format("traceEvents[{}]: missing \"ts\"", events_seen_));
-
-    std::optional<EventKind> kind;
-    if (ev.category != kNoString) kind = kind_of(ev.category);
-    switch (ev.phase) {
-      case 'M': kind = EventKind::Metadata; break;
-      case 's': case 'f': case 't': kind = EventKind::Flow; break;
-      case 'i': case 'I': if (!kind) kind = EventKind::Instant; break;
-      default: break;
-    }
-    ev.kind = kind.value_or(EventKind::Other);
-    if (ev.kind == EventKind::Flow) {
-      ev.correlation = flow_id_;
-    }
-    flow_id_ = -1;
-    trace_.add(ev, is_gpu_activity(ev.kind) ? &g : nullptr);
-  }
-
-  // Chrome's duration events "B"/"E" become complete "X" events.
-  void pair_begin_end() {
-    bool any = false;
-    for (const auto& e : trace_.events) any |= e.phase == 'B' || e.phase == 'E';
-    if (!any) return;
-    std::unordered_map<std::int64_t, std::vector<std::size_t>> open;  // per (pid, tid)
-    std::vector<Event> kept;
-    kept.reserve(trace_.events.size());
-    for (const auto& e : trace_.events) {
-      const std::int64_t lane = e.pid.value * 1000003 + e.tid.value;
-      if (e.phase == 'B') {
-        open[lane].push_back(kept.size());
-        kept.push_back(e);
-        kept.back().phase = 'X';
-      } else if (e.phase == 'E') {
-        auto& stack = open[lane];
-        if (!stack.empty()) {
-          Event& b = kept[stack.back()];
-          b.dur_ns = std::max<std::int64_t>(0, e.ts_ns - b.ts_ns);
-          stack.pop_back();
-        }
-      } else {
-        kept.push_back(e);
-      }
-    }
-    trace_.events = std::move(kept);
-  }
-
-  static constexpr std::int8_t kUnresolved = -2;
-  static constexpr std::int8_t kUnknown = -1;
 
   ByteSource& source_;
   ReadOptions options_;
+  Trace trace_;
   std::vector<char> data_;      // data_[0] is spare: parse_batch writes '[' before the first event
   std::size_t start_ = 1;       // first unconsumed byte
   std::size_t end_ = 1;         // one past the last byte read
@@ -592,13 +363,10 @@ class Reader {
   bool eof_ = false;
   bool saw_events_ = false;
   std::size_t events_seen_ = 0;
-  std::int64_t flow_id_ = -1;
-  std::vector<std::int8_t> category_kind_;
   std::vector<const char*> ends_;  // event ends found by the scanner in the current buffer
-  std::vector<std::pair<std::string_view, StringId>> recent_categories_;
   od::parser parser_;
+  EventParser events_{trace_, source_.label()};
   simdjson::dom::parser dom_;
-  Trace trace_;
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace attnprof::json_text {
 namespace {
 
@@ -28,6 +30,13 @@ TEST(JsonText, NanosecondsBackToMicroseconds) {
   std::string s;
   append_ns_as_us(s, 162400);
   EXPECT_EQ(s, "162.400");
+}
+
+TEST(JsonText, DoublesToInt64OnlyInRange) {
+  EXPECT_EQ(double_to_int64(42.9), 42);
+  EXPECT_EQ(double_to_int64(-1e18), -1000000000000000000);
+  EXPECT_EQ(double_to_int64(1.79086e22), std::nullopt);
+  EXPECT_EQ(double_to_int64(std::nan("")), std::nullopt);
 }
 
 TEST(JsonText, Quoting) {

@@ -1,0 +1,48 @@
+// Turns one Kineto event object, as simdjson On-Demand walks it, into the
+// project's Event (and GpuArgs), appending it to a Trace. The reader finds
+// and batches whole events; this file knows what the fields mean.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trace/trace.h"
+
+namespace attnprof {
+
+class EventParser {
+ public:
+  EventParser(Trace& trace, std::string label) : trace_(trace), label_(std::move(label)) {}
+  // Parses `object` as traceEvents[index] and appends it. Throws InputError.
+  void parse(simdjson::ondemand::object object, std::size_t index);
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+  [[noreturn]] void field_error(std::string_view field, std::string_view expected) const;
+  [[noreturn]] void json_error(simdjson::error_code err) const;
+  std::int64_t read_time(simdjson::ondemand::value v, std::string_view field);
+  Lane read_lane(simdjson::ondemand::value v, std::string_view field);
+  std::string_view read_string(simdjson::ondemand::value v, std::string_view field);
+  void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g);
+  StringId intern_category(std::string_view text);
+  std::optional<EventKind> kind_of(StringId category);
+
+  static constexpr std::int8_t kUnresolved = -2;
+  static constexpr std::int8_t kUnknown = -1;
+
+  Trace& trace_;
+  std::string label_;
+  std::size_t index_ = 0;  // of the event being parsed, for messages
+  std::vector<std::int8_t> category_kind_;  // by category StringId
+  std::vector<std::pair<std::string_view, StringId>> recent_categories_;
+};
+
+// Chrome's duration events "B"/"E" become complete "X" events (per thread).
+void complete_begin_end_pairs(Trace& trace);
+
+}  // namespace attnprof
