@@ -111,6 +111,9 @@ BenchRun run_bench(const BenchOptions& o) {
   run.seed = plan.seed;
   run.shape = plan.shape;
   run.on_gpu = gpu;
+  if (!gpu && !o.trace_dir.empty())
+    run.note += std::string(run.note.empty() ? "" : "; ") +
+                "--trace: the CPU implementations launch no kernels, no trace written";
   if (gpu) {
     run.device = gpu_name;
     run_on_cuda(plan, run);
