@@ -8,7 +8,7 @@ dir=${1:?usage: fetch_cudnn_frontend.sh DIR}
 [ -f "$dir/include/cudnn_frontend.h" ] && exit 0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 -m pip download --quiet --no-deps --only-binary=:all: nvidia-cudnn-frontend -d "$tmp"
+python3 -m pip download --quiet --timeout 20 --retries 1 --no-deps --only-binary=:all: nvidia-cudnn-frontend -d "$tmp"
 mkdir -p "$dir"
 python3 - "$tmp" "$dir" <<'PY'
 import glob, sys, zipfile
