@@ -34,5 +34,4 @@ clean:
 
 # On a GPU machine: build, run the GPU tests, print the benchmark tables.
 gpu-test: build
-	ctest --test-dir $(BUILD) --output-on-failure -L gpu
-	@if [ -x ./scripts/gpu_tables.sh ]; then ./scripts/gpu_tables.sh $(BUILD); fi
+	./scripts/gpu_check.sh $(BUILD)

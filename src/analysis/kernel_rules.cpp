@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 #include <string>
 
 #include "analysis/kernel_classifier.h"
@@ -31,6 +32,10 @@ constexpr std::array kRules = {
                "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
                "false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> "
                ">, false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"},
+    KernelRule{"attn-attnprof", "attnprof fused", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) { return has(n, "attnprof::fused::") && has(n, "fused_fwd"); },
+               "void attnprof::fused::(anonymous namespace)::fused_fwd_hopper<__nv_bfloat16, 64, false, 2>("
+               "attnprof::fused::Params, attnprof::fused::TensorMaps)"},
     KernelRule{"attn-cudnn", "cuDNN", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
                  return has(n, "cudnn") && (has(n, "sdpa") || has(n, "fprop") || has(n, "bprop") ||
@@ -101,30 +106,40 @@ constexpr std::array kRules = {
                "void (anonymous namespace)::softmax_warp_forward<float, float, float, 11, false, false>"
                "(float*, float const*, int, int, int, bool const*, int, bool)"},
     KernelRule{"mask-triangular", "ATen", KernelCategory::FillMask, KernelOp::TriangularMask,
-               [](std::string_view n) { return has(n, "triu_tril") || has(n, "::triu") || has(n, "::tril"); },
+               [](std::string_view n) {
+                 return has(n, "triu_tril") || has(n, "::triu") || has(n, "::tril") || has(n, "::Tril>");
+               },
                "void at::native::triu_tril_kernel<bool, int, false, 8, false>(at::cuda::detail::"
                "TensorInfo<bool, int>, at::cuda::detail::TensorInfo<bool const, int>, long, long, int)"},
     KernelRule{"isneginf", "ATen", KernelCategory::Elementwise, KernelOp::IsNegInf,
-               [](std::string_view n) { return has(n, "isneginf"); },
+               [](std::string_view n) { return has(n, "isneginf") || has(n, "::EqNegInf<"); },
                "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
                "isneginf_kernel_impl(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::"
                "{lambda()#2}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul> >"},
     KernelRule{"reduce-all", "ATen", KernelCategory::Reduction, KernelOp::AllReduce,
-               [](std::string_view n) { return has(n, "and_kernel_cuda") || has(n, "ReduceOp<bool"); },
+               [](std::string_view n) {
+                 return has(n, "and_kernel_cuda") || has(n, "ReduceOp<bool") || has(n, "::all_rows_kernel");
+               },
                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<bool, at::native::"
                "func_wrapper_t<bool, at::native::and_kernel_cuda(at::TensorIterator&)::{lambda()#1}::"
                "operator()() const::{lambda()#12}::operator()() const::{lambda(bool, bool)#1}>, "
                "unsigned int, bool, 4, 4> >"},
     KernelRule{"masked-fill", "ATen", KernelCategory::FillMask, KernelOp::MaskedFill,
-               [](std::string_view n) { return has(n, "masked_fill"); },
+               [](std::string_view n) { return has(n, "masked_fill") || has(n, "::MaskedFillNegInf<"); },
                "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"
                "(anonymous namespace)::masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)"},
     KernelRule{"where", "ATen", KernelCategory::FillMask, KernelOp::Where,
-               [](std::string_view n) { return has(n, "where_kernel"); },
+               [](std::string_view n) {
+                 return has(n, "where_kernel") || has(n, "::WhereScalars<") || has(n, "::WhereRowElse<") ||
+                        has(n, "::BuildAdditive<");
+               },
                "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
                "(anonymous namespace)::where_kernel_impl(at::TensorIterator&)"},
     KernelRule{"fill", "ATen", KernelCategory::FillMask, KernelOp::Fill,
-               [](std::string_view n) { return has(n, "FillFunctor") || has(n, "fill_kernel"); },
+               [](std::string_view n) {
+                 return has(n, "FillFunctor") || has(n, "fill_kernel") || has(n, "::Fill<") ||
+                        has(n, "::BuildMaskedOut>");
+               },
                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, "
                "std::array<char*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char*, 1ul>)"},
     // Copies and dtype conversions (direction refined in classify_kernel).
@@ -138,7 +153,8 @@ constexpr std::array kRules = {
     KernelRule{"copy", "ATen", KernelCategory::CopyCast, KernelOp::Copy,
                [](std::string_view n) {
                  return has(n, "copy_kernel") || has(n, "CatArrayBatchedCopy") || has(n, "direct_copy") ||
-                        has(n, "copy_device_to_device");
+                        has(n, "copy_device_to_device") || has(n, "::Convert<") || has(n, "::ToDenseScaled<") ||
+                        has(n, "::ToStrided<");
                },
                "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda("
                "at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() "
@@ -153,11 +169,13 @@ constexpr std::array kRules = {
                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::"
                "MeanOps<float, float, float, float>, unsigned int, float, 4, 4> >"},
     KernelRule{"mul", "ATen", KernelCategory::Elementwise, KernelOp::Mul,
-               [](std::string_view n) { return has(n, "MulFunctor"); },
+               [](std::string_view n) { return has(n, "MulFunctor") || has(n, "::ScaleInPlace<"); },
                "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
                "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >"},
     KernelRule{"add", "ATen", KernelCategory::Elementwise, KernelOp::Add,
-               [](std::string_view n) { return has(n, "CUDAFunctor_add") || has(n, "AddFunctor"); },
+               [](std::string_view n) {
+                 return has(n, "CUDAFunctor_add") || has(n, "AddFunctor") || has(n, "::AddBroadcast<");
+               },
                "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
                "CUDAFunctor_add<float> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> const&)"},
     KernelRule{"elementwise", "ATen / Triton", KernelCategory::Elementwise, KernelOp::Other,
@@ -198,7 +216,7 @@ Precision gemm_precision(std::string_view lo, MathUnit unit) {
   if (has(lo, "bf16") || has(lo, "bfloat16")) return Precision::BF16;
   if (has(lo, "cudnn") && has(lo, "f16")) return Precision::Half16;  // cuDNN's "wgmma_f16": bf16 or fp16
   if (has(lo, "h884") || has(lo, "h1688") || has(lo, "h16816") || has(lo, "fp16") || has(lo, "half_t") ||
-      has(lo, "hgemm") || has(lo, "_f16_") || has(lo, "c10::half"))
+      has(lo, "hgemm") || has(lo, "_f16_") || has(lo, "c10::half") || has(lo, "<__half"))
     return Precision::FP16;
   if (has(lo, "nvjet") && has(lo, "_h_")) return Precision::Half16;
   if (unit == MathUnit::CudaCore) return Precision::FP32;
@@ -207,8 +225,29 @@ Precision gemm_precision(std::string_view lo, MathUnit unit) {
   return Precision::Unknown;
 }
 
+bool is_16bit(std::string_view type) { return has(type, "bfloat16") || has(type, "half") || has(type, "Half"); }
+
+// attnprof's own conversion functors name their types: Convert<Src, Dst>.
+std::optional<KernelOp> functor_direction(std::string_view n) {
+  for (std::string_view functor : {"::Convert<", "::ToDenseScaled<", "::ToStrided<"}) {
+    const auto at = n.find(functor);
+    if (at == std::string_view::npos) continue;
+    const std::string_view args = n.substr(at + functor.size());
+    const auto comma = args.find(", ");
+    const auto close = args.find('>');
+    if (comma == std::string_view::npos || close == std::string_view::npos || comma > close) return KernelOp::Copy;
+    const std::string_view src = args.substr(0, comma);
+    const std::string_view dst = args.substr(comma + 2, close - comma - 2);
+    if (is_16bit(src) && dst == "float") return KernelOp::CastToFp32;
+    if (src == "float" && is_16bit(dst)) return KernelOp::CastTo16Bit;
+    return KernelOp::Copy;
+  }
+  return std::nullopt;
+}
+
 // Destination dtype of an ATen copy: the lambda's parameter type.
 KernelOp copy_direction(std::string_view n) {
+  if (const auto own = functor_direction(n)) return *own;
   const bool converts = has(n, "LoadWithCast") || has(n, "StoreWithCast") || has(n, "convert");
   if (!converts) return KernelOp::Copy;
   if (has(n, "{lambda(float)#") || has(n, "{lambda(double)#")) return KernelOp::CastToFp32;

@@ -139,6 +139,36 @@ TEST(KernelClassifier, ElementEstimatesFromLaunchGrids) {
   EXPECT_EQ(estimate_elements("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT", 2, 384), 0);
 }
 
+// attnprof's own bench kernels (src/attention/cuda) tell the same story as ATen's.
+TEST(KernelClassifier, OwnBenchKernels) {
+  struct Own {
+    const char* name;
+    KernelOp op;
+  };
+  const std::string ns = "void attnprof::attention::cuda::elementwise_kernel<attnprof::attention::cuda::";
+  for (const Own& o : {Own{"ToDenseScaled<__nv_bfloat16, float> >", KernelOp::CastToFp32},
+                       Own{"Convert<float, __nv_bfloat16> >", KernelOp::CastTo16Bit},
+                       Own{"Convert<__half, __half> >", KernelOp::Copy},
+                       Own{"Tril>", KernelOp::TriangularMask},
+                       Own{"Fill<bool> >", KernelOp::Fill},
+                       Own{"WhereScalars<float> >", KernelOp::Where},
+                       Own{"AddBroadcast<float> >", KernelOp::Add},
+                       Own{"EqNegInf<float> >", KernelOp::IsNegInf},
+                       Own{"WhereRowElse<float> >", KernelOp::Where},
+                       Own{"MaskedFillNegInf<__nv_bfloat16> >", KernelOp::MaskedFill},
+                       Own{"ScaleInPlace<__nv_bfloat16> >", KernelOp::Mul}}) {
+    const std::string name = ns + o.name + "(long, ...)";
+    EXPECT_EQ(classify_kernel(name).op, o.op) << name;
+  }
+  EXPECT_EQ(classify_kernel("attnprof::attention::cuda::all_rows_kernel(bool const*, bool*, long, int)").op,
+            KernelOp::AllReduce);
+  const KernelClass fused = classify_kernel(
+      "void attnprof::fused::(anonymous namespace)::fused_fwd_portable<__half, 128>(attnprof::fused::Params)");
+  EXPECT_EQ(fused.category, KernelCategory::FusedAttention);
+  EXPECT_EQ(fused.unit, MathUnit::TensorCore);
+  EXPECT_EQ(fused.precision, Precision::FP16);
+}
+
 // On the real traces: what each experiment ran, by class.
 TEST(KernelClassifier, RealTracesClassifyAsTheExperimentRan) {
   auto classes = [](const std::string& file) {

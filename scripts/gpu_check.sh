@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The project's GPU check, on a machine with an NVIDIA GPU: the GPU test
+# binaries, then `attnprof bench` at the study's shape with every implementation
+# (traces kept), `attnprof doctor` on the fused and math traces, and the PyTorch
+# peers table. Runs binaries directly, so a build folder built elsewhere and
+# copied here works (nothing is compiled). Logs go to $OUT (default ./gpu-out).
+#   scripts/gpu_check.sh BUILD_DIR
+set -uo pipefail
+B=${1:-build}
+O=${OUT:-gpu-out}
+mkdir -p "$O"
+here=$(cd "$(dirname "$0")" && pwd)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader || { echo "no GPU here"; exit 0; }
+# PyTorch's cuDNN, when present, so our cudnn and PyTorch's cudnn backend run the same version.
+cudnn_lib=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2>/dev/null)
+[ -n "$cudnn_lib" ] && [ -d "$cudnn_lib" ] && export LD_LIBRARY_PATH=$cudnn_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+status=0
+run() {  # run NAME TIMEOUT CMD...: keep the log, print its verdict
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" "$@" >"$O/$name.log" 2>&1
+  local rc=$?
+  [ $rc -ne 0 ] && status=1
+  echo "== $name: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$O/$name.log" | tr '\n' ' ')"
+  grep -E "^\[  FAILED  \]|Failure|error" "$O/$name.log" | head -8
+}
+echo "=== attnprof bench, study shape (B=8 H=16 S=1024 D=64 bf16 causal), every implementation"
+timeout ${BENCH_TIMEOUT:-120} "$B/attnprof" bench --device cuda --trace "$O/traces" --json-file "$O/bench.json" \
+  2>&1 | tee "$O/bench.txt" || status=1
+for impl in fused math; do
+  if [ -f "$O/traces/$impl.json" ]; then
+    echo "=== attnprof doctor on the $impl trace"
+    "$B/attnprof" doctor "$O/traces/$impl.json" 2>&1 | tee "$O/doctor_$impl.txt" | sed -n '1,12p;/^Findings/,/fix:/p;/No findings/p'
+  fi
+done
+if python3 -c "import torch" 2>/dev/null; then
+  echo "=== PyTorch peers, same shape"
+  timeout 120 python3 "$here/peers.py" --attnprof-json "$O/bench.json" 2>&1 | tee "$O/peers.txt"
+fi
+for t in tests/fused/fused_forward_test tests/capture/recorder_gpu_test tests/attention/attention_cuda_test; do
+  [ -x "$B/$t" ] && run "$(basename "$t")" "${TEST_TIMEOUT:-150}" "$B/$t"
+done
+exit $status
