@@ -21,6 +21,30 @@ KernelClass classify_activity(const Trace& t, const Event& e) {
   return classify_kernel(t.name(e));
 }
 
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// Some GEMM names say "16-bit" without saying which (nvjet's "_h_", cuDNN's
+// "f16"). The trace's other kernels usually do (ATen's c10::BFloat16 or
+// c10::Half, CUDA's __nv_bfloat16 or __half): when they name only one of the
+// two, that is the precision.
+void resolve_half_precision(const Trace& trace, std::vector<GpuActivity>& activities) {
+  bool bf16 = false, fp16 = false, ambiguous = false;
+  std::vector<char> seen(trace.strings.size(), 0);
+  for (const GpuActivity& a : activities) {
+    const Event& e = trace.events[a.event];
+    if (e.kind != EventKind::Kernel || seen[e.name]) continue;
+    seen[e.name] = 1;
+    ambiguous |= a.cls.precision == Precision::Half16;
+    const std::string_view n = trace.name(e);
+    bf16 |= has(n, "BFloat16") || has(n, "bfloat16") || has(n, "bf16");
+    fp16 |= has(n, "c10::Half") || has(n, "__half") || has(n, "fp16") || has(n, "h16816") || has(n, "h884") ||
+            has(n, "h1688");
+  }
+  if (!ambiguous || bf16 == fp16) return;
+  for (GpuActivity& a : activities)
+    if (a.cls.precision == Precision::Half16) a.cls.precision = bf16 ? Precision::BF16 : Precision::FP16;
+}
+
 }  // namespace
 
 TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
@@ -64,6 +88,7 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     }
     activities_.push_back(a);
   }
+  resolve_half_precision(trace, activities_);
   std::stable_sort(activities_.begin(), activities_.end(), [&](const GpuActivity& x, const GpuActivity& y) {
     return events[x.event].ts_ns < events[y.event].ts_ns;
   });

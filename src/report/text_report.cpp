@@ -128,8 +128,9 @@ std::string text_report(const Analysis& a) {
     const auto group = std::find_if(a.groups.begin(), a.groups.end(),
                                     [&](const GroupStats& g) { return g.group.name == f.group; });
     const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
-    fmt::format_to(o, "\n  {}. [{}] {}: {} ms per {} ({} of its GPU time; seen in {} of {})\n", i + 1,
-                   to_string(f.severity), f.id, ms(f.time_ns / static_cast<std::int64_t>(n)), f.group,
+    const std::string where = n == 1 ? fmt::format("in '{}'", f.group) : fmt::format("per {}", f.group);
+    fmt::format_to(o, "\n  {}. [{}] {}: {} ms {} ({} of its GPU time; seen in {} of {})\n", i + 1,
+                   to_string(f.severity), f.id, ms(f.time_ns / static_cast<std::int64_t>(n)), where,
                    percent(f.share), f.instances, n);
     append_wrapped(out, f.title, 5);
     if (!f.detail.empty()) append_wrapped(out, f.detail, 5);

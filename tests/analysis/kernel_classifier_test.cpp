@@ -192,8 +192,12 @@ TEST(KernelClassifier, RealTracesClassifyAsTheExperimentRan) {
     if (c.category != KernelCategory::Gemm) continue;
     ++gemms;
     EXPECT_EQ(c.unit, MathUnit::TensorCore);
+    // nvjet's name says only "h" (16-bit); the trace's softmax<c10::BFloat16> says which.
+    EXPECT_EQ(c.precision, Precision::BF16);
   }
   EXPECT_EQ(gemms, 6);
+  // cuDNN's kernel is alone in its trace: nothing says bf16 rather than fp16.
+  EXPECT_EQ(classes("sdpa_cudnn.json")[0].precision, Precision::Half16);
   for (const char* f : {"sdpa_flash.json", "sdpa_cudnn.json", "sdpa_efficient.json"}) {
     const auto cs = classes(f);
     ASSERT_EQ(cs.size(), 3u) << f;

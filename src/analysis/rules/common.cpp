@@ -67,7 +67,12 @@ namespace attnprof {
 
 std::string per_instance_ms(const RuleContext& ctx, std::int64_t ns) {
   const auto n = std::max<std::size_t>(1, ctx.group.group.instances.size());
-  return fmt::format("{} per {}", format_ms(ns / static_cast<std::int64_t>(n)), ctx.group.group.name);
+  return fmt::format("{} {}", format_ms(ns / static_cast<std::int64_t>(n)), per_instance(ctx));
+}
+
+std::string per_instance(const RuleContext& ctx) {
+  if (ctx.group.group.instances.size() <= 1) return fmt::format("in '{}'", ctx.group.group.name);
+  return fmt::format("per {}", ctx.group.group.name);
 }
 
 }  // namespace attnprof

@@ -41,12 +41,12 @@ void rule_fp32_upcast(const RuleContext& ctx, std::vector<Finding>& out) {
   f.id = "fp32-upcast";
   set_cost(f, ctx, cast_ns, instances);
   const double per = static_cast<double>(instances);
-  f.title = fmt::format("16-bit data upcast to FP32 and back: {:.0f} casts up and {:.0f} down per {}, {} ({:.0f}% of GPU time)",
-                        up / per, down / per, ctx.group.group.name, per_instance_ms(ctx, cast_ns), 100.0 * f.share);
+  f.title = fmt::format("16-bit data upcast to FP32 and back: {:.0f} casts up and {:.0f} down {}, {} ({:.0f}% of GPU time)",
+                        up / per, down / per, per_instance(ctx), per_instance_ms(ctx, cast_ns), 100.0 * f.share);
   f.detail = bytes_known
-                 ? fmt::format("The casts move about {:.1f} MB per {} (read + write, from the launch grids). "
+                 ? fmt::format("The casts move about {:.1f} MB {} (read + write, from the launch grids). "
                                "FP32 operands also push the GEMMs off tensor cores (see cuda-core-gemm).",
-                               static_cast<double>(bytes) / per / 1e6, ctx.group.group.name)
+                               static_cast<double>(bytes) / per / 1e6, per_instance(ctx))
                  : std::string("FP32 operands also push the GEMMs off tensor cores (see cuda-core-gemm).");
   f.fix = "Keep attention in bf16/fp16 end to end: tensor-core GEMMs and fused attention kernels already "
           "accumulate in FP32. Remove .float()/.to(torch.float32) around attention; with PyTorch SDPA, the math "

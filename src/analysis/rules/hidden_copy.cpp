@@ -72,10 +72,9 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
   set_cost(f, ctx, ns, static_cast<int>(instances.size()));
   const std::string& top = ranked.front().first;
   const double per = static_cast<double>(all.size()) / n;
-  f.title = fmt::format("{:.{}f} device-to-device cop{} per {} ({:.1f} MB){}, {} per {}", per, per == std::floor(per) ? 0 : 1,
-                        per == 1 ? "y" : "ies", ctx.group.group.name, static_cast<double>(bytes) / n / 1e6,
-                        top.empty() ? "" : fmt::format(", mostly from {}", top), format_ms(static_cast<std::int64_t>(static_cast<double>(ns) / n)),
-                        ctx.group.group.name);
+  f.title = fmt::format("{:.{}f} device-to-device cop{} {} ({:.1f} MB){}, {}", per, per == std::floor(per) ? 0 : 1,
+                        per == 1 ? "y" : "ies", per_instance(ctx), static_cast<double>(bytes) / n / 1e6,
+                        top.empty() ? "" : fmt::format(", mostly from {}", top), per_instance_ms(ctx, ns));
   f.detail = "Whole-tensor copies inside the region: memory traffic that computes nothing.";
   f.fix = fix_for(top);
   for (const auto& [op, s] : ranked)

@@ -35,18 +35,18 @@ void rule_kernel_count(const RuleContext& ctx, std::vector<Finding>& out) {
   set_cost(f, ctx, idle, static_cast<int>(g.instances.size()));
   const std::string per = g.min_kernels == g.max_kernels ? fmt::format("{}", g.min_kernels)
                                                          : fmt::format("{:.1f}", g.kernels_per_instance);
-  f.title = fmt::format("{} kernels per {} where a fused attention kernel needs 1; GPU idle {} between them",
-                        per, g.group.name, per_instance_ms(ctx, idle));
-  f.detail = fmt::format("Per {}: {} kernels, {:.1f} us of CPU in launch calls, {:.1f} us of GPU idle between "
+  f.title = fmt::format("{} kernels {} where a fused attention kernel needs 1; GPU idle {} between them",
+                        per, per_instance(ctx), per_instance_ms(ctx, idle));
+  f.detail = fmt::format("{}: {} kernels, {:.1f} us of CPU in launch calls, {:.1f} us of GPU idle between "
                          "kernels. Each unfused step also writes its intermediate (scores, probabilities) to "
                          "device memory and reads it back.",
-                         g.group.name, per, static_cast<double>(launch) / n / 1e3,
+                         per_instance(ctx), per, static_cast<double>(launch) / n / 1e3,
                          static_cast<double>(idle) / n / 1e3);
   if (g.kernels_per_instance >= 10 && f.severity < Severity::Medium) f.severity = Severity::Medium;
   if (f.severity == Severity::Info) f.severity = Severity::Low;
   f.fix = "Use one fused attention kernel: torch.nn.functional.scaled_dot_product_attention with a fused backend "
           "(flash, cuDNN, efficient), FlashAttention, or `attnprof bench` to compare them on your shapes.";
-  f.evidence.push_back({fmt::format("{} kernels per {}", per, g.group.name),
+  f.evidence.push_back({fmt::format("{} kernels {}", per, per_instance(ctx)),
                         static_cast<int>(std::lround(g.kernels_per_instance * n)), 0});
   out.push_back(std::move(f));
 }

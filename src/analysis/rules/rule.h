@@ -34,6 +34,8 @@ void set_cost(Finding& f, const RuleContext& ctx, std::int64_t time_ns, int inst
 void add_kernel_evidence(Finding& f, const RuleContext& ctx, const std::vector<std::size_t>& activities);
 std::string short_kernel_name(std::string_view name);
 std::string format_ms(std::int64_t ns);
+// "per fwd" for a repeated region, "in 'whole trace'" for a single one.
+std::string per_instance(const RuleContext& ctx);
 // `ns` summed over the group, as "1.234 ms per fwd".
 std::string per_instance_ms(const RuleContext& ctx, std::int64_t ns);
 

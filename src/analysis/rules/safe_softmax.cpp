@@ -41,9 +41,9 @@ void rule_safe_softmax(const RuleContext& ctx, std::vector<Finding>& out) {
   Finding f;
   f.id = "safe-softmax";
   set_cost(f, ctx, extra_ns, instances);
-  f.title = fmt::format("safe softmax: {:.0f} extra kernels per {} after each softmax (isneginf, all-reduce, where), {} "
+  f.title = fmt::format("safe softmax: {:.0f} extra kernels {} after each softmax (isneginf, all-reduce, where), {} "
                         "({:.0f}% of GPU time)",
-                        static_cast<double>(extra.size()) / instances, ctx.group.group.name, per_instance_ms(ctx, extra_ns),
+                        static_cast<double>(extra.size()) / instances, per_instance(ctx), per_instance_ms(ctx, extra_ns),
                         100.0 * f.share);
   f.detail = fmt::format("The epilogue costs {:.2f}x the softmax itself ({}): each kernel is another pass over the "
                          "full score matrix to zero rows that are entirely masked.",
