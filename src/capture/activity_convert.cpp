@@ -108,62 +108,44 @@ void ActivityConverter::add(const CUpti_Activity& record) {
   ++skipped_;
 }
 
+// The fields kernel, memcpy and memset records share (same names in each record).
+template <typename Record>
+void ActivityConverter::add_gpu(EventKind kind, const Record& r, std::string_view name, GpuArgs args) {
+  args.device = static_cast<std::int32_t>(r.deviceId);
+  args.context = static_cast<std::int32_t>(r.contextId);
+  args.stream = r.streamId;
+  Event e;
+  e.kind = kind;
+  e.ts_ns = ns(r.start);
+  e.dur_ns = duration(r.start, r.end);
+  e.correlation = r.correlationId;
+  e.pid = lane(r.deviceId);
+  e.tid = lane(r.streamId);
+  e.name = intern(name);
+  trace_.add(e, &args);
+  seen(e.end_ns());
+}
+
 void ActivityConverter::add_kernel(const CUpti_ActivityKernel10& k) {
   GpuArgs args;
-  args.device = static_cast<std::int32_t>(k.deviceId);
-  args.context = static_cast<std::int32_t>(k.contextId);
-  args.stream = k.streamId;
   args.grid = {k.gridX, k.gridY, k.gridZ};
   args.block = {k.blockX, k.blockY, k.blockZ};
   args.registers_per_thread = k.registersPerThread;
   args.shared_memory = k.staticSharedMemory + k.dynamicSharedMemory;
   args.dynamic_shared_memory = k.dynamicSharedMemory;
-  Event e;
-  e.kind = EventKind::Kernel;
-  e.ts_ns = ns(k.start);
-  e.dur_ns = duration(k.start, k.end);
-  e.correlation = k.correlationId;
-  e.pid = lane(k.deviceId);
-  e.tid = lane(k.streamId);
-  e.name = intern(k.name != nullptr ? demangle(k.name) : std::string("<unnamed kernel>"));
-  trace_.add(e, &args);
-  seen(e.end_ns());
+  add_gpu(EventKind::Kernel, k, k.name != nullptr ? demangle(k.name) : std::string("<unnamed kernel>"), args);
 }
 
 void ActivityConverter::add_memcpy(const CUpti_ActivityMemcpy6& m) {
   GpuArgs args;
-  args.device = static_cast<std::int32_t>(m.deviceId);
-  args.context = static_cast<std::int32_t>(m.contextId);
-  args.stream = m.streamId;
   args.bytes = static_cast<std::int64_t>(m.bytes);
-  Event e;
-  e.kind = EventKind::GpuMemcpy;
-  e.ts_ns = ns(m.start);
-  e.dur_ns = duration(m.start, m.end);
-  e.correlation = m.correlationId;
-  e.pid = lane(m.deviceId);
-  e.tid = lane(m.streamId);
-  e.name = intern(memcpy_name(m.copyKind, m.srcKind, m.dstKind));
-  trace_.add(e, &args);
-  seen(e.end_ns());
+  add_gpu(EventKind::GpuMemcpy, m, memcpy_name(m.copyKind, m.srcKind, m.dstKind), args);
 }
 
 void ActivityConverter::add_memset(const CUpti_ActivityMemset4& m) {
   GpuArgs args;
-  args.device = static_cast<std::int32_t>(m.deviceId);
-  args.context = static_cast<std::int32_t>(m.contextId);
-  args.stream = m.streamId;
   args.bytes = static_cast<std::int64_t>(m.bytes);
-  Event e;
-  e.kind = EventKind::GpuMemset;
-  e.ts_ns = ns(m.start);
-  e.dur_ns = duration(m.start, m.end);
-  e.correlation = m.correlationId;
-  e.pid = lane(m.deviceId);
-  e.tid = lane(m.streamId);
-  e.name = intern(memset_name(m.memoryKind));
-  trace_.add(e, &args);
-  seen(e.end_ns());
+  add_gpu(EventKind::GpuMemset, m, memset_name(m.memoryKind), args);
 }
 
 void ActivityConverter::add_api(const CUpti_ActivityAPI& a, bool driver) {

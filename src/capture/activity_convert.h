@@ -41,6 +41,8 @@ class ActivityConverter {
     std::int64_t tid;
     StringId name;
   };
+  template <typename Record>
+  void add_gpu(EventKind kind, const Record& r, std::string_view name, GpuArgs args);
   void add_kernel(const CUpti_ActivityKernel10& k);
   void add_memcpy(const CUpti_ActivityMemcpy6& m);
   void add_memset(const CUpti_ActivityMemset4& m);

@@ -2,6 +2,8 @@
 // GPU in the trace had TF32/bf16 tensor cores, and whether the FP32 came from
 // upcasting 16-bit inputs (then the fix is to stay in 16-bit) or from FP32
 // inputs (then the fix is TF32 or autocast).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "analysis/rules/rule.h"
@@ -34,8 +36,10 @@ void rule_cuda_core_gemm(const RuleContext& ctx, std::vector<Finding>& out) {
   Finding f;
   f.id = "cuda-core-gemm";
   set_cost(f, ctx, slow_ns, instances);
-  f.title = fmt::format("{} of {} GEMMs ran on CUDA cores (FP32 FFMA), not tensor cores: {} ({:.0f}% of GPU time)",
-                        slow.size(), gemms, per_instance_ms(ctx, slow_ns), 100.0 * f.share);
+  const auto n = static_cast<double>(std::max<std::size_t>(1, ctx.group.group.instances.size()));
+  f.title = fmt::format("{:g} of {:g} GEMMs {} ran on CUDA cores (FP32 FFMA), not tensor cores: {} ({:.0f}% of GPU time)",
+                        static_cast<double>(slow.size()) / n, gemms / n, per_instance(ctx),
+                        per_instance_ms(ctx, slow_ns), 100.0 * f.share);
   const DeviceSummary& d = ctx.device;
   const int sm = d.compute_major * 10 + d.compute_minor;
   std::string device_note;
