@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/bench.h"
+#include "bench/kernel_counter.h"
 
 namespace attnprof::bench {
 
@@ -16,6 +17,9 @@ struct CudaBackend {
   std::vector<Implementation> (*implementations)();
   std::string (*device_name)(std::string* why);
   void (*run)(const Plan& plan, BenchRun& run);
+  // The plugin has its own copy of the bench core's state: the GEMM-unit hook
+  // the CLI installed is handed over before each run.
+  void (*set_gemm_unit_classifier)(GemmUnitFn fn);
 };
 
 }  // namespace attnprof::bench

@@ -73,6 +73,7 @@ std::string cuda_device_name(std::string* why) {
 
 void run_on_cuda(const Plan& plan, BenchRun& run) {
   if (loaded().backend == nullptr) throw InputError(fmt::format("--device cuda: {}", loaded().why));
+  loaded().backend->set_gemm_unit_classifier(gemm_unit_classifier());
   loaded().backend->run(plan, run);
 }
 

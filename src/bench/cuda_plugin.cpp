@@ -7,6 +7,7 @@ extern "C" __attribute__((visibility("default"))) const attnprof::bench::CudaBac
       &attnprof::bench::cuda_implementations,
       &attnprof::bench::cuda_device_name,
       &attnprof::bench::run_on_cuda,
+      &attnprof::bench::set_gemm_unit_classifier,
   };
   return &backend;
 }

@@ -9,6 +9,7 @@ GemmUnitFn classifier = nullptr;
 }
 
 void set_gemm_unit_classifier(GemmUnitFn fn) { classifier = fn; }
+GemmUnitFn gemm_unit_classifier() { return classifier; }
 
 std::string gemm_unit(const std::vector<std::string>& kernel_names) {
   if (!classifier || kernel_names.empty()) return "n/a";

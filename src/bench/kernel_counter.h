@@ -32,6 +32,7 @@ std::unique_ptr<KernelCounter> make_kernel_counter();
 // "cuda core fp32"); set by whoever links the kernel classifier (src/analysis).
 using GemmUnitFn = std::string (*)(const std::vector<std::string>& kernel_names);
 void set_gemm_unit_classifier(GemmUnitFn fn);
+GemmUnitFn gemm_unit_classifier();
 // "n/a" when no classifier is set or there are no names.
 std::string gemm_unit(const std::vector<std::string>& kernel_names);
 

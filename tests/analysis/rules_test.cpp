@@ -167,6 +167,24 @@ TEST(Rules, KernelNamesAloneAreEnough) {
     EXPECT_TRUE(std::any_of(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; })) << id;
 }
 
+// A trace written by `attnprof record` on an H200 (scripts/record/sdpa_math.py: SDPA math, bf16,
+// B=4 H=16 S=2048 D=64, three forwards in NVTX ranges): no ATen ops, kernels linked to the launch
+// calls the recorder kept. The same diagnosis as torch.profiler's trace of the same experiment.
+TEST(Rules, RecordedTraceGetsTheSameDiagnosis) {
+  const Doctor recorded(test::data_file("sdpa_math_attnprof_record.json"));
+  const Doctor profiled(test::example_trace("sdpa_math.json"));
+  ASSERT_EQ(recorded.analysis.groups.size(), 1u);
+  EXPECT_EQ(recorded.analysis.groups[0].group.name, "fwd");
+  EXPECT_EQ(recorded.analysis.groups[0].group.instances.size(), 3u);
+  EXPECT_EQ(recorded.analysis.groups[0].kernels_per_instance, 20.0);
+  std::vector<std::string> a, b;
+  for (const auto& f : recorded.analysis.findings) a.push_back(f.id);
+  for (const auto& f : profiled.analysis.findings) b.push_back(f.id);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  EXPECT_EQ(a, b);
+}
+
 TEST(Rules, SeverityFollowsShare) {
   EXPECT_EQ(severity_for_share(0.30), Severity::High);
   EXPECT_EQ(severity_for_share(0.10), Severity::Medium);
