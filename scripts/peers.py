@@ -103,11 +103,16 @@ def main():
              ("sdpa-efficient", sdpa(SDPBackend.EFFICIENT_ATTENTION)),
              ("sdpa-cudnn", sdpa(SDPBackend.CUDNN_ATTENTION))]
 
+    SPIN_CYCLES = 1_000_000  # ~0.5 ms at H200 clocks
+
     def median_ms(fn, reps):
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         for i in range(reps):
             flush.fill_(i & 0xFF)
+            # Keep the GPU busy (outside the timed span) while Python dispatches fn: without
+            # this, a ~60 us kernel is timed together with the CPU's dispatch gap before it.
+            torch.cuda._sleep(SPIN_CYCLES)
             starts[i].record()
             fn()
             stops[i].record()
