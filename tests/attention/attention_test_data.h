@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
+
+#include <fmt/core.h>
 
 #include "attention/cpu/storage.h"
 #include "attention/params.h"
@@ -23,6 +26,13 @@ struct HostAttention {
   std::vector<std::uint8_t> q, k, v, out;
   AttentionParams params;
 };
+
+// A readable test name for a shape: b2h4kv2s17x45d64_causal_bf16_bhsd.
+inline std::string shape_name(const Shape& s) {
+  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim,
+                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "", dtype_name(s.dtype),
+                     layout_name(s.layout));
+}
 
 inline std::size_t tensor_bytes(DType dtype, int b, int h, int s, int d) {
   return dtype_bytes(dtype) * static_cast<std::size_t>(b) * h * s * d;

@@ -53,13 +53,6 @@ TEST_P(CpuAttention, MatchesFp64Reference) {
   }
 }
 
-std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
-  const Shape& s = info.param;
-  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim,
-                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "", dtype_name(s.dtype),
-                     layout_name(s.layout));
-}
-
 INSTANTIATE_TEST_SUITE_P(
     OddShapes, CpuAttention,
     ::testing::Values(Shape{1, 2, 2, 1, 1, 64, true}, Shape{2, 4, 4, 17, 17, 64, false},
@@ -69,7 +62,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
                       Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32, Layout::BSHD},
                       Shape{1, 1, 1, 1000, 1000, 64, true}, Shape{1, 1, 1, 2049, 2049, 128, true}),
-    shape_name);
+    [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 
 TEST(CpuAttention, FullyMaskedRowsAreZero) {
   // q longer than kv with bottom-right causal: the first q_len - kv_len rows see nothing.

@@ -96,13 +96,6 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
   }
 }
 
-std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
-  const Shape& s = info.param;
-  return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim,
-                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "", dtype_name(s.dtype),
-                     layout_name(s.layout));
-}
-
 INSTANTIATE_TEST_SUITE_P(
     OddShapes, CudaAttention,
     ::testing::Values(Shape{1, 2, 2, 1, 1, 64, true}, Shape{2, 4, 4, 17, 17, 64, false},
@@ -115,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32},
                       Shape{2, 4, 4, 1000, 1000, 64, true}, Shape{1, 4, 2, 1000, 1000, 128, false},
                       Shape{1, 2, 2, 2049, 2049, 128, true}, Shape{1, 2, 1, 2049, 2049, 64, false}),
-    shape_name);
+    [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 
 }  // namespace
 }  // namespace attnprof::attention
