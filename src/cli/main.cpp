@@ -1,6 +1,7 @@
 // attnprof: tells why attention is slow on an NVIDIA GPU.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -11,6 +12,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"attnprof: why your attention is slow on an NVIDIA GPU, and a faster one"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("attnprof ") + ATTNPROF_VERSION);
   int exit_code = 0;
   attnprof::cli::add_doctor_command(app, exit_code);
   attnprof::cli::add_record_command(app, exit_code);
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "attnprof: {}\n", e.what());

@@ -91,6 +91,9 @@ TEST(DoctorCli, UsageErrorsExitTwo) {
   EXPECT_EQ(run_command(test::attnprof_binary() + " frobnicate").exit_code, 2);
   EXPECT_EQ(run_command(test::attnprof_binary()).exit_code, 2);
   EXPECT_EQ(run_command(doctor("--bogus " + test::example_trace("sdpa_math.json"))).exit_code, 2);
+  const auto version = run_command(test::attnprof_binary() + " --version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("attnprof ", 0), 0u) << version.out;
   const auto help = run_command(test::attnprof_binary() + " doctor --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--region"), std::string::npos);
