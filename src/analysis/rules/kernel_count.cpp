@@ -1,7 +1,9 @@
 // kernel-count: an unfused attention region (softmax between GEMMs, no fused
 // attention kernel) runs many kernels where one fused kernel would do; reports
 // the launch overhead on the CPU and the GPU idle time between kernels.
+#include <cctype>
 #include <cmath>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -37,10 +39,12 @@ void rule_kernel_count(const RuleContext& ctx, std::vector<Finding>& out) {
                                                          : fmt::format("{:.1f}", g.kernels_per_instance);
   f.title = fmt::format("{} kernels {} where a fused attention kernel needs 1; GPU idle {} between them",
                         per, per_instance(ctx), per_instance_ms(ctx, idle));
+  std::string where = per_instance(ctx);
+  where[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(where[0])));
   f.detail = fmt::format("{}: {} kernels, {:.1f} us of CPU in launch calls, {:.1f} us of GPU idle between "
                          "kernels. Each unfused step also writes its intermediate (scores, probabilities) to "
                          "device memory and reads it back.",
-                         per_instance(ctx), per, static_cast<double>(launch) / n / 1e3,
+                         where, per, static_cast<double>(launch) / n / 1e3,
                          static_cast<double>(idle) / n / 1e3);
   if (g.kernels_per_instance >= 10 && f.severity < Severity::Medium) f.severity = Severity::Medium;
   if (f.severity == Severity::Info) f.severity = Severity::Low;
