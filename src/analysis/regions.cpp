@@ -128,11 +128,13 @@ std::vector<RegionGroup> group_gpu_spans(const TraceIndex& index, const std::str
       order.push_back(stem);
     }
     RegionInstance inst{name, e.ts_ns, e.end_ns(), {}};
+    // Activities are in GPU start order: visit only those starting inside the span.
     const auto& acts = index.activities();
-    for (std::size_t i = 0; i < acts.size(); ++i) {
-      const Event& a = index.event(acts[i]);
-      if (a.ts_ns >= e.ts_ns && a.ts_ns < e.end_ns() && a.pid == e.pid && a.tid == e.tid)
-        inst.activities.push_back(i);
+    auto act = std::lower_bound(acts.begin(), acts.end(), e.ts_ns,
+                                [&](const GpuActivity& a, std::int64_t ts) { return index.event(a).ts_ns < ts; });
+    for (; act != acts.end() && index.event(*act).ts_ns < e.end_ns(); ++act) {
+      const Event& a = index.event(*act);
+      if (a.pid == e.pid && a.tid == e.tid) inst.activities.push_back(static_cast<std::size_t>(act - acts.begin()));
     }
     it->second.instances.push_back(std::move(inst));
   }
@@ -186,6 +188,16 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
     }
   } else {
     chosen = choose_automatically(index);
+    // No CPU range launched anything (e.g. a trace without CPU events): the GPU-side
+    // annotation spans, when the trace has them, are the next best regions.
+    if (chosen.ranges.empty()) {
+      auto gpu = group_gpu_spans(index, "*");
+      std::erase_if(gpu, [](const RegionGroup& g) {
+        return std::all_of(g.instances.begin(), g.instances.end(),
+                           [](const RegionInstance& i) { return i.activities.empty(); });
+      });
+      if (!gpu.empty()) return gpu;
+    }
   }
   if (chosen.ranges.empty()) {
     RegionGroup whole{"whole trace", "no profiler steps or annotations: the whole trace", {}};

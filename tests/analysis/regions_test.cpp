@@ -100,6 +100,21 @@ TEST(Regions, GpuOnlySpansWhenNoCpuRangeMatches) {
   for (const auto& inst : groups[0].instances) EXPECT_EQ(kernels_in(index, inst), 20);
 }
 
+TEST(Regions, GpuSpansChosenAutomaticallyWithoutCpuEvents) {
+  // A trace with only GPU-side events and gpu_user_annotation spans.
+  Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
+  std::erase_if(t.events, [](const Event& e) {
+    return e.kind == EventKind::UserAnnotation || e.kind == EventKind::CpuOp || is_launch_api(e.kind);
+  });
+  const TraceIndex index(t);
+  const auto groups = find_regions(index, {}, "x");
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].name, "fwd");
+  EXPECT_EQ(groups[0].source, "GPU annotation spans");
+  ASSERT_EQ(groups[0].instances.size(), 3u);
+  for (const auto& inst : groups[0].instances) EXPECT_EQ(kernels_in(index, inst), 20);
+}
+
 TEST(Regions, WholeTraceWithoutAnnotations) {
   const Trace t = read_trace_file(test::data_file("triton_example__triton_example.json.gz"));
   const TraceIndex index(t);
