@@ -32,7 +32,32 @@ constexpr std::array kCategories = {
     CategoryName{"Python", EventKind::PythonFunction, false},
 };
 
+#define ATTNPROF_DEVICE_FIELD(key, member)                                                     \
+  DeviceField {                                                                                \
+    key, [](const DeviceProperties& d) -> std::int64_t { return d.member; },                   \
+        [](DeviceProperties& d, std::int64_t v) { d.member = static_cast<decltype(d.member)>(v); } \
+  }
+
+const std::array kDeviceFields = {
+    ATTNPROF_DEVICE_FIELD(kDevId, id),
+    ATTNPROF_DEVICE_FIELD(kDevTotalGlobalMem, total_global_mem),
+    ATTNPROF_DEVICE_FIELD(kDevComputeMajor, compute_major),
+    ATTNPROF_DEVICE_FIELD(kDevComputeMinor, compute_minor),
+    ATTNPROF_DEVICE_FIELD(kDevMaxThreadsPerBlock, max_threads_per_block),
+    ATTNPROF_DEVICE_FIELD(kDevMaxThreadsPerSm, max_threads_per_sm),
+    ATTNPROF_DEVICE_FIELD(kDevRegsPerBlock, regs_per_block),
+    ATTNPROF_DEVICE_FIELD(kDevRegsPerSm, regs_per_sm),
+    ATTNPROF_DEVICE_FIELD(kDevWarpSize, warp_size),
+    ATTNPROF_DEVICE_FIELD(kDevSharedMemPerBlock, shared_mem_per_block),
+    ATTNPROF_DEVICE_FIELD(kDevSharedMemPerBlockOptin, shared_mem_per_block_optin),
+    ATTNPROF_DEVICE_FIELD(kDevSharedMemPerSm, shared_mem_per_sm),
+    ATTNPROF_DEVICE_FIELD(kDevNumSms, num_sms),
+};
+#undef ATTNPROF_DEVICE_FIELD
+
 }  // namespace
+
+std::span<const DeviceField> device_fields() { return kDeviceFields; }
 
 std::span<const CategoryName> categories() { return kCategories; }
 

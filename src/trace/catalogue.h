@@ -2,6 +2,7 @@
 // the writer emits, in one place, so the two cannot drift apart (Kineto's idea).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -79,5 +80,14 @@ inline constexpr std::string_view kDevSharedMemPerBlock = "sharedMemPerBlock";
 inline constexpr std::string_view kDevSharedMemPerBlockOptin = "sharedMemPerBlockOptin";
 inline constexpr std::string_view kDevSharedMemPerSm = "sharedMemPerMultiprocessor";
 inline constexpr std::string_view kDevNumSms = "numSms";
+
+// The integer fields of a deviceProperties entry, each with how to read and
+// write it on DeviceProperties: the reader and the writer both walk this table.
+struct DeviceField {
+  std::string_view key;
+  std::int64_t (*get)(const DeviceProperties&);
+  void (*set)(DeviceProperties&, std::int64_t);
+};
+std::span<const DeviceField> device_fields();
 
 }  // namespace attnprof::catalogue

@@ -238,20 +238,8 @@ class Reader {
         if (val.is_int64()) n = val.get_int64().value_unsafe();
         else if (val.is_uint64()) n = static_cast<std::int64_t>(val.get_uint64().value_unsafe());
         else continue;  // tolerate producer-specific fields
-        const int i = static_cast<int>(n);
-        if (k == cat::kDevId) p.id = i;
-        else if (k == cat::kDevTotalGlobalMem) p.total_global_mem = n;
-        else if (k == cat::kDevComputeMajor) p.compute_major = i;
-        else if (k == cat::kDevComputeMinor) p.compute_minor = i;
-        else if (k == cat::kDevMaxThreadsPerBlock) p.max_threads_per_block = i;
-        else if (k == cat::kDevMaxThreadsPerSm) p.max_threads_per_sm = i;
-        else if (k == cat::kDevRegsPerBlock) p.regs_per_block = i;
-        else if (k == cat::kDevRegsPerSm) p.regs_per_sm = i;
-        else if (k == cat::kDevWarpSize) p.warp_size = i;
-        else if (k == cat::kDevSharedMemPerBlock) p.shared_mem_per_block = i;
-        else if (k == cat::kDevSharedMemPerBlockOptin) p.shared_mem_per_block_optin = i;
-        else if (k == cat::kDevSharedMemPerSm) p.shared_mem_per_sm = i;
-        else if (k == cat::kDevNumSms) p.num_sms = i;
+        for (const cat::DeviceField& f : cat::device_fields())
+          if (k == f.key) f.set(p, n);
       }
       trace_.devices.push_back(std::move(p));
     }

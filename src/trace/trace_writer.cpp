@@ -147,20 +147,11 @@ void render(const Trace& t, const Sink& sink) {
     for (std::size_t i = 0; i < t.devices.size(); ++i) {
       const DeviceProperties& d = t.devices[i];
       o.raw(i == 0 ? "\n    {" : ",\n    {");
-      o.num(cat::kDevId, d.id); o.raw(", ");
-      o.str(cat::kDevName, d.name); o.raw(", ");
-      o.num(cat::kDevTotalGlobalMem, d.total_global_mem); o.raw(", ");
-      o.num(cat::kDevComputeMajor, d.compute_major); o.raw(", ");
-      o.num(cat::kDevComputeMinor, d.compute_minor); o.raw(", ");
-      o.num(cat::kDevMaxThreadsPerBlock, d.max_threads_per_block); o.raw(", ");
-      o.num(cat::kDevMaxThreadsPerSm, d.max_threads_per_sm); o.raw(", ");
-      o.num(cat::kDevRegsPerBlock, d.regs_per_block); o.raw(", ");
-      o.num(cat::kDevRegsPerSm, d.regs_per_sm); o.raw(", ");
-      o.num(cat::kDevWarpSize, d.warp_size); o.raw(", ");
-      o.num(cat::kDevSharedMemPerBlock, d.shared_mem_per_block); o.raw(", ");
-      o.num(cat::kDevSharedMemPerBlockOptin, d.shared_mem_per_block_optin); o.raw(", ");
-      o.num(cat::kDevSharedMemPerSm, d.shared_mem_per_sm); o.raw(", ");
-      o.num(cat::kDevNumSms, d.num_sms);
+      o.str(cat::kDevName, d.name);
+      for (const cat::DeviceField& f : cat::device_fields()) {
+        o.raw(", ");
+        o.num(f.key, f.get(d));
+      }
       o.raw("}");
     }
     o.raw("\n  ]");
