@@ -24,6 +24,37 @@ bool matches(std::string_view name, const std::string& wanted) {
   return false;
 }
 
+// Region groups keyed by stem, handed back in the order their stems were first seen,
+// each group's instances in start order.
+class GroupsByStem {
+ public:
+  explicit GroupsByStem(std::string source) : source_(std::move(source)) {}
+  RegionGroup& operator[](const std::string& stem) {
+    auto [it, fresh] = groups_.try_emplace(stem);
+    if (fresh) {
+      it->second.name = stem;
+      it->second.source = source_;
+      order_.push_back(stem);
+    }
+    return it->second;
+  }
+  std::vector<RegionGroup> take() {
+    std::vector<RegionGroup> out;
+    for (const auto& stem : order_) {
+      RegionGroup g = std::move(groups_[stem]);
+      std::stable_sort(g.instances.begin(), g.instances.end(),
+                       [](const RegionInstance& a, const RegionInstance& b) { return a.start_ns < b.start_ns; });
+      out.push_back(std::move(g));
+    }
+    return out;
+  }
+
+ private:
+  std::string source_;
+  std::map<std::string, RegionGroup> groups_;
+  std::vector<std::string> order_;
+};
+
 // Ranges chosen as region instances, by index into TraceIndex::ranges().
 struct Chosen {
   std::vector<std::size_t> ranges;
@@ -66,8 +97,7 @@ Chosen choose_automatically(const TraceIndex& index) {
 
 std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& chosen) {
   const Trace& t = index.trace();
-  std::map<std::string, RegionGroup> groups;
-  std::vector<std::string> order;
+  GroupsByStem groups(chosen.source);
   // Range instances, then each activity goes to the instance whose span holds its launch.
   struct Span { std::int64_t start, end; std::int64_t pid; std::string group; std::size_t slot; };
   std::vector<Span> spans;
@@ -75,14 +105,9 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
     const Event& e = index.event(index.ranges()[r]);
     const std::string name(t.name(e));
     const std::string stem = region_stem(name);
-    auto [it, fresh] = groups.try_emplace(stem);
-    if (fresh) {
-      it->second.name = stem;
-      it->second.source = chosen.source;
-      order.push_back(stem);
-    }
-    spans.push_back({e.ts_ns, e.end_ns(), e.pid.value, stem, it->second.instances.size()});
-    it->second.instances.push_back({name, e.ts_ns, e.end_ns(), {}});
+    RegionGroup& group = groups[stem];
+    spans.push_back({e.ts_ns, e.end_ns(), e.pid.value, stem, group.instances.size()});
+    group.instances.push_back({name, e.ts_ns, e.end_ns(), {}});
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
   const auto& acts = index.activities();
@@ -102,31 +127,16 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
       }
     }
   }
-  std::vector<RegionGroup> out;
-  for (const auto& name : order) {
-    RegionGroup g = std::move(groups[name]);
-    std::stable_sort(g.instances.begin(), g.instances.end(),
-                     [](const RegionInstance& a, const RegionInstance& b) { return a.start_ns < b.start_ns; });
-    out.push_back(std::move(g));
-  }
-  return out;
+  return groups.take();
 }
 
 // GPU-only spans (gpu_user_annotation) for a name: activities inside the span on the GPU.
 std::vector<RegionGroup> group_gpu_spans(const TraceIndex& index, const std::string& wanted) {
   const Trace& t = index.trace();
-  std::map<std::string, RegionGroup> groups;
-  std::vector<std::string> order;
+  GroupsByStem groups("GPU annotation spans");
   for (const Event& e : t.events) {
     if (e.kind != EventKind::GpuUserAnnotation || !matches(t.name(e), wanted)) continue;
     const std::string name(t.name(e));
-    const std::string stem = region_stem(name);
-    auto [it, fresh] = groups.try_emplace(stem);
-    if (fresh) {
-      it->second.name = stem;
-      it->second.source = "GPU annotation spans";
-      order.push_back(stem);
-    }
     RegionInstance inst{name, e.ts_ns, e.end_ns(), {}};
     // Activities are in GPU start order: visit only those starting inside the span.
     const auto& acts = index.activities();
@@ -136,11 +146,9 @@ std::vector<RegionGroup> group_gpu_spans(const TraceIndex& index, const std::str
       const Event& a = index.event(*act);
       if (a.pid == e.pid && a.tid == e.tid) inst.activities.push_back(static_cast<std::size_t>(act - acts.begin()));
     }
-    it->second.instances.push_back(std::move(inst));
+    groups[region_stem(name)].instances.push_back(std::move(inst));
   }
-  std::vector<RegionGroup> out;
-  for (const auto& name : order) out.push_back(std::move(groups[name]));
-  return out;
+  return groups.take();
 }
 
 }  // namespace
