@@ -19,9 +19,19 @@ if has check; then
   grep -E "FAIL|checks:" "$O/check.log" | tail -40
 fi
 if has sanitize; then
-  for tool in memcheck racecheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_bench" --check --small ${SANPATH:+--path $SANPATH} > "$O/san_$tool.log" 2>&1
-    echo "$tool rc=$? $(grep -E 'ERROR SUMMARY|Hazard|checks:' "$O/san_$tool.log" | sort | uniq -c | tr '\n' ' ')"
+  # One process per (tool, path, case), all at once: a slow case under racecheck no
+  # longer hides the others behind one timeout. SAN_CASES: the --small case indices.
+  for tool in ${SAN_TOOLS:-memcheck racecheck}; do
+    for path in ${SANPATH:-portable hopper hopper_m192}; do
+      for c in ${SAN_CASES:-0 1 2 3 4 5 6 7}; do
+        timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_bench" \
+          --check --small --path $path --case $c > "$O/san_${tool}_${path}_$c.log" 2>&1 &
+      done
+    done
+    wait
+    for f in "$O"/san_${tool}_*.log; do
+      echo "$(basename "$f" .log): $(grep -E '^check ' "$f" | sed 's/ rel_err.*unwritten [0-9]* / /' | tr -s ' ') $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tr '\n' ' ')"
+    done
   done
 fi
 if has gtest; then

@@ -3,9 +3,12 @@
 //   attnprof_fused_bench --check            correctness suite, both paths
 //   attnprof_fused_bench --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
 //   attnprof_fused_bench --check --small    a few small shapes (for compute-sanitizer)
+//   --case N                                 only the N-th case of the check list (0-based), so
+//                                            sanitizer runs can go one case per process
 //   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|auto (default: auto for timing, every available for checks)
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -92,6 +95,7 @@ std::vector<Path> parse_paths(const std::string& s) {
 int main(int argc, char** argv) {
   bool do_check = false, do_time = false, quick = false, small = false;
   std::string csv, path_arg;
+  int only_case = -1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--check")) do_check = true;
     else if (!std::strcmp(argv[i], "--time")) do_time = true;
@@ -99,8 +103,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--small")) small = true;
     else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
     else if (!std::strcmp(argv[i], "--path") && i + 1 < argc) path_arg = argv[++i];
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only_case = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--check] [--small] [--time] [--quick] [--csv FILE] [--path portable,hopper,hopper_overlap,hopper_m192,auto]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--check] [--small] [--time] [--quick] [--csv FILE] [--case N] [--path portable,hopper,hopper_overlap,hopper_m192,auto]\n", argv[0]);
       return 2;
     }
   }
@@ -121,8 +126,15 @@ int main(int argc, char** argv) {
   int failures = 0;
   if (do_check) {
     unsigned seed = 1;
+    const std::vector<Case> cases = small ? small_cases() : check_cases();
+    if (only_case >= static_cast<int>(cases.size())) {
+      std::fprintf(stderr, "attnprof_fused_bench: --case %d: the list has %zu cases\n", only_case, cases.size());
+      return 2;
+    }
     for (Path path : paths)
-      for (const Case& c : small ? small_cases() : check_cases()) {
+      for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        if (only_case >= 0 && static_cast<int>(ci) != only_case) continue;
+        const Case& c = cases[ci];
         const CheckResult r = check_case(c, path, seed++);
         const bool ok = r.ok(1e-2);
         failures += !ok;
