@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build test demo bench gpu-test fuzz clean
+.PHONY: deps configure build test demo bench gpu-test gpu-carry fuzz clean
 
 deps:
 	./scripts/setup.sh
@@ -35,3 +35,16 @@ clean:
 # On a GPU machine: build, run the GPU tests, print the benchmark tables.
 gpu-test: build
 	./scripts/gpu_check.sh $(BUILD)
+
+# What the GPU check needs from a build, small enough to carry to a GPU machine
+# (the device tool takes 64 MiB; the whole build is larger): then, there,
+# `scripts/gpu_check.sh gpu-carry`.
+GPU_CARRY ?= gpu-carry
+gpu-carry: build
+	rm -rf $(GPU_CARRY) && mkdir -p $(GPU_CARRY)/tests/fused $(GPU_CARRY)/tests/capture $(GPU_CARRY)/tests/attention
+	cp $(BUILD)/attnprof $(BUILD)/libattnprof_bench_cuda.so $(BUILD)/libattnprof_inject.so $(BUILD)/attnprof_fused_bench $(GPU_CARRY)/
+	cp -r $(BUILD)/runtime-libs $(GPU_CARRY)/
+	cp $(BUILD)/tests/fused/fused_forward_test $(GPU_CARRY)/tests/fused/
+	cp $(BUILD)/tests/capture/recorder_gpu_test $(GPU_CARRY)/tests/capture/
+	cp $(BUILD)/tests/attention/attention_cuda_test $(GPU_CARRY)/tests/attention/
+	du -sh $(GPU_CARRY)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The project's GPU check, on a machine with an NVIDIA GPU: the GPU test
-# binaries, then `attnprof bench` at the study's shape with every implementation
-# (traces kept), `attnprof doctor` on the fused and math traces, and the PyTorch
-# peers table. Runs binaries directly, so a build folder built elsewhere and
-# copied here works (nothing is compiled). Logs go to $OUT (default ./gpu-out).
+# The project's GPU check, on a machine with an NVIDIA GPU: `attnprof bench` at
+# the study's shape with every implementation (traces kept), the PyTorch peers
+# table and the kernel-by-kernel comparison (scripts/gpu_tables.sh); `attnprof
+# doctor` on the fused and math traces; the GPU test binaries; compute-sanitizer
+# (memcheck, racecheck) on the fused kernels' small cases. Runs binaries directly,
+# so a build folder built elsewhere and copied here works (nothing is compiled).
+# Logs go to $OUT (default ./gpu-out).
 #   scripts/gpu_check.sh BUILD_DIR
 set -uo pipefail
 B=${1:-build}
@@ -24,20 +26,22 @@ run() {  # run NAME TIMEOUT CMD...: keep the log, print its verdict
   echo "== $name: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$O/$name.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED  \]|Failure|error" "$O/$name.log" | head -8
 }
-echo "=== attnprof bench, study shape (B=8 H=16 S=1024 D=64 bf16 causal), every implementation"
-timeout ${BENCH_TIMEOUT:-120} "$B/attnprof" bench --device cuda --trace "$O/traces" --json-file "$O/bench.json" \
-  2>&1 | tee "$O/bench.txt" || status=1
+echo "=== attnprof bench and the PyTorch peers, study shape (B=8 H=16 S=1024 D=64 bf16 causal), every implementation"
+BENCH_JSON="$O/bench.json" PEERS_JSON="$O/peers.json" BENCH_ARGS="--trace $O/traces" \
+  timeout ${BENCH_TIMEOUT:-240} "$here/gpu_tables.sh" "$B" 2>&1 | tee "$O/tables.txt" || status=1
 for impl in fused math; do
   if [ -f "$O/traces/$impl.json" ]; then
     echo "=== attnprof doctor on the $impl trace"
     "$B/attnprof" doctor "$O/traces/$impl.json" 2>&1 | tee "$O/doctor_$impl.txt" | sed -n '1,12p;/^Findings/,/fix:/p;/No findings/p'
   fi
 done
-if python3 -c "import torch" 2>/dev/null; then
-  echo "=== PyTorch peers, same shape"
-  timeout 120 python3 "$here/peers.py" --attnprof-json "$O/bench.json" 2>&1 | tee "$O/peers.txt"
-fi
 for t in tests/fused/fused_forward_test tests/capture/recorder_gpu_test tests/attention/attention_cuda_test; do
   [ -x "$B/$t" ] && run "$(basename "$t")" "${TEST_TIMEOUT:-150}" "$B/$t"
 done
+if command -v compute-sanitizer >/dev/null && [ -x "$B/attnprof_fused_bench" ]; then
+  echo "=== compute-sanitizer on the fused kernels (one process per tool, path and small case)"
+  BUILD="$B" OUT="$O/sanitizer" "$here/fused_device.sh" sanitize | tee "$O/sanitizer.txt"
+  grep -qE "check .* (FAIL|ok)" "$O/sanitizer.txt" || status=1
+  grep -E "^san_" "$O/sanitizer.txt" | grep -vqE " ok .*(ERROR SUMMARY: 0 errors|0 hazards displayed)" && status=1
+fi
 exit $status

@@ -13,18 +13,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 # same library version (ours is loaded by soname, libcudnn.so.9).
 cudnn_lib=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2>/dev/null)
 [ -n "$cudnn_lib" ] && [ -d "$cudnn_lib" ] && export LD_LIBRARY_PATH=$cudnn_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-# BENCH_JSON=FILE keeps the bench's JSON (kernel names per implementation).
+# BENCH_JSON=FILE keeps the bench's JSON (kernel names per implementation),
+# PEERS_JSON=FILE the peers' JSON.
 if [ -n "${BENCH_JSON:-}" ]; then
   json=$BENCH_JSON
 else
   json=$(mktemp --suffix=.json)
   trap 'rm -f "$json"' EXIT
 fi
-"$build/attnprof" bench --device cuda --json-file "$json" "$@"
+# BENCH_ARGS: options for attnprof bench only (e.g. --trace DIR).
+"$build/attnprof" bench --device cuda --json-file "$json" ${BENCH_ARGS:-} "$@"
 bench_rc=$?
 echo
 if python3 -c "import torch" 2>/dev/null; then
-  python3 "$here/peers.py" --attnprof-json "$json" "$@"
+  peers_json=${PEERS_JSON:-${json%.json}.peers.json}
+  python3 "$here/peers.py" --attnprof-json "$json" --json-file "$peers_json" "$@"
+  # Where the two math/manual ratios differ: kernel by kernel, one forward each.
+  python3 "$here/kernel_compare.py" "$json" "$peers_json"
+  [ -z "${PEERS_JSON:-}" ] && rm -f "$peers_json"
 else
   echo "peers: PyTorch is not installed here; no peers table"
 fi

@@ -16,7 +16,8 @@ import sys
 
 def short(name, width=46):
     """A readable kernel name: template arguments and parameter lists dropped."""
-    n = re.sub(r"\(.*", "", name)
+    n = re.sub(r"\(anonymous namespace\)::", "", name)
+    n = re.sub(r"\(.*", "", n)
     depth, out = 0, []
     for ch in n:
         if ch == "<":
@@ -29,7 +30,7 @@ def short(name, width=46):
     n = re.sub(r"^(at::native::|attnprof::attention::cuda::)(\(anonymous namespace\)::)?", "", n)
     # Keep what the template said about the functor, which names the operation.
     func = re.search(r"(ToDenseScaled|ToStrided|Convert|Fill|Tril|WhereScalars|AddBroadcast|EqNegInf|WhereRowElse|"
-                     r"ScaleInPlace|MaskedFillNegInf)", name)
+                     r"Scale|MaskedFillNegInf)", name)
     if func and func.group(1) not in n:
         n += f"<{func.group(1)}>"
     return n if len(n) <= width else n[: width - 1] + "~"

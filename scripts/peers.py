@@ -33,6 +33,7 @@ def parse_args():
     ap.add_argument("--no-causal", dest="causal", action="store_false")
     ap.add_argument("--repeats", type=int, default=0, help="timed runs (default ~0.3 s worth, 10..200)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    ap.add_argument("--json-file", help="also write the JSON to this file (the table still prints)")
     ap.add_argument("--attnprof-json", help="attnprof bench JSON of the same shape, for the comparisons")
     return ap.parse_args()
 
@@ -205,6 +206,9 @@ def main():
               "cudnn": torch.backends.cudnn.version(), "gemm_tflops": gemm_tflops,
               "shape": {"batch": B, "heads": H, "kv_heads": Hkv, "seq": S, "kv_seq": Skv, "head_dim": D,
                         "dtype": a.dtype, "causal": a.causal}, "impls": rows}
+    if a.json_file:
+        with open(a.json_file, "w") as f:
+            json.dump(result, f, indent=2)
     if a.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -41,7 +41,7 @@ constexpr Step kGpuLadder[] = {
     {"math", "math-no-upcast", "fp32 upcast: FP32 GEMMs on CUDA cores + 5 cast kernels"},
     {"math-no-upcast", "math-cached-mask", "causal mask rebuilt every forward (5 kernels)"},
     {"math-cached-mask", "math-plain-softmax", "_safe_softmax's eq/all/where passes"},
-    {"math-plain-softmax", "manual", "q and k scaled separately; out-of-place mask add"},
+    {"math-plain-softmax", "manual", "q, k scaled + additive mask vs scores scaled + masked_fill_"},
     {"manual", "cudnn", "unfused: the score matrix goes through memory"},
     {"manual", "fused", "unfused: the score matrix goes through memory (own kernel)"},
 };

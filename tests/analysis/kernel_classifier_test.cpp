@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <vector>
+
+#include <simdjson.h>
 
 #include "analysis/trace_index.h"
 #include "test_paths.h"
@@ -156,7 +160,8 @@ TEST(KernelClassifier, OwnBenchKernels) {
                        Own{"EqNegInf<float> >", KernelOp::IsNegInf},
                        Own{"WhereRowElse<float> >", KernelOp::Where},
                        Own{"MaskedFillNegInf<__nv_bfloat16> >", KernelOp::MaskedFill},
-                       Own{"ScaleInPlace<__nv_bfloat16> >", KernelOp::Mul}}) {
+                       Own{"Scale<__nv_bfloat16, __nv_bfloat16> >", KernelOp::Mul},
+                       Own{"MapAt<attnprof::attention::cuda::Convert<__nv_bfloat16, float> > >", KernelOp::CastToFp32}}) {
     const std::string name = ns + o.name + "(long, ...)";
     EXPECT_EQ(classify_kernel(name).op, o.op) << name;
   }
@@ -167,6 +172,29 @@ TEST(KernelClassifier, OwnBenchKernels) {
   EXPECT_EQ(fused.category, KernelCategory::FusedAttention);
   EXPECT_EQ(fused.unit, MathUnit::TensorCore);
   EXPECT_EQ(fused.precision, Precision::FP16);
+}
+
+// The kernels attnprof bench recorded on an H200 (CUPTI, demangled names; tests/data/
+// bench_h200_study_shape.json, 2026-11-29): each classifies as the op PyTorch's own
+// kernel for that step does, in PyTorch 2.11's order.
+TEST(KernelClassifier, OwnBenchKernelsRecordedOnH200) {
+  simdjson::dom::parser parser;
+  const simdjson::dom::element doc = parser.load(test::data_file("bench_h200_study_shape.json"));
+  auto ops_of = [&](std::string_view impl) {
+    std::vector<KernelOp> ops;
+    for (simdjson::dom::element row : doc["impls"].get_array())
+      if (row["name"].get_string().value() == impl)
+        for (simdjson::dom::element name : row["kernel_names"].get_array())
+          ops.push_back(classify_kernel(name.get_string().value()).op);
+    return ops;
+  };
+  using enum KernelOp;
+  EXPECT_EQ(ops_of("math"),
+            (std::vector<KernelOp>{CastToFp32, CastToFp32, CastToFp32, Mul, Fill, TriangularMask, Fill, Fill, Where,
+                                   Mul, Matmul, Add, Softmax, IsNegInf, AllReduce, Fill, Where, CastTo16Bit, Matmul,
+                                   CastTo16Bit}));
+  EXPECT_EQ(ops_of("manual"), (std::vector<KernelOp>{Matmul, Mul, MaskedFill, Softmax, Matmul}));
+  EXPECT_EQ(ops_of("fused"), (std::vector<KernelOp>{Attention}));
 }
 
 // On the real traces: what each experiment ran, by class.

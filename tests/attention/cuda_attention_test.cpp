@@ -107,7 +107,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
                       Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32},
                       Shape{2, 4, 4, 1000, 1000, 64, true}, Shape{1, 4, 2, 1000, 1000, 128, false},
-                      Shape{1, 2, 2, 2049, 2049, 128, true}, Shape{1, 2, 1, 2049, 2049, 64, false}),
+                      Shape{1, 2, 2, 2049, 2049, 128, true}, Shape{1, 2, 1, 2049, 2049, 64, false},
+                      // Rows past 2048 elements / 8 KB: the block softmax with 16-byte vectors.
+                      Shape{1, 2, 2, 40, 4096, 64, true},
+                      Shape{1, 2, 2, 40, 2560, 64, false, CausalAlign::top_left, DType::fp32}),
     [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 
 }  // namespace

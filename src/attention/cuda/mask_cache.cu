@@ -14,7 +14,8 @@ namespace {
 struct Masked {
   int q_len, kv_len;
   int diagonal;
-  __device__ bool operator()(std::int64_t i) const {
+  template <typename I>
+  __device__ bool operator()(I i) const {
     return static_cast<int>(i % kv_len) - static_cast<int>(i / kv_len) > diagonal;
   }
 };
@@ -22,14 +23,20 @@ struct Masked {
 struct BuildMaskedOut {
   Masked masked;
   bool* dst;
-  __device__ void operator()(std::int64_t i) const { dst[i] = masked(i); }
+  template <typename I>
+  __device__ void operator()(I i) const {
+    dst[i] = masked(i);
+  }
 };
 
 template <typename T>
 struct BuildAdditive {
   Masked masked;
   T* dst;
-  __device__ void operator()(std::int64_t i) const { dst[i] = from_f<T>(masked(i) ? -INFINITY : 0.0f); }
+  template <typename I>
+  __device__ void operator()(I i) const {
+    dst[i] = from_f<T>(masked(i) ? -INFINITY : 0.0f);
+  }
 };
 
 int diagonal(const AttentionParams& p) { return p.causal_align == CausalAlign::bottom_right ? p.kv_len - p.q_len : 0; }

@@ -109,6 +109,24 @@ StridedIndex dense_index(int heads, int rows, int dim) {
   return StridedIndex{dense_strides(Layout::BHSD, heads, rows, dim), heads, rows, dim};
 }
 
+// src (any layout) converted to a dense copy: ATen's casting copy (unrolled loop).
+template <typename Tin, typename T>
+void upcast_copy(const Tin* src, const StridedIndex& at, T* dst, std::int64_t n, cudaStream_t stream) {
+  if (at.dense)
+    launch_elementwise<4>(n, MapAt<Convert<Tin, T>>{{src, dst}}, stream);
+  else
+    launch_elementwise<4>(n, ToDenseScaled<Tin, T>{src, at, 1.0f, dst}, stream);
+}
+
+// dst (dense) = src * factor, same type: ATen's vectorized mul when src is dense.
+template <typename T>
+void scaled_copy(const T* src, const StridedIndex& at, T* dst, float factor, std::int64_t n, cudaStream_t stream) {
+  if (at.dense)
+    launch_map(n, Scale<T, T>{src, dst, factor}, stream);
+  else
+    launch_elementwise<4>(n, ToDenseScaled<T, T>{src, at, factor, dst}, stream);
+}
+
 // Tin: the storage type; T: the type the math runs in (float when upcasting).
 template <typename Tin, typename T>
 void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant v) {
@@ -137,11 +155,10 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   StridedIndex q_at = index_of(p.q_strides, H, S, D), k_at = index_of(p.k_strides, Hkv, Skv, D);
   MatrixOperand v_op = strided_operand(p.v, p.v_strides);
   if (upcast) {
-    launch_elementwise(nq, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.q), q_at, 1.0f, buf.q_up}, stream);
-    launch_elementwise(nk, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.k), k_at, 1.0f, buf.k_up}, stream);
-    launch_elementwise(
-        nk, ToDenseScaled<Tin, T>{static_cast<const Tin*>(p.v), index_of(p.v_strides, Hkv, Skv, D), 1.0f, buf.v_up},
-        stream);
+    // q.to(float), k.to(float), v.to(float): ATen's casting copy, an unrolled loop.
+    upcast_copy(static_cast<const Tin*>(p.q), q_at, buf.q_up, nq, stream);
+    upcast_copy(static_cast<const Tin*>(p.k), k_at, buf.k_up, nk, stream);
+    upcast_copy(static_cast<const Tin*>(p.v), index_of(p.v_strides, Hkv, Skv, D), buf.v_up, nk, stream);
     q = buf.q_up;
     k = buf.k_up;
     val = buf.v_up;
@@ -152,7 +169,7 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   (void)val;
 
   // q * sqrt(scale)
-  launch_elementwise(nq, ToDenseScaled<T, T>{q, q_at, root, buf.q_scaled}, stream);
+  scaled_copy(q, q_at, buf.q_scaled, root, nq, stream);
 
   // The causal mask: rebuilt (ones, tril, scalar 0, scalar -inf, where) or cached.
   const T* mask = nullptr;
@@ -161,17 +178,18 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
       mask = static_cast<const T*>(cached_additive_mask(p, dtype_of<T>(), stream));
     } else {
       const int diag = p.causal_align == CausalAlign::bottom_right ? Skv - S : 0;
-      launch_elementwise(nm, Fill<bool>{buf.ones, true}, stream);
-      launch_elementwise(nm, Tril{buf.ones, buf.tril, Skv, diag}, stream);
-      launch_elementwise(1, Fill<T>{buf.mask_zero, from_f<T>(0.0f)}, stream);
-      launch_elementwise(1, Fill<T>{buf.mask_neg_inf, from_f<T>(-INFINITY)}, stream);
-      launch_elementwise(nm, WhereScalars<T>{buf.tril, buf.mask_zero, buf.mask_neg_inf, buf.mask}, stream);
+      launch_map(nm, Fill<bool>{buf.ones, true}, stream);
+      launch_elementwise<4>(nm, Tril{buf.ones, buf.tril, Skv, diag}, stream);
+      launch_map(1, Fill<T>{buf.mask_zero, from_f<T>(0.0f)}, stream);
+      launch_map(1, Fill<T>{buf.mask_neg_inf, from_f<T>(-INFINITY)}, stream);
+      launch_elementwise<kBroadcastVT>(nm, WhereScalars<T>{buf.tril, buf.mask_zero, buf.mask_neg_inf, buf.mask},
+                                       stream);
       mask = buf.mask;
     }
   }
 
   // k^T * sqrt(scale): same memory order as k, so a dense [Skv, D] per head.
-  launch_elementwise(nk, ToDenseScaled<T, T>{k, k_at, root, buf.k_scaled}, stream);
+  scaled_copy(k, k_at, buf.k_scaled, root, nk, stream);
 
   BatchedGemm qk;
   qk.dtype = dtype_of<T>();
@@ -190,19 +208,20 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   qk.c_batch_stride = nm * H;
   run_batched_gemm(qk, stream);
 
-  if (mask) launch_elementwise(ns, AddBroadcast<T>{buf.attn, mask, nm}, stream);
+  if (mask) launch_elementwise<kBroadcastVT>(ns, AddBroadcast<T>{buf.attn, mask, nm}, stream);
 
   const T* probs = buf.softmax_out;
   launch_softmax(buf.attn, buf.softmax_out, rows, Skv, stream);
   if (v.safe_softmax) {
-    launch_elementwise(ns, EqNegInf<T>{buf.attn, buf.is_neg_inf}, stream);
+    launch_map(ns, EqNegInf<T>{buf.attn, buf.is_neg_inf}, stream);
     launch_all_rows(buf.is_neg_inf, buf.row_all, rows, Skv, stream);
-    launch_elementwise(1, Fill<T>{buf.probs_zero, from_f<T>(0.0f)}, stream);
-    launch_elementwise(ns, WhereRowElse<T>{buf.row_all, buf.probs_zero, buf.softmax_out, buf.probs, Skv}, stream);
+    launch_map(1, Fill<T>{buf.probs_zero, from_f<T>(0.0f)}, stream);
+    launch_elementwise<kBroadcastVT>(
+        ns, WhereRowElse<T>{buf.row_all, buf.probs_zero, buf.softmax_out, buf.probs, Skv}, stream);
     probs = buf.probs;
   }
 
-  if (upcast) launch_elementwise(ns, Convert<T, Tin>{probs, buf.probs_low}, stream);  // attn.to(bf16)
+  if (upcast) launch_map(ns, Convert<T, Tin>{probs, buf.probs_low}, stream);  // attn.to(bf16)
 
   BatchedGemm pv;
   pv.dtype = dtype_of<T>();
@@ -228,9 +247,13 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   }
   run_batched_gemm(pv, stream);
 
-  if (upcast)
-    launch_elementwise(nq, ToStrided<T, Tin>{buf.out_up, index_of(p.out_strides, H, S, D), static_cast<Tin*>(p.out)},
-                       stream);
+  if (upcast) {  // out.to(bf16)
+    const StridedIndex out_at = index_of(p.out_strides, H, S, D);
+    if (out_at.dense)
+      launch_map(nq, Convert<T, Tin>{buf.out_up, static_cast<Tin*>(p.out)}, stream);
+    else
+      launch_elementwise<4>(nq, ToStrided<T, Tin>{buf.out_up, out_at, static_cast<Tin*>(p.out)}, stream);
+  }
 }
 
 void run_math(const AttentionParams& p, const ExecContext& ctx, MathVariant v) {
