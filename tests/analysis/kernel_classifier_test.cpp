@@ -175,11 +175,11 @@ TEST(KernelClassifier, OwnBenchKernels) {
 }
 
 // The kernels attnprof bench recorded on an H200 (CUPTI, demangled names; tests/data/
-// bench_h200_study_shape.json, 2026-11-29): each classifies as the op PyTorch's own
+// bench/h200_study_shape.json, 2026-11-29): each classifies as the op PyTorch's own
 // kernel for that step does, in PyTorch 2.11's order.
 TEST(KernelClassifier, OwnBenchKernelsRecordedOnH200) {
   simdjson::dom::parser parser;
-  const simdjson::dom::element doc = parser.load(test::data_file("bench_h200_study_shape.json"));
+  const simdjson::dom::element doc = parser.load(test::data_file("bench/h200_study_shape.json"));
   auto ops_of = [&](std::string_view impl) {
     std::vector<KernelOp> ops;
     for (simdjson::dom::element row : doc["impls"].get_array())
