@@ -180,36 +180,30 @@ struct StridedIndex {
 
 // --- Maps (dense in, dense out) ---
 
-// out = in * scale, converting the type: `q * sqrt(scale)`, `scores.mul_(scale)`.
 template <typename Tsrc, typename Tdst>
-struct Scale {
+struct UnaryMap {  // the pointers of a one-input map; the op adds apply()
   static constexpr int kInputs = 1;
   using In = Tsrc;
   using Out = Tdst;
   const Tsrc* in;
   Tdst* out;
+};
+
+// out = in * scale, converting the type: `q * sqrt(scale)`, `scores.mul_(scale)`.
+template <typename Tsrc, typename Tdst>
+struct Scale : UnaryMap<Tsrc, Tdst> {
   float scale;
   __device__ __forceinline__ Tdst apply(Tsrc x) const { return from_f<Tdst>(to_f(x) * scale); }
 };
 
 // out = in converted: `q.to(float)`, `attn.to(bf16)`, `out.to(bf16)`.
 template <typename Tsrc, typename Tdst>
-struct Convert {
-  static constexpr int kInputs = 1;
-  using In = Tsrc;
-  using Out = Tdst;
-  const Tsrc* in;
-  Tdst* out;
+struct Convert : UnaryMap<Tsrc, Tdst> {
   __device__ __forceinline__ Tdst apply(Tsrc x) const { return from_f<Tdst>(to_f(x)); }
 };
 
 template <typename T>
-struct EqNegInf {  // self.eq(-inf)
-  static constexpr int kInputs = 1;
-  using In = T;
-  using Out = bool;
-  const T* in;
-  bool* out;
+struct EqNegInf : UnaryMap<T, bool> {  // self.eq(-inf)
   __device__ __forceinline__ bool apply(T x) const { return to_f(x) == -INFINITY; }
 };
 

@@ -48,7 +48,7 @@ void manual_forward(const AttentionParams& p, const ExecContext& ctx) {
   qk.c_batch_stride = nm * H;
   run_batched_gemm(qk, stream);
 
-  launch_map(ns, Scale<T, T>{scores, scores, p.scale}, stream);
+  launch_map(ns, Scale<T, T>{{scores, scores}, p.scale}, stream);
   if (masked_out) launch_elementwise<kMaskedFillVT>(ns, MaskedFillNegInf<T>{scores, masked_out, nm}, stream);
   launch_softmax(scores, scores, static_cast<std::int64_t>(B) * H * S, Skv, stream);
 

@@ -113,7 +113,7 @@ StridedIndex dense_index(int heads, int rows, int dim) {
 template <typename Tin, typename T>
 void upcast_copy(const Tin* src, const StridedIndex& at, T* dst, std::int64_t n, cudaStream_t stream) {
   if (at.dense)
-    launch_elementwise<4>(n, MapAt<Convert<Tin, T>>{{src, dst}}, stream);
+    launch_elementwise<4>(n, MapAt<Convert<Tin, T>>{{{src, dst}}}, stream);
   else
     launch_elementwise<4>(n, ToDenseScaled<Tin, T>{src, at, 1.0f, dst}, stream);
 }
@@ -122,7 +122,7 @@ void upcast_copy(const Tin* src, const StridedIndex& at, T* dst, std::int64_t n,
 template <typename T>
 void scaled_copy(const T* src, const StridedIndex& at, T* dst, float factor, std::int64_t n, cudaStream_t stream) {
   if (at.dense)
-    launch_map(n, Scale<T, T>{src, dst, factor}, stream);
+    launch_map(n, Scale<T, T>{{src, dst}, factor}, stream);
   else
     launch_elementwise<4>(n, ToDenseScaled<T, T>{src, at, factor, dst}, stream);
 }
@@ -213,7 +213,7 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   const T* probs = buf.softmax_out;
   launch_softmax(buf.attn, buf.softmax_out, rows, Skv, stream);
   if (v.safe_softmax) {
-    launch_map(ns, EqNegInf<T>{buf.attn, buf.is_neg_inf}, stream);
+    launch_map(ns, EqNegInf<T>{{buf.attn, buf.is_neg_inf}}, stream);
     launch_all_rows(buf.is_neg_inf, buf.row_all, rows, Skv, stream);
     launch_map(1, Fill<T>{buf.probs_zero, from_f<T>(0.0f)}, stream);
     launch_elementwise<kBroadcastVT>(
@@ -221,7 +221,7 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
     probs = buf.probs;
   }
 
-  if (upcast) launch_map(ns, Convert<T, Tin>{probs, buf.probs_low}, stream);  // attn.to(bf16)
+  if (upcast) launch_map(ns, Convert<T, Tin>{{probs, buf.probs_low}}, stream);  // attn.to(bf16)
 
   BatchedGemm pv;
   pv.dtype = dtype_of<T>();
@@ -250,7 +250,7 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   if (upcast) {  // out.to(bf16)
     const StridedIndex out_at = index_of(p.out_strides, H, S, D);
     if (out_at.dense)
-      launch_map(nq, Convert<T, Tin>{buf.out_up, static_cast<Tin*>(p.out)}, stream);
+      launch_map(nq, Convert<T, Tin>{{buf.out_up, static_cast<Tin*>(p.out)}}, stream);
     else
       launch_elementwise<4>(nq, ToStrided<T, Tin>{buf.out_up, out_at, static_cast<Tin*>(p.out)}, stream);
   }
