@@ -90,9 +90,7 @@ Lane EventParser::read_lane(od::value v, std::string_view field) {
     return Lane{*as_int, false};
   }
   if (type == od::json_type::string) {
-    std::string_view s;
-    if (v.get_string().get(s)) field_error(field, "a number or a string");
-    return Lane{static_cast<std::int64_t>(trace_.strings.intern(s)), true};
+    return Lane{static_cast<std::int64_t>(intern_string(v, field, "a number or a string")), true};
   }
   field_error(field, "a number or a string");
 }
@@ -101,6 +99,26 @@ std::string_view EventParser::read_string(od::value v, std::string_view field) {
   std::string_view s;
   if (v.get_string().get(s)) field_error(field, "a string");
   return s;
+}
+
+StringId EventParser::intern_string(od::value v, std::string_view field, std::string_view expected) {
+  // A string's token runs from its opening quote to the next structural
+  // character: the closing quote, then maybe spaces. Quotes inside a string
+  // are escaped, so its raw text is the token without the quotes.
+  const std::string_view token = trim_token(v.raw_json_token());
+  const bool quoted = token.size() >= 2 && token.front() == '"' && token.back() == '"';
+  const std::string_view raw = quoted ? token.substr(1, token.size() - 2) : std::string_view();
+  const std::uint64_t h = quoted ? StringIndex::hash(raw) : 0;
+  if (quoted)
+    if (const StringId id = raw_strings_.find(raw, h); id != kNoString) return id;
+  std::string_view text;
+  if (v.get_string().get(text)) field_error(field, expected);
+  const StringId id = trace_.strings.intern(text);
+  if (quoted && id != kNoString) {
+    const std::string_view stored = trace_.strings.view(id);
+    raw_strings_.insert(stored == raw ? stored : std::string_view(raw_copies_.emplace_back(raw)), h, id);
+  }
+  return id;
 }
 
 void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
@@ -184,7 +202,7 @@ std::int64_t flow_id = -1;
     } else if (key == cat::kCat) {
       ev.category = intern_category(read_string(v, cat::kCat));
     } else if (key == cat::kName) {
-      ev.name = trace_.strings.intern(read_string(v, cat::kName));
+      ev.name = intern_string(v, cat::kName, "a string");
     } else if (key == cat::kTs) {
       ev.ts_ns = read_time(v, cat::kTs);
       have_ts = true;

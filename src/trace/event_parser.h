@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "trace/string_index.h"
 #include "trace/trace.h"
 
 namespace attnprof {
@@ -28,6 +30,7 @@ class EventParser {
   std::int64_t read_time(simdjson::ondemand::value v, std::string_view field);
   Lane read_lane(simdjson::ondemand::value v, std::string_view field);
   std::string_view read_string(simdjson::ondemand::value v, std::string_view field);
+  StringId intern_string(simdjson::ondemand::value v, std::string_view field, std::string_view expected);
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g);
   StringId intern_category(std::string_view text);
   std::optional<EventKind> kind_of(StringId category);
@@ -40,6 +43,11 @@ class EventParser {
   std::size_t index_ = 0;  // of the event being parsed, for messages
   std::vector<std::int8_t> category_kind_;  // by category StringId
   std::vector<std::pair<std::string_view, StringId>> recent_categories_;
+  // String values by their raw JSON text (escapes not decoded): each distinct
+  // text is unescaped and interned once. Keys point into the pool, or into
+  // raw_copies_ for the few texts with escapes.
+  StringIndex raw_strings_;
+  std::deque<std::string> raw_copies_;
 };
 
 // Chrome's duration events "B"/"E" become complete "X" events (per thread).

@@ -148,5 +148,28 @@ TEST(TraceReader, LegacyCategoriesAndBeginEndPairs) {
   EXPECT_EQ(t.args(t.events[2])->stream, 7);
 }
 
+// Names are interned by their raw JSON text: one text written with and
+// without escapes is one string; texts that only look alike stay apart.
+TEST(TraceReader, EscapedNamesInternToTheirDecodedText) {
+  const std::string json = R"([
+    {"ph": "X", "name": "a\"b", "pid": 1, "tid": "t\u0031", "ts": 1, "dur": 1},
+    {"ph": "X", "name": "a\u0022b", "pid": 1, "tid": "t1", "ts": 2, "dur": 1},
+    {"ph": "X", "name": "a\\\\b" , "pid": 1, "tid": 1, "ts": 3, "dur": 1},
+    {"ph": "X", "name": "a\\b", "pid": 1, "tid": 1, "ts": 4, "dur": 1},
+    {"ph": "X", "name": "a\\b", "pid": 1, "tid": 1, "ts": 5, "dur": 1},
+    {"ph": "X", "name": "", "pid": 1, "tid": 1, "ts": 6, "dur": 1}])";
+  const Trace t = read_trace_bytes(json, "escapes.json");
+  ASSERT_EQ(t.events.size(), 6u);
+  EXPECT_EQ(t.name(t.events[0]), "a\"b");
+  EXPECT_EQ(t.events[1].name, t.events[0].name);
+  EXPECT_EQ(t.events[1].tid, t.events[0].tid);
+  EXPECT_EQ(t.strings.view(static_cast<StringId>(t.events[0].tid.value)), "t1");
+  EXPECT_EQ(t.name(t.events[2]), "a\\\\b");
+  EXPECT_EQ(t.name(t.events[3]), "a\\b");
+  EXPECT_NE(t.events[3].name, t.events[2].name);
+  EXPECT_EQ(t.events[4].name, t.events[3].name);
+  EXPECT_EQ(t.events[5].name, kNoString);
+}
+
 }  // namespace
 }  // namespace attnprof
