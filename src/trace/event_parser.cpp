@@ -32,7 +32,7 @@ std::string_view trim_token(std::string_view t) {
 }
 
 // Args values are producer-specific: numbers are taken, other types ignored.
-bool arg_int(od::value v, std::int64_t& out) {
+bool arg_int(od::value& v, std::int64_t& out) {
   od::json_type type;
   if (v.type().get(type) || type != od::json_type::number) return false;
   if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
@@ -42,7 +42,7 @@ bool arg_int(od::value v, std::int64_t& out) {
   if (as_int) out = *as_int;
   return as_int.has_value();
 }
-void arg_dim3(od::value v, std::array<std::int32_t, 3>& out) {
+void arg_dim3(od::value& v, std::array<std::int32_t, 3>& out) {
   od::array a;
   if (v.get_array().get(a)) return;
   std::size_t i = 0;
@@ -68,7 +68,7 @@ void EventParser::json_error(simdjson::error_code err) const {
 }
 
 
-std::int64_t EventParser::read_time(od::value v, std::string_view field) {
+std::int64_t EventParser::read_time(od::value& v, std::string_view field) {
   od::json_type type;
   if (v.type().get(type) || type != od::json_type::number) field_error(field, "a number");
   const std::string_view token = v.raw_json_token();
@@ -77,7 +77,7 @@ std::int64_t EventParser::read_time(od::value v, std::string_view field) {
   return *ns;
 }
 
-Lane EventParser::read_lane(od::value v, std::string_view field) {
+Lane EventParser::read_lane(od::value& v, std::string_view field) {
   od::json_type type;
   if (v.type().get(type)) field_error(field, "a number or a string");
   if (type == od::json_type::number) {
@@ -95,13 +95,13 @@ Lane EventParser::read_lane(od::value v, std::string_view field) {
   field_error(field, "a number or a string");
 }
 
-std::string_view EventParser::read_string(od::value v, std::string_view field) {
+std::string_view EventParser::read_string(od::value& v, std::string_view field) {
   std::string_view s;
   if (v.get_string().get(s)) field_error(field, "a string");
   return s;
 }
 
-StringId EventParser::intern_string(od::value v, std::string_view field, std::string_view expected) {
+StringId EventParser::intern_string(od::value& v, std::string_view field, std::string_view expected) {
   // A string's token runs from its opening quote to the next structural
   // character: the closing quote, then maybe spaces. Quotes inside a string
   // are escaped, so its raw text is the token without the quotes.
@@ -122,11 +122,13 @@ StringId EventParser::intern_string(od::value v, std::string_view field, std::st
 }
 
 void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
-  for (auto field : args) {
-    od::raw_json_string raw;
-    if (auto err = field.key().get(raw); err) json_error(err);
-    const Key key{raw};
-    od::value v = field.value();
+  // Fields and values by reference: simdjson's iterators are small structs
+  // whose copies cost store-forwarding stalls in this loop.
+  for (auto item : args) {
+    if (auto err = item.error(); err) json_error(err);
+    od::field& field = item.value_unsafe();
+    const Key key{field.key()};
+    od::value& v = field.value();
     std::int64_t n = 0;
     if (key == cat::kExternalId) {
       if (arg_int(v, n)) ev.external_id = n;
@@ -189,11 +191,11 @@ std::int64_t flow_id = -1;
   GpuArgs g;
   bool have_ph = false;
   bool have_ts = false;
-  for (auto field : object) {
-    od::raw_json_string raw;
-    if (auto err = field.key().get(raw); err) json_error(err);
-    const Key key{raw};
-    od::value v = field.value();
+  for (auto item : object) {  // by reference, as in read_args
+    if (auto err = item.error(); err) json_error(err);
+    od::field& field = item.value_unsafe();
+    const Key key{field.key()};
+    od::value& v = field.value();
     if (key == cat::kPh) {
       const std::string_view ph = read_string(v, cat::kPh);
       if (ph.size() != 1) field_error(cat::kPh, "a one-letter phase");

@@ -27,10 +27,10 @@ class EventParser {
   [[noreturn]] void fail(const std::string& what) const;
   [[noreturn]] void field_error(std::string_view field, std::string_view expected) const;
   [[noreturn]] void json_error(simdjson::error_code err) const;
-  std::int64_t read_time(simdjson::ondemand::value v, std::string_view field);
-  Lane read_lane(simdjson::ondemand::value v, std::string_view field);
-  std::string_view read_string(simdjson::ondemand::value v, std::string_view field);
-  StringId intern_string(simdjson::ondemand::value v, std::string_view field, std::string_view expected);
+  std::int64_t read_time(simdjson::ondemand::value& v, std::string_view field);
+  Lane read_lane(simdjson::ondemand::value& v, std::string_view field);
+  std::string_view read_string(simdjson::ondemand::value& v, std::string_view field);
+  StringId intern_string(simdjson::ondemand::value& v, std::string_view field, std::string_view expected);
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g);
   StringId intern_category(std::string_view text);
   std::optional<EventKind> kind_of(StringId category);
