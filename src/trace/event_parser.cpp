@@ -32,10 +32,12 @@ std::string_view trim_token(std::string_view t) {
 }
 
 // Args values are producer-specific: numbers are taken, other types ignored.
+// An integer is tried first: it is by far the most common value, and a
+// failed attempt consumes nothing.
 bool arg_int(od::value& v, std::int64_t& out) {
+  if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   od::json_type type;
   if (v.type().get(type) || type != od::json_type::number) return false;
-  if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   double d = 0;
   if (v.get_double().get(d)) return false;
   const auto as_int = json_text::double_to_int64(d);
@@ -78,11 +80,11 @@ std::int64_t EventParser::read_time(od::value& v, std::string_view field) {
 }
 
 Lane EventParser::read_lane(od::value& v, std::string_view field) {
+  std::int64_t n = 0;
+  if (v.get_int64().get(n) == simdjson::SUCCESS) return Lane{n, false};  // as in arg_int
   od::json_type type;
   if (v.type().get(type)) field_error(field, "a number or a string");
   if (type == od::json_type::number) {
-    std::int64_t n = 0;
-    if (v.get_int64().get(n) == simdjson::SUCCESS) return Lane{n, false};
     double d = 0;
     if (v.get_double().get(d)) field_error(field, "a number or a string");
     const auto as_int = json_text::double_to_int64(d);
@@ -99,6 +101,15 @@ std::string_view EventParser::read_string(od::value& v, std::string_view field) 
   std::string_view s;
   if (v.get_string().get(s)) field_error(field, "a string");
   return s;
+}
+
+// "X", read from the raw token; anything else (escapes, errors) through simdjson.
+char EventParser::read_phase(od::value& v) {
+  const std::string_view token = trim_token(v.raw_json_token());
+  if (token.size() == 3 && token[0] == '"' && token[2] == '"' && token[1] != '\\') return token[1];
+  const std::string_view ph = read_string(v, cat::kPh);
+  if (ph.size() != 1) field_error(cat::kPh, "a one-letter phase");
+  return ph[0];
 }
 
 StringId EventParser::intern_string(od::value& v, std::string_view field, std::string_view expected) {
@@ -164,15 +175,6 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
   }
 }
 
-// Categories are few and short: a small list beats hashing them per event.
-StringId EventParser::intern_category(std::string_view text) {
-  for (const auto& [seen, id] : recent_categories_)
-    if (seen == text) return id;
-  const StringId id = trace_.strings.intern(text);
-  if (recent_categories_.size() < 32) recent_categories_.emplace_back(trace_.strings.view(id), id);
-  return id;
-}
-
 std::optional<EventKind> EventParser::kind_of(StringId category) {
   if (category >= category_kind_.size()) category_kind_.resize(category + 1, kUnresolved);
   std::int8_t& k = category_kind_[category];
@@ -197,12 +199,10 @@ std::int64_t flow_id = -1;
     const Key key{field.key()};
     od::value& v = field.value();
     if (key == cat::kPh) {
-      const std::string_view ph = read_string(v, cat::kPh);
-      if (ph.size() != 1) field_error(cat::kPh, "a one-letter phase");
-      ev.phase = ph[0];
+      ev.phase = read_phase(v);
       have_ph = true;
     } else if (key == cat::kCat) {
-      ev.category = intern_category(read_string(v, cat::kCat));
+      ev.category = intern_string(v, cat::kCat, "a string");
     } else if (key == cat::kName) {
       ev.name = intern_string(v, cat::kName, "a string");
     } else if (key == cat::kTs) {
@@ -224,6 +224,7 @@ std::int64_t flow_id = -1;
       read_args(args, ev, g);
     }
   }
+  saw_begin_end_ |= ev.phase == 'B' || ev.phase == 'E';
   if (!have_ph) fail(fmt::format("traceEvents[{}]: missing \"ph\"", index_));
   if (!have_ts && ev.phase != 'M') fail(fmt::format("traceEvents[{}]: missing \"ts\"", index_));
 

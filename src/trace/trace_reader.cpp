@@ -63,7 +63,7 @@ class Reader {
                        offset(start_)));
     if (!saw_events_)
       fail("no \"traceEvents\" array: not a PyTorch profiler / Chrome trace");
-    complete_begin_end_pairs(trace_);
+    if (events_.saw_begin_end()) complete_begin_end_pairs(trace_);
     trace_.source_bytes = discarded_ + end_ - 1;
     return std::move(trace_);
   }
