@@ -23,7 +23,9 @@ namespace {
 
 namespace od = simdjson::ondemand;
 namespace cat = catalogue;
-constexpr std::size_t kPad = simdjson::SIMDJSON_PADDING;
+// Room kept after the last byte read: simdjson's padding, plus one byte for
+// the ']' parse_batch writes when an event ends exactly at the last byte.
+constexpr std::size_t kPad = simdjson::SIMDJSON_PADDING + 1;
 
 std::string describe_char(char c) {
   const auto u = static_cast<unsigned char>(c);

@@ -171,5 +171,21 @@ TEST(TraceReader, EscapedNamesInternToTheirDecodedText) {
   EXPECT_EQ(t.events[5].name, kNoString);
 }
 
+// A chunk that ends right after an event's closing brace: the ']' written
+// after that event for simdjson still leaves simdjson its full padding.
+TEST(TraceReader, ChunkEndingRightAfterAnEvent) {
+  const std::string first = R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
+  const std::string head = R"({"traceEvents": [)";
+  const std::string json = head + first + ", " + first + "]}";
+  for (std::size_t cut = head.size() + first.size() - 2; cut <= head.size() + first.size() + 2; ++cut) {
+    SCOPED_TRACE(cut);
+    ReadOptions options;
+    options.chunk_bytes = cut;
+    Trace t;
+    ASSERT_NO_THROW(t = read_trace_bytes(json, "cut.json", options));
+    EXPECT_EQ(t.events.size(), 2u);
+  }
+}
+
 }  // namespace
 }  // namespace attnprof
