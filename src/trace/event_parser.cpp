@@ -3,6 +3,7 @@
 // lenient about args values, which every producer fills differently.
 #include "trace/event_parser.h"
 
+#include <array>
 #include <optional>
 #include <unordered_map>
 
@@ -132,6 +133,26 @@ StringId EventParser::intern_string(od::value& v, std::string_view field, std::s
   return id;
 }
 
+namespace {
+
+// Whether a key's first byte is that of an args key read below: most keys
+// Kineto writes into args ("Record function id", "Sequence number", ...) are
+// told apart on that byte instead of against every key in turn.
+bool may_be_read_arg(char first) {
+  static const std::array<bool, 256> table = [] {
+    std::array<bool, 256> t{};
+    for (std::string_view k :
+         {cat::kExternalId, cat::kCorrelation, cat::kGrid, cat::kBlock, cat::kDevice, cat::kContext, cat::kStream,
+          cat::kRegistersPerThread, cat::kSharedMemory, cat::kDynamicSharedMemory, cat::kBytes, cat::kBlocksPerSm,
+          cat::kWarpsPerSm, cat::kOccupancy})
+      t[static_cast<unsigned char>(k.front())] = true;
+    return t;
+  }();
+  return table[static_cast<unsigned char>(first)];
+}
+
+}  // namespace
+
 void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
   // Fields and values by reference: simdjson's iterators are small structs
   // whose copies cost store-forwarding stalls in this loop.
@@ -139,6 +160,7 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
     if (auto err = item.error(); err) json_error(err);
     od::field& field = item.value_unsafe();
     const Key key{field.key()};
+    if (!may_be_read_arg(*key.raw.raw())) continue;  // the value is skipped unread
     od::value& v = field.value();
     std::int64_t n = 0;
     if (key == cat::kExternalId) {
