@@ -17,6 +17,20 @@ DEFAULT = [os.path.join(HERE, "..", "examples", "traces", n)
            for n in ("sdpa_math.json", "manual.json", "sdpa_flash.json", "sdpa_cudnn.json", "sdpa_efficient.json")]
 
 
+def lowest_ids(events):
+    """Smallest correlation (and flow) id and smallest External id of a source."""
+    low = {"corr": [], "ext": []}
+    for e in events:
+        if isinstance(e.get("id"), int):
+            low["corr"].append(e["id"])
+        a = e.get("args")
+        if isinstance(a, dict):
+            for key, counter in (("correlation", "corr"), ("External id", "ext")):
+                if isinstance(a.get(key), int):
+                    low[counter].append(a[key])
+    return {k: min(v, default=0) for k, v in low.items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
@@ -34,25 +48,29 @@ def main():
             out.write(f'  {json.dumps(k)}: {json.dumps(v)},\n')
         out.write('  "traceEvents": [\n')
         written, copy, first = 0, 0, True
-        ts_shift, id_shift = 0.0, 0
+        ts_shift = 0.0
+        shift = {"corr": 0, "ext": 0}
         while written < target:
             src = sources[copy % len(sources)]["traceEvents"]
-            span_end, max_id = 0.0, 0
+            span_end, top = 0.0, {"corr": 0, "ext": 0}
+
+            def renumber(value, counter):
+                top[counter] = max(top[counter], value + shift[counter])
+                return value + shift[counter]
+
             for e in src:
                 e = dict(e)
                 if "ts" in e:
                     e["ts"] = round(e["ts"] + ts_shift, 3)
                     span_end = max(span_end, e["ts"] + e.get("dur", 0))
                 if "id" in e and isinstance(e["id"], int):
-                    e["id"] += id_shift
-                    max_id = max(max_id, e["id"])
+                    e["id"] = renumber(e["id"], "corr")  # flow ids are correlation ids
                 a = e.get("args")
                 if isinstance(a, dict):
                     a = dict(a)
-                    for key in ("correlation", "External id"):
+                    for key, counter in (("correlation", "corr"), ("External id", "ext")):
                         if isinstance(a.get(key), int):
-                            a[key] += id_shift
-                            max_id = max(max_id, a[key])
+                            a[key] = renumber(a[key], counter)
                     e["args"] = a
                 if e.get("ph") == "M" and copy > 0:
                     continue
@@ -60,8 +78,14 @@ def main():
                 first = False
                 out.write(line)
                 written += len(line)
-            ts_shift = span_end + 100.0 - min(x.get("ts", 0) for x in src if "ts" in x)
-            id_shift = max_id + 1
+            # The next copy starts 100 us after this one ends and numbers its
+            # correlation and External ids on from this one's: time runs forward
+            # and ids stay dense, as in one long real trace (each source has its
+            # own clock and id bases).
+            nxt = sources[(copy + 1) % len(sources)]["traceEvents"]
+            ts_shift = span_end + 100.0 - min(x["ts"] for x in nxt if "ts" in x)
+            for counter, low in lowest_ids(nxt).items():
+                shift[counter] = top[counter] + 1 - low
             copy += 1
         out.write("\n  ]\n}\n")
     os.replace(tmp, args.out)

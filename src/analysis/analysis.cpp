@@ -102,20 +102,24 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
   }
   out.unassigned_activities = static_cast<int>(std::count(assigned.begin(), assigned.end(), 0));
 
-  std::map<std::string_view, KernelSummary> by_name;
+  // One summary per kernel name, found by interned id (kernel names are long:
+  // comparing them per activity costs), listed by name, then by time.
+  std::vector<std::int32_t> summary_of(trace.strings.size(), -1);
   for (std::size_t i = 0; i < index.activities().size(); ++i) {
     if (!assigned[i]) continue;
     const GpuActivity& a = index.activities()[i];
     const Event& e = index.event(a);
-    auto& k = by_name[trace.name(e)];
-    if (k.count == 0) {
-      k.name = std::string(trace.name(e));
-      k.cls = a.cls;
+    std::int32_t& slot = summary_of[e.name];
+    if (slot < 0) {
+      slot = static_cast<std::int32_t>(out.kernels.size());
+      out.kernels.push_back({std::string(trace.name(e)), a.cls, 0, 0});
     }
+    KernelSummary& k = out.kernels[static_cast<std::size_t>(slot)];
     ++k.count;
     k.total_ns += e.dur_ns;
   }
-  for (auto& [name, k] : by_name) out.kernels.push_back(std::move(k));
+  std::sort(out.kernels.begin(), out.kernels.end(),
+            [](const KernelSummary& a, const KernelSummary& b) { return a.name < b.name; });
   std::stable_sort(out.kernels.begin(), out.kernels.end(),
                    [](const KernelSummary& a, const KernelSummary& b) { return a.total_ns > b.total_ns; });
 

@@ -99,14 +99,13 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
   const Trace& t = index.trace();
   GroupsByStem groups(chosen.source);
   // Range instances, then each activity goes to the instance whose span holds its launch.
-  struct Span { std::int64_t start, end; std::int64_t pid; std::string group; std::size_t slot; };
+  struct Span { std::int64_t start, end; std::int64_t pid; RegionGroup* group; std::size_t slot; };
   std::vector<Span> spans;
   for (std::size_t r : chosen.ranges) {
     const Event& e = index.event(index.ranges()[r]);
     const std::string name(t.name(e));
-    const std::string stem = region_stem(name);
-    RegionGroup& group = groups[stem];
-    spans.push_back({e.ts_ns, e.end_ns(), e.pid.value, stem, group.instances.size()});
+    RegionGroup& group = groups[region_stem(name)];  // stays in place: GroupsByStem keeps a map
+    spans.push_back({e.ts_ns, e.end_ns(), e.pid.value, &group, group.instances.size()});
     group.instances.push_back({name, e.ts_ns, e.end_ns(), {}});
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
@@ -122,7 +121,7 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
     for (int tries = 0; it != spans.begin() && tries < 64; ++tries) {
       --it;
       if (it->end >= ts && (acts[i].launch == kNone || it->pid == pid)) {
-        groups[it->group].instances[it->slot].activities.push_back(i);
+        it->group->instances[it->slot].activities.push_back(i);
         break;
       }
     }

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 namespace attnprof {
 namespace {
@@ -49,90 +48,136 @@ void resolve_half_precision(const Trace& trace, std::vector<GpuActivity>& activi
 
 TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   const auto& events = trace.events;
-  // Launch calls by correlation id: a flat table when the ids are dense (as
-  // CUPTI hands them out), a hash map otherwise.
-  std::int64_t max_correlation = -1;
-  for (const Event& e : events)
-    if (is_launch_api(e.kind)) max_correlation = std::max(max_correlation, e.correlation);
-  const bool dense = max_correlation >= 0 &&
-                     static_cast<std::uint64_t>(max_correlation) < 4 * static_cast<std::uint64_t>(events.size()) + 1024;
-  std::vector<std::int32_t> launch_table(dense ? static_cast<std::size_t>(max_correlation) + 1 : 0, kNone);
-  std::unordered_map<std::int64_t, std::int32_t> launch_map;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
-    if (!is_launch_api(e.kind) || e.correlation < 0) continue;
-    if (dense) launch_table[static_cast<std::size_t>(e.correlation)] = static_cast<std::int32_t>(i);
-    else launch_map.emplace(e.correlation, static_cast<std::int32_t>(i));
-  }
-  const auto launch_of = [&](std::int64_t correlation) -> std::int32_t {
-    if (correlation < 0) return kNone;
-    if (dense) return correlation <= max_correlation ? launch_table[static_cast<std::size_t>(correlation)] : kNone;
-    const auto it = launch_map.find(correlation);
-    return it == launch_map.end() ? kNone : it->second;
-  };
-  // GPU activity, classified once per distinct name (string ids are dense).
+  // One pass over the events (they are the bulk of memory): launch calls,
+  // GPU activity and CPU ranges per thread are collected together.
+  std::vector<std::pair<std::int64_t, std::int32_t>> launches;  // (correlation, event)
+  std::int64_t min_correlation = INT64_MAX, max_correlation = -1;
   std::vector<KernelClass> class_cache(trace.strings.size());
   std::vector<char> classified(trace.strings.size(), 0);
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
-    if (!is_gpu_activity(e.kind) || e.phase != 'X') continue;
-    GpuActivity a{i, launch_of(e.correlation), kNone, {}};
-    if (e.kind == EventKind::Kernel) {
-      if (!classified[e.name]) {
-        class_cache[e.name] = classify_activity(trace, e);
-        classified[e.name] = 1;
-      }
-      a.cls = class_cache[e.name];
-    } else {
-      a.cls = classify_activity(trace, e);
-    }
-    activities_.push_back(a);
-  }
-  resolve_half_precision(trace, activities_);
-  std::stable_sort(activities_.begin(), activities_.end(), [&](const GpuActivity& x, const GpuActivity& y) {
-    return events[x.event].ts_ns < events[y.event].ts_ns;
-  });
-
-  // CPU ranges and the launches, per thread, swept in time order with a stack.
-  struct Item {
-    std::int64_t ts;
-    std::int64_t neg_dur;  // longer (outer) ranges first at equal start
-    int kind;              // 0: range, 1: launch
-    std::size_t index;     // range index or activity index
+  // CPU ranges and, later, the launches, per thread: each lane keeps both in
+  // time order and is swept once with a stack.
+  struct Range {
+    std::int64_t ts, end, dur;
+    std::int32_t index;  // into ranges_
   };
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Item>> lanes;
+  struct Launch {
+    std::int64_t ts;
+    std::size_t activity;
+  };
+  struct LaneItems {
+    std::vector<Range> ranges;
+    std::vector<Launch> launches;
+  };
+  std::map<std::pair<std::int64_t, std::int64_t>, LaneItems> lanes;
+  std::pair<std::int64_t, std::int64_t> last_lane{};
+  LaneItems* last_items = nullptr;  // consecutive events are mostly on one thread
+  const auto lane_of = [&](const Event& e) -> LaneItems& {
+    const std::pair<std::int64_t, std::int64_t> key{e.pid.value, e.tid.value};
+    if (last_items == nullptr || key != last_lane) {
+      last_lane = key;
+      last_items = &lanes[key];
+    }
+    return *last_items;
+  };
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
-    if (!is_cpu_range(e) || e.pid.is_string || e.tid.is_string) continue;
-    has_cpu_ops_ |= e.kind == EventKind::CpuOp;
-    lanes[{e.pid.value, e.tid.value}].push_back({e.ts_ns, -e.dur_ns, 0, ranges_.size()});
-    ranges_.push_back({i});
+    if (is_launch_api(e.kind)) {
+      if (e.correlation < 0) continue;
+      launches.emplace_back(e.correlation, static_cast<std::int32_t>(i));
+      min_correlation = std::min(min_correlation, e.correlation);
+      max_correlation = std::max(max_correlation, e.correlation);
+    } else if (is_gpu_activity(e.kind)) {
+      if (e.phase != 'X') continue;
+      // Classified once per distinct name (string ids are dense); the launch
+      // is filled in below, once every launch call is known.
+      GpuActivity a{i, kNone, kNone, {}};
+      if (e.kind == EventKind::Kernel) {
+        if (!classified[e.name]) {
+          class_cache[e.name] = classify_activity(trace, e);
+          classified[e.name] = 1;
+        }
+        a.cls = class_cache[e.name];
+      } else {
+        a.cls = classify_activity(trace, e);
+      }
+      activities_.push_back(a);
+    } else if (is_cpu_range(e) && !e.pid.is_string && !e.tid.is_string) {
+      has_cpu_ops_ |= e.kind == EventKind::CpuOp;
+      lane_of(e).ranges.push_back({e.ts_ns, e.end_ns(), e.dur_ns, static_cast<std::int32_t>(ranges_.size())});
+      ranges_.push_back({i});
+    }
   }
+
+  // Launch calls by correlation id: a flat table when the ids are dense (as
+  // CUPTI hands them out), else a sorted list searched by binary search. Of
+  // two launches with one id (a malformed trace), the first in the file wins.
+  const bool dense = !launches.empty() &&
+                     static_cast<std::uint64_t>(max_correlation - min_correlation) <
+                         4 * static_cast<std::uint64_t>(events.size()) + 1024;
+  std::vector<std::int32_t> launch_table;
+  if (dense) {
+    launch_table.assign(static_cast<std::size_t>(max_correlation - min_correlation) + 1, kNone);
+    for (const auto& [correlation, index] : launches) {
+      std::int32_t& slot = launch_table[static_cast<std::size_t>(correlation - min_correlation)];
+      if (slot == kNone) slot = index;
+    }
+  } else {
+    std::stable_sort(launches.begin(), launches.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  const auto launch_of = [&](std::int64_t correlation) -> std::int32_t {
+    if (correlation < min_correlation || correlation > max_correlation) return kNone;
+    if (dense) return launch_table[static_cast<std::size_t>(correlation - min_correlation)];
+    const auto it = std::lower_bound(launches.begin(), launches.end(), correlation,
+                                     [](const auto& l, std::int64_t c) { return l.first < c; });
+    return it != launches.end() && it->first == correlation ? it->second : kNone;
+  };
+  for (GpuActivity& a : activities_) a.launch = launch_of(events[a.event].correlation);
+  resolve_half_precision(trace, activities_);
+  const auto by_start = [&](const GpuActivity& x, const GpuActivity& y) {
+    return events[x.event].ts_ns < events[y.event].ts_ns;
+  };
+  if (!std::is_sorted(activities_.begin(), activities_.end(), by_start))
+    std::stable_sort(activities_.begin(), activities_.end(), by_start);
+
   for (std::size_t i = 0; i < activities_.size(); ++i) {
     if (activities_[i].launch == kNone) continue;
     const Event& l = events[static_cast<std::size_t>(activities_[i].launch)];
     if (l.pid.is_string || l.tid.is_string) continue;
     auto it = lanes.find({l.pid.value, l.tid.value});
-    if (it != lanes.end()) it->second.push_back({l.ts_ns, 0, 1, i});
+    if (it != lanes.end()) it->second.launches.push_back({l.ts_ns, i});
   }
-  const auto before = [](const Item& a, const Item& b) {
-    if (a.ts != b.ts) return a.ts < b.ts;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    return a.neg_dur < b.neg_dur;
+  // Ranges by start, longer (outer) ones first at equal start; launches by
+  // time; a range and a launch at the same time: the range first. Both lists
+  // usually arrive in order already (file order, GPU start order).
+  const auto range_before = [](const Range& a, const Range& b) {
+    return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
   };
+  const auto launch_before = [](const Launch& a, const Launch& b) { return a.ts < b.ts; };
+  struct Open {
+    std::int64_t end;
+    std::int32_t index;
+  };
+  std::vector<Open> stack;
   for (auto& [lane, items] : lanes) {
-    // Ranges come in file order (mostly sorted already), launches after them.
-    std::sort(items.begin(), items.end(), before);
-    std::vector<std::int32_t> stack;
-    for (const Item& item : items) {
-      while (!stack.empty() && event(ranges_[static_cast<std::size_t>(stack.back())]).end_ns() < item.ts)
-        stack.pop_back();
-      const std::int32_t top = stack.empty() ? kNone : stack.back();
-      if (item.kind == 0) {
-        ranges_[item.index].parent = top;
-        stack.push_back(static_cast<std::int32_t>(item.index));
+    auto& rs = items.ranges;
+    auto& ls = items.launches;
+    if (!std::is_sorted(rs.begin(), rs.end(), range_before)) std::stable_sort(rs.begin(), rs.end(), range_before);
+    if (!std::is_sorted(ls.begin(), ls.end(), launch_before)) std::stable_sort(ls.begin(), ls.end(), launch_before);
+    stack.clear();
+    std::size_t r = 0, l = 0;
+    while (r < rs.size() || l < ls.size()) {
+      const bool take_range = l == ls.size() || (r < rs.size() && rs[r].ts <= ls[l].ts);
+      const std::int64_t ts = take_range ? rs[r].ts : ls[l].ts;
+      while (!stack.empty() && stack.back().end < ts) stack.pop_back();
+      const std::int32_t top = stack.empty() ? kNone : stack.back().index;
+      if (take_range) {
+        ranges_[static_cast<std::size_t>(rs[r].index)].parent = top;
+        stack.push_back({rs[r].end, rs[r].index});
+        ++r;
       } else {
-        activities_[item.index].range = top;
+        activities_[ls[l].activity].range = top;
+        ++l;
       }
     }
   }

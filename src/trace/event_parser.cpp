@@ -3,6 +3,7 @@
 // lenient about args values, which every producer fills differently.
 #include "trace/event_parser.h"
 
+#include <array>
 #include <optional>
 #include <unordered_map>
 
@@ -32,17 +33,19 @@ std::string_view trim_token(std::string_view t) {
 }
 
 // Args values are producer-specific: numbers are taken, other types ignored.
-bool arg_int(od::value v, std::int64_t& out) {
+// An integer is tried first: it is by far the most common value, and a
+// failed attempt consumes nothing.
+bool arg_int(od::value& v, std::int64_t& out) {
+  if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   od::json_type type;
   if (v.type().get(type) || type != od::json_type::number) return false;
-  if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   double d = 0;
   if (v.get_double().get(d)) return false;
   const auto as_int = json_text::double_to_int64(d);
   if (as_int) out = *as_int;
   return as_int.has_value();
 }
-void arg_dim3(od::value v, std::array<std::int32_t, 3>& out) {
+void arg_dim3(od::value& v, std::array<std::int32_t, 3>& out) {
   od::array a;
   if (v.get_array().get(a)) return;
   std::size_t i = 0;
@@ -68,7 +71,7 @@ void EventParser::json_error(simdjson::error_code err) const {
 }
 
 
-std::int64_t EventParser::read_time(od::value v, std::string_view field) {
+std::int64_t EventParser::read_time(od::value& v, std::string_view field) {
   od::json_type type;
   if (v.type().get(type) || type != od::json_type::number) field_error(field, "a number");
   const std::string_view token = v.raw_json_token();
@@ -77,12 +80,12 @@ std::int64_t EventParser::read_time(od::value v, std::string_view field) {
   return *ns;
 }
 
-Lane EventParser::read_lane(od::value v, std::string_view field) {
+Lane EventParser::read_lane(od::value& v, std::string_view field) {
+  std::int64_t n = 0;
+  if (v.get_int64().get(n) == simdjson::SUCCESS) return Lane{n, false};  // as in arg_int
   od::json_type type;
   if (v.type().get(type)) field_error(field, "a number or a string");
   if (type == od::json_type::number) {
-    std::int64_t n = 0;
-    if (v.get_int64().get(n) == simdjson::SUCCESS) return Lane{n, false};
     double d = 0;
     if (v.get_double().get(d)) field_error(field, "a number or a string");
     const auto as_int = json_text::double_to_int64(d);
@@ -90,25 +93,75 @@ Lane EventParser::read_lane(od::value v, std::string_view field) {
     return Lane{*as_int, false};
   }
   if (type == od::json_type::string) {
-    std::string_view s;
-    if (v.get_string().get(s)) field_error(field, "a number or a string");
-    return Lane{static_cast<std::int64_t>(trace_.strings.intern(s)), true};
+    return Lane{static_cast<std::int64_t>(intern_string(v, field, "a number or a string")), true};
   }
   field_error(field, "a number or a string");
 }
 
-std::string_view EventParser::read_string(od::value v, std::string_view field) {
+std::string_view EventParser::read_string(od::value& v, std::string_view field) {
   std::string_view s;
   if (v.get_string().get(s)) field_error(field, "a string");
   return s;
 }
 
+// "X", read from the raw token; anything else (escapes, errors) through simdjson.
+char EventParser::read_phase(od::value& v) {
+  const std::string_view token = trim_token(v.raw_json_token());
+  if (token.size() == 3 && token[0] == '"' && token[2] == '"' && token[1] != '\\') return token[1];
+  const std::string_view ph = read_string(v, cat::kPh);
+  if (ph.size() != 1) field_error(cat::kPh, "a one-letter phase");
+  return ph[0];
+}
+
+StringId EventParser::intern_string(od::value& v, std::string_view field, std::string_view expected) {
+  // A string's token runs from its opening quote to the next structural
+  // character: the closing quote, then maybe spaces. Quotes inside a string
+  // are escaped, so its raw text is the token without the quotes.
+  const std::string_view token = trim_token(v.raw_json_token());
+  const bool quoted = token.size() >= 2 && token.front() == '"' && token.back() == '"';
+  const std::string_view raw = quoted ? token.substr(1, token.size() - 2) : std::string_view();
+  const std::uint64_t h = quoted ? StringIndex::hash(raw) : 0;
+  if (quoted)
+    if (const StringId id = raw_strings_.find(raw, h); id != kNoString) return id;
+  std::string_view text;
+  if (v.get_string().get(text)) field_error(field, expected);
+  const StringId id = trace_.strings.intern(text);
+  if (quoted && id != kNoString) {
+    const std::string_view stored = trace_.strings.view(id);
+    raw_strings_.insert(stored == raw ? stored : std::string_view(raw_copies_.emplace_back(raw)), h, id);
+  }
+  return id;
+}
+
+namespace {
+
+// Whether a key's first byte is that of an args key read below: most keys
+// Kineto writes into args ("Record function id", "Sequence number", ...) are
+// told apart on that byte instead of against every key in turn.
+bool may_be_read_arg(char first) {
+  static const std::array<bool, 256> table = [] {
+    std::array<bool, 256> t{};
+    for (std::string_view k :
+         {cat::kExternalId, cat::kCorrelation, cat::kGrid, cat::kBlock, cat::kDevice, cat::kContext, cat::kStream,
+          cat::kRegistersPerThread, cat::kSharedMemory, cat::kDynamicSharedMemory, cat::kBytes, cat::kBlocksPerSm,
+          cat::kWarpsPerSm, cat::kOccupancy})
+      t[static_cast<unsigned char>(k.front())] = true;
+    return t;
+  }();
+  return table[static_cast<unsigned char>(first)];
+}
+
+}  // namespace
+
 void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
-  for (auto field : args) {
-    od::raw_json_string raw;
-    if (auto err = field.key().get(raw); err) json_error(err);
-    const Key key{raw};
-    od::value v = field.value();
+  // Fields and values by reference: simdjson's iterators are small structs
+  // whose copies cost store-forwarding stalls in this loop.
+  for (auto item : args) {
+    if (auto err = item.error(); err) json_error(err);
+    od::field& field = item.value_unsafe();
+    const Key key{field.key()};
+    if (!may_be_read_arg(*key.raw.raw())) continue;  // the value is skipped unread
+    od::value& v = field.value();
     std::int64_t n = 0;
     if (key == cat::kExternalId) {
       if (arg_int(v, n)) ev.external_id = n;
@@ -144,15 +197,6 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
   }
 }
 
-// Categories are few and short: a small list beats hashing them per event.
-StringId EventParser::intern_category(std::string_view text) {
-  for (const auto& [seen, id] : recent_categories_)
-    if (seen == text) return id;
-  const StringId id = trace_.strings.intern(text);
-  if (recent_categories_.size() < 32) recent_categories_.emplace_back(trace_.strings.view(id), id);
-  return id;
-}
-
 std::optional<EventKind> EventParser::kind_of(StringId category) {
   if (category >= category_kind_.size()) category_kind_.resize(category + 1, kUnresolved);
   std::int8_t& k = category_kind_[category];
@@ -171,20 +215,18 @@ std::int64_t flow_id = -1;
   GpuArgs g;
   bool have_ph = false;
   bool have_ts = false;
-  for (auto field : object) {
-    od::raw_json_string raw;
-    if (auto err = field.key().get(raw); err) json_error(err);
-    const Key key{raw};
-    od::value v = field.value();
+  for (auto item : object) {  // by reference, as in read_args
+    if (auto err = item.error(); err) json_error(err);
+    od::field& field = item.value_unsafe();
+    const Key key{field.key()};
+    od::value& v = field.value();
     if (key == cat::kPh) {
-      const std::string_view ph = read_string(v, cat::kPh);
-      if (ph.size() != 1) field_error(cat::kPh, "a one-letter phase");
-      ev.phase = ph[0];
+      ev.phase = read_phase(v);
       have_ph = true;
     } else if (key == cat::kCat) {
-      ev.category = intern_category(read_string(v, cat::kCat));
+      ev.category = intern_string(v, cat::kCat, "a string");
     } else if (key == cat::kName) {
-      ev.name = trace_.strings.intern(read_string(v, cat::kName));
+      ev.name = intern_string(v, cat::kName, "a string");
     } else if (key == cat::kTs) {
       ev.ts_ns = read_time(v, cat::kTs);
       have_ts = true;
@@ -204,6 +246,7 @@ std::int64_t flow_id = -1;
       read_args(args, ev, g);
     }
   }
+  saw_begin_end_ |= ev.phase == 'B' || ev.phase == 'E';
   if (!have_ph) fail(fmt::format("traceEvents[{}]: missing \"ph\"", index_));
   if (!have_ts && ev.phase != 'M') fail(fmt::format("traceEvents[{}]: missing \"ts\"", index_));
 

@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "trace/string_index.h"
 #include "trace/trace.h"
 
 namespace attnprof {
@@ -20,16 +22,19 @@ class EventParser {
   EventParser(Trace& trace, std::string label) : trace_(trace), label_(std::move(label)) {}
   // Parses `object` as traceEvents[index] and appends it. Throws InputError.
   void parse(simdjson::ondemand::object object, std::size_t index);
+  // Whether any event so far had phase "B" or "E" (see complete_begin_end_pairs).
+  bool saw_begin_end() const { return saw_begin_end_; }
 
  private:
   [[noreturn]] void fail(const std::string& what) const;
   [[noreturn]] void field_error(std::string_view field, std::string_view expected) const;
   [[noreturn]] void json_error(simdjson::error_code err) const;
-  std::int64_t read_time(simdjson::ondemand::value v, std::string_view field);
-  Lane read_lane(simdjson::ondemand::value v, std::string_view field);
-  std::string_view read_string(simdjson::ondemand::value v, std::string_view field);
+  std::int64_t read_time(simdjson::ondemand::value& v, std::string_view field);
+  Lane read_lane(simdjson::ondemand::value& v, std::string_view field);
+  std::string_view read_string(simdjson::ondemand::value& v, std::string_view field);
+  StringId intern_string(simdjson::ondemand::value& v, std::string_view field, std::string_view expected);
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g);
-  StringId intern_category(std::string_view text);
+  char read_phase(simdjson::ondemand::value& v);
   std::optional<EventKind> kind_of(StringId category);
 
   static constexpr std::int8_t kUnresolved = -2;
@@ -39,7 +44,12 @@ class EventParser {
   std::string label_;
   std::size_t index_ = 0;  // of the event being parsed, for messages
   std::vector<std::int8_t> category_kind_;  // by category StringId
-  std::vector<std::pair<std::string_view, StringId>> recent_categories_;
+  bool saw_begin_end_ = false;
+  // String values by their raw JSON text (escapes not decoded): each distinct
+  // text is unescaped and interned once. Keys point into the pool, or into
+  // raw_copies_ for the few texts with escapes.
+  StringIndex raw_strings_;
+  std::deque<std::string> raw_copies_;
 };
 
 // Chrome's duration events "B"/"E" become complete "X" events (per thread).

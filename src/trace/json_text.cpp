@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,22 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   for (std::size_t k = 1; k < n; ++k)
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
   return n;
+}
+
+// Eight ASCII digits read as one 64-bit word (SWAR; the checks and the
+// multiply-shift steps of simdjson's and fast_float's parse_eight_digits).
+bool is_eight_digits(const char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return ((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+         0x3333333333333333ULL;
+}
+std::int64_t eight_digits(const char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  v = (v & 0x0F0F0F0F0F0F0F0FULL) * 2561 >> 8;
+  v = (v & 0x00FF00FF00FF00FFULL) * 6553601 >> 16;
+  return static_cast<std::int64_t>((v & 0x0000FFFF0000FFFFULL) * 42949672960001ULL >> 32);
 }
 
 }  // namespace
@@ -66,8 +83,15 @@ std::optional<std::int64_t> microseconds_to_ns(std::string_view t) {
   if (negative) ++i;
   std::int64_t whole = 0;
   std::size_t digits = 0;
+  // Timestamps have 13-16 digits: the first eight in one step (no overflow
+  // possible), the rest one by one with the overflow check.
+  if (t.size() - i >= 8 && is_eight_digits(t.data() + i)) {
+    whole = eight_digits(t.data() + i);
+    i += 8;
+    digits = 8;
+  }
   for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) {
-    if (whole > (INT64_MAX / 10 - 1) / 1000) return std::nullopt;  // would overflow as ns
+    if (whole > INT64_MAX / 10 - 1) return std::nullopt;  // far out of range as ns
     whole = whole * 10 + (t[i] - '0');
   }
   if (digits == 0) return std::nullopt;
@@ -94,7 +118,8 @@ std::optional<std::int64_t> microseconds_to_ns(std::string_view t) {
     return static_cast<std::int64_t>(std::llround(us * 1000.0));
   }
   if (i != t.size()) return std::nullopt;
-  const std::int64_t ns = whole * 1000 + frac_ns;
+  std::int64_t ns = 0;
+  if (__builtin_mul_overflow(whole, 1000, &ns) || __builtin_add_overflow(ns, frac_ns, &ns)) return std::nullopt;
   return negative ? -ns : ns;
 }
 

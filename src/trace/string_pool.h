@@ -6,10 +6,10 @@
 #include <deque>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "trace/event.h"
+#include "trace/string_index.h"
 
 namespace attnprof {
 
@@ -23,13 +23,9 @@ class StringPool {
   StringId find(std::string_view text) const;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept;
-  };
   std::deque<std::string> storage_;  // deque: element addresses never move
   std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, StringId, Hash, std::equal_to<>> index_;
+  StringIndex index_;
 };
 
 }  // namespace attnprof

@@ -9,13 +9,4 @@ const DeviceProperties* Trace::device(int id) const {
   return nullptr;
 }
 
-Event& Trace::add(Event e, const GpuArgs* args) {
-  if (args != nullptr) {
-    e.gpu_args = static_cast<std::uint32_t>(gpu_args.size());
-    gpu_args.push_back(*args);
-  }
-  events.push_back(e);
-  return events.back();
-}
-
 }  // namespace attnprof

@@ -34,7 +34,14 @@ struct Trace {
   const DeviceProperties* device(int id) const;
 
   // Appends an event; `args`, when given, is stored and linked to it.
-  Event& add(Event e, const GpuArgs* args = nullptr);
+  Event& add(const Event& e, const GpuArgs* args = nullptr) {
+    Event& added = events.emplace_back(e);
+    if (args != nullptr) {
+      added.gpu_args = static_cast<std::uint32_t>(gpu_args.size());
+      gpu_args.push_back(*args);
+    }
+    return added;
+  }
 };
 
 }  // namespace attnprof

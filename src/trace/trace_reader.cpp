@@ -23,7 +23,9 @@ namespace {
 
 namespace od = simdjson::ondemand;
 namespace cat = catalogue;
-constexpr std::size_t kPad = simdjson::SIMDJSON_PADDING;
+// Room kept after the last byte read: simdjson's padding, plus one byte for
+// the ']' parse_batch writes when an event ends exactly at the last byte.
+constexpr std::size_t kPad = simdjson::SIMDJSON_PADDING + 1;
 
 std::string describe_char(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -63,7 +65,7 @@ class Reader {
                        offset(start_)));
     if (!saw_events_)
       fail("no \"traceEvents\" array: not a PyTorch profiler / Chrome trace");
-    complete_begin_end_pairs(trace_);
+    if (events_.saw_begin_end()) complete_begin_end_pairs(trace_);
     trace_.source_bytes = discarded_ + end_ - 1;
     return std::move(trace_);
   }

@@ -13,7 +13,11 @@
 namespace attnprof {
 
 struct ReadOptions {
-  std::size_t chunk_bytes = 4u << 20;         // bytes read per step
+  // Bytes read per step. Each chunk is copied in, scanned, indexed by
+  // simdjson and walked: small enough that all four passes find it (and
+  // simdjson's index of it) still in the L2 cache (measured: 512 KiB ~4% faster
+  // end to end than 4 MiB).
+  std::size_t chunk_bytes = 512u << 10;
   std::size_t max_event_bytes = 256u << 20;   // a single event larger than this is an error
 };
 

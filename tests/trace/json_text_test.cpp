@@ -19,6 +19,21 @@ TEST(JsonText, MicrosecondsToNanoseconds) {
   EXPECT_EQ(microseconds_to_ns("abc"), std::nullopt);
   EXPECT_EQ(microseconds_to_ns("1."), std::nullopt);
   EXPECT_EQ(microseconds_to_ns("99999999999999999999"), std::nullopt);  // overflows int64 ns
+  // Around the eight-digits-at-once step: digit runs of 7 to 17, non-digits inside it.
+  EXPECT_EQ(microseconds_to_ns("1234567"), 1234567000);
+  EXPECT_EQ(microseconds_to_ns("12345678"), 12345678000);
+  EXPECT_EQ(microseconds_to_ns("12345678.9"), 12345678900);
+  EXPECT_EQ(microseconds_to_ns("-98765432.1015"), -98765432102);
+  // The largest that fits in int64 nanoseconds, and just past it.
+  EXPECT_EQ(microseconds_to_ns("9223372036854775.807"), INT64_MAX);
+  EXPECT_EQ(microseconds_to_ns("-9223372036854775.807"), -INT64_MAX);
+  EXPECT_EQ(microseconds_to_ns("9223372036854775.808"), std::nullopt);
+  EXPECT_EQ(microseconds_to_ns("9223372036854776"), std::nullopt);
+  EXPECT_EQ(microseconds_to_ns("9223372036854779.9"), std::nullopt);
+  EXPECT_EQ(microseconds_to_ns("12345678901234567"), std::nullopt);
+  EXPECT_EQ(microseconds_to_ns("1234:678"), std::nullopt);
+  EXPECT_EQ(microseconds_to_ns("1234/678"), std::nullopt);
+  EXPECT_EQ(microseconds_to_ns("00000000"), 0);
 }
 
 TEST(JsonText, NanosecondsBackToMicroseconds) {

@@ -148,5 +148,44 @@ TEST(TraceReader, LegacyCategoriesAndBeginEndPairs) {
   EXPECT_EQ(t.args(t.events[2])->stream, 7);
 }
 
+// Names are interned by their raw JSON text: one text written with and
+// without escapes is one string; texts that only look alike stay apart.
+TEST(TraceReader, EscapedNamesInternToTheirDecodedText) {
+  const std::string json = R"([
+    {"ph": "X", "name": "a\"b", "pid": 1, "tid": "t\u0031", "ts": 1, "dur": 1},
+    {"ph": "X", "name": "a\u0022b", "pid": 1, "tid": "t1", "ts": 2, "dur": 1},
+    {"ph": "X", "name": "a\\\\b" , "pid": 1, "tid": 1, "ts": 3, "dur": 1},
+    {"ph": "X", "name": "a\\b", "pid": 1, "tid": 1, "ts": 4, "dur": 1},
+    {"ph": "X", "name": "a\\b", "pid": 1, "tid": 1, "ts": 5, "dur": 1},
+    {"ph": "X", "name": "", "pid": 1, "tid": 1, "ts": 6, "dur": 1}])";
+  const Trace t = read_trace_bytes(json, "escapes.json");
+  ASSERT_EQ(t.events.size(), 6u);
+  EXPECT_EQ(t.name(t.events[0]), "a\"b");
+  EXPECT_EQ(t.events[1].name, t.events[0].name);
+  EXPECT_EQ(t.events[1].tid, t.events[0].tid);
+  EXPECT_EQ(t.strings.view(static_cast<StringId>(t.events[0].tid.value)), "t1");
+  EXPECT_EQ(t.name(t.events[2]), "a\\\\b");
+  EXPECT_EQ(t.name(t.events[3]), "a\\b");
+  EXPECT_NE(t.events[3].name, t.events[2].name);
+  EXPECT_EQ(t.events[4].name, t.events[3].name);
+  EXPECT_EQ(t.events[5].name, kNoString);
+}
+
+// A chunk that ends right after an event's closing brace: the ']' written
+// after that event for simdjson still leaves simdjson its full padding.
+TEST(TraceReader, ChunkEndingRightAfterAnEvent) {
+  const std::string first = R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
+  const std::string head = R"({"traceEvents": [)";
+  const std::string json = head + first + ", " + first + "]}";
+  for (std::size_t cut = head.size() + first.size() - 2; cut <= head.size() + first.size() + 2; ++cut) {
+    SCOPED_TRACE(cut);
+    ReadOptions options;
+    options.chunk_bytes = cut;
+    Trace t;
+    ASSERT_NO_THROW(t = read_trace_bytes(json, "cut.json", options));
+    EXPECT_EQ(t.events.size(), 2u);
+  }
+}
+
 }  // namespace
 }  // namespace attnprof

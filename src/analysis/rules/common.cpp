@@ -1,6 +1,6 @@
 // Helpers shared by the rules: cost, evidence rows, readable kernel names.
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -17,23 +17,21 @@ void set_cost(Finding& f, const RuleContext& ctx, std::int64_t time_ns, int inst
 }
 
 void add_kernel_evidence(Finding& f, const RuleContext& ctx, const std::vector<std::size_t>& activities) {
-  std::map<std::string_view, Evidence> rows;
-  std::vector<std::string_view> order;
+  // Rows in first-seen order, found by interned name (one id per distinct
+  // text; kernel names are long, so comparing them costs).
+  std::vector<Evidence> rows;
+  std::unordered_map<StringId, std::size_t> row_of;
   for (std::size_t i : activities) {
-    const std::string_view name = ctx.index.name(ctx.activity(i));
-    auto [it, fresh] = rows.try_emplace(name);
-    if (fresh) {
-      it->second.what = short_kernel_name(name);
-      order.push_back(name);
-    }
-    ++it->second.count;
-    it->second.total_ns += ctx.event(i).dur_ns;
+    const Event& e = ctx.event(i);
+    const auto [it, fresh] = row_of.try_emplace(e.name, rows.size());
+    if (fresh) rows.push_back({short_kernel_name(ctx.trace.name(e)), 0, 0});
+    Evidence& row = rows[it->second];
+    ++row.count;
+    row.total_ns += e.dur_ns;
   }
-  std::vector<Evidence> sorted;
-  for (auto n : order) sorted.push_back(rows[n]);
-  std::stable_sort(sorted.begin(), sorted.end(),
+  std::stable_sort(rows.begin(), rows.end(),
                    [](const Evidence& a, const Evidence& b) { return a.total_ns > b.total_ns; });
-  for (auto& e : sorted) f.evidence.push_back(std::move(e));
+  for (auto& e : rows) f.evidence.push_back(std::move(e));
 }
 
 std::string short_kernel_name(std::string_view name) {
