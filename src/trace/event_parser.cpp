@@ -120,15 +120,14 @@ StringId EventParser::intern_string(od::value& v, std::string_view field, std::s
   const std::string_view token = trim_token(v.raw_json_token());
   const bool quoted = token.size() >= 2 && token.front() == '"' && token.back() == '"';
   const std::string_view raw = quoted ? token.substr(1, token.size() - 2) : std::string_view();
-  const std::uint64_t h = quoted ? StringIndex::hash(raw) : 0;
   if (quoted)
-    if (const StringId id = raw_strings_.find(raw, h); id != kNoString) return id;
+    if (const StringId id = raw_strings_.find(raw); id != kNoString) return id;
   std::string_view text;
   if (v.get_string().get(text)) field_error(field, expected);
   const StringId id = trace_.strings.intern(text);
   if (quoted && id != kNoString) {
     const std::string_view stored = trace_.strings.view(id);
-    raw_strings_.insert(stored == raw ? stored : std::string_view(raw_copies_.emplace_back(raw)), h, id);
+    raw_strings_.insert(stored == raw ? stored : std::string_view(raw_copies_.emplace_back(raw)), id);
   }
   return id;
 }

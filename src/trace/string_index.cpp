@@ -19,21 +19,26 @@ inline std::uint64_t mix(std::uint64_t h, const char* p) {
 
 // Eight bytes at a time with a multiply-xorshift; the low bits pick the slot,
 // so the last step folds the high bits down.
-std::uint64_t StringIndex::hash(std::string_view s) noexcept {
+std::uint64_t StringIndex::sampled_hash(std::string_view s) noexcept {
+  if (s.size() <= 64) return full_hash(s);
   std::uint64_t h = (s.size() + 1) * kMul;
   const char* p = s.data();
   const std::size_t n = s.size();
-  if (n <= 64) {
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) h = mix(h, p + i);
-    std::uint64_t w = 0;
-    std::memcpy(&w, p + i, n - i);
-    h = (h ^ w) * kMul;
-  } else {
-    for (std::size_t i = 0; i < 32; i += 8) h = mix(h, p + i);
-    for (std::size_t k = 1; k <= 7; ++k) h = mix(h, p + (n - 8) * k / 8);
-    for (std::size_t i = n - 32; i < n; i += 8) h = mix(h, p + i);
-  }
+  for (std::size_t i = 0; i < 32; i += 8) h = mix(h, p + i);
+  for (std::size_t k = 1; k <= 7; ++k) h = mix(h, p + (n - 8) * k / 8);
+  for (std::size_t i = n - 32; i < n; i += 8) h = mix(h, p + i);
+  return h ^ (h >> 32);
+}
+
+std::uint64_t StringIndex::full_hash(std::string_view s) noexcept {
+  std::uint64_t h = (s.size() + 1) * kMul;
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) h = mix(h, p + i);
+  std::uint64_t w = 0;
+  std::memcpy(&w, p + i, n - i);
+  h = (h ^ w) * kMul;
   return h ^ (h >> 32);
 }
 
@@ -43,13 +48,28 @@ void StringIndex::place(const Slot& slot) {
   slots_[i] = slot;
 }
 
-void StringIndex::insert(std::string_view text, std::uint64_t h, StringId id) {
-  if (2 * (used_ + 1) > slots_.size()) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
-    mask_ = slots_.size() - 1;
-    for (const Slot& s : old)
-      if (s.id != kNoString) place(s);
+void StringIndex::rebuild(std::size_t size) {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(size, Slot{});
+  mask_ = size - 1;
+  for (Slot& s : old)
+    if (s.id != kNoString) {
+      s.hash = hash(s.text);
+      place(s);
+    }
+}
+
+void StringIndex::insert(std::string_view text, StringId id) {
+  if (2 * (used_ + 1) > slots_.size()) rebuild(slots_.empty() ? 64 : 2 * slots_.size());
+  std::uint64_t h = hash(text);
+  if (!every_byte_) {
+    int shared = 0;
+    for (std::size_t i = h & mask_; slots_[i].id != kNoString; i = (i + 1) & mask_) shared += slots_[i].hash == h;
+    if (shared + 1 >= kMaxSharedHash) {
+      every_byte_ = true;
+      rebuild(slots_.size());
+      h = hash(text);
+    }
   }
   place({h, text, id});
   ++used_;

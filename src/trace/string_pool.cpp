@@ -9,18 +9,17 @@ StringPool::StringPool() {
 
 StringId StringPool::intern(std::string_view text) {
   if (text.empty()) return kNoString;
-  const std::uint64_t h = StringIndex::hash(text);
-  if (const StringId id = index_.find(text, h); id != kNoString) return id;
+  if (const StringId id = index_.find(text); id != kNoString) return id;
   const std::string& stored = storage_.emplace_back(text);
   const auto id = static_cast<StringId>(views_.size());
   views_.emplace_back(stored);
-  index_.insert(views_.back(), h, id);
+  index_.insert(views_.back(), id);
   return id;
 }
 
 StringId StringPool::find(std::string_view text) const {
   if (text.empty()) return kNoString;
-  return index_.find(text, StringIndex::hash(text));
+  return index_.find(text);
 }
 
 }  // namespace attnprof
