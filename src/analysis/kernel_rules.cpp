@@ -169,7 +169,7 @@ constexpr std::array kRules = {
                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::"
                "MeanOps<float, float, float, float>, unsigned int, float, 4, 4> >"},
     KernelRule{"mul", "ATen", KernelCategory::Elementwise, KernelOp::Mul,
-               [](std::string_view n) { return has(n, "MulFunctor") || has(n, "::Scale<"); },
+               [](std::string_view n) { return has(n, "MulFunctor") || has(n, "cuda::Scale<"); },
                "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
                "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >"},
     KernelRule{"add", "ATen", KernelCategory::Elementwise, KernelOp::Add,

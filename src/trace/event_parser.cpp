@@ -3,9 +3,13 @@
 // lenient about args values, which every producer fills differently.
 #include "trace/event_parser.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <map>
 #include <optional>
-#include <unordered_map>
+#include <tuple>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -258,6 +262,8 @@ std::int64_t flow_id = -1;
     default: break;
   }
   ev.kind = kind.value_or(EventKind::Other);
+  if (std::int64_t end = 0; __builtin_add_overflow(ev.ts_ns, ev.dur_ns, &end))
+    fail(fmt::format("traceEvents[{}]: ts + dur is past what 64-bit nanoseconds hold", index_));
   if (ev.kind == EventKind::Flow) {
     ev.correlation = flow_id;
   }
@@ -268,11 +274,13 @@ void complete_begin_end_pairs(Trace& trace) {
   bool any = false;
   for (const auto& e : trace.events) any |= e.phase == 'B' || e.phase == 'E';
   if (!any) return;
-  std::unordered_map<std::int64_t, std::vector<std::size_t>> open;  // per (pid, tid)
+  // Open "B" events per thread: the lane key is (pid, tid) as written, numbers and strings apart.
+  using LaneKey = std::tuple<std::int64_t, bool, std::int64_t, bool>;
+  std::map<LaneKey, std::vector<std::size_t>> open;
   std::vector<Event> kept;
   kept.reserve(trace.events.size());
   for (const auto& e : trace.events) {
-    const std::int64_t lane = e.pid.value * 1000003 + e.tid.value;
+    const LaneKey lane{e.pid.value, e.pid.is_string, e.tid.value, e.tid.is_string};
     if (e.phase == 'B') {
       open[lane].push_back(kept.size());
       kept.push_back(e);
@@ -281,7 +289,11 @@ void complete_begin_end_pairs(Trace& trace) {
       auto& stack = open[lane];
       if (!stack.empty()) {
         Event& b = kept[stack.back()];
-        b.dur_ns = std::max<std::int64_t>(0, e.ts_ns - b.ts_ns);
+        // An "E" before its "B" gives 0; a span past int64 (only when b.ts < 0) is cut to
+        // INT64_MAX, so b.ts + dur still fits.
+        std::int64_t dur = 0;
+        if (__builtin_sub_overflow(e.ts_ns, b.ts_ns, &dur)) dur = e.ts_ns > b.ts_ns ? INT64_MAX : 0;
+        b.dur_ns = std::max<std::int64_t>(0, dur);
         stack.pop_back();
       }
     } else {

@@ -2,11 +2,19 @@
 #include "trace/string_index.h"
 
 #include <cstring>
+#include <random>
 
 namespace attnprof {
 namespace {
 
 constexpr std::uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+
+// A per-process seed, so texts cannot be crafted offline to share a full hash.
+// Ids are handed out in insertion order, so no output depends on it.
+const std::uint64_t kSeed = [] {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}();
 
 inline std::uint64_t mix(std::uint64_t h, const char* p) {
   std::uint64_t w;
@@ -21,7 +29,7 @@ inline std::uint64_t mix(std::uint64_t h, const char* p) {
 // so the last step folds the high bits down.
 std::uint64_t StringIndex::sampled_hash(std::string_view s) noexcept {
   if (s.size() <= 64) return full_hash(s);
-  std::uint64_t h = (s.size() + 1) * kMul;
+  std::uint64_t h = kSeed ^ ((s.size() + 1) * kMul);
   const char* p = s.data();
   const std::size_t n = s.size();
   for (std::size_t i = 0; i < 32; i += 8) h = mix(h, p + i);
@@ -31,7 +39,7 @@ std::uint64_t StringIndex::sampled_hash(std::string_view s) noexcept {
 }
 
 std::uint64_t StringIndex::full_hash(std::string_view s) noexcept {
-  std::uint64_t h = (s.size() + 1) * kMul;
+  std::uint64_t h = kSeed ^ ((s.size() + 1) * kMul);
   const char* p = s.data();
   const std::size_t n = s.size();
   std::size_t i = 0;

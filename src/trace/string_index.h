@@ -5,8 +5,9 @@
 // Long strings are hashed from samples (length, both ends, a few words between):
 // kernel names run to hundreds of bytes and are looked up once per event. Names
 // that differ only between the samples share a hash; once 8 of them would share
-// one, the index hashes every byte from then on, so no input can make lookups
-// compare long runs of texts (a crafted trace cannot turn interning quadratic).
+// one, the index hashes every byte from then on. Both hashes start from a
+// per-process random seed, so texts cannot be crafted offline to share a full
+// hash either: no trace can make lookups compare long runs of texts.
 #pragma once
 
 #include <cstdint>

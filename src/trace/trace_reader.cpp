@@ -92,11 +92,13 @@ class Reader {
     if (keep > options_.max_event_bytes)
       fail(fmt::format("a single JSON value near byte {} is larger than {} MiB: not a usable trace",
                        offset(start_), options_.max_event_bytes >> 20));
-    if (data_.size() < end_ + options_.chunk_bytes + kPad)
-      data_.resize(end_ + options_.chunk_bytes + kPad);
+    // A value longer than a chunk is rescanned from its start after each read: read
+    // as much again as is kept, so one huge value costs O(size), not O(size^2 / chunk).
+    const std::size_t want = std::max(options_.chunk_bytes, keep);
+    if (data_.size() < end_ + want + kPad) data_.resize(end_ + want + kPad);
     std::size_t got = 0;
-    while (got < options_.chunk_bytes) {
-      const std::size_t n = source_.read(data_.data() + end_ + got, options_.chunk_bytes - got);
+    while (got < want) {
+      const std::size_t n = source_.read(data_.data() + end_ + got, want - got);
       if (n == 0) {
         eof_ = true;
         break;

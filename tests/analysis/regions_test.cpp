@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "analysis/analysis.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
@@ -48,6 +50,25 @@ TEST(Regions, DriverLaunchesAreLinked) {
   for (const auto& inst : groups[0].instances) {
     EXPECT_EQ(kernels_in(index, inst), 5);
     EXPECT_EQ(inst.activities.size(), 7u);  // + the masked_fill copy + cuBLAS's workspace memset
+  }
+}
+
+// Two launches with one correlation id (merged or malformed traces): the kernel
+// is linked to the first, with dense ids (the common case) and sparse ones alike.
+TEST(TraceIndexLinks, DuplicateCorrelationIdLinksTheFirstLaunch) {
+  for (const std::int64_t corr : {5LL, 900000000000LL}) {
+    const std::string c = std::to_string(corr);
+    const std::string json = R"([
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 10, "dur": 2,
+       "args": {"correlation": )" + c + R"(}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 20, "dur": 2,
+       "args": {"correlation": )" + c + R"(}},
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": 3,
+       "args": {"correlation": )" + c + R"(, "stream": 7}}])";
+    const Trace t = read_trace_bytes(json, "dup.json");
+    const TraceIndex index(t);
+    ASSERT_EQ(index.activities().size(), 1u);
+    EXPECT_EQ(index.activities()[0].launch, 0) << "correlation " << corr;
   }
 }
 

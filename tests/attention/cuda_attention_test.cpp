@@ -110,7 +110,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{1, 2, 2, 2049, 2049, 128, true}, Shape{1, 2, 1, 2049, 2049, 64, false},
                       // Rows past 2048 elements / 8 KB: the block softmax with 16-byte vectors.
                       Shape{1, 2, 2, 40, 4096, 64, true},
-                      Shape{1, 2, 2, 40, 2560, 64, false, CausalAlign::top_left, DType::fp32}),
+                      Shape{1, 2, 2, 40, 2560, 64, false, CausalAlign::top_left, DType::fp32},
+                      // The block softmax past its shared-memory copy (fp32 rows over 40 KB), and
+                      // with fully masked rows (bottom-right, 51 query rows see no key).
+                      Shape{1, 1, 1, 3, 10300, 64, false, CausalAlign::top_left, DType::fp32},
+                      Shape{1, 2, 1, 2100, 2049, 64, true, CausalAlign::bottom_right}),
     [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 
 }  // namespace

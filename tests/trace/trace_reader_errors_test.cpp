@@ -121,6 +121,12 @@ TEST(TraceReaderErrors, MissingFileAndDirectory) {
     EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos);
   }
 }
+// ts and dur each fit in int64 nanoseconds, their sum does not.
+TEST(TraceReaderErrors, EndPastTheClock) {
+  expect_error(R"({"traceEvents": [{"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 9000000000000000, )"
+               R"("dur": 9000000000000000}]})",
+               "ts + dur");
+}
 TEST(TraceReaderErrors, OversizedEventIsRefused) {
   std::string huge = R"({"traceEvents": [{"ph": "X", "ts": 1, "name": ")";
   huge += std::string(3000, 'a');

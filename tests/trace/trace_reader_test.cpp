@@ -148,6 +148,34 @@ TEST(TraceReader, LegacyCategoriesAndBeginEndPairs) {
   EXPECT_EQ(t.args(t.events[2])->stream, 7);
 }
 
+// "B"/"E" pair per (pid, tid) exactly: lanes that a packed key would confuse stay apart.
+TEST(TraceReader, BeginEndPairsStayOnTheirOwnThread) {
+  const std::string json = R"([
+    {"ph": "B", "name": "outer", "pid": 0, "tid": 1000003, "ts": 10},
+    {"ph": "B", "name": "other", "pid": 1, "tid": 0, "ts": 12},
+    {"ph": "E", "pid": 0, "tid": 1000003, "ts": 15},
+    {"ph": "E", "pid": 1, "tid": 0, "ts": 30}])";
+  const Trace t = read_trace_bytes(json, "lanes.json");
+  ASSERT_EQ(t.events.size(), 2u);
+  EXPECT_EQ(t.name(t.events[0]), "outer");
+  EXPECT_EQ(t.events[0].dur_ns, 5000);
+  EXPECT_EQ(t.name(t.events[1]), "other");
+  EXPECT_EQ(t.events[1].dur_ns, 18000);
+}
+
+// One value far longer than a read chunk (a 2 MB name read 512 bytes at a time)
+// is read whole, and in linear time: the reader reads as much again as it keeps.
+TEST(TraceReader, ValueMuchLongerThanAChunk) {
+  const std::string name(2u << 20, 'n');
+  const std::string json = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": ")" + name +
+                           R"(", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]})";
+  ReadOptions tiny;
+  tiny.chunk_bytes = 512;
+  const Trace t = read_trace_bytes(json, "long.json", tiny);
+  ASSERT_EQ(t.events.size(), 1u);
+  EXPECT_EQ(t.name(t.events[0]).size(), name.size());
+}
+
 // Names are interned by their raw JSON text: one text written with and
 // without escapes is one string; texts that only look alike stay apart.
 TEST(TraceReader, EscapedNamesInternToTheirDecodedText) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -60,11 +61,11 @@ inline unsigned blocks_for(std::int64_t n, std::int64_t per_block) {
 
 template <int VT, typename Index, typename F>
 __global__ void __launch_bounds__(kThreads) elementwise_kernel(Index n, F f) {
-  Index i = static_cast<Index>(blockIdx.x) * (kThreads * VT) + static_cast<Index>(threadIdx.x);
+  const Index base = static_cast<Index>(blockIdx.x) * (kThreads * VT) + static_cast<Index>(threadIdx.x);
 #pragma unroll
   for (int k = 0; k < VT; ++k) {
+    const Index i = base + k * kThreads;
     if (i < n) f(i);
-    i += kThreads;
   }
 }
 
@@ -359,7 +360,7 @@ __global__ void __launch_bounds__(kThreads)
     s[b] = 0.0f;
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
-      x[b][it] = m[b] == -INFINITY ? 0.0f : expf(x[b][it] - m[b]);
+      x[b][it] = m[b] == -INFINITY ? 0.0f : expf(x[b][it] - m[b]);  // NaN and +inf stay NaN, as in ATen
       s[b] += x[b][it];
     }
     s[b] = warp_sum<kWarp>(s[b]);
@@ -371,7 +372,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
       const int c = lane + it * kWarp;
-      if (c < cols) row[c] = from_f<Tout>(s[b] > 0.0f ? x[b][it] / s[b] : 0.0f);
+      if (c < cols) row[c] = from_f<Tout>(m[b] == -INFINITY ? 0.0f : x[b][it] / s[b]);
     }
   }
 }
@@ -430,20 +431,21 @@ __global__ void __launch_bounds__(1024) softmax_block_kernel(const Tin* src, Tou
   const Tin* in = use_smem ? cache : x;
   float s = 0.0f;
   if (m != -INFINITY)
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) s += expf(to_f(in[c]) - m);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) s += expf(to_f(in[c]) - m);  // NaN stays NaN
   s = block_reduce<false>(s, red);
-  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+  const bool masked = m == -INFINITY;  // every score -inf: zeros (NaN or +inf rows give NaN)
+  const float inv = 1.0f / s;
   if (vec) {
     for (int v = threadIdx.x; v < cols / kIlp; v += blockDim.x) {
       const Vec<Tin, kIlp> t = reinterpret_cast<const Vec<Tin, kIlp>*>(in)[v];
       Vec<Tout, kIlp> o;
 #pragma unroll
-      for (int k = 0; k < kIlp; ++k) o.v[k] = from_f<Tout>(inv > 0.0f ? expf(to_f(t.v[k]) - m) * inv : 0.0f);
+      for (int k = 0; k < kIlp; ++k) o.v[k] = from_f<Tout>(masked ? 0.0f : expf(to_f(t.v[k]) - m) * inv);
       reinterpret_cast<Vec<Tout, kIlp>*>(y)[v] = o;
     }
   } else {
     for (int c = threadIdx.x; c < cols; c += blockDim.x)
-      y[c] = from_f<Tout>(inv > 0.0f ? expf(to_f(in[c]) - m) * inv : 0.0f);
+      y[c] = from_f<Tout>(masked ? 0.0f : expf(to_f(in[c]) - m) * inv);
   }
 }
 
@@ -485,6 +487,7 @@ void launch_softmax(const Tin* in, Tout* out, std::int64_t rows, int cols, cudaS
   const bool use_smem = row_bytes <= 40 * 1024;
   const int block = softmax_block_size(cols, sizeof(Tin));
   // One block per row: a grid's x dimension holds 2^31-1 blocks.
+  if (rows > INT32_MAX) throw std::runtime_error("softmax: more than 2^31-1 rows of more than 2048 columns");
   softmax_block_kernel<Tin, Tout>
       <<<static_cast<unsigned>(rows), block, use_smem ? row_bytes : 0, stream>>>(in, out, cols, use_smem);
   ATTNPROF_CUDA_CHECK_LAUNCH();
