@@ -64,17 +64,25 @@ void regions_section(std::string& out, const GroupStats& g) {
   }
   if (g.instances.size() > 1) {
     const auto n = static_cast<double>(g.instances.size());
+    // A count per instance: exact when every instance has the same, else the mean.
+    auto per_instance = [&](int InstanceStats::*count) {
+      int lo = g.instances.front().*count, hi = lo;
+      double sum = 0;
+      for (const auto& s : g.instances) {
+        lo = std::min(lo, s.*count);
+        hi = std::max(hi, s.*count);
+        sum += s.*count;
+      }
+      return lo == hi ? fmt::format("{}", lo) : fmt::format("{:.1f}", sum / n);
+    };
     std::int64_t span = 0, idle = 0;
-    double memcpys = 0;
     for (const auto& s : g.instances) {
       span += s.span_ns;
       idle += s.idle_ns;
-      memcpys += s.memcpys;
     }
-    const std::string kernels = g.min_kernels == g.max_kernels ? fmt::format("{}", g.min_kernels)
-                                                               : fmt::format("{:.1f}", g.kernels_per_instance);
-    fmt::format_to(o, "  {:<24} {:>7} {:>6.1f} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "per " + g.group.name, kernels,
-                   memcpys / n, "", ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
+    fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "per " + g.group.name,
+                   per_instance(&InstanceStats::kernels), per_instance(&InstanceStats::memcpys),
+                   per_instance(&InstanceStats::memsets), ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
                    ms(static_cast<std::int64_t>(static_cast<double>(span) / n)),
                    ms(static_cast<std::int64_t>(static_cast<double>(idle) / n)), percent(g.tensor_core_share));
   }
