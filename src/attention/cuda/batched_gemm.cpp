@@ -117,4 +117,44 @@ void run_batched_gemm(const BatchedGemm& g, cudaStream_t stream) {
   }
 }
 
+BatchedGemm scores_gemm(const AttentionParams& p, DType dtype, const MatrixOperand& q, const MatrixOperand& k,
+                        void* scores) {
+  BatchedGemm g;
+  g.dtype = dtype;
+  g.b_transposed = true;
+  g.batch = p.batch;
+  g.heads = p.q_heads;
+  g.kv_heads = p.kv_heads;
+  g.m = p.q_len;
+  g.n = p.kv_len;
+  g.k = p.head_dim;
+  g.a = q;
+  g.b = k;
+  g.c = scores;
+  g.ldc = p.kv_len;
+  g.c_head_stride = static_cast<std::int64_t>(p.q_len) * p.kv_len;
+  g.c_batch_stride = g.c_head_stride * p.q_heads;
+  return g;
+}
+
+BatchedGemm output_gemm(const AttentionParams& p, DType dtype, const MatrixOperand& probs, const MatrixOperand& v,
+                        void* out, const TensorStrides& out_strides) {
+  BatchedGemm g;
+  g.dtype = dtype;
+  g.b_transposed = false;
+  g.batch = p.batch;
+  g.heads = p.q_heads;
+  g.kv_heads = p.kv_heads;
+  g.m = p.q_len;
+  g.n = p.head_dim;
+  g.k = p.kv_len;
+  g.a = probs;
+  g.b = v;
+  g.c = out;
+  g.ldc = out_strides.row;
+  g.c_head_stride = out_strides.head;
+  g.c_batch_stride = out_strides.batch;
+  return g;
+}
+
 }  // namespace attnprof::attention::cuda

@@ -37,6 +37,14 @@ struct BatchedGemm {
 int gemm_calls(const BatchedGemm& g);
 void run_batched_gemm(const BatchedGemm& g, cudaStream_t stream);
 
+// The two attention GEMMs for p's shape, in `dtype` (p.dtype, or fp32 after an upcast):
+//   scores [B, H, S, Skv] (dense) = q . k^T
+//   out (strided as `out_strides`) = probs . v
+BatchedGemm scores_gemm(const AttentionParams& p, DType dtype, const MatrixOperand& q, const MatrixOperand& k,
+                        void* scores);
+BatchedGemm output_gemm(const AttentionParams& p, DType dtype, const MatrixOperand& probs, const MatrixOperand& v,
+                        void* out, const TensorStrides& out_strides);
+
 // A dense [batch, heads, rows, cols] operand.
 MatrixOperand dense_operand(const void* ptr, int heads, int rows, int cols);
 // An operand from AttentionParams strides.

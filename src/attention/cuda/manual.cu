@@ -25,49 +25,22 @@ void manual_forward(const AttentionParams& p, const ExecContext& ctx) {
   if (ctx.workspace_bytes < need)
     throw std::runtime_error(
         fmt::format("manual: workspace of {} bytes is below the {} needed", ctx.workspace_bytes, need));
-  const int B = p.batch, H = p.q_heads, S = p.q_len, Skv = p.kv_len, D = p.head_dim;
+  const int B = p.batch, H = p.q_heads, S = p.q_len, Skv = p.kv_len;
   const std::int64_t nm = static_cast<std::int64_t>(S) * Skv;
   const std::int64_t ns = static_cast<std::int64_t>(B) * H * nm;
   T* scores = static_cast<T*>(ctx.workspace);
   const bool* masked_out = p.causal ? cached_masked_out(p, stream) : nullptr;
 
-  BatchedGemm qk;
-  qk.dtype = p.dtype;
-  qk.b_transposed = true;
-  qk.batch = B;
-  qk.heads = H;
-  qk.kv_heads = p.kv_heads;
-  qk.m = S;
-  qk.n = Skv;
-  qk.k = D;
-  qk.a = strided_operand(p.q, p.q_strides);
-  qk.b = strided_operand(p.k, p.k_strides);
-  qk.c = scores;
-  qk.ldc = Skv;
-  qk.c_head_stride = nm;
-  qk.c_batch_stride = nm * H;
-  run_batched_gemm(qk, stream);
+  run_batched_gemm(
+      scores_gemm(p, p.dtype, strided_operand(p.q, p.q_strides), strided_operand(p.k, p.k_strides), scores), stream);
 
   launch_map(ns, Scale<T, T>{{scores, scores}, p.scale}, stream);
   if (masked_out) launch_elementwise<kMaskedFillVT>(ns, MaskedFillNegInf<T>{scores, masked_out, nm}, stream);
   launch_softmax(scores, scores, static_cast<std::int64_t>(B) * H * S, Skv, stream);
 
-  BatchedGemm pv;
-  pv.dtype = p.dtype;
-  pv.b_transposed = false;
-  pv.batch = B;
-  pv.heads = H;
-  pv.kv_heads = p.kv_heads;
-  pv.m = S;
-  pv.n = D;
-  pv.k = Skv;
-  pv.a = dense_operand(scores, H, S, Skv);
-  pv.b = strided_operand(p.v, p.v_strides);
-  pv.c = p.out;
-  pv.ldc = p.out_strides.row;
-  pv.c_head_stride = p.out_strides.head;
-  pv.c_batch_stride = p.out_strides.batch;
-  run_batched_gemm(pv, stream);
+  run_batched_gemm(output_gemm(p, p.dtype, dense_operand(scores, H, S, Skv), strided_operand(p.v, p.v_strides),
+                               p.out, p.out_strides),
+                   stream);
 }
 
 }  // namespace

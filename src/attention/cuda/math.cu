@@ -191,22 +191,9 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   // k^T * sqrt(scale): same memory order as k, so a dense [Skv, D] per head.
   scaled_copy(k, k_at, buf.k_scaled, root, nk, stream);
 
-  BatchedGemm qk;
-  qk.dtype = dtype_of<T>();
-  qk.b_transposed = true;
-  qk.batch = B;
-  qk.heads = H;
-  qk.kv_heads = Hkv;
-  qk.m = S;
-  qk.n = Skv;
-  qk.k = D;
-  qk.a = dense_operand(buf.q_scaled, H, S, D);
-  qk.b = dense_operand(buf.k_scaled, Hkv, Skv, D);
-  qk.c = buf.attn;
-  qk.ldc = Skv;
-  qk.c_head_stride = nm;
-  qk.c_batch_stride = nm * H;
-  run_batched_gemm(qk, stream);
+  run_batched_gemm(scores_gemm(p, dtype_of<T>(), dense_operand(buf.q_scaled, H, S, D),
+                               dense_operand(buf.k_scaled, Hkv, Skv, D), buf.attn),
+                   stream);
 
   if (mask) launch_elementwise<kBroadcastVT>(ns, AddBroadcast<T>{buf.attn, mask, nm}, stream);
 
@@ -223,29 +210,11 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
 
   if (upcast) launch_map(ns, Convert<T, Tin>{{probs, buf.probs_low}}, stream);  // attn.to(bf16)
 
-  BatchedGemm pv;
-  pv.dtype = dtype_of<T>();
-  pv.b_transposed = false;
-  pv.batch = B;
-  pv.heads = H;
-  pv.kv_heads = Hkv;
-  pv.m = S;
-  pv.n = D;
-  pv.k = Skv;
-  pv.a = dense_operand(probs, H, S, Skv);
-  pv.b = v_op;
-  if (upcast) {
-    pv.c = buf.out_up;
-    pv.ldc = D;
-    pv.c_head_stride = static_cast<std::int64_t>(S) * D;
-    pv.c_batch_stride = pv.c_head_stride * H;
-  } else {
-    pv.c = p.out;
-    pv.ldc = p.out_strides.row;
-    pv.c_head_stride = p.out_strides.head;
-    pv.c_batch_stride = p.out_strides.batch;
-  }
-  run_batched_gemm(pv, stream);
+  // Upcast: into a dense fp32 buffer, cast back below; else straight into out.
+  run_batched_gemm(output_gemm(p, dtype_of<T>(), dense_operand(probs, H, S, Skv), v_op,
+                               upcast ? static_cast<void*>(buf.out_up) : p.out,
+                               upcast ? dense_strides(Layout::BHSD, H, S, D) : p.out_strides),
+                   stream);
 
   if (upcast) {  // out.to(bf16)
     const StridedIndex out_at = index_of(p.out_strides, H, S, D);
