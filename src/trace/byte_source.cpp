@@ -2,12 +2,14 @@
 #include "trace/byte_source.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -40,6 +42,67 @@ class FileSource final : public ByteSource {
   int fd_;
   std::string label_;
   std::uint64_t size_;
+};
+
+// A plain regular file, mapped privately: the reader parses it in place. The
+// mapping is followed by anonymous zero pages for the padding simdjson reads
+// past the last byte; pages the reader is done with are dropped from memory
+// (they stay in the page cache), so resident memory does not grow with the
+// file.
+class MappedFileSource final : public ByteSource {
+ public:
+  // Maps `fd` (which it then owns); nullptr when the kernel refuses, and the
+  // caller reads the file instead.
+  static std::unique_ptr<MappedFileSource> open(int fd, std::string label, std::uint64_t size) {
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t file_span = (size + page - 1) / page * page;
+    const std::uint64_t total = file_span + (kViewPadding + page - 1) / page * page;
+    if (size == 0 || total > SIZE_MAX) return nullptr;
+    void* region = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) return nullptr;
+    if (::mmap(region, file_span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+      ::munmap(region, total);
+      return nullptr;
+    }
+    ::madvise(region, file_span, MADV_SEQUENTIAL);
+    return std::unique_ptr<MappedFileSource>(
+        new MappedFileSource(fd, std::move(label), size, static_cast<char*>(region), total, page));
+  }
+  ~MappedFileSource() override {
+    ::munmap(map_, map_bytes_);
+    ::close(fd_);
+  }
+  MappedFileSource(const MappedFileSource&) = delete;
+  MappedFileSource& operator=(const MappedFileSource&) = delete;
+
+  std::size_t read(char* dst, std::size_t n) override {  // for the gzip check and callers that copy
+    const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - pos_));
+    std::memcpy(dst, map_ + pos_, take);
+    pos_ += take;
+    return take;
+  }
+  const std::string& label() const override { return label_; }
+  std::uint64_t size_hint() const override { return size_; }
+  std::span<char> view() override { return {map_, static_cast<std::size_t>(size_)}; }
+  void release_before(std::uint64_t offset) override {
+    const std::uint64_t end = std::min(offset, size_) / page_ * page_;
+    if (end <= released_) return;
+    ::madvise(map_ + released_, static_cast<std::size_t>(end - released_), MADV_DONTNEED);
+    released_ = end;
+  }
+
+ private:
+  MappedFileSource(int fd, std::string label, std::uint64_t size, char* map, std::uint64_t map_bytes,
+                   std::uint64_t page)
+      : fd_(fd), label_(std::move(label)), size_(size), map_(map), map_bytes_(map_bytes), page_(page) {}
+  int fd_;
+  std::string label_;
+  std::uint64_t size_;
+  char* map_;
+  std::uint64_t map_bytes_;
+  std::uint64_t page_;
+  std::uint64_t pos_ = 0;
+  std::uint64_t released_ = 0;
 };
 
 class MemorySource final : public ByteSource {
@@ -175,7 +238,14 @@ std::unique_ptr<ByteSource> open_file_source(const std::string& path) {
     ::close(fd);
     throw InputError(fmt::format("{}: is a directory, not a trace file", path));
   }
-  return maybe_gunzip(std::make_unique<FileSource>(fd, path, static_cast<std::uint64_t>(st.st_size)), true);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (S_ISREG(st.st_mode) && size >= 2) {
+    unsigned char head[2] = {0, 0};
+    const bool gzip = ::pread(fd, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b;
+    if (!gzip)
+      if (auto mapped = MappedFileSource::open(fd, path, size)) return mapped;
+  }
+  return maybe_gunzip(std::make_unique<FileSource>(fd, path, size), true);
 }
 
 std::unique_ptr<ByteSource> open_memory_source(std::string_view bytes, std::string_view label) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -20,9 +21,20 @@ class ByteSource {
   virtual const std::string& label() const = 0;
   // Expected number of bytes read() will deliver; 0 when unknown.
   virtual std::uint64_t size_hint() const { return 0; }
+
+  // Sources whose bytes are all addressable at once (a plain file, mapped)
+  // hand them out instead of copying them: `view()` is every byte of the
+  // input, writable (a private copy-on-write mapping: writes never reach the
+  // file), followed by at least kViewPadding readable bytes. Empty when the
+  // source can only be read(); a source is used one way or the other.
+  static constexpr std::size_t kViewPadding = 4096;
+  virtual std::span<char> view() { return {}; }
+  // The caller is done with view()[0, offset): its pages may leave memory.
+  virtual void release_before(std::uint64_t /*offset*/) {}
 };
 
 // Opens `path`; refuses missing files, folders and empty files (InputError).
+// A plain (not gzip) regular file is mapped and offers view().
 std::unique_ptr<ByteSource> open_file_source(const std::string& path);
 // Reads from memory that must outlive the source.
 std::unique_ptr<ByteSource> open_memory_source(std::string_view bytes, std::string_view label);

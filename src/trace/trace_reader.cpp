@@ -24,8 +24,11 @@ namespace {
 namespace od = simdjson::ondemand;
 namespace cat = catalogue;
 // Room kept after the last byte read: simdjson's padding, plus one byte for
-// the ']' parse_batch writes when an event ends exactly at the last byte.
+// the ']' parse_run writes when an event ends exactly at the last byte.
 constexpr std::size_t kPad = simdjson::SIMDJSON_PADDING + 1;
+// A mapped file's pages are handed back every this many bytes read.
+constexpr std::size_t kReleaseBytes = 8u << 20;
+static_assert(ByteSource::kViewPadding >= kPad);
 
 std::string describe_char(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -36,8 +39,17 @@ std::string describe_char(char c) {
 class Reader {
  public:
   Reader(ByteSource& source, const ReadOptions& options)
-      : source_(source), options_(options) {
-    data_.resize(1 + options_.chunk_bytes + kPad);
+      : source_(source), options_(options), view_(source.view()) {
+    if (view_.empty()) {
+      data_.resize(1 + options_.chunk_bytes + kPad);
+      base_ = data_.data();
+      capacity_ = data_.size();
+    } else {
+      // base_[1] is the file's first byte, as in the copying mode; base_[0] is
+      // never touched (the first event starts past byte 0 of any trace).
+      base_ = view_.data() - 1;
+      capacity_ = 1 + view_.size() + ByteSource::kViewPadding;
+    }
   }
 
   Trace read() {
@@ -80,22 +92,38 @@ class Reader {
   }
   std::uint64_t offset(std::size_t index) const { return discarded_ + index - 1; }
 
-  // Keeps [start_, end_), moves it to the front and reads another chunk.
+  // Makes more bytes available after end_, keeping [start_, end_): a mapped
+  // file's window grows; otherwise the kept bytes move to the front of the
+  // buffer and another chunk is read after them.
   void fill() {
     const std::size_t keep = end_ - start_;
-    if (start_ > 1) {
-      std::memmove(data_.data() + 1, data_.data() + start_, keep);
-      discarded_ += start_ - 1;
-      start_ = 1;
-      end_ = 1 + keep;
-    }
     if (keep > options_.max_event_bytes)
       fail(fmt::format("a single JSON value near byte {} is larger than {} MiB: not a usable trace",
                        offset(start_), options_.max_event_bytes >> 20));
     // A value longer than a chunk is rescanned from its start after each read: read
     // as much again as is kept, so one huge value costs O(size), not O(size^2 / chunk).
     const std::size_t want = std::max(options_.chunk_bytes, keep);
-    if (data_.size() < end_ + want + kPad) data_.resize(end_ + want + kPad);
+    if (!view_.empty()) {
+      const std::size_t file_end = 1 + view_.size();
+      if (start_ - released_ >= kReleaseBytes) {
+        source_.release_before(start_ - 1);
+        released_ = start_;
+      }
+      end_ = file_end - end_ > want ? end_ + want : file_end;
+      eof_ = end_ == file_end;
+      return;
+    }
+    if (start_ > 1) {
+      std::memmove(data_.data() + 1, data_.data() + start_, keep);
+      discarded_ += start_ - 1;
+      start_ = 1;
+      end_ = 1 + keep;
+    }
+    if (data_.size() < end_ + want + kPad) {
+      data_.resize(end_ + want + kPad);
+      base_ = data_.data();
+      capacity_ = data_.size();
+    }
     std::size_t got = 0;
     while (got < want) {
       const std::size_t n = source_.read(data_.data() + end_ + got, want - got);
@@ -111,8 +139,8 @@ class Reader {
   // Next non-space character (reading more as needed); kEnd at the end of input.
   int peek_nonspace() {
     for (;;) {
-      const char* p = json_scan::skip_space(data_.data() + start_, data_.data() + end_);
-      start_ = static_cast<std::size_t>(p - data_.data());
+      const char* p = json_scan::skip_space(base_ + start_, base_ + end_);
+      start_ = static_cast<std::size_t>(p - base_);
       if (start_ < end_) return static_cast<unsigned char>(*p);
       if (eof_) return kEnd;
       fill();
@@ -122,10 +150,10 @@ class Reader {
   // The whole value starting at start_ (reading more as needed); advances past it.
   std::string_view take_value(std::string_view what) {
     for (;;) {
-      const char* b = data_.data() + start_;
-      const char* e = json_scan::value_end(b, data_.data() + end_, eof_);
+      const char* b = base_ + start_;
+      const char* e = json_scan::value_end(b, base_ + end_, eof_);
       if (e != nullptr) {
-        start_ = static_cast<std::size_t>(e - data_.data());
+        start_ = static_cast<std::size_t>(e - base_);
         return {b, static_cast<std::size_t>(e - b)};
       }
       if (eof_) fail(fmt::format("truncated: the file ends inside {}", what));
@@ -249,15 +277,27 @@ class Reader {
     }
   }
 
-  // Streams the elements of traceEvents; start_ is just past '['. The scanner
-  // finds where whole events end; this loop checks the separators between
-  // them and hands each run of whole events to parse_batch.
+  // Streams the elements of traceEvents; start_ is just past '['. Most
+  // windows go through try_line_batch; otherwise the scanner finds where whole
+  // events end, this loop checks the separators between them and hands each
+  // run of whole events to parse_batch.
   void read_events() {
     bool need_element = true;
     for (;;) {
-      char* const base = data_.data();
+      char* const base = base_;
       const char* cur = json_scan::skip_space(base + start_, base + end_);
       const char* const e = base + end_;
+      if (line_batches_ && cur < e && !need_element && *cur == ',') {
+        cur = json_scan::skip_space(cur + 1, e);
+        need_element = true;
+      }
+      if (line_batches_ && need_element && cur < e && *cur == '{') {
+        if (const char* resume = try_line_batch(cur, e)) {
+          start_ = static_cast<std::size_t>(resume - base);
+          fill();
+          continue;
+        }
+      }
       const char* batch_first = nullptr;
       const char* batch_end = nullptr;
       std::size_t batch_count = 0;
@@ -297,7 +337,13 @@ class Reader {
         ++batch_count;
         need_element = false;
       }
-      if (batch_count != 0) parse_batch(batch_first, batch_end, batch_count);
+      if (batch_count != 0) {
+        const std::size_t first_index = events_seen_;
+        if (auto err = parse_run(const_cast<char*>(batch_first) - 1, const_cast<char*>(batch_end)); err)
+          batch_error(events_seen_, err);
+        if (events_seen_ != first_index + batch_count)
+          fail(fmt::format("invalid JSON in traceEvents[{}..{}]", first_index, first_index + batch_count - 1));
+      }
       start_ = static_cast<std::size_t>(cur - base);
       if (closed) return;
       if (eof_)
@@ -307,29 +353,54 @@ class Reader {
     }
   }
 
-  // Parses `count` whole events in [first, last_end), in place: the bytes just
-  // before and after are turned into '[' and ']' for the parse and restored.
-  void parse_batch(const char* first, const char* last_end, std::size_t count) {
-    char* open = const_cast<char*>(first) - 1;
-    char* close = const_cast<char*>(last_end);
+  // The fast path. A JSON string cannot hold a raw newline, so every newline
+  // lies between tokens; Kineto (and attnprof) write one event per line, so
+  // the text from `first` (an event's '{') to the last ",<newline>" of the
+  // window is usually a run of whole events. It is parsed as one array; when
+  // it is not one (events spanning lines, invalid JSON), what it added is
+  // dropped and nullptr returned: the scanner path then reads the window and
+  // reports any error exactly. The byte after the array's ']' is a space, so
+  // simdjson cannot run past it. Returns where reading resumes (past the ',').
+  const char* try_line_batch(const char* first, const char* end) {
+    const auto* nl = static_cast<const char*>(::memrchr(first, '\n', static_cast<std::size_t>(end - first)));
+    if (nl == nullptr) return nullptr;
+    const char* comma = nl;
+    while (comma > first && json_scan::is_space(comma[-1])) --comma;
+    if (comma == first || *--comma != ',') return nullptr;
+    const std::size_t events = trace_.events.size(), args = trace_.gpu_args.size(), seen = events_seen_;
+    simdjson::error_code err = simdjson::SUCCESS;
+    try {
+      err = parse_run(const_cast<char*>(first) - 1, const_cast<char*>(comma));
+    } catch (const InputError&) {
+      err = simdjson::TAPE_ERROR;
+    }
+    if (err == simdjson::SUCCESS) {
+      line_failures_ = 0;
+      return comma + 1;
+    }
+    trace_.events.resize(events);
+    trace_.gpu_args.resize(args);
+    events_seen_ = seen;
+    // Text that is not one event per line fails every time: stop trying.
+    if (++line_failures_ >= 3) line_batches_ = false;
+    return nullptr;
+  }
+
+  // Parses the whole events between `open` and `close` in place: those two
+  // bytes are turned into '[' and ']' for the parse and restored. Each event
+  // goes to the EventParser (which throws InputError on bad fields); returns
+  // simdjson's error, when there is one, also when the array does not end
+  // exactly at `close`.
+  simdjson::error_code parse_run(char* open, char* close) {
     const char saved_open = *open;
     const char saved_close = *close;
     *open = '[';
     *close = ']';
     const auto len = static_cast<std::size_t>(close + 1 - open);
-    const auto capacity = static_cast<std::size_t>(data_.data() + data_.size() - open);
-    const std::size_t first_index = events_seen_;
+    const auto capacity = static_cast<std::size_t>(base_ + capacity_ - open);
+    simdjson::error_code err = simdjson::SUCCESS;
     try {
-      od::document doc;
-      if (auto err = parser_.iterate(open, len, capacity).get(doc); err) batch_error(first_index, err);
-      od::array array;
-      if (auto err = doc.get_array().get(array); err) batch_error(first_index, err);
-      for (auto element : array) {
-        od::object object;
-        if (auto err = element.get_object().get(object); err) batch_error(events_seen_, err);
-        events_.parse(object, events_seen_);
-        ++events_seen_;
-      }
+      err = walk_run(open, len, capacity);
     } catch (...) {
       *open = saved_open;
       *close = saved_close;
@@ -337,8 +408,25 @@ class Reader {
     }
     *open = saved_open;
     *close = saved_close;
-    if (events_seen_ != first_index + count)
-      fail(fmt::format("invalid JSON in traceEvents[{}..{}]", first_index, first_index + count - 1));
+    return err;
+  }
+
+  simdjson::error_code walk_run(const char* open, std::size_t len, std::size_t capacity) {
+    od::document doc;
+    if (auto err = parser_.iterate(open, len, capacity).get(doc); err) return err;
+    od::array array;
+    if (auto err = doc.get_array().get(array); err) return err;
+    for (auto element : array) {
+      od::object object;
+      if (auto err = element.get_object().get(object); err) return err;
+      events_.parse(object, events_seen_);
+      ++events_seen_;
+    }
+    // The array must end at the last byte: its raw text, taken after the walk,
+    // runs to the next token, which is the end only when nothing follows.
+    std::string_view whole;
+    if (auto err = doc.raw_json().get(whole); err) return err;
+    return whole.size() == len ? simdjson::SUCCESS : simdjson::TAPE_ERROR;
   }
 
   [[noreturn]] void batch_error(std::size_t index, simdjson::error_code err) const {
@@ -348,7 +436,11 @@ class Reader {
   ByteSource& source_;
   ReadOptions options_;
   Trace trace_;
-  std::vector<char> data_;      // data_[0] is spare: parse_batch writes '[' before the first event
+  std::span<char> view_;        // the whole input, when the source is mapped
+  std::vector<char> data_;      // otherwise the buffer; data_[0] is spare: parse_run writes '[' before the first event
+  char* base_ = nullptr;        // data_.data(), or one byte before view_
+  std::size_t capacity_ = 0;    // readable bytes from base_
+  std::size_t released_ = 1;    // view_ bytes before this were handed back (release_before)
   std::size_t start_ = 1;       // first unconsumed byte
   std::size_t end_ = 1;         // one past the last byte read
   std::uint64_t discarded_ = 0; // bytes dropped from the front so far
@@ -356,6 +448,8 @@ class Reader {
   bool saw_events_ = false;
   std::size_t events_seen_ = 0;
   std::vector<const char*> ends_;  // event ends found by the scanner in the current buffer
+  bool line_batches_ = true;       // try_line_batch is worth trying
+  int line_failures_ = 0;          // its failures in a row
   od::parser parser_;
   EventParser events_{trace_, source_.label()};
   simdjson::dom::parser dom_;
