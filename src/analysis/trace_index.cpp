@@ -56,16 +56,15 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   std::vector<char> classified(trace.strings.size(), 0);
   // CPU ranges and, later, the launches, per thread: each lane keeps both in
   // time order and is swept once with a stack.
-  struct Range {
-    std::int64_t ts, end, dur;
-    std::int32_t index;  // into ranges_
-  };
+  // Ranges are kept as indices into ranges_ (their times stay in the events:
+  // a CPU trace has millions of ranges, and copies of them cost more than the
+  // mostly sequential reads back).
   struct Launch {
     std::int64_t ts;
     std::size_t activity;
   };
   struct LaneItems {
-    std::vector<Range> ranges;
+    std::vector<std::int32_t> ranges;
     std::vector<Launch> launches;
   };
   std::map<std::pair<std::int64_t, std::int64_t>, LaneItems> lanes;
@@ -103,7 +102,7 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
       activities_.push_back(a);
     } else if (is_cpu_range(e) && !e.pid.is_string && !e.tid.is_string) {
       has_cpu_ops_ |= e.kind == EventKind::CpuOp;
-      lane_of(e).ranges.push_back({e.ts_ns, e.end_ns(), e.dur_ns, static_cast<std::int32_t>(ranges_.size())});
+      lane_of(e).ranges.push_back(static_cast<std::int32_t>(ranges_.size()));
       ranges_.push_back({i});
     }
   }
@@ -150,8 +149,13 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   // Ranges by start, longer (outer) ones first at equal start; launches by
   // time; a range and a launch at the same time: the range first. Both lists
   // usually arrive in order already (file order, GPU start order).
-  const auto range_before = [](const Range& a, const Range& b) {
-    return a.ts != b.ts ? a.ts < b.ts : a.dur > b.dur;
+  const auto range_event = [&](std::int32_t r) -> const Event& {
+    return events[ranges_[static_cast<std::size_t>(r)].event];
+  };
+  const auto range_before = [&](std::int32_t a, std::int32_t b) {
+    const Event& x = range_event(a);
+    const Event& y = range_event(b);
+    return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : x.dur_ns > y.dur_ns;
   };
   const auto launch_before = [](const Launch& a, const Launch& b) { return a.ts < b.ts; };
   struct Open {
@@ -167,13 +171,14 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     stack.clear();
     std::size_t r = 0, l = 0;
     while (r < rs.size() || l < ls.size()) {
-      const bool take_range = l == ls.size() || (r < rs.size() && rs[r].ts <= ls[l].ts);
-      const std::int64_t ts = take_range ? rs[r].ts : ls[l].ts;
+      const Event* range = r < rs.size() ? &range_event(rs[r]) : nullptr;
+      const bool take_range = l == ls.size() || (range != nullptr && range->ts_ns <= ls[l].ts);
+      const std::int64_t ts = take_range ? range->ts_ns : ls[l].ts;
       while (!stack.empty() && stack.back().end < ts) stack.pop_back();
       const std::int32_t top = stack.empty() ? kNone : stack.back().index;
       if (take_range) {
-        ranges_[static_cast<std::size_t>(rs[r].index)].parent = top;
-        stack.push_back({rs[r].end, rs[r].index});
+        ranges_[static_cast<std::size_t>(rs[r])].parent = top;
+        stack.push_back({range->end_ns(), rs[r]});
         ++r;
       } else {
         activities_[ls[l].activity].range = top;

@@ -25,7 +25,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
                   "default: profiler steps, else top-level annotations, else the whole trace");
   cmd->add_flag("--json", opts->json, "Print the report as JSON");
   cmd->callback([opts, &exit_code] {
-    const Trace trace = read_trace_file(opts->trace);
+    const Trace trace = read_trace_file(opts->trace, ReadOptions{.detail = ReadDetail::Analysis});
     const TraceIndex index(trace);
     const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, opts->trace);
     const std::string report = opts->json ? json_report(analysis) : text_report(analysis);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -30,6 +31,48 @@ struct Key {
   od::raw_json_string raw;
   bool operator==(std::string_view known) const { return raw.unsafe_is_equal(known); }
 };
+
+// The event keys the parser reads, told apart by their first byte and one
+// masked word compare of the key and its closing quote (the eight bytes after
+// a key's first byte are always readable: simdjson's padding follows the text).
+enum class EventKey : std::uint8_t { Ph, Cat, Name, Pid, Tid, Ts, Dur, Id, Args, Other };
+
+constexpr std::uint64_t quoted_word(std::string_view key) {  // little-endian "key\"" as a word
+  std::uint64_t w = 0;
+  for (std::size_t i = 0; i < key.size(); ++i) w |= static_cast<std::uint64_t>(static_cast<unsigned char>(key[i])) << (8 * i);
+  return w | (std::uint64_t{'"'} << (8 * key.size()));
+}
+constexpr std::uint64_t word_mask(std::string_view key) {  // the key and its closing quote
+  return key.size() >= 7 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * (key.size() + 1))) - 1;
+}
+template <const std::string_view& K>
+bool is_key(std::uint64_t word) {
+  static_assert(K.size() <= 7);
+  return (word & word_mask(K)) == quoted_word(K);
+}
+
+EventKey event_key(const od::raw_json_string& raw) {
+  const char* p = raw.raw();
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  switch (p[0]) {
+    case 'p':
+      if (is_key<cat::kPh>(w)) return EventKey::Ph;
+      if (is_key<cat::kPid>(w)) return EventKey::Pid;
+      break;
+    case 'c': if (is_key<cat::kCat>(w)) return EventKey::Cat; break;
+    case 'n': if (is_key<cat::kName>(w)) return EventKey::Name; break;
+    case 't':
+      if (is_key<cat::kTs>(w)) return EventKey::Ts;
+      if (is_key<cat::kTid>(w)) return EventKey::Tid;
+      break;
+    case 'd': if (is_key<cat::kDur>(w)) return EventKey::Dur; break;
+    case 'i': if (is_key<cat::kId>(w)) return EventKey::Id; break;
+    case 'a': if (is_key<cat::kArgs>(w)) return EventKey::Args; break;
+    default: break;
+  }
+  return EventKey::Other;
+}
 
 std::string_view trim_token(std::string_view t) {
   while (!t.empty() && json_scan::is_space(t.back())) t.remove_suffix(1);
@@ -79,7 +122,7 @@ std::int64_t EventParser::read_time(od::value& v, std::string_view field) {
   od::json_type type;
   if (v.type().get(type) || type != od::json_type::number) field_error(field, "a number");
   const std::string_view token = v.raw_json_token();
-  const auto ns = json_text::microseconds_to_ns(trim_token(token));
+  const auto ns = json_text::microseconds_to_ns_padded(trim_token(token));
   if (!ns) field_error(field, "a number of microseconds in range");
   return *ns;
 }
@@ -136,68 +179,86 @@ StringId EventParser::intern_string(od::value& v, std::string_view field, std::s
   return id;
 }
 
-namespace {
-
-// Whether a key's first byte is that of an args key read below: most keys
-// Kineto writes into args ("Record function id", "Sequence number", ...) are
-// told apart on that byte instead of against every key in turn.
-bool may_be_read_arg(char first) {
-  static const std::array<bool, 256> table = [] {
-    std::array<bool, 256> t{};
-    for (std::string_view k :
-         {cat::kExternalId, cat::kCorrelation, cat::kGrid, cat::kBlock, cat::kDevice, cat::kContext, cat::kStream,
-          cat::kRegistersPerThread, cat::kSharedMemory, cat::kDynamicSharedMemory, cat::kBytes, cat::kBlocksPerSm,
-          cat::kWarpsPerSm, cat::kOccupancy})
-      t[static_cast<unsigned char>(k.front())] = true;
-    return t;
-  }();
-  return table[static_cast<unsigned char>(first)];
-}
-
-}  // namespace
-
 void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
   // Fields and values by reference: simdjson's iterators are small structs
-  // whose copies cost store-forwarding stalls in this loop.
+  // whose copies cost store-forwarding stalls in this loop. Keys are told
+  // apart on their first byte; most keys Kineto writes into args ("Record
+  // function id", "Sequence number", ...) are skipped unread on it.
   for (auto item : args) {
     if (auto err = item.error(); err) json_error(err);
     od::field& field = item.value_unsafe();
     const Key key{field.key()};
-    if (!may_be_read_arg(*key.raw.raw())) continue;  // the value is skipped unread
     od::value& v = field.value();
     std::int64_t n = 0;
-    if (key == cat::kExternalId) {
-      if (arg_int(v, n)) ev.external_id = n;
-    } else if (key == cat::kCorrelation) {
-      if (arg_int(v, n)) ev.correlation = n;
-    } else if (key == cat::kGrid) {
-      arg_dim3(v, g.grid);
-    } else if (key == cat::kBlock) {
-      arg_dim3(v, g.block);
-    } else if (key == cat::kDevice) {
-      if (arg_int(v, n)) g.device = static_cast<std::int32_t>(n);
-    } else if (key == cat::kContext) {
-      if (arg_int(v, n)) g.context = static_cast<std::int32_t>(n);
-    } else if (key == cat::kStream) {
-      if (arg_int(v, n)) g.stream = n;
-    } else if (key == cat::kRegistersPerThread) {
-      if (arg_int(v, n)) g.registers_per_thread = static_cast<std::int32_t>(n);
-    } else if (key == cat::kSharedMemory) {
-      if (arg_int(v, n)) g.shared_memory = static_cast<std::int32_t>(n);
-    } else if (key == cat::kDynamicSharedMemory) {
-      if (arg_int(v, n)) g.dynamic_shared_memory = static_cast<std::int32_t>(n);
-    } else if (key == cat::kBytes) {
-      if (arg_int(v, n)) g.bytes = n;
-    } else if (key == cat::kBlocksPerSm || key == cat::kWarpsPerSm || key == cat::kOccupancy) {
+    std::int32_t* narrow = nullptr;  // an int32 field to fill from n
+    float* real = nullptr;           // a float field
+    switch (*key.raw.raw()) {
+      case 'E':
+        if (key == cat::kExternalId && arg_int(v, n)) ev.external_id = n;
+        continue;
+      case 'c':
+        if (key == cat::kCorrelation) {
+          if (arg_int(v, n)) ev.correlation = n;
+          continue;
+        }
+        if (key == cat::kContext) narrow = &g.context;
+        break;
+      case 'g':
+        if (key == cat::kGrid) arg_dim3(v, g.grid);
+        continue;
+      case 'b':
+        if (key == cat::kBlock) {
+          arg_dim3(v, g.block);
+          continue;
+        }
+        if (key == cat::kBytes) {
+          if (arg_int(v, n)) g.bytes = n;
+          continue;
+        }
+        if (key == cat::kBlocksPerSm) real = &g.blocks_per_sm;
+        break;
+      case 'd':
+        if (key == cat::kDevice) narrow = &g.device;
+        else if (key == cat::kDynamicSharedMemory) narrow = &g.dynamic_shared_memory;
+        break;
+      case 's':
+        if (key == cat::kStream) {
+          if (arg_int(v, n)) g.stream = n;
+          continue;
+        }
+        if (key == cat::kSharedMemory) narrow = &g.shared_memory;
+        break;
+      case 'r':
+        if (key == cat::kRegistersPerThread) narrow = &g.registers_per_thread;
+        break;
+      case 'w':
+        if (key == cat::kWarpsPerSm) real = &g.warps_per_sm;
+        break;
+      case 'e':
+        if (key == cat::kOccupancy) real = &g.occupancy_pct;
+        break;
+      default:
+        continue;  // the value is skipped unread
+    }
+    if (narrow != nullptr) {
+      if (arg_int(v, n)) *narrow = static_cast<std::int32_t>(n);
+    } else if (real != nullptr) {
       double d = 0;
-      if (v.get_double().get(d) == simdjson::SUCCESS && d > -3e38 && d < 3e38) {
-        const auto f = static_cast<float>(d);
-        if (key == cat::kBlocksPerSm) g.blocks_per_sm = f;
-        else if (key == cat::kWarpsPerSm) g.warps_per_sm = f;
-        else g.occupancy_pct = f;
-      }
+      if (v.get_double().get(d) == simdjson::SUCCESS && d > -3e38 && d < 3e38) *real = static_cast<float>(d);
     }
   }
+}
+
+// Categories are few and repeat on every event: they are matched on their raw
+// text against the ones seen so far before going through the string index.
+StringId EventParser::intern_category(od::value& v) {
+  const std::string_view token = trim_token(v.raw_json_token());
+  for (const auto& [raw, id] : recent_categories_)
+    if (raw == token) return id;
+  const StringId id = intern_string(v, cat::kCat, "a string");
+  if (recent_categories_.size() < kRecentCategories && token.size() <= 64)
+    recent_categories_.emplace_back(std::string(token), id);
+  return id;
 }
 
 std::optional<EventKind> EventParser::kind_of(StringId category) {
@@ -212,8 +273,8 @@ std::optional<EventKind> EventParser::kind_of(StringId category) {
 }
 
 void EventParser::parse(od::object object, std::size_t index) {
-index_ = index;
-std::int64_t flow_id = -1;
+  index_ = index;
+  std::int64_t flow_id = -1;
   Event ev;
   GpuArgs g;
   bool have_ph = false;
@@ -221,32 +282,43 @@ std::int64_t flow_id = -1;
   for (auto item : object) {  // by reference, as in read_args
     if (auto err = item.error(); err) json_error(err);
     od::field& field = item.value_unsafe();
-    const Key key{field.key()};
     od::value& v = field.value();
-    if (key == cat::kPh) {
-      ev.phase = read_phase(v);
-      have_ph = true;
-    } else if (key == cat::kCat) {
-      ev.category = intern_string(v, cat::kCat, "a string");
-    } else if (key == cat::kName) {
-      ev.name = intern_string(v, cat::kName, "a string");
-    } else if (key == cat::kTs) {
-      ev.ts_ns = read_time(v, cat::kTs);
-      have_ts = true;
-    } else if (key == cat::kDur) {
-      ev.dur_ns = read_time(v, cat::kDur);
-      if (ev.dur_ns < 0) field_error(cat::kDur, "a duration >= 0");
-    } else if (key == cat::kPid) {
-      ev.pid = read_lane(v, cat::kPid);
-    } else if (key == cat::kTid) {
-      ev.tid = read_lane(v, cat::kTid);
-    } else if (key == cat::kId) {
-      const Lane id = read_lane(v, cat::kId);
-      if (!id.is_string) flow_id = id.value;
-    } else if (key == cat::kArgs) {
-      od::object args;
-      if (v.get_object().get(args)) field_error(cat::kArgs, "an object");
-      read_args(args, ev, g);
+    switch (event_key(field.key())) {
+      case EventKey::Ph:
+        ev.phase = read_phase(v);
+        have_ph = true;
+        // Flows link launches to kernels, which the analysis does by correlation id.
+        if (analysis_only_ && (ev.phase == 's' || ev.phase == 'f' || ev.phase == 't')) return;
+        break;
+      case EventKey::Cat: ev.category = intern_category(v); break;
+      case EventKey::Name: ev.name = intern_string(v, cat::kName, "a string"); break;
+      case EventKey::Ts:
+        ev.ts_ns = read_time(v, cat::kTs);
+        have_ts = true;
+        break;
+      case EventKey::Dur:
+        ev.dur_ns = read_time(v, cat::kDur);
+        if (ev.dur_ns < 0) field_error(cat::kDur, "a duration >= 0");
+        break;
+      case EventKey::Pid: ev.pid = read_lane(v, cat::kPid); break;
+      case EventKey::Tid: ev.tid = read_lane(v, cat::kTid); break;
+      case EventKey::Id: {
+        const Lane id = read_lane(v, cat::kId);
+        if (!id.is_string) flow_id = id.value;
+        break;
+      }
+      case EventKey::Args: {
+        od::object args;
+        if (v.get_object().get(args)) field_error(cat::kArgs, "an object");
+        if (analysis_only_ && ev.category != kNoString) {
+          // The analysis reads args only of GPU activity and launch calls.
+          const auto kind = kind_of(ev.category);
+          if (kind && !is_gpu_activity(*kind) && !is_launch_api(*kind)) break;
+        }
+        read_args(args, ev, g);
+        break;
+      }
+      case EventKey::Other: break;
     }
   }
   saw_begin_end_ |= ev.phase == 'B' || ev.phase == 'E';

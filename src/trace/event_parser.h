@@ -19,7 +19,9 @@ namespace attnprof {
 
 class EventParser {
  public:
-  EventParser(Trace& trace, std::string label) : trace_(trace), label_(std::move(label)) {}
+  // With `analysis_only`, flow events are skipped and CPU-side events' args not read (ReadDetail::Analysis).
+  EventParser(Trace& trace, std::string label, bool analysis_only = false)
+      : trace_(trace), label_(std::move(label)), analysis_only_(analysis_only) {}
   // Parses `object` as traceEvents[index] and appends it. Throws InputError.
   void parse(simdjson::ondemand::object object, std::size_t index);
   // Whether any event so far had phase "B" or "E" (see complete_begin_end_pairs).
@@ -33,6 +35,7 @@ class EventParser {
   Lane read_lane(simdjson::ondemand::value& v, std::string_view field);
   std::string_view read_string(simdjson::ondemand::value& v, std::string_view field);
   StringId intern_string(simdjson::ondemand::value& v, std::string_view field, std::string_view expected);
+  StringId intern_category(simdjson::ondemand::value& v);
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g);
   char read_phase(simdjson::ondemand::value& v);
   std::optional<EventKind> kind_of(StringId category);
@@ -45,10 +48,14 @@ class EventParser {
   std::size_t index_ = 0;  // of the event being parsed, for messages
   std::vector<std::int8_t> category_kind_;  // by category StringId
   bool saw_begin_end_ = false;
+  bool analysis_only_ = false;
   // String values by their raw JSON text (escapes not decoded): each distinct
   // text is unescaped and interned once. Keys point into the pool, or into
   // raw_copies_ for the few texts with escapes.
   StringIndex raw_strings_;
+  // Raw category tokens (quotes included) seen so far, with their ids.
+  static constexpr std::size_t kRecentCategories = 16;
+  std::vector<std::pair<std::string, StringId>> recent_categories_;
   std::deque<std::string> raw_copies_;
 };
 

@@ -25,21 +25,40 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
-// Eight ASCII digits read as one 64-bit word (SWAR; the checks and the
-// multiply-shift steps of simdjson's and fast_float's parse_eight_digits).
-bool is_eight_digits(const char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return ((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
-         0x3333333333333333ULL;
-}
-std::int64_t eight_digits(const char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
+// Up to eight ASCII digits in one 64-bit word (SWAR; the multiply-shift steps
+// of simdjson's and fast_float's parse_eight_digits).
+std::int64_t eight_digits(std::uint64_t v) {
   v = (v & 0x0F0F0F0F0F0F0F0FULL) * 2561 >> 8;
   v = (v & 0x00FF00FF00FF00FFULL) * 6553601 >> 16;
   return static_cast<std::int64_t>((v & 0x0000FFFF0000FFFFULL) * 42949672960001ULL >> 32);
 }
+
+// The 8 bytes of `t` from `i` (i <= t.size(); 8 bytes past the end are
+// readable), as a little-endian word; bytes past the end read as zero, which
+// is not a digit.
+std::uint64_t load8(std::string_view t, std::size_t i) {
+  std::uint64_t v;
+  std::memcpy(&v, t.data() + i, 8);
+  const std::size_t left = t.size() - i;
+  return left >= 8 ? v : v & ((std::uint64_t{1} << (8 * left)) - 1);
+}
+
+// How many of the word's bytes, from its first, are ASCII digits (0-8).
+int leading_digits(std::uint64_t v) {
+  constexpr std::uint64_t kHigh = 0xF0F0F0F0F0F0F0F0ULL, kZeros = 0x3030303030303030ULL;
+  // Non-zero in each byte that is not a digit. A carry out of a non-digit byte
+  // can only spoil the test of later bytes, never of an earlier one.
+  const std::uint64_t bad = ((v & kHigh) ^ kZeros) | (((v + 0x0606060606060606ULL) & kHigh) ^ kZeros);
+  return bad == 0 ? 8 : __builtin_ctzll(bad) / 8;
+}
+
+// The value of the first `n` (1-8) digit bytes of the word.
+std::int64_t digits_value(std::uint64_t v, int n) {
+  if (n < 8) v = (v << (8 * (8 - n))) | (0x3030303030303030ULL >> (8 * n));  // left-pad with '0'
+  return eight_digits(v);
+}
+
+constexpr std::int64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 }  // namespace
 
@@ -77,36 +96,50 @@ std::string quoted(std::string_view s) {
 }
 
 std::optional<std::int64_t> microseconds_to_ns(std::string_view t) {
+  // Copied where 8 bytes after it are readable.
+  constexpr std::size_t kShort = 56;
+  if (t.size() <= kShort) {
+    char buf[kShort + 8] = {};
+    std::memcpy(buf, t.data(), t.size());
+    return microseconds_to_ns_padded({buf, t.size()});
+  }
+  std::string copy(t);
+  copy.append(8, '\0');
+  return microseconds_to_ns_padded({copy.data(), t.size()});
+}
+
+std::optional<std::int64_t> microseconds_to_ns_padded(std::string_view t) {
   if (t.empty()) return std::nullopt;
   std::size_t i = 0;
   const bool negative = t[0] == '-';
   if (negative) ++i;
+  // Integer part, eight digits per step: Kineto's timestamps have 13-16.
   std::int64_t whole = 0;
   std::size_t digits = 0;
-  // Timestamps have 13-16 digits: the first eight in one step (no overflow
-  // possible), the rest one by one with the overflow check.
-  if (t.size() - i >= 8 && is_eight_digits(t.data() + i)) {
-    whole = eight_digits(t.data() + i);
-    i += 8;
-    digits = 8;
-  }
-  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) {
-    if (whole > INT64_MAX / 10 - 1) return std::nullopt;  // far out of range as ns
-    whole = whole * 10 + (t[i] - '0');
+  for (;;) {
+    const std::uint64_t w = load8(t, i);
+    const int n = leading_digits(w);
+    if (n == 0) break;
+    if (digits + static_cast<std::size_t>(n) > 18) return std::nullopt;  // far out of range as ns
+    whole = whole * kPow10[n] + digits_value(w, n);
+    digits += static_cast<std::size_t>(n);
+    i += static_cast<std::size_t>(n);
+    if (n < 8) break;
   }
   if (digits == 0) return std::nullopt;
+  // Fraction: three digits of nanoseconds, rounded half up on the fourth.
   std::int64_t frac_ns = 0;
   if (i < t.size() && t[i] == '.') {
     ++i;
-    std::size_t frac_digits = 0;
-    int round_digit = -1;
-    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++frac_digits) {
-      if (frac_digits < 3) frac_ns = frac_ns * 10 + (t[i] - '0');
-      else if (frac_digits == 3) round_digit = t[i] - '0';
-    }
-    if (frac_digits == 0) return std::nullopt;
-    for (std::size_t k = frac_digits; k < 3; ++k) frac_ns *= 10;
-    if (round_digit >= 5) ++frac_ns;
+    const std::uint64_t w = load8(t, i);
+    const int n = leading_digits(w);
+    if (n == 0) return std::nullopt;
+    const auto d = [w](int k) { return static_cast<std::int64_t>((w >> (8 * k)) & 0xF); };
+    frac_ns = n >= 3 ? d(0) * 100 + d(1) * 10 + d(2) : digits_value(w, n) * kPow10[3 - n];
+    if (n > 3 && d(3) >= 5) ++frac_ns;
+    i += static_cast<std::size_t>(n);
+    if (n == 8)
+      while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
   }
   if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
     // Rare: scientific notation. Go through a double.

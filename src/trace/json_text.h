@@ -17,6 +17,9 @@ std::string quoted(std::string_view s);
 // "1.5e3") into integer nanoseconds, exactly for plain decimals (rounded past
 // the third fractional digit). nullopt when `token` is not a number.
 std::optional<std::int64_t> microseconds_to_ns(std::string_view token);
+// The same, faster, for text followed by at least 8 readable bytes (the
+// reader's buffers are: simdjson's padding follows them).
+std::optional<std::int64_t> microseconds_to_ns_padded(std::string_view token);
 
 // A double that fits in int64, else nullopt (casting it would be undefined).
 std::optional<std::int64_t> double_to_int64(double d);

@@ -451,7 +451,7 @@ class Reader {
   bool line_batches_ = true;       // try_line_batch is worth trying
   int line_failures_ = 0;          // its failures in a row
   od::parser parser_;
-  EventParser events_{trace_, source_.label()};
+  EventParser events_{trace_, source_.label(), options_.detail == ReadDetail::Analysis};
   simdjson::dom::parser dom_;
 };
 

@@ -12,6 +12,14 @@
 
 namespace attnprof {
 
+// How much of each event to keep.
+enum class ReadDetail {
+  Full,      // everything the trace model holds (for writing traces back)
+  Analysis,  // what TraceIndex and the rules read: flow events ("s"/"f"/"t") are
+             // dropped and the args of CPU-side events (External id, ...) are not
+             // read; GPU activity and launch calls keep all their args
+};
+
 struct ReadOptions {
   // Bytes read per step. Each chunk is copied in, scanned, indexed by
   // simdjson and walked: small enough that all four passes find it (and
@@ -19,6 +27,7 @@ struct ReadOptions {
   // end to end than 4 MiB).
   std::size_t chunk_bytes = 512u << 10;
   std::size_t max_event_bytes = 256u << 20;   // a single event larger than this is an error
+  ReadDetail detail = ReadDetail::Full;
 };
 
 // `path` may be a plain .json or a gzip file (detected by its magic bytes).

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+
 #include <cmath>
+#include <random>
+#include <string>
 
 namespace attnprof::json_text {
 namespace {
@@ -34,6 +37,56 @@ TEST(JsonText, MicrosecondsToNanoseconds) {
   EXPECT_EQ(microseconds_to_ns("1234:678"), std::nullopt);
   EXPECT_EQ(microseconds_to_ns("1234/678"), std::nullopt);
   EXPECT_EQ(microseconds_to_ns("00000000"), 0);
+}
+
+// The word-at-a-time parse against a digit-by-digit one in 128-bit
+// arithmetic, on random numbers around every digit-count boundary and with
+// stray characters put in.
+__extension__ using I128 = __int128;
+
+std::optional<std::int64_t> reference_us_to_ns(const std::string& t) {
+  std::size_t i = 0;
+  const bool negative = !t.empty() && t[0] == '-';
+  if (negative) ++i;
+  I128 whole = 0;
+  std::size_t digits = 0;
+  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) whole = whole * 10 + (t[i] - '0');
+  if (digits == 0 || digits > 18) return std::nullopt;
+  I128 frac = 0;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    std::size_t f = 0;
+    int round = 0;
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++f) {
+      if (f < 3) frac = frac * 10 + (t[i] - '0');
+      else if (f == 3) round = t[i] - '0';
+    }
+    if (f == 0) return std::nullopt;
+    for (std::size_t k = f; k < 3; ++k) frac *= 10;
+    if (round >= 5) ++frac;
+  }
+  if (i != t.size()) return std::nullopt;
+  const I128 ns = whole * 1000 + frac;
+  if (ns > INT64_MAX) return std::nullopt;
+  return static_cast<std::int64_t>(negative ? -ns : ns);
+}
+
+TEST(JsonText, MicrosecondsToNanosecondsMatchesDigitByDigit) {
+  std::mt19937_64 rng(7);
+  const std::string junk = ".-:/ e";
+  for (int n = 0; n < 200000; ++n) {
+    std::string s = rng() % 4 == 0 ? "-" : "";
+    const std::size_t whole = 1 + rng() % 18;
+    for (std::size_t k = 0; k < whole; ++k) s.push_back(static_cast<char>('0' + rng() % 10));
+    if (rng() % 3 != 0) {
+      s.push_back('.');
+      const std::size_t frac = rng() % 13;
+      for (std::size_t k = 0; k < frac; ++k) s.push_back(static_cast<char>('0' + rng() % 10));
+    }
+    if (rng() % 8 == 0) s[rng() % s.size()] = junk[rng() % junk.size()];
+    if (s.find('e') != std::string::npos) continue;  // exponents go through strtod
+    ASSERT_EQ(microseconds_to_ns(s), reference_us_to_ns(s)) << s;
+  }
 }
 
 TEST(JsonText, NanosecondsBackToMicroseconds) {
