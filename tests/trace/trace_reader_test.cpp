@@ -199,6 +199,153 @@ TEST(TraceReader, EscapedNamesInternToTheirDecodedText) {
   EXPECT_EQ(t.events[5].name, kNoString);
 }
 
+void expect_same_trace(const Trace& a, const Trace& b) {
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (std::size_t i = 0; i < a.events.size(); ++i) {
+    const Event& x = a.events[i];
+    const Event& y = b.events[i];
+    SCOPED_TRACE(i);
+    ASSERT_EQ(x.ts_ns, y.ts_ns);
+    ASSERT_EQ(x.dur_ns, y.dur_ns);
+    ASSERT_EQ(x.correlation, y.correlation);
+    ASSERT_EQ(x.external_id, y.external_id);
+    ASSERT_EQ(x.kind, y.kind);
+    ASSERT_EQ(x.phase, y.phase);
+    ASSERT_EQ(a.name(x), b.name(y));
+    ASSERT_EQ(x.pid.is_string, y.pid.is_string);
+    ASSERT_EQ(x.tid.is_string, y.tid.is_string);
+    if (!x.pid.is_string) {
+      ASSERT_EQ(x.pid.value, y.pid.value);
+    }
+    if (!x.tid.is_string) {
+      ASSERT_EQ(x.tid.value, y.tid.value);
+    }
+    ASSERT_EQ(x.has_gpu_args(), y.has_gpu_args());
+    if (x.has_gpu_args()) {
+      ASSERT_EQ(*a.args(x), *b.args(y));
+    }
+  }
+  EXPECT_EQ(a.devices, b.devices);
+  EXPECT_EQ(a.base_time_ns, b.base_time_ns);
+  EXPECT_EQ(a.source_bytes, b.source_bytes);
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A plain file is mapped and read a line of events at a time; bytes in memory
+// are copied in chunks. Both, with chunks cut anywhere, give the same trace.
+TEST(TraceReader, MappedFileAndCopiedChunksGiveTheSameTrace) {
+  namespace fs = std::filesystem;
+  int files = 0;
+  for (const auto& dir : {std::string(ATTNPROF_SOURCE_DIR) + "/examples/traces",
+                          std::string(ATTNPROF_SOURCE_DIR) + "/tests/data"})
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() != ".json") continue;
+      SCOPED_TRACE(entry.path().string());
+      ++files;
+      const Trace mapped = read_trace_file(entry.path().string());
+      const std::string text = file_text(entry.path().string());
+      for (std::size_t chunk : {std::size_t{97}, std::size_t{4093}, std::size_t{512} << 10}) {
+        ReadOptions options;
+        options.chunk_bytes = chunk;
+        expect_same_trace(mapped, read_trace_bytes(text, "copy", options));
+      }
+    }
+  EXPECT_GE(files, 6);
+}
+
+// Events spread over several lines (pretty-printed JSON) are read by the
+// scanner path, with the same result.
+TEST(TraceReader, EventsSpanningLinesGiveTheSameTrace) {
+  const std::string text = file_text(test::example_trace("sdpa_math.json"));
+  std::string spread;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    spread.push_back(text[i]);
+    if (text[i] == ',' && i + 2 < text.size() && text[i + 1] == ' ' && text[i + 2] == '"') spread += "\n   ";
+  }
+  ASSERT_GT(spread.size(), text.size() + 10000);
+  for (std::size_t chunk : {std::size_t{97}, std::size_t{4093}, std::size_t{512} << 10}) {
+    ReadOptions options;
+    options.chunk_bytes = chunk;
+    const Trace a = read_trace_bytes(text, "lines", options);
+    Trace b = read_trace_bytes(spread, "spread", options);
+    b.source_bytes = a.source_bytes;
+    expect_same_trace(a, b);
+  }
+}
+
+// A line of text that is not a run of whole events must not be taken for
+// one: here the last ",<newline>" of the events is inside a later top-level
+// value, after traceEvents has closed.
+TEST(TraceReader, LineAfterTheEventsIsNotTakenForEvents) {
+  const std::string event = R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
+  const std::string json = "{\"traceEvents\": [" + event + ",\n" + event + "], \"x\": [1,\n2], \"y\": {\"z\": [3,\n4]}}";
+  for (std::size_t chunk : {std::size_t{16}, std::size_t{64}, std::size_t{4096}}) {
+    SCOPED_TRACE(chunk);
+    ReadOptions options;
+    options.chunk_bytes = chunk;
+    Trace t;
+    ASSERT_NO_THROW(t = read_trace_bytes(json, "after.json", options));
+    EXPECT_EQ(t.events.size(), 2u);
+  }
+}
+
+// Invalid JSON inside a line of events gives the scanner path's error, at the
+// same event, however the input is cut.
+TEST(TraceReader, ErrorInsideALineOfEventsNamesTheEvent) {
+  const std::string good = R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
+  const std::string bad = R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1,})";
+  std::string json = "{\"traceEvents\": [\n";
+  for (int i = 0; i < 40; ++i) json += (i == 25 ? bad : good) + ",\n";
+  json += good + "\n]}";
+  std::string first;
+  for (std::size_t chunk : {std::size_t{50}, std::size_t{700}, std::size_t{4096}}) {
+    SCOPED_TRACE(chunk);
+    ReadOptions options;
+    options.chunk_bytes = chunk;
+    try {
+      read_trace_bytes(json, "bad.json", options);
+      FAIL() << "no error";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("traceEvents[25]"), std::string::npos) << what;
+      if (first.empty()) first = what;
+      EXPECT_EQ(what, first);
+    }
+  }
+}
+
+// doctor reads with ReadDetail::Analysis: no flows, no CPU-side args, and the
+// same analysis as from the whole trace.
+TEST(TraceReader, AnalysisDetailKeepsWhatTheAnalysisReads) {
+  const Trace full = read_trace_file(test::example_trace("sdpa_math.json"));
+  const Trace lean = read_trace_file(test::example_trace("sdpa_math.json"), ReadOptions{.detail = ReadDetail::Analysis});
+  EXPECT_GT(count_kind(full, EventKind::Flow), 0u);
+  EXPECT_EQ(count_kind(lean, EventKind::Flow), 0u);
+  EXPECT_EQ(lean.events.size(), full.events.size() - count_kind(full, EventKind::Flow));
+  std::size_t j = 0;
+  for (const Event& e : full.events) {
+    if (e.kind == EventKind::Flow) continue;
+    const Event& l = lean.events[j++];
+    ASSERT_EQ(full.name(e), lean.name(l));
+    ASSERT_EQ(e.ts_ns, l.ts_ns);
+    if (is_gpu_activity(e.kind) || is_launch_api(e.kind)) {
+      ASSERT_EQ(e.correlation, l.correlation);
+      ASSERT_EQ(e.external_id, l.external_id);
+      if (e.has_gpu_args()) {
+        ASSERT_EQ(*full.args(e), *lean.args(l));
+      }
+    } else if (e.kind == EventKind::CpuOp) {
+      ASSERT_EQ(l.external_id, -1);
+    }
+  }
+}
+
 // A chunk that ends right after an event's closing brace: the ']' written
 // after that event for simdjson still leaves simdjson its full padding.
 TEST(TraceReader, ChunkEndingRightAfterAnEvent) {
