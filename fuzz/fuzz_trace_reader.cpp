@@ -1,7 +1,7 @@
 // libFuzzer target: any bytes given to the trace reader (plain or gzip, tiny
 // chunks so events straddle buffer boundaries) either parse or raise
-// InputError, as they do read in one chunk; a trace that parses also goes
-// through the whole analysis.
+// InputError, as they do read in one chunk; a trace that parses also reads
+// for the analysis (the same events less flows) and goes through it.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -29,6 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const attnprof::Trace trace = attnprof::read_trace_bytes(bytes, "fuzz.json", options);
     if (!whole_ok || trace.events.size() != events_whole) __builtin_trap();
+    // What doctor reads (ReadDetail::Analysis) is the same trace less its flow events (ph s/f/t).
+    attnprof::ReadOptions lean = options;
+    lean.detail = attnprof::ReadDetail::Analysis;
+    std::size_t flows = 0;
+    for (const auto& e : trace.events) flows += e.phase == 's' || e.phase == 'f' || e.phase == 't';
+    if (attnprof::read_trace_bytes(bytes, "fuzz.json", lean).events.size() != trace.events.size() - flows)
+      __builtin_trap();
     const attnprof::TraceIndex index(trace);
     const attnprof::Analysis analysis = attnprof::analyze(trace, index, {}, "fuzz.json");
     (void)attnprof::text_report(analysis);

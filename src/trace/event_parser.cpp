@@ -274,21 +274,33 @@ std::optional<EventKind> EventParser::kind_of(StringId category) {
 
 void EventParser::parse(od::object object, std::size_t index) {
   index_ = index;
+  if (parse_fields(object, analysis_only_)) return;
+  // A skip decided early was undone by a later duplicate key ("ph" or "cat"
+  // written twice): the event is read again, whole.
+  if (auto err = object.reset().error(); err) json_error(err);
+  parse_fields(object, false);
+}
+
+bool EventParser::parse_fields(od::object& object, bool lean) {
   std::int64_t flow_id = -1;
   Event ev;
   GpuArgs g;
   bool have_ph = false;
   bool have_ts = false;
+  bool skipping_flow = false;  // lean: a flow; only "ph" is looked at from there on
+  bool skipped_args = false;   // lean: args of a CPU-side event were not read
   for (auto item : object) {  // by reference, as in read_args
     if (auto err = item.error(); err) json_error(err);
     od::field& field = item.value_unsafe();
     od::value& v = field.value();
-    switch (event_key(field.key())) {
+    const EventKey key = event_key(field.key());
+    if (skipping_flow && key != EventKey::Ph) continue;
+    switch (key) {
       case EventKey::Ph:
         ev.phase = read_phase(v);
         have_ph = true;
         // Flows link launches to kernels, which the analysis does by correlation id.
-        if (analysis_only_ && (ev.phase == 's' || ev.phase == 'f' || ev.phase == 't')) return;
+        skipping_flow |= lean && (ev.phase == 's' || ev.phase == 'f' || ev.phase == 't');
         break;
       case EventKey::Cat: ev.category = intern_category(v); break;
       case EventKey::Name: ev.name = intern_string(v, cat::kName, "a string"); break;
@@ -310,10 +322,10 @@ void EventParser::parse(od::object object, std::size_t index) {
       case EventKey::Args: {
         od::object args;
         if (v.get_object().get(args)) field_error(cat::kArgs, "an object");
-        if (analysis_only_ && ev.category != kNoString) {
-          // The analysis reads args only of GPU activity and launch calls.
-          const auto kind = kind_of(ev.category);
-          if (kind && !is_gpu_activity(*kind) && !is_launch_api(*kind)) break;
+        // The analysis reads args only of GPU activity and launch calls.
+        if (lean && ev.category != kNoString && !reads_args(ev.category)) {
+          skipped_args = true;
+          break;
         }
         read_args(args, ev, g);
         break;
@@ -321,6 +333,8 @@ void EventParser::parse(od::object object, std::size_t index) {
       case EventKey::Other: break;
     }
   }
+  if (skipping_flow) return ev.phase == 's' || ev.phase == 'f' || ev.phase == 't';
+  if (skipped_args && (ev.category == kNoString || reads_args(ev.category))) return false;
   saw_begin_end_ |= ev.phase == 'B' || ev.phase == 'E';
   if (!have_ph) fail(fmt::format("traceEvents[{}]: missing \"ph\"", index_));
   if (!have_ts && ev.phase != 'M') fail(fmt::format("traceEvents[{}]: missing \"ts\"", index_));
@@ -340,6 +354,12 @@ void EventParser::parse(od::object object, std::size_t index) {
     ev.correlation = flow_id;
   }
   trace_.add(ev, is_gpu_activity(ev.kind) ? &g : nullptr);
+  return true;
+}
+
+bool EventParser::reads_args(StringId category) {
+  const auto kind = kind_of(category);
+  return !kind || is_gpu_activity(*kind) || is_launch_api(*kind);
 }
 
 void complete_begin_end_pairs(Trace& trace) {

@@ -39,6 +39,11 @@ class EventParser {
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g);
   char read_phase(simdjson::ondemand::value& v);
   std::optional<EventKind> kind_of(StringId category);
+  // Reads one event's fields and appends it; with `lean`, skips what the
+  // analysis does not read. False when a skip turned out wrong (duplicate keys).
+  bool parse_fields(simdjson::ondemand::object& object, bool lean);
+  // Whether the analysis reads args of events with this category (unknown ones: yes).
+  bool reads_args(StringId category);
 
   static constexpr std::int8_t kUnresolved = -2;
   static constexpr std::int8_t kUnknown = -1;

@@ -1,7 +1,9 @@
 // Inputs the fuzzer found problems with (tests/data/fuzz): each must either
-// read cleanly or raise InputError, and a trace that reads must analyse.
+// read cleanly or raise InputError, and a trace that reads must analyse, to
+// the same report when read as doctor reads it (ReadDetail::Analysis).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -30,6 +32,15 @@ TEST(FuzzRegressions, EveryCrashInputIsHandled) {
         const TraceIndex index(t);
         const Analysis a = analyze(t, index, {}, "fuzz");
         EXPECT_FALSE(json_report(a).empty());
+        // What doctor reads: the same events less flows, and the same report.
+        ReadOptions lean = options;
+        lean.detail = ReadDetail::Analysis;
+        const Trace l = read_trace_bytes(bytes.str(), "fuzz", lean);
+        const auto flows = std::count_if(t.events.begin(), t.events.end(),
+                                         [](const Event& e) { return e.phase == 's' || e.phase == 'f' || e.phase == 't'; });
+        EXPECT_EQ(l.events.size(), t.events.size() - static_cast<std::size_t>(flows));
+        const TraceIndex lean_index(l);
+        EXPECT_EQ(json_report(analyze(l, lean_index, {}, "fuzz")), json_report(a));
       } catch (const InputError& e) {
         EXPECT_EQ(std::string(e.what()).rfind("fuzz: ", 0), 0u) << e.what();
       }
