@@ -171,7 +171,12 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
     // aten::scaled_dot_product_attention); nested matches keep the outermost.
     const auto& ranges = index.ranges();
     std::vector<char> hit(ranges.size(), 0);
-    for (std::size_t i = 0; i < ranges.size(); ++i) hit[i] = matches(t.name(index.event(ranges[i])), options.name);
+    std::vector<std::int8_t> name_matches(t.strings.size(), -1);  // by name id: names repeat
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      std::int8_t& m = name_matches[index.event(ranges[i]).name];
+      if (m < 0) m = matches(t.name(index.event(ranges[i])), options.name) ? 1 : 0;
+      hit[i] = static_cast<char>(m);
+    }
     for (std::size_t i = 0; i < ranges.size(); ++i) {
       if (!hit[i]) continue;
       bool outermost = true;
