@@ -127,6 +127,28 @@ std::int64_t EventParser::read_time(od::value& v, std::string_view field) {
   return *ns;
 }
 
+namespace {
+
+// The first (up to) 8 bytes of a token as a word, the rest zero; 8 bytes from
+// its start are always readable (simdjson's padding follows the text).
+std::uint64_t token_word(std::string_view token) {
+  std::uint64_t w;
+  std::memcpy(&w, token.data(), sizeof w);
+  return token.size() >= 8 ? w : w & ((std::uint64_t{1} << (8 * token.size())) - 1);
+}
+
+}  // namespace
+
+// pid and tid repeat from event to event: a token of at most 8 bytes equal to
+// the last one read for that field gives the same lane without parsing it.
+Lane EventParser::read_lane_cached(od::value& v, std::string_view field, LaneCache& cache) {
+  const std::string_view token = trim_token(v.raw_json_token());
+  if (token.size() <= 8 && token.size() == cache.size && token_word(token) == cache.word) return cache.lane;
+  const Lane lane = read_lane(v, field);
+  if (token.size() <= 8) cache = {token_word(token), token.size(), lane};
+  return lane;
+}
+
 Lane EventParser::read_lane(od::value& v, std::string_view field) {
   std::int64_t n = 0;
   if (v.get_int64().get(n) == simdjson::SUCCESS) return Lane{n, false};  // as in arg_int
@@ -179,7 +201,7 @@ StringId EventParser::intern_string(od::value& v, std::string_view field, std::s
   return id;
 }
 
-void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
+void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
   // Fields and values by reference: simdjson's iterators are small structs
   // whose copies cost store-forwarding stalls in this loop. Keys are told
   // apart on their first byte; most keys Kineto writes into args ("Record
@@ -192,7 +214,10 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
     std::int64_t n = 0;
     std::int32_t* narrow = nullptr;  // an int32 field to fill from n
     float* real = nullptr;           // a float field
-    switch (*key.raw.raw()) {
+    const char first = *key.raw.raw();
+    // The analysis reads correlation, grid, block and bytes only.
+    if (lean && first != 'c' && first != 'g' && first != 'b') continue;
+    switch (first) {
       case 'E':
         if (key == cat::kExternalId && arg_int(v, n)) ev.external_id = n;
         continue;
@@ -201,7 +226,7 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
           if (arg_int(v, n)) ev.correlation = n;
           continue;
         }
-        if (key == cat::kContext) narrow = &g.context;
+        if (key == cat::kContext && !lean) narrow = &g.context;
         break;
       case 'g':
         if (key == cat::kGrid) arg_dim3(v, g.grid);
@@ -215,7 +240,7 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
           if (arg_int(v, n)) g.bytes = n;
           continue;
         }
-        if (key == cat::kBlocksPerSm) real = &g.blocks_per_sm;
+        if (key == cat::kBlocksPerSm && !lean) real = &g.blocks_per_sm;
         break;
       case 'd':
         if (key == cat::kDevice) narrow = &g.device;
@@ -250,14 +275,19 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g) {
 }
 
 // Categories are few and repeat on every event: they are matched on their raw
-// text against the ones seen so far before going through the string index.
+// token against the ones seen so far (length and first and last 8 bytes, which
+// is the whole token up to 16 bytes) before going through the string index.
 StringId EventParser::intern_category(od::value& v) {
   const std::string_view token = trim_token(v.raw_json_token());
-  for (const auto& [raw, id] : recent_categories_)
-    if (raw == token) return id;
+  const std::uint64_t head = token_word(token);
+  const std::uint64_t tail = token.size() >= 8 ? token_word(token.substr(token.size() - 8)) : 0;
+  for (const RecentCategory& c : recent_categories_)
+    if (c.size == token.size() && c.head == head && c.tail == tail &&
+        (token.size() <= 16 || token == std::string_view(c.text)))
+      return c.id;
   const StringId id = intern_string(v, cat::kCat, "a string");
   if (recent_categories_.size() < kRecentCategories && token.size() <= 64)
-    recent_categories_.emplace_back(std::string(token), id);
+    recent_categories_.push_back({token.size(), head, tail, std::string(token), id});
   return id;
 }
 
@@ -312,8 +342,8 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
         ev.dur_ns = read_time(v, cat::kDur);
         if (ev.dur_ns < 0) field_error(cat::kDur, "a duration >= 0");
         break;
-      case EventKey::Pid: ev.pid = read_lane(v, cat::kPid); break;
-      case EventKey::Tid: ev.tid = read_lane(v, cat::kTid); break;
+      case EventKey::Pid: ev.pid = read_lane_cached(v, cat::kPid, pid_cache_); break;
+      case EventKey::Tid: ev.tid = read_lane_cached(v, cat::kTid, tid_cache_); break;
       case EventKey::Id: {
         const Lane id = read_lane(v, cat::kId);
         if (!id.is_string) flow_id = id.value;
@@ -327,7 +357,7 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
           skipped_args = true;
           break;
         }
-        read_args(args, ev, g);
+        read_args(args, ev, g, lean);
         break;
       }
       case EventKey::Other: break;

@@ -36,7 +36,14 @@ class EventParser {
   std::string_view read_string(simdjson::ondemand::value& v, std::string_view field);
   StringId intern_string(simdjson::ondemand::value& v, std::string_view field, std::string_view expected);
   StringId intern_category(simdjson::ondemand::value& v);
-  void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g);
+  // With `lean`, only what the analysis reads (correlation, grid, block, bytes).
+  void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g, bool lean);
+  struct LaneCache {
+    std::uint64_t word = 0;
+    std::size_t size = 0;  // 0: empty (no token is empty)
+    Lane lane;
+  };
+  Lane read_lane_cached(simdjson::ondemand::value& v, std::string_view field, LaneCache& cache);
   char read_phase(simdjson::ondemand::value& v);
   std::optional<EventKind> kind_of(StringId category);
   // Reads one event's fields and appends it; with `lean`, skips what the
@@ -60,7 +67,14 @@ class EventParser {
   StringIndex raw_strings_;
   // Raw category tokens (quotes included) seen so far, with their ids.
   static constexpr std::size_t kRecentCategories = 16;
-  std::vector<std::pair<std::string, StringId>> recent_categories_;
+  struct RecentCategory {
+    std::size_t size;
+    std::uint64_t head, tail;  // first and last 8 bytes (head only, zero-filled, below 8)
+    std::string text;
+    StringId id;
+  };
+  std::vector<RecentCategory> recent_categories_;
+  LaneCache pid_cache_, tid_cache_;
   std::deque<std::string> raw_copies_;
 };
 

@@ -44,8 +44,23 @@ std::uint64_t StringIndex::full_hash(std::string_view s) noexcept {
   const std::size_t n = s.size();
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) h = mix(h, p + i);
+  // The last 1-7 bytes, by fixed-size loads (a copy of variable length into a
+  // word, then reading the word, stalls on store forwarding): overlapping the
+  // bytes before when there are 8 or more, else two overlapping halves.
   std::uint64_t w = 0;
-  std::memcpy(&w, p + i, n - i);
+  if (i < n) {
+    if (n >= 8) {
+      std::memcpy(&w, p + n - 8, 8);
+    } else if (n >= 4) {
+      std::uint32_t a, b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      w = a | (static_cast<std::uint64_t>(b) << 32);
+    } else {
+      w = static_cast<unsigned char>(p[0]) | (static_cast<std::uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8) |
+          (static_cast<std::uint64_t>(static_cast<unsigned char>(p[n - 1])) << 16);
+    }
+  }
   h = (h ^ w) * kMul;
   return h ^ (h >> 32);
 }

@@ -16,8 +16,8 @@ namespace attnprof {
 enum class ReadDetail {
   Full,      // everything the trace model holds (for writing traces back)
   Analysis,  // what TraceIndex and the rules read: flow events ("s"/"f"/"t") are
-             // dropped and the args of CPU-side events (External id, ...) are not
-             // read; GPU activity and launch calls keep all their args
+             // dropped; of args, only correlation, grid, block and bytes are read,
+             // and only for GPU activity and launch calls
 };
 
 struct ReadOptions {
