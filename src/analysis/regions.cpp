@@ -105,15 +105,15 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
     const Event& e = index.event(index.ranges()[r]);
     const std::string name(t.name(e));
     RegionGroup& group = groups[region_stem(name)];  // stays in place: GroupsByStem keeps a map
-    spans.push_back({e.ts_ns, e.end_ns(), e.pid.value, &group, group.instances.size()});
+    spans.push_back({e.ts_ns, e.end_ns(), e.pid.value(), &group, group.instances.size()});
     group.instances.push_back({name, e.ts_ns, e.end_ns(), {}});
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
   const auto& acts = index.activities();
   for (std::size_t i = 0; i < acts.size(); ++i) {
     const std::int64_t ts = index.launch_time(acts[i]);
-    const std::int64_t pid = acts[i].launch != kNone ? t.events[static_cast<std::size_t>(acts[i].launch)].pid.value
-                                                     : index.event(acts[i]).pid.value;
+    const std::int64_t pid = acts[i].launch != kNone ? t.events[static_cast<std::size_t>(acts[i].launch)].pid.value()
+                                                     : index.event(acts[i]).pid.value();
     // The last span starting at or before ts that also ends after it.
     auto it = std::upper_bound(spans.begin(), spans.end(), ts,
                                [](std::int64_t v, const Span& s) { return v < s.start; });

@@ -71,7 +71,7 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   std::pair<std::int64_t, std::int64_t> last_lane{};
   LaneItems* last_items = nullptr;  // consecutive events are mostly on one thread
   const auto lane_of = [&](const Event& e) -> LaneItems& {
-    const std::pair<std::int64_t, std::int64_t> key{e.pid.value, e.tid.value};
+    const std::pair<std::int64_t, std::int64_t> key{e.pid.value(), e.tid.value()};
     if (last_items == nullptr || key != last_lane) {
       last_lane = key;
       last_items = &lanes[key];
@@ -143,7 +143,7 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     if (activities_[i].launch == kNone) continue;
     const Event& l = events[static_cast<std::size_t>(activities_[i].launch)];
     if (l.pid.is_string || l.tid.is_string) continue;
-    auto it = lanes.find({l.pid.value, l.tid.value});
+    auto it = lanes.find({l.pid.value(), l.tid.value()});
     if (it != lanes.end()) it->second.launches.push_back({l.ts_ns, i});
   }
   // Ranges by start, longer (outer) ones first at equal start; launches by

@@ -219,7 +219,7 @@ void ActivityConverter::add_marker(const CUpti_ActivityMarker2& m) {
 
 Trace ActivityConverter::take(bool close_open_ranges) {
   for (auto& e : trace_.events) {
-    if (e.kind != EventKind::CudaSync || e.tid.value != -1) continue;
+    if (e.kind != EventKind::CudaSync || e.tid.value() != -1) continue;
     const auto it = sync_call_threads_.find(static_cast<std::uint32_t>(e.correlation));
     if (it != sync_call_threads_.end()) e.tid = lane(it->second);
   }

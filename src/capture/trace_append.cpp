@@ -5,7 +5,7 @@ namespace attnprof::capture {
 
 void append_trace(Trace& into, const Trace& from) {
   auto reintern = [&](StringId id) { return id == kNoString ? kNoString : into.strings.intern(from.strings.view(id)); };
-  auto lane = [&](Lane l) { return l.is_string ? Lane{reintern(static_cast<StringId>(l.value)), true} : l; };
+  auto lane = [&](Lane l) { return l.is_string ? Lane{reintern(static_cast<StringId>(l.value())), true} : l; };
   into.events.reserve(into.events.size() + from.events.size());
   for (Event e : from.events) {
     e.name = reintern(e.name);

@@ -42,9 +42,18 @@ inline bool is_launch_api(EventKind k) {
 // pseudo-processes ("Spans", "Traces"); a string is kept as an interned id.
 // Packed (9 bytes, not 16): an Event holds two, and a large trace millions of
 // Events; x86-64 reads the unaligned value at full speed.
+// The value is read through value(), by copy: a reference to the unaligned
+// member would be undefined behaviour (UBSan reports it).
 struct [[gnu::packed]] Lane {
-  std::int64_t value = 0;
-  bool is_string = false;  // then `value` is a StringId
+  constexpr Lane() = default;
+  constexpr Lane(std::int64_t v, bool string) : value_(v), is_string(string) {}
+  std::int64_t value() const { return value_; }  // a StringId when is_string
+
+ private:
+  std::int64_t value_ = 0;
+
+ public:
+  bool is_string = false;
   friend bool operator==(const Lane&, const Lane&) = default;
 };
 static_assert(sizeof(Lane) == 9);

@@ -346,7 +346,7 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
       case EventKey::Tid: ev.tid = read_lane_cached(v, cat::kTid, tid_cache_); break;
       case EventKey::Id: {
         const Lane id = read_lane(v, cat::kId);
-        if (!id.is_string) flow_id = id.value;
+        if (!id.is_string) flow_id = id.value();
         break;
       }
       case EventKey::Args: {
@@ -402,7 +402,7 @@ void complete_begin_end_pairs(Trace& trace) {
   std::vector<Event> kept;
   kept.reserve(trace.events.size());
   for (const auto& e : trace.events) {
-    const LaneKey lane{e.pid.value, e.pid.is_string, e.tid.value, e.tid.is_string};
+    const LaneKey lane{e.pid.value(), e.pid.is_string, e.tid.value(), e.tid.is_string};
     if (e.phase == 'B') {
       open[lane].push_back(kept.size());
       kept.push_back(e);

@@ -55,8 +55,8 @@ class JsonOut {
     json_text::append_ns_as_us(buf_, ns);
   }
   void lane(std::string_view k, const Lane& l, const StringPool& strings) {
-    if (l.is_string) str(k, strings.view(static_cast<StringId>(l.value)));
-    else num(k, l.value);
+    if (l.is_string) str(k, strings.view(static_cast<StringId>(l.value())));
+    else num(k, l.value());
   }
   void maybe_flush() {
     if (buf_.size() >= kFlushBytes) flush();

@@ -82,7 +82,7 @@ TEST(TraceReader, StringProcessIdsAreInterned) {
   const auto spans = std::find_if(t.events.begin(), t.events.end(),
                                   [](const Event& e) { return e.pid.is_string; });
   ASSERT_NE(spans, t.events.end());
-  EXPECT_EQ(t.strings.view(static_cast<StringId>(spans->pid.value)), "Spans");
+  EXPECT_EQ(t.strings.view(static_cast<StringId>(spans->pid.value())), "Spans");
 }
 
 // Every real trace we have is read, and its kernel count matches an independent count.
@@ -191,7 +191,7 @@ TEST(TraceReader, EscapedNamesInternToTheirDecodedText) {
   EXPECT_EQ(t.name(t.events[0]), "a\"b");
   EXPECT_EQ(t.events[1].name, t.events[0].name);
   EXPECT_EQ(t.events[1].tid, t.events[0].tid);
-  EXPECT_EQ(t.strings.view(static_cast<StringId>(t.events[0].tid.value)), "t1");
+  EXPECT_EQ(t.strings.view(static_cast<StringId>(t.events[0].tid.value())), "t1");
   EXPECT_EQ(t.name(t.events[2]), "a\\\\b");
   EXPECT_EQ(t.name(t.events[3]), "a\\b");
   EXPECT_NE(t.events[3].name, t.events[2].name);
@@ -215,10 +215,10 @@ void expect_same_trace(const Trace& a, const Trace& b) {
     ASSERT_EQ(x.pid.is_string, y.pid.is_string);
     ASSERT_EQ(x.tid.is_string, y.tid.is_string);
     if (!x.pid.is_string) {
-      ASSERT_EQ(x.pid.value, y.pid.value);
+      ASSERT_EQ(x.pid.value(), y.pid.value());
     }
     if (!x.tid.is_string) {
-      ASSERT_EQ(x.tid.value, y.tid.value);
+      ASSERT_EQ(x.tid.value(), y.tid.value());
     }
     ASSERT_EQ(x.has_gpu_args(), y.has_gpu_args());
     if (x.has_gpu_args()) {

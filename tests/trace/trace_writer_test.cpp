@@ -33,7 +33,7 @@ void expect_same(const Trace& a, const Trace& b) {
     EXPECT_EQ(x.external_id, y.external_id);
     EXPECT_EQ(x.pid.is_string, y.pid.is_string);
     if (!x.pid.is_string) {
-      EXPECT_EQ(x.pid.value, y.pid.value);
+      EXPECT_EQ(x.pid.value(), y.pid.value());
     }
     EXPECT_EQ(x.has_gpu_args(), y.has_gpu_args());
     if (x.has_gpu_args()) {
