@@ -52,13 +52,20 @@ constexpr attnprof::ReadOptions kForAnalysis{.detail = attnprof::ReadDetail::Ana
 void BM_ReadForAnalysis(benchmark::State& state) {
   std::uint64_t bytes = 0;
   std::size_t events = 0;
+  attnprof::ReadStats stats;
+  attnprof::ReadOptions options = kForAnalysis;
+  options.stats = &stats;
   for (auto _ : state) {
-    const attnprof::Trace t = attnprof::read_trace_file(trace_path(), kForAnalysis);
+    const attnprof::Trace t = attnprof::read_trace_file(trace_path(), options);
     bytes = t.source_bytes;
     events = t.events.size();
     benchmark::DoNotOptimize(t.events.data());
   }
   report(state, bytes, events);
+  // How traceEvents was cut: line batches (the fast path) vs scanner batches.
+  state.counters["line_batches"] = static_cast<double>(stats.line_batches);
+  state.counters["line_misses"] = static_cast<double>(stats.line_misses);
+  state.counters["scanned"] = static_cast<double>(stats.scanned_batches);
 }
 
 void BM_ReadAndAnalyze(benchmark::State& state) {

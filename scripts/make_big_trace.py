@@ -5,11 +5,17 @@ Repeats the traceEvents of each input trace with timestamps shifted past the
 previous copy and correlation / External ids renumbered, so every copy is a
 valid, distinct set of forwards. Streams its output: memory stays small.
 
-    scripts/make_big_trace.py OUT.json --mb 600 [TRACE ...]
+--layout kineto (the default) keeps each event's text as PyTorch wrote it
+(Kineto puts an event on several lines) and changes only the numbers;
+--layout compact writes one event per line (as json.dumps, and as attnprof's
+own writer does).
+
+    scripts/make_big_trace.py OUT.json --mb 600 [--layout kineto|compact] [TRACE ...]
 """
 import argparse
 import json
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,14 +37,48 @@ def lowest_ids(events):
     return {k: min(v, default=0) for k, v in low.items()}
 
 
+def raw_events(path):
+    """Each traceEvents element of a trace file as (parsed, text as written)."""
+    text = open(path).read()
+    at = text.index("[", text.index('"traceEvents"'))
+    decoder = json.JSONDecoder()
+    pos, out = at + 1, []
+    while True:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        if text[pos] == "]":
+            return out
+        obj, end = decoder.raw_decode(text, pos)
+        out.append((obj, text[pos:end]))
+        pos = end
+
+
+def with_numbers(raw, e, new):
+    """`raw` with the values of ts, id, correlation and External id that differ
+    between the parsed event `e` and its renumbered copy `new` replaced."""
+    def sub(key, value, text):
+        return re.sub(r'("%s":\s*)-?[0-9.eE+]+' % re.escape(key), lambda m: m.group(1) + value, text, count=1)
+    if "ts" in new:
+        raw = sub("ts", f'{new["ts"]:.3f}', raw)
+    if isinstance(new.get("id"), int):
+        raw = sub("id", str(new["id"]), raw)
+    for key in ("correlation", "External id"):
+        if isinstance(new.get("args"), dict) and isinstance(new["args"].get(key), int):
+            raw = sub(key, str(new["args"][key]), raw)
+    return raw
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--mb", type=float, default=600.0, help="target size in MB (default 600)")
+    ap.add_argument("--layout", choices=("kineto", "compact"), default="kineto",
+                    help="kineto: events as PyTorch wrote them (several lines each); compact: one per line")
     ap.add_argument("traces", nargs="*", default=DEFAULT)
     args = ap.parse_args()
 
     sources = [json.load(open(p)) for p in args.traces]
+    raws = [raw_events(p) for p in args.traces]
     head = {k: v for k, v in sources[0].items() if k != "traceEvents"}
     target = int(args.mb * 1e6)
     tmp = args.out + ".tmp"
@@ -52,13 +92,15 @@ def main():
         shift = {"corr": 0, "ext": 0}
         while written < target:
             src = sources[copy % len(sources)]["traceEvents"]
+            src_raw = raws[copy % len(sources)]
             span_end, top = 0.0, {"corr": 0, "ext": 0}
 
             def renumber(value, counter):
                 top[counter] = max(top[counter], value + shift[counter])
                 return value + shift[counter]
 
-            for e in src:
+            for n, e in enumerate(src):
+                original = e
                 e = dict(e)
                 if "ts" in e:
                     e["ts"] = round(e["ts"] + ts_shift, 3)
@@ -74,7 +116,13 @@ def main():
                     e["args"] = a
                 if e.get("ph") == "M" and copy > 0:
                     continue
-                line = ("" if first else ",\n") + "  " + json.dumps(e)
+                if args.layout == "kineto":
+                    raw_obj, raw = src_raw[n]
+                    assert raw_obj == original
+                    text = with_numbers(raw, original, e)
+                else:
+                    text = json.dumps(e)
+                line = ("" if first else ",\n") + "  " + text
                 first = False
                 out.write(line)
                 written += len(line)

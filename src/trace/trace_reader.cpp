@@ -78,6 +78,7 @@ class Reader {
     if (!saw_events_)
       fail("no \"traceEvents\" array: not a PyTorch profiler / Chrome trace");
     if (events_.saw_begin_end()) complete_begin_end_pairs(trace_);
+    if (options_.stats != nullptr) *options_.stats = stats_;
     trace_.source_bytes = discarded_ + end_ - 1;
     return std::move(trace_);
   }
@@ -338,6 +339,7 @@ class Reader {
         need_element = false;
       }
       if (batch_count != 0) {
+        ++stats_.scanned_batches;
         const std::size_t first_index = events_seen_;
         if (auto err = parse_run(const_cast<char*>(batch_first) - 1, const_cast<char*>(batch_end)); err)
           batch_error(events_seen_, err);
@@ -354,19 +356,18 @@ class Reader {
   }
 
   // The fast path. A JSON string cannot hold a raw newline, so every newline
-  // lies between tokens; Kineto (and attnprof) write one event per line, so
-  // the text from `first` (an event's '{') to the last ",<newline>" of the
-  // window is usually a run of whole events. It is parsed as one array; when
-  // it is not one (events spanning lines, invalid JSON), what it added is
+  // lies between tokens, and a '}' and ',' before a newline (spaces aside) and
+  // a '{' after it are structural. Kineto writes each event on lines of its
+  // own ("  {" ... "  },"), attnprof one event per line: either way the text
+  // from `first` (an event's '{') up to the window's last "},<newline>{" is
+  // usually a run of whole events. It is parsed as one array; when it is not
+  // one (objects in arrays inside events, invalid JSON), what it added is
   // dropped and nullptr returned: the scanner path then reads the window and
   // reports any error exactly. The byte after the array's ']' is a space, so
   // simdjson cannot run past it. Returns where reading resumes (past the ',').
   const char* try_line_batch(const char* first, const char* end) {
-    const auto* nl = static_cast<const char*>(::memrchr(first, '\n', static_cast<std::size_t>(end - first)));
-    if (nl == nullptr) return nullptr;
-    const char* comma = nl;
-    while (comma > first && json_scan::is_space(comma[-1])) --comma;
-    if (comma == first || *--comma != ',') return nullptr;
+    const char* comma = last_event_boundary(first, end);
+    if (comma == nullptr) return nullptr;
     const std::size_t events = trace_.events.size(), args = trace_.gpu_args.size(), seen = events_seen_;
     simdjson::error_code err = simdjson::SUCCESS;
     try {
@@ -376,13 +377,36 @@ class Reader {
     }
     if (err == simdjson::SUCCESS) {
       line_failures_ = 0;
+      ++stats_.line_batches;
       return comma + 1;
     }
+    ++stats_.line_misses;
     trace_.events.resize(events);
     trace_.gpu_args.resize(args);
     events_seen_ = seen;
-    // Text that is not one event per line fails every time: stop trying.
+    // Text laid out some other way fails every time: stop trying.
     if (++line_failures_ >= 3) line_batches_ = false;
+    return nullptr;
+  }
+
+  // The ',' of the last "}" "," newline "{" in [first, end) (spaces allowed
+  // around each), or nullptr. Looks back over at most a few hundred lines.
+  static const char* last_event_boundary(const char* first, const char* end) {
+    const char* limit = end;
+    for (int lines = 0; lines < 512; ++lines) {
+      const auto* nl = static_cast<const char*>(::memrchr(first, '\n', static_cast<std::size_t>(limit - first)));
+      if (nl == nullptr) return nullptr;
+      limit = nl;
+      const char* next = json_scan::skip_space(nl + 1, end);
+      if (next == end || *next != '{') continue;
+      const char* p = nl;
+      while (p > first && json_scan::is_space(p[-1])) --p;
+      if (p == first || p[-1] != ',') continue;
+      const char* comma = p - 1;
+      p = comma;
+      while (p > first && json_scan::is_space(p[-1])) --p;
+      if (p > first && p[-1] == '}') return comma;
+    }
     return nullptr;
   }
 
@@ -448,6 +472,7 @@ class Reader {
   bool saw_events_ = false;
   std::size_t events_seen_ = 0;
   std::vector<const char*> ends_;  // event ends found by the scanner in the current buffer
+  ReadStats stats_;
   bool line_batches_ = true;       // try_line_batch is worth trying
   int line_failures_ = 0;          // its failures in a row
   od::parser parser_;

@@ -20,6 +20,13 @@ enum class ReadDetail {
              // and only for GPU activity and launch calls
 };
 
+// How the reader went through traceEvents (for tests and benchmarks).
+struct ReadStats {
+  std::size_t line_batches = 0;     // runs of events parsed straight from a window (the fast path)
+  std::size_t line_misses = 0;      // fast-path attempts dropped (the window was read again)
+  std::size_t scanned_batches = 0;  // runs of events cut by the scanner
+};
+
 struct ReadOptions {
   // Bytes read per step. Each chunk is copied in, scanned, indexed by
   // simdjson and walked: small enough that all four passes find it (and
@@ -28,6 +35,7 @@ struct ReadOptions {
   std::size_t chunk_bytes = 512u << 10;
   std::size_t max_event_bytes = 256u << 20;   // a single event larger than this is an error
   ReadDetail detail = ReadDetail::Full;
+  ReadStats* stats = nullptr;  // filled when set
 };
 
 // `path` may be a plain .json or a gzip file (detected by its magic bytes).

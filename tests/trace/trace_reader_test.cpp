@@ -259,6 +259,27 @@ TEST(TraceReader, MappedFileAndCopiedChunksGiveTheSameTrace) {
   EXPECT_GE(files, 6);
 }
 
+// Both layouts in use take the fast path for all but the last window:
+// Kineto's (an event over several lines, as in the real H200 traces) and one
+// event per line (attnprof's writer).
+TEST(TraceReader, RealLayoutsAreReadALineBatchAtATime) {
+  for (const std::string& path : {test::example_trace("sdpa_math.json"), test::data_file("sdpa_math_attnprof_record.json")}) {
+    SCOPED_TRACE(path);
+    const std::string text = file_text(path);
+    const bool kineto_layout = text.find("\n    \"ph\"") != std::string::npos;  // an event over several lines
+    EXPECT_EQ(kineto_layout, !path.ends_with("record.json"));
+    ReadStats stats;
+    ReadOptions options;
+    options.chunk_bytes = 4096;
+    options.stats = &stats;
+    const Trace t = read_trace_bytes(text, "layout", options);
+    EXPECT_GT(stats.line_batches, text.size() / 4096 / 2);
+    EXPECT_EQ(stats.line_misses, 0u);
+    EXPECT_LE(stats.scanned_batches, 1u);  // the window holding the array's end
+    expect_same_trace(t, read_trace_bytes(text, "whole"));
+  }
+}
+
 // Events spread over several lines (pretty-printed JSON) are read by the
 // scanner path, with the same result.
 TEST(TraceReader, EventsSpanningLinesGiveTheSameTrace) {
