@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
-#include <filesystem>
-
 #include "test_paths.h"
 #include "trace/trace_reader.h"
 
@@ -24,23 +22,16 @@ Analysis analyse(const std::string& file) {
 // The doctor reads with ReadDetail::Analysis; on every real trace the report
 // is the same as from a full read.
 TEST(JsonReport, SameFromAFullReadAndAnAnalysisRead) {
-  namespace fs = std::filesystem;
-  int files = 0;
-  for (const auto& dir : {std::string(ATTNPROF_SOURCE_DIR) + "/examples/traces",
-                          std::string(ATTNPROF_SOURCE_DIR) + "/tests/data"})
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      if (!entry.is_regular_file()) continue;
-      const std::string path = entry.path().string();
-      if (!path.ends_with(".json") && !path.ends_with(".gz")) continue;
-      SCOPED_TRACE(path);
-      ++files;
-      const Trace full = read_trace_file(path);
-      const Trace lean = read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis});
-      const TraceIndex full_index(full), lean_index(lean);
-      EXPECT_EQ(json_report(analyze(full, full_index, {}, path)), json_report(analyze(lean, lean_index, {}, path)));
-      EXPECT_EQ(text_report(analyze(full, full_index, {}, path)), text_report(analyze(lean, lean_index, {}, path)));
-    }
-  EXPECT_GE(files, 15);
+  const auto files = test::real_trace_files();
+  ASSERT_GE(files.size(), 15u);
+  for (const auto& path : files) {
+    SCOPED_TRACE(path);
+    const Trace full = read_trace_file(path);
+    const Trace lean = read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis});
+    const TraceIndex full_index(full), lean_index(lean);
+    EXPECT_EQ(json_report(analyze(full, full_index, {}, path)), json_report(analyze(lean, lean_index, {}, path)));
+    EXPECT_EQ(text_report(analyze(full, full_index, {}, path)), text_report(analyze(lean, lean_index, {}, path)));
+  }
 }
 
 TEST(JsonReport, ValidWithDocumentedFields) {

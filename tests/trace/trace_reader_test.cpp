@@ -87,13 +87,7 @@ TEST(TraceReader, StringProcessIdsAreInterned) {
 
 // Every real trace we have is read, and its kernel count matches an independent count.
 TEST(TraceReader, ReadsEverySharedTrace) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  for (const auto& dir : {std::string(ATTNPROF_SOURCE_DIR) + "/examples/traces",
-                          std::string(ATTNPROF_SOURCE_DIR) + "/tests/data"})
-    for (const auto& entry : fs::directory_iterator(dir))
-      if (entry.path().extension() == ".json" || entry.path().extension() == ".gz")
-        files.push_back(entry.path().string());
+  const auto files = test::real_trace_files();
   ASSERT_GE(files.size(), 15u);
   for (const auto& f : files) {
     SCOPED_TRACE(f);
@@ -240,23 +234,18 @@ std::string file_text(const std::string& path) {
 // A plain file is mapped and read a line of events at a time; bytes in memory
 // are copied in chunks. Both, with chunks cut anywhere, give the same trace.
 TEST(TraceReader, MappedFileAndCopiedChunksGiveTheSameTrace) {
-  namespace fs = std::filesystem;
-  int files = 0;
-  for (const auto& dir : {std::string(ATTNPROF_SOURCE_DIR) + "/examples/traces",
-                          std::string(ATTNPROF_SOURCE_DIR) + "/tests/data"})
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      if (entry.path().extension() != ".json") continue;
-      SCOPED_TRACE(entry.path().string());
-      ++files;
-      const Trace mapped = read_trace_file(entry.path().string());
-      const std::string text = file_text(entry.path().string());
-      for (std::size_t chunk : {std::size_t{97}, std::size_t{4093}, std::size_t{512} << 10}) {
-        ReadOptions options;
-        options.chunk_bytes = chunk;
-        expect_same_trace(mapped, read_trace_bytes(text, "copy", options));
-      }
+  const auto files = test::real_trace_files(/*plain_only=*/true);
+  ASSERT_GE(files.size(), 6u);
+  for (const auto& path : files) {
+    SCOPED_TRACE(path);
+    const Trace mapped = read_trace_file(path);
+    const std::string text = file_text(path);
+    for (std::size_t chunk : {std::size_t{97}, std::size_t{4093}, std::size_t{512} << 10}) {
+      ReadOptions options;
+      options.chunk_bytes = chunk;
+      expect_same_trace(mapped, read_trace_bytes(text, "copy", options));
     }
-  EXPECT_GE(files, 6);
+  }
 }
 
 // Both layouts in use take the fast path for all but the last window:
