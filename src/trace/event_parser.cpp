@@ -140,12 +140,16 @@ std::uint64_t token_word(std::string_view token) {
 }  // namespace
 
 // pid and tid repeat from event to event: a token of at most 8 bytes equal to
-// the last one read for that field gives the same lane without parsing it.
+// one of the last two read for that field gives the same lane without parsing it.
 Lane EventParser::read_lane_cached(od::value& v, std::string_view field, LaneCache& cache) {
   const std::string_view token = trim_token(v.raw_json_token());
-  if (token.size() <= 8 && token.size() == cache.size && token_word(token) == cache.word) return cache.lane;
+  if (token.size() > 8) return read_lane(v, field);
+  const std::uint64_t word = token_word(token);
+  for (const auto& e : cache.entries)
+    if (e.size == token.size() && e.word == word) return e.lane;
   const Lane lane = read_lane(v, field);
-  if (token.size() <= 8) cache = {token_word(token), token.size(), lane};
+  cache.entries[cache.next] = {word, token.size(), lane};
+  cache.next ^= 1u;
   return lane;
 }
 

@@ -38,10 +38,15 @@ class EventParser {
   StringId intern_category(simdjson::ondemand::value& v);
   // With `lean`, only what the analysis reads (correlation, grid, block, bytes).
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g, bool lean);
+  // The last two tokens of a field (a CPU thread and a GPU stream alternate).
   struct LaneCache {
-    std::uint64_t word = 0;
-    std::size_t size = 0;  // 0: empty (no token is empty)
-    Lane lane;
+    struct Entry {
+      std::uint64_t word = 0;
+      std::size_t size = 0;  // 0: empty (no token is empty)
+      Lane lane;
+    };
+    Entry entries[2];
+    unsigned next = 0;  // the entry a miss replaces
   };
   Lane read_lane_cached(simdjson::ondemand::value& v, std::string_view field, LaneCache& cache);
   char read_phase(simdjson::ondemand::value& v);
