@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     attnprof::ReadOptions lean = options;
     lean.detail = attnprof::ReadDetail::Analysis;
     std::size_t flows = 0;
-    for (const auto& e : trace.events) flows += e.phase == 's' || e.phase == 'f' || e.phase == 't';
+    for (const auto& e : trace.events) flows += attnprof::is_flow_phase(e.phase);
     if (attnprof::read_trace_bytes(bytes, "fuzz.json", lean).events.size() != trace.events.size() - flows)
       __builtin_trap();
     const attnprof::TraceIndex index(trace);

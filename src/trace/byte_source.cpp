@@ -20,6 +20,8 @@
 namespace attnprof {
 namespace {
 
+bool gzip_magic(const unsigned char* head) { return head[0] == 0x1f && head[1] == 0x8b; }
+
 class FileSource final : public ByteSource {
  public:
   FileSource(int fd, std::string label, std::uint64_t size) : fd_(fd), label_(std::move(label)), size_(size) {}
@@ -75,7 +77,7 @@ class MappedFileSource final : public ByteSource {
   MappedFileSource(const MappedFileSource&) = delete;
   MappedFileSource& operator=(const MappedFileSource&) = delete;
 
-  std::size_t read(char* dst, std::size_t n) override {  // for the gzip check and callers that copy
+  std::size_t read(char* dst, std::size_t n) override {  // the reader takes view(); this copies
     const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - pos_));
     std::memcpy(dst, map_ + pos_, take);
     pos_ += take;
@@ -194,8 +196,7 @@ std::unique_ptr<ByteSource> maybe_gunzip(std::unique_ptr<ByteSource> raw, bool r
   }
   if (got == 0 && require_bytes) throw InputError(fmt::format("{}: file is empty", raw->label()));
   std::string prefix(head, got);
-  if (got == 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
-      static_cast<unsigned char>(head[1]) == 0x8b)
+  if (got == 2 && gzip_magic(reinterpret_cast<const unsigned char*>(head)))
     return std::make_unique<GzipSource>(std::move(raw), std::move(prefix));
 
   // Not gzip: hand back the peeked bytes first.
@@ -241,7 +242,7 @@ std::unique_ptr<ByteSource> open_file_source(const std::string& path) {
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (S_ISREG(st.st_mode) && size >= 2) {
     unsigned char head[2] = {0, 0};
-    const bool gzip = ::pread(fd, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b;
+    const bool gzip = ::pread(fd, head, 2, 0) == 2 && gzip_magic(head);
     if (!gzip)
       if (auto mapped = MappedFileSource::open(fd, path, size)) return mapped;
   }

@@ -34,6 +34,8 @@ inline constexpr int kEventKindCount = static_cast<int>(EventKind::Other) + 1;
 inline bool is_gpu_activity(EventKind k) {
   return k == EventKind::Kernel || k == EventKind::GpuMemcpy || k == EventKind::GpuMemset;
 }
+// Chrome's flow phases: start, finish, step.
+inline bool is_flow_phase(char ph) { return ph == 's' || ph == 'f' || ph == 't'; }
 inline bool is_launch_api(EventKind k) {
   return k == EventKind::CudaRuntime || k == EventKind::CudaDriver;
 }

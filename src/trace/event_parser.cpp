@@ -117,7 +117,6 @@ void EventParser::json_error(simdjson::error_code err) const {
   fail(fmt::format("invalid JSON in traceEvents[{}]: {}", index_, simdjson::error_message(err)));
 }
 
-
 std::int64_t EventParser::read_time(od::value& v, std::string_view field) {
   od::json_type type;
   if (v.type().get(type) || type != od::json_type::number) field_error(field, "a number");
@@ -127,24 +126,12 @@ std::int64_t EventParser::read_time(od::value& v, std::string_view field) {
   return *ns;
 }
 
-namespace {
-
-// The first (up to) 8 bytes of a token as a word, the rest zero; 8 bytes from
-// its start are always readable (simdjson's padding follows the text).
-std::uint64_t token_word(std::string_view token) {
-  std::uint64_t w;
-  std::memcpy(&w, token.data(), sizeof w);
-  return token.size() >= 8 ? w : w & ((std::uint64_t{1} << (8 * token.size())) - 1);
-}
-
-}  // namespace
-
 // pid and tid repeat from event to event: a token of at most 8 bytes equal to
 // one of the last two read for that field gives the same lane without parsing it.
 Lane EventParser::read_lane_cached(od::value& v, std::string_view field, LaneCache& cache) {
   const std::string_view token = trim_token(v.raw_json_token());
   if (token.size() > 8) return read_lane(v, field);
-  const std::uint64_t word = token_word(token);
+  const std::uint64_t word = json_text::padded_word(token);
   for (const auto& e : cache.entries)
     if (e.size == token.size() && e.word == word) return e.lane;
   const Lane lane = read_lane(v, field);
@@ -283,8 +270,8 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
 // is the whole token up to 16 bytes) before going through the string index.
 StringId EventParser::intern_category(od::value& v) {
   const std::string_view token = trim_token(v.raw_json_token());
-  const std::uint64_t head = token_word(token);
-  const std::uint64_t tail = token.size() >= 8 ? token_word(token.substr(token.size() - 8)) : 0;
+  const std::uint64_t head = json_text::padded_word(token);
+  const std::uint64_t tail = token.size() >= 8 ? json_text::padded_word(token, token.size() - 8) : 0;
   for (const RecentCategory& c : recent_categories_)
     if (c.size == token.size() && c.head == head && c.tail == tail &&
         (token.size() <= 16 || token == std::string_view(c.text)))
@@ -334,7 +321,7 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
         ev.phase = read_phase(v);
         have_ph = true;
         // Flows link launches to kernels, which the analysis does by correlation id.
-        skipping_flow |= lean && (ev.phase == 's' || ev.phase == 'f' || ev.phase == 't');
+        skipping_flow |= lean && is_flow_phase(ev.phase);
         break;
       case EventKey::Cat: ev.category = intern_category(v); break;
       case EventKey::Name: ev.name = intern_string(v, cat::kName, "a string"); break;
@@ -367,7 +354,7 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
       case EventKey::Other: break;
     }
   }
-  if (skipping_flow) return ev.phase == 's' || ev.phase == 'f' || ev.phase == 't';
+  if (skipping_flow) return is_flow_phase(ev.phase);
   if (skipped_args && (ev.category == kNoString || reads_args(ev.category))) return false;
   saw_begin_end_ |= ev.phase == 'B' || ev.phase == 'E';
   if (!have_ph) fail(fmt::format("traceEvents[{}]: missing \"ph\"", index_));
@@ -397,9 +384,6 @@ bool EventParser::reads_args(StringId category) {
 }
 
 void complete_begin_end_pairs(Trace& trace) {
-  bool any = false;
-  for (const auto& e : trace.events) any |= e.phase == 'B' || e.phase == 'E';
-  if (!any) return;
   // Open "B" events per thread: the lane key is (pid, tid) as written, numbers and strings apart.
   using LaneKey = std::tuple<std::int64_t, bool, std::int64_t, bool>;
   std::map<LaneKey, std::vector<std::size_t>> open;

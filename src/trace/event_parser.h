@@ -19,7 +19,7 @@ namespace attnprof {
 
 class EventParser {
  public:
-  // With `analysis_only`, flow events are skipped and CPU-side events' args not read (ReadDetail::Analysis).
+  // With `analysis_only`, as ReadDetail::Analysis: flow events skipped, only the args the analysis reads.
   EventParser(Trace& trace, std::string label, bool analysis_only = false)
       : trace_(trace), label_(std::move(label)), analysis_only_(analysis_only) {}
   // Parses `object` as traceEvents[index] and appends it. Throws InputError.
@@ -84,6 +84,7 @@ class EventParser {
 };
 
 // Chrome's duration events "B"/"E" become complete "X" events (per thread).
+// The reader calls it only when EventParser::saw_begin_end(): it copies the events.
 void complete_begin_end_pairs(Trace& trace);
 
 }  // namespace attnprof

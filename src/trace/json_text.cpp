@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -31,16 +30,6 @@ std::int64_t eight_digits(std::uint64_t v) {
   v = (v & 0x0F0F0F0F0F0F0F0FULL) * 2561 >> 8;
   v = (v & 0x00FF00FF00FF00FFULL) * 6553601 >> 16;
   return static_cast<std::int64_t>((v & 0x0000FFFF0000FFFFULL) * 42949672960001ULL >> 32);
-}
-
-// The 8 bytes of `t` from `i` (i <= t.size(); 8 bytes past the end are
-// readable), as a little-endian word; bytes past the end read as zero, which
-// is not a digit.
-std::uint64_t load8(std::string_view t, std::size_t i) {
-  std::uint64_t v;
-  std::memcpy(&v, t.data() + i, 8);
-  const std::size_t left = t.size() - i;
-  return left >= 8 ? v : v & ((std::uint64_t{1} << (8 * left)) - 1);
 }
 
 // How many of the word's bytes, from its first, are ASCII digits (0-8).
@@ -96,13 +85,7 @@ std::string quoted(std::string_view s) {
 }
 
 std::optional<std::int64_t> microseconds_to_ns(std::string_view t) {
-  // Copied where 8 bytes after it are readable.
-  constexpr std::size_t kShort = 56;
-  if (t.size() <= kShort) {
-    char buf[kShort + 8] = {};
-    std::memcpy(buf, t.data(), t.size());
-    return microseconds_to_ns_padded({buf, t.size()});
-  }
+  // Copied where 8 bytes after it are readable (zero bytes: not digits).
   std::string copy(t);
   copy.append(8, '\0');
   return microseconds_to_ns_padded({copy.data(), t.size()});
@@ -113,14 +96,14 @@ std::optional<std::int64_t> microseconds_to_ns_padded(std::string_view t) {
   // or three word steps and no loop; anything else goes the general way.
   if (const std::size_t n = t.size(); n >= 5 && n <= 20 && t[n - 4] == '.') {
     const auto whole_digits = static_cast<int>(n - 4);
-    const std::uint64_t frac = load8(t, n - 3);
-    const std::uint64_t head = load8(t, 0);
+    const std::uint64_t frac = padded_word(t, n - 3);
+    const std::uint64_t head = padded_word(t, 0);
     if (leading_digits(frac) == 3) {
       std::int64_t whole = -1;
       if (whole_digits <= 8) {
         if (leading_digits(head) == whole_digits) whole = digits_value(head, whole_digits);
       } else if (leading_digits(head) == 8) {
-        const std::uint64_t rest = load8(t, 8);
+        const std::uint64_t rest = padded_word(t, 8);
         if (leading_digits(rest) == whole_digits - 8)
           whole = eight_digits(head) * kPow10[whole_digits - 8] + digits_value(rest, whole_digits - 8);
       }
@@ -135,7 +118,7 @@ std::optional<std::int64_t> microseconds_to_ns_padded(std::string_view t) {
   std::int64_t whole = 0;
   std::size_t digits = 0;
   for (;;) {
-    const std::uint64_t w = load8(t, i);
+    const std::uint64_t w = padded_word(t, i);
     const int n = leading_digits(w);
     if (n == 0) break;
     if (digits + static_cast<std::size_t>(n) > 18) return std::nullopt;  // far out of range as ns
@@ -149,7 +132,7 @@ std::optional<std::int64_t> microseconds_to_ns_padded(std::string_view t) {
   std::int64_t frac_ns = 0;
   if (i < t.size() && t[i] == '.') {
     ++i;
-    const std::uint64_t w = load8(t, i);
+    const std::uint64_t w = padded_word(t, i);
     const int n = leading_digits(w);
     if (n == 0) return std::nullopt;
     const auto d = [w](int k) { return static_cast<std::int64_t>((w >> (8 * k)) & 0xF); };

@@ -1,7 +1,9 @@
 // Small JSON text helpers shared by the trace writer and the reports.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +22,15 @@ std::optional<std::int64_t> microseconds_to_ns(std::string_view token);
 // The same, faster, for text followed by at least 8 readable bytes (the
 // reader's buffers are: simdjson's padding follows them).
 std::optional<std::int64_t> microseconds_to_ns_padded(std::string_view token);
+
+// The 8 bytes of `t` from `i` (i <= t.size()) as a little-endian word, the
+// bytes past t's end read as zero; 8 bytes past t's end must be readable.
+inline std::uint64_t padded_word(std::string_view t, std::size_t i = 0) {
+  std::uint64_t v;
+  std::memcpy(&v, t.data() + i, sizeof v);
+  const std::size_t left = t.size() - i;
+  return left >= 8 ? v : v & ((std::uint64_t{1} << (8 * left)) - 1);
+}
 
 // A double that fits in int64, else nullopt (casting it would be undefined).
 std::optional<std::int64_t> double_to_int64(double d);

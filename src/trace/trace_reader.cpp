@@ -281,7 +281,7 @@ class Reader {
   // Streams the elements of traceEvents; start_ is just past '['. Most
   // windows go through try_line_batch; otherwise the scanner finds where whole
   // events end, this loop checks the separators between them and hands each
-  // run of whole events to parse_batch.
+  // run of whole events to parse_run.
   void read_events() {
     bool need_element = true;
     for (;;) {

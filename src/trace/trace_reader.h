@@ -28,9 +28,9 @@ struct ReadStats {
 };
 
 struct ReadOptions {
-  // Bytes read per step. Each chunk is copied in, scanned, indexed by
-  // simdjson and walked: small enough that all four passes find it (and
-  // simdjson's index of it) still in the L2 cache (measured: 512 KiB ~4% faster
+  // Bytes per window: a mapped file's window grows by this much, other input
+  // is copied in chunks of it. Small enough that simdjson's index of a window
+  // and the walk over it stay in the L2 cache (measured: 512 KiB ~4% faster
   // end to end than 4 MiB).
   std::size_t chunk_bytes = 512u << 10;
   std::size_t max_event_bytes = 256u << 20;   // a single event larger than this is an error

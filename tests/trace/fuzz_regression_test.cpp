@@ -37,7 +37,7 @@ TEST(FuzzRegressions, EveryCrashInputIsHandled) {
         lean.detail = ReadDetail::Analysis;
         const Trace l = read_trace_bytes(bytes.str(), "fuzz", lean);
         const auto flows = std::count_if(t.events.begin(), t.events.end(),
-                                         [](const Event& e) { return e.phase == 's' || e.phase == 'f' || e.phase == 't'; });
+                                         [](const Event& e) { return is_flow_phase(e.phase); });
         EXPECT_EQ(l.events.size(), t.events.size() - static_cast<std::size_t>(flows));
         const TraceIndex lean_index(l);
         EXPECT_EQ(json_report(analyze(l, lean_index, {}, "fuzz")), json_report(a));

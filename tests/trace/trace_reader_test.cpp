@@ -335,7 +335,7 @@ TEST(TraceReader, ErrorInsideALineOfEventsNamesTheEvent) {
 TEST(TraceReader, AnalysisDetailKeepsWhatTheAnalysisReads) {
   const Trace full = read_trace_file(test::example_trace("sdpa_math.json"));
   const Trace lean = read_trace_file(test::example_trace("sdpa_math.json"), ReadOptions{.detail = ReadDetail::Analysis});
-  const auto is_flow = [](const Event& e) { return e.phase == 's' || e.phase == 'f' || e.phase == 't'; };
+  const auto is_flow = [](const Event& e) { return is_flow_phase(e.phase); };
   const auto flows = static_cast<std::size_t>(std::count_if(full.events.begin(), full.events.end(), is_flow));
   EXPECT_GT(flows, 0u);
   EXPECT_EQ(std::count_if(lean.events.begin(), lean.events.end(), is_flow), 0);
