@@ -289,20 +289,25 @@ TEST(TraceReader, EventsSpanningLinesGiveTheSameTrace) {
   }
 }
 
-// A line of text that is not a run of whole events must not be taken for
-// one: here the last ",<newline>" of the events is inside a later top-level
-// value, after traceEvents has closed.
+// Reads `json` in windows of `chunk` bytes and expects `events` events.
+void expect_events(const std::string& json, std::size_t chunk, std::size_t events) {
+  SCOPED_TRACE(chunk);
+  ReadOptions options;
+  options.chunk_bytes = chunk;
+  Trace t;
+  ASSERT_NO_THROW(t = read_trace_bytes(json, "events.json", options));
+  EXPECT_EQ(t.events.size(), events);
+}
+
+// Text up to an event boundary ("},<newline>{") that is not a run of whole
+// events must not be taken for one: here the window's last such boundary is
+// inside a later top-level value, after traceEvents has closed, so the array
+// parsed there ends early and the text after it must be noticed.
 TEST(TraceReader, LineAfterTheEventsIsNotTakenForEvents) {
   const std::string event = R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
-  const std::string json = "{\"traceEvents\": [" + event + ",\n" + event + "], \"x\": [1,\n2], \"y\": {\"z\": [3,\n4]}}";
-  for (std::size_t chunk : {std::size_t{16}, std::size_t{64}, std::size_t{4096}}) {
-    SCOPED_TRACE(chunk);
-    ReadOptions options;
-    options.chunk_bytes = chunk;
-    Trace t;
-    ASSERT_NO_THROW(t = read_trace_bytes(json, "after.json", options));
-    EXPECT_EQ(t.events.size(), 2u);
-  }
+  const std::string json =
+      "{\"traceEvents\": [" + event + ",\n" + event + "], \"x\": [1,\n2], \"y\": [{\"z\": 3},\n{\"z\": 4}]}";
+  for (std::size_t chunk : {std::size_t{16}, std::size_t{64}, std::size_t{4096}}) expect_events(json, chunk, 2);
 }
 
 // Invalid JSON inside a line of events gives the scanner path's error, at the
@@ -369,14 +374,8 @@ TEST(TraceReader, ChunkEndingRightAfterAnEvent) {
   const std::string first = R"({"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1})";
   const std::string head = R"({"traceEvents": [)";
   const std::string json = head + first + ", " + first + "]}";
-  for (std::size_t cut = head.size() + first.size() - 2; cut <= head.size() + first.size() + 2; ++cut) {
-    SCOPED_TRACE(cut);
-    ReadOptions options;
-    options.chunk_bytes = cut;
-    Trace t;
-    ASSERT_NO_THROW(t = read_trace_bytes(json, "cut.json", options));
-    EXPECT_EQ(t.events.size(), 2u);
-  }
+  for (std::size_t cut = head.size() + first.size() - 2; cut <= head.size() + first.size() + 2; ++cut)
+    expect_events(json, cut, 2);
 }
 
 }  // namespace
