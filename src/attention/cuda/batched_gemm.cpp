@@ -117,15 +117,26 @@ void run_batched_gemm(const BatchedGemm& g, cudaStream_t stream) {
   }
 }
 
-BatchedGemm scores_gemm(const AttentionParams& p, DType dtype, const MatrixOperand& q, const MatrixOperand& k,
-                        void* scores) {
+namespace {
+
+// What both attention GEMMs share: batched over (batch, q heads) with p's GQA
+// groups, one row per query.
+BatchedGemm attention_gemm(const AttentionParams& p, DType dtype, bool b_transposed) {
   BatchedGemm g;
   g.dtype = dtype;
-  g.b_transposed = true;
+  g.b_transposed = b_transposed;
   g.batch = p.batch;
   g.heads = p.q_heads;
   g.kv_heads = p.kv_heads;
   g.m = p.q_len;
+  return g;
+}
+
+}  // namespace
+
+BatchedGemm scores_gemm(const AttentionParams& p, DType dtype, const MatrixOperand& q, const MatrixOperand& k,
+                        void* scores) {
+  BatchedGemm g = attention_gemm(p, dtype, /*b_transposed=*/true);
   g.n = p.kv_len;
   g.k = p.head_dim;
   g.a = q;
@@ -139,13 +150,7 @@ BatchedGemm scores_gemm(const AttentionParams& p, DType dtype, const MatrixOpera
 
 BatchedGemm output_gemm(const AttentionParams& p, DType dtype, const MatrixOperand& probs, const MatrixOperand& v,
                         void* out, const TensorStrides& out_strides) {
-  BatchedGemm g;
-  g.dtype = dtype;
-  g.b_transposed = false;
-  g.batch = p.batch;
-  g.heads = p.q_heads;
-  g.kv_heads = p.kv_heads;
-  g.m = p.q_len;
+  BatchedGemm g = attention_gemm(p, dtype, /*b_transposed=*/false);
   g.n = p.head_dim;
   g.k = p.kv_len;
   g.a = probs;
