@@ -86,8 +86,7 @@ void BM_ReadAndAnalyze(benchmark::State& state) {
 }
 
 // The analysis alone (index, regions, rules) on a trace read once beforehand
-// (as for the analysis);
-// MB/s is still per byte of JSON, so it compares with the two above.
+// for the analysis; MB/s is still per byte of JSON, so it compares with the reads.
 void BM_Analyze(benchmark::State& state) {
   const attnprof::Trace t = attnprof::read_trace_file(trace_path(), kForAnalysis);
   for (auto _ : state) {

@@ -53,9 +53,9 @@ def raw_events(path):
         pos = end
 
 
-def with_numbers(raw, e, new):
-    """`raw` with the values of ts, id, correlation and External id that differ
-    between the parsed event `e` and its renumbered copy `new` replaced."""
+def with_numbers(raw, new):
+    """`raw`, an event's text, with its ts, id, correlation and External id
+    values set to those of `new` (its renumbered copy)."""
     def sub(key, value, text):
         return re.sub(r'("%s":\s*)-?[0-9.eE+]+' % re.escape(key), lambda m: m.group(1) + value, text, count=1)
     if "ts" in new:
@@ -77,9 +77,9 @@ def main():
     ap.add_argument("traces", nargs="*", default=DEFAULT)
     args = ap.parse_args()
 
-    sources = [json.load(open(p)) for p in args.traces]
     raws = [raw_events(p) for p in args.traces]
-    head = {k: v for k, v in sources[0].items() if k != "traceEvents"}
+    events = [[obj for obj, _ in r] for r in raws]
+    head = {k: v for k, v in json.load(open(args.traces[0])).items() if k != "traceEvents"}
     target = int(args.mb * 1e6)
     tmp = args.out + ".tmp"
     with open(tmp, "w") as out:
@@ -91,8 +91,8 @@ def main():
         ts_shift = 0.0
         shift = {"corr": 0, "ext": 0}
         while written < target:
-            src = sources[copy % len(sources)]["traceEvents"]
-            src_raw = raws[copy % len(sources)]
+            src = events[copy % len(events)]
+            src_raw = raws[copy % len(events)]
             span_end, top = 0.0, {"corr": 0, "ext": 0}
 
             def renumber(value, counter):
@@ -100,7 +100,6 @@ def main():
                 return value + shift[counter]
 
             for n, e in enumerate(src):
-                original = e
                 e = dict(e)
                 if "ts" in e:
                     e["ts"] = round(e["ts"] + ts_shift, 3)
@@ -117,9 +116,7 @@ def main():
                 if e.get("ph") == "M" and copy > 0:
                     continue
                 if args.layout == "kineto":
-                    raw_obj, raw = src_raw[n]
-                    assert raw_obj == original
-                    text = with_numbers(raw, original, e)
+                    text = with_numbers(src_raw[n][1], e)
                 else:
                     text = json.dumps(e)
                 line = ("" if first else ",\n") + "  " + text
@@ -130,7 +127,7 @@ def main():
             # correlation and External ids on from this one's: time runs forward
             # and ids stay dense, as in one long real trace (each source has its
             # own clock and id bases).
-            nxt = sources[(copy + 1) % len(sources)]["traceEvents"]
+            nxt = events[(copy + 1) % len(events)]
             ts_shift = span_end + 100.0 - min(x["ts"] for x in nxt if "ts" in x)
             for counter, low in lowest_ids(nxt).items():
                 shift[counter] = top[counter] + 1 - low
