@@ -79,32 +79,6 @@ std::string_view trim_token(std::string_view t) {
   return t;
 }
 
-// Args values are producer-specific: numbers are taken, other types ignored.
-// An integer is tried first: it is by far the most common value, and a
-// failed attempt consumes nothing.
-bool arg_int(od::value& v, std::int64_t& out) {
-  if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
-  od::json_type type;
-  if (v.type().get(type) || type != od::json_type::number) return false;
-  double d = 0;
-  if (v.get_double().get(d)) return false;
-  const auto as_int = json_text::double_to_int64(d);
-  if (as_int) out = *as_int;
-  return as_int.has_value();
-}
-void arg_dim3(od::value& v, std::array<std::int32_t, 3>& out) {
-  od::array a;
-  if (v.get_array().get(a)) return;
-  std::size_t i = 0;
-  for (auto x : a) {
-    std::int64_t n = 0;
-    od::value xv;
-    if (x.get(xv) || !arg_int(xv, n)) return;
-    if (i < 3) out[i] = static_cast<std::int32_t>(n);
-    ++i;
-  }
-}
-
 }  // namespace
 
 void EventParser::fail(const std::string& what) const { throw InputError(fmt::format("{}: {}", label_, what)); }
@@ -115,6 +89,56 @@ void EventParser::field_error(std::string_view field, std::string_view expected)
 
 void EventParser::json_error(simdjson::error_code err) const {
   fail(fmt::format("invalid JSON in traceEvents[{}]: {}", index_, simdjson::error_message(err)));
+}
+
+// Args values are producer-specific: a value of another type (or a number
+// that does not fit) is ignored, but broken JSON is an error. That matters
+// beyond the value: simdjson walks on past a value it could not read, and a
+// malformed one left behind can throw its count of open brackets off.
+void EventParser::check_arg(simdjson::error_code err) const {
+  if (err != simdjson::SUCCESS && err != simdjson::INCORRECT_TYPE && err != simdjson::NUMBER_ERROR &&
+      err != simdjson::NUMBER_OUT_OF_RANGE)
+    json_error(err);
+}
+
+// An integer is tried first: it is by far the most common value, and a
+// failed attempt consumes nothing.
+bool EventParser::arg_int(od::value& v, std::int64_t& out) {
+  if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
+  od::json_type type;
+  if (auto err = v.type().get(type); err) {
+    check_arg(err);
+    return false;
+  }
+  if (type != od::json_type::number) return false;
+  double d = 0;
+  if (auto err = v.get_double().get(d); err) {
+    check_arg(err);
+    return false;
+  }
+  const auto as_int = json_text::double_to_int64(d);
+  if (as_int) out = *as_int;
+  return as_int.has_value();
+}
+
+void EventParser::arg_dim3(od::value& v, std::array<std::int32_t, 3>& out) {
+  od::array a;
+  if (auto err = v.get_array().get(a); err) {
+    check_arg(err);
+    return;
+  }
+  std::size_t i = 0;
+  for (auto x : a) {
+    std::int64_t n = 0;
+    od::value xv;
+    if (auto err = x.get(xv); err) {
+      check_arg(err);
+      return;
+    }
+    if (!arg_int(xv, n)) return;
+    if (i < 3) out[i] = static_cast<std::int32_t>(n);
+    ++i;
+  }
 }
 
 std::int64_t EventParser::read_time(od::value& v, std::string_view field) {
@@ -260,7 +284,8 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
       if (arg_int(v, n)) *narrow = static_cast<std::int32_t>(n);
     } else if (real != nullptr) {
       double d = 0;
-      if (v.get_double().get(d) == simdjson::SUCCESS && d > -3e38 && d < 3e38) *real = static_cast<float>(d);
+      if (auto err = v.get_double().get(d); err) check_arg(err);
+      else if (d > -3e38 && d < 3e38) *real = static_cast<float>(d);
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include <simdjson.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -36,6 +37,9 @@ class EventParser {
   std::string_view read_string(simdjson::ondemand::value& v, std::string_view field);
   StringId intern_string(simdjson::ondemand::value& v, std::string_view field, std::string_view expected);
   StringId intern_category(simdjson::ondemand::value& v);
+  void check_arg(simdjson::error_code err) const;  // throws unless a wrong type or an unfitting number
+  bool arg_int(simdjson::ondemand::value& v, std::int64_t& out);
+  void arg_dim3(simdjson::ondemand::value& v, std::array<std::int32_t, 3>& out);
   // With `lean`, only what the analysis reads (correlation, grid, block, bytes).
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g, bool lean);
   // The last two tokens of a field (a CPU thread and a GPU stream alternate).
