@@ -103,6 +103,15 @@ void EventParser::check_arg(simdjson::error_code err) const {
 
 // An integer is tried first: it is by far the most common value, and a
 // failed attempt consumes nothing.
+// A value left unread must still start like a JSON value: simdjson skips it by
+// counting brackets, so a stray ']' or '}' there would shift where it thinks
+// the next field begins (and a read that skips the whole args object would see
+// the same text differently).
+void EventParser::check_unread(od::value& v) const {
+  od::json_type type;
+  if (auto err = v.type().get(type); err) json_error(err);
+}
+
 bool EventParser::arg_int(od::value& v, std::int64_t& out) {
   if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   od::json_type type;
@@ -220,7 +229,7 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
   // Fields and values by reference: simdjson's iterators are small structs
   // whose copies cost store-forwarding stalls in this loop. Keys are told
   // apart on their first byte; most keys Kineto writes into args ("Record
-  // function id", "Sequence number", ...) are skipped unread on it.
+  // function id", "Sequence number", ...) are skipped unread on it (see check_unread).
   for (auto item : args) {
     if (auto err = item.error(); err) json_error(err);
     od::field& field = item.value_unsafe();
@@ -231,11 +240,17 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
     float* real = nullptr;           // a float field
     const char first = *key.raw.raw();
     // The analysis reads correlation, grid, block and bytes only.
-    if (lean && first != 'c' && first != 'g' && first != 'b') continue;
+    if (lean && first != 'c' && first != 'g' && first != 'b') {
+      check_unread(v);
+      continue;
+    }
     switch (first) {
       case 'E':
-        if (key == cat::kExternalId && arg_int(v, n)) ev.external_id = n;
-        continue;
+        if (key == cat::kExternalId) {
+          if (arg_int(v, n)) ev.external_id = n;
+          continue;
+        }
+        break;
       case 'c':
         if (key == cat::kCorrelation) {
           if (arg_int(v, n)) ev.correlation = n;
@@ -244,8 +259,11 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
         if (key == cat::kContext && !lean) narrow = &g.context;
         break;
       case 'g':
-        if (key == cat::kGrid) arg_dim3(v, g.grid);
-        continue;
+        if (key == cat::kGrid) {
+          arg_dim3(v, g.grid);
+          continue;
+        }
+        break;
       case 'b':
         if (key == cat::kBlock) {
           arg_dim3(v, g.block);
@@ -278,7 +296,7 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
         if (key == cat::kOccupancy) real = &g.occupancy_pct;
         break;
       default:
-        continue;  // the value is skipped unread
+        break;
     }
     if (narrow != nullptr) {
       if (arg_int(v, n)) *narrow = static_cast<std::int32_t>(n);
@@ -286,6 +304,8 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
       double d = 0;
       if (auto err = v.get_double().get(d); err) check_arg(err);
       else if (d > -3e38 && d < 3e38) *real = static_cast<float>(d);
+    } else {
+      check_unread(v);
     }
   }
 }
@@ -340,7 +360,10 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
     od::field& field = item.value_unsafe();
     od::value& v = field.value();
     const EventKey key = event_key(field.key());
-    if (skipping_flow && key != EventKey::Ph) continue;
+    if (skipping_flow && key != EventKey::Ph) {
+      check_unread(v);
+      continue;
+    }
     switch (key) {
       case EventKey::Ph:
         ev.phase = read_phase(v);
@@ -376,7 +399,7 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
         read_args(args, ev, g, lean);
         break;
       }
-      case EventKey::Other: break;
+      case EventKey::Other: check_unread(v); break;
     }
   }
   if (skipping_flow) return is_flow_phase(ev.phase);
