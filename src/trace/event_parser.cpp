@@ -91,18 +91,6 @@ void EventParser::json_error(simdjson::error_code err) const {
   fail(fmt::format("invalid JSON in traceEvents[{}]: {}", index_, simdjson::error_message(err)));
 }
 
-// Args values are producer-specific: a value of another type (or a number
-// that does not fit) is ignored, but broken JSON is an error. That matters
-// beyond the value: simdjson walks on past a value it could not read, and a
-// malformed one left behind can throw its count of open brackets off.
-void EventParser::check_arg(simdjson::error_code err) const {
-  if (err != simdjson::SUCCESS && err != simdjson::INCORRECT_TYPE && err != simdjson::NUMBER_ERROR &&
-      err != simdjson::NUMBER_OUT_OF_RANGE)
-    json_error(err);
-}
-
-// An integer is tried first: it is by far the most common value, and a
-// failed attempt consumes nothing.
 // A value left unread must still start like a JSON value: simdjson skips it by
 // counting brackets, so a stray ']' or '}' there would shift where it thinks
 // the next field begins (and a read that skips the whole args object would see
@@ -112,19 +100,18 @@ void EventParser::check_unread(od::value& v) const {
   if (auto err = v.type().get(type); err) json_error(err);
 }
 
+// Args values are producer-specific: a value that is not the number wanted is
+// ignored, as long as it is some JSON value (check_unread); otherwise the text
+// is broken and that is an error, the same whether the value is read or not.
+// An integer is tried first: it is by far the most common value, and a failed
+// attempt consumes nothing.
 bool EventParser::arg_int(od::value& v, std::int64_t& out) {
   if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   od::json_type type;
-  if (auto err = v.type().get(type); err) {
-    check_arg(err);
-    return false;
-  }
+  if (auto err = v.type().get(type); err) json_error(err);
   if (type != od::json_type::number) return false;
   double d = 0;
-  if (auto err = v.get_double().get(d); err) {
-    check_arg(err);
-    return false;
-  }
+  if (v.get_double().get(d)) return false;
   const auto as_int = json_text::double_to_int64(d);
   if (as_int) out = *as_int;
   return as_int.has_value();
@@ -132,18 +119,15 @@ bool EventParser::arg_int(od::value& v, std::int64_t& out) {
 
 void EventParser::arg_dim3(od::value& v, std::array<std::int32_t, 3>& out) {
   od::array a;
-  if (auto err = v.get_array().get(a); err) {
-    check_arg(err);
+  if (v.get_array().get(a)) {
+    check_unread(v);
     return;
   }
   std::size_t i = 0;
   for (auto x : a) {
     std::int64_t n = 0;
     od::value xv;
-    if (auto err = x.get(xv); err) {
-      check_arg(err);
-      return;
-    }
+    if (auto err = x.get(xv); err) json_error(err);
     if (!arg_int(xv, n)) return;
     if (i < 3) out[i] = static_cast<std::int32_t>(n);
     ++i;
@@ -302,7 +286,7 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
       if (arg_int(v, n)) *narrow = static_cast<std::int32_t>(n);
     } else if (real != nullptr) {
       double d = 0;
-      if (auto err = v.get_double().get(d); err) check_arg(err);
+      if (v.get_double().get(d)) check_unread(v);
       else if (d > -3e38 && d < 3e38) *real = static_cast<float>(d);
     } else {
       check_unread(v);

@@ -37,7 +37,6 @@ class EventParser {
   std::string_view read_string(simdjson::ondemand::value& v, std::string_view field);
   StringId intern_string(simdjson::ondemand::value& v, std::string_view field, std::string_view expected);
   StringId intern_category(simdjson::ondemand::value& v);
-  void check_arg(simdjson::error_code err) const;  // throws unless a wrong type or an unfitting number
   void check_unread(simdjson::ondemand::value& v) const;  // throws unless v starts like a JSON value
   bool arg_int(simdjson::ondemand::value& v, std::int64_t& out);
   void arg_dim3(simdjson::ondemand::value& v, std::array<std::int32_t, 3>& out);
