@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -76,8 +77,14 @@ Chosen choose_automatically(const TraceIndex& index) {
   const auto& ranges = index.ranges();
   const auto launches = ranges_with_launches(index);
   Chosen steps;
-  for (std::size_t i = 0; i < ranges.size(); ++i)
-    if (launches[i] && is_step(t.name(index.event(ranges[i])))) steps.ranges.push_back(i);
+  // Names repeat: whether one is a step is decided once per name id.
+  std::vector<std::int8_t> step_name(t.strings.size(), -1);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (!launches[i]) continue;
+    std::int8_t& step = step_name[ranges[i].name];
+    if (step < 0) step = is_step(t.strings.view(ranges[i].name)) ? 1 : 0;
+    if (step) steps.ranges.push_back(i);
+  }
   if (!steps.ranges.empty()) {
     steps.source = "profiler steps (ProfilerStep#N)";
     return steps;
@@ -85,10 +92,10 @@ Chosen choose_automatically(const TraceIndex& index) {
   // Outermost user annotations (record_function / NVTX) that launched GPU work.
   Chosen annotations;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
-    if (!launches[i] || index.event(ranges[i]).kind != EventKind::UserAnnotation) continue;
+    if (!launches[i] || ranges[i].kind != EventKind::UserAnnotation) continue;
     bool outermost = true;
     for (std::int32_t p = ranges[i].parent; p != kNone; p = ranges[static_cast<std::size_t>(p)].parent)
-      if (index.event(ranges[static_cast<std::size_t>(p)]).kind == EventKind::UserAnnotation) outermost = false;
+      if (ranges[static_cast<std::size_t>(p)].kind == EventKind::UserAnnotation) outermost = false;
     if (outermost) annotations.ranges.push_back(i);
   }
   annotations.source = "record_function / NVTX ranges";
@@ -110,13 +117,18 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
   const auto& acts = index.activities();
+  auto after = spans.begin();  // first span starting after the last activity's launch
   for (std::size_t i = 0; i < acts.size(); ++i) {
     const std::int64_t ts = index.launch_time(acts[i]);
     const std::int64_t pid = acts[i].launch != kNone ? t.events[static_cast<std::size_t>(acts[i].launch)].pid.value()
                                                      : index.event(acts[i]).pid.value();
     // The last span starting at or before ts that also ends after it.
-    auto it = std::upper_bound(spans.begin(), spans.end(), ts,
+    // Activities come in GPU order, so their launches mostly fall in the
+    // span found for the one before: try that before searching.
+    if (!((after == spans.begin() || std::prev(after)->start <= ts) && (after == spans.end() || ts < after->start)))
+      after = std::upper_bound(spans.begin(), spans.end(), ts,
                                [](std::int64_t v, const Span& s) { return v < s.start; });
+    auto it = after;
     // Chosen ranges rarely nest, so the containing span is among the last few.
     for (int tries = 0; it != spans.begin() && tries < 64; ++tries) {
       --it;
@@ -173,8 +185,8 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
     std::vector<char> hit(ranges.size(), 0);
     std::vector<std::int8_t> name_matches(t.strings.size(), -1);  // by name id: names repeat
     for (std::size_t i = 0; i < ranges.size(); ++i) {
-      std::int8_t& m = name_matches[index.event(ranges[i]).name];
-      if (m < 0) m = matches(t.name(index.event(ranges[i])), options.name) ? 1 : 0;
+      std::int8_t& m = name_matches[ranges[i].name];
+      if (m < 0) m = matches(t.strings.view(ranges[i].name), options.name) ? 1 : 0;
       hit[i] = static_cast<char>(m);
     }
     for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -190,8 +202,8 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
       if (!gpu.empty()) return gpu;
       std::set<std::string> names;
       for (const CpuRange& r : index.ranges())
-        if (index.event(r).kind == EventKind::UserAnnotation || is_step(t.name(index.event(r))))
-          names.insert(region_stem(t.name(index.event(r))));
+        if (r.kind == EventKind::UserAnnotation || is_step(t.strings.view(r.name)))
+          names.insert(region_stem(t.strings.view(r.name)));
       std::string known;
       for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
       if (known.size() > 200) known = known.substr(0, 200) + "...";

@@ -55,18 +55,31 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   std::vector<KernelClass> class_cache(trace.strings.size());
   std::vector<char> classified(trace.strings.size(), 0);
   // CPU ranges and, later, the launches, per thread: each lane keeps both in
-  // time order and is swept once with a stack.
-  // Ranges are kept as indices into ranges_ (their times stay in the events:
-  // a CPU trace has millions of ranges, and copies of them cost more than the
-  // mostly sequential reads back).
+  // time order and is swept once with a stack. A range's times are copied
+  // here, while the event is at hand: the sweep then reads a dense list
+  // instead of every range's event again (a CPU trace has millions of
+  // ranges, and those reads were most of the index's time).
+  struct Times {
+    std::int64_t ts;
+    std::int64_t end;
+  };
+  std::vector<Times> times;  // by index into ranges_
   struct Launch {
     std::int64_t ts;
     std::size_t activity;
   };
   struct LaneItems {
-    std::vector<std::int32_t> ranges;
+    std::vector<std::int32_t> ranges;  // indices into ranges_
     std::vector<Launch> launches;
+    bool ranges_sorted = true;  // by start, the longer (outer) range first at equal start
   };
+  // Memory first touched costs more here than anything else the index does
+  // (a page fault per 4 KiB): the per-event lists get room for every event up
+  // front, which only reserves address space, instead of growing by copies.
+  ranges_.reserve(events.size());
+  times.reserve(events.size());
+  activities_.reserve(events.size());
+  launches.reserve(events.size());
   std::map<std::pair<std::int64_t, std::int64_t>, LaneItems> lanes;
   std::pair<std::int64_t, std::int64_t> last_lane{};
   LaneItems* last_items = nullptr;  // consecutive events are mostly on one thread
@@ -77,6 +90,11 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
       last_items = &lanes[key];
     }
     return *last_items;
+  };
+  const auto range_before = [&](std::int32_t a, std::int32_t b) {
+    const Times& x = times[static_cast<std::size_t>(a)];
+    const Times& y = times[static_cast<std::size_t>(b)];
+    return x.ts != y.ts ? x.ts < y.ts : x.end - x.ts > y.end - y.ts;
   };
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
@@ -102,8 +120,12 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
       activities_.push_back(a);
     } else if (is_cpu_range(e) && !e.pid.is_string && !e.tid.is_string) {
       has_cpu_ops_ |= e.kind == EventKind::CpuOp;
-      lane_of(e).ranges.push_back(static_cast<std::int32_t>(ranges_.size()));
-      ranges_.push_back({i});
+      LaneItems& lane = lane_of(e);
+      const auto r = static_cast<std::int32_t>(ranges_.size());
+      ranges_.push_back({static_cast<std::uint32_t>(i), kNone, e.name, e.kind});
+      times.push_back({e.ts_ns, e.end_ns()});
+      if (!lane.ranges.empty() && range_before(r, lane.ranges.back())) lane.ranges_sorted = false;
+      lane.ranges.push_back(r);
     }
   }
 
@@ -146,17 +168,9 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     auto it = lanes.find({l.pid.value(), l.tid.value()});
     if (it != lanes.end()) it->second.launches.push_back({l.ts_ns, i});
   }
-  // Ranges by start, longer (outer) ones first at equal start; launches by
-  // time; a range and a launch at the same time: the range first. Both lists
-  // usually arrive in order already (file order, GPU start order).
-  const auto range_event = [&](std::int32_t r) -> const Event& {
-    return events[ranges_[static_cast<std::size_t>(r)].event];
-  };
-  const auto range_before = [&](std::int32_t a, std::int32_t b) {
-    const Event& x = range_event(a);
-    const Event& y = range_event(b);
-    return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : x.dur_ns > y.dur_ns;
-  };
+  // Launches by time; a range and a launch at the same time: the range
+  // first. Both lists usually arrive in order already (file order, GPU start
+  // order).
   const auto launch_before = [](const Launch& a, const Launch& b) { return a.ts < b.ts; };
   struct Open {
     std::int64_t end;
@@ -166,38 +180,41 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   for (auto& [lane, items] : lanes) {
     auto& rs = items.ranges;
     auto& ls = items.launches;
-    if (!std::is_sorted(rs.begin(), rs.end(), range_before)) std::stable_sort(rs.begin(), rs.end(), range_before);
+    if (!items.ranges_sorted) std::stable_sort(rs.begin(), rs.end(), range_before);
     if (!std::is_sorted(ls.begin(), ls.end(), launch_before)) std::stable_sort(ls.begin(), ls.end(), launch_before);
     stack.clear();
     std::size_t r = 0, l = 0;
     while (r < rs.size() || l < ls.size()) {
-      const Event* range = r < rs.size() ? &range_event(rs[r]) : nullptr;
-      const bool take_range = l == ls.size() || (range != nullptr && range->ts_ns <= ls[l].ts);
-      const std::int64_t ts = take_range ? range->ts_ns : ls[l].ts;
+      const Times* range = r < rs.size() ? &times[static_cast<std::size_t>(rs[r])] : nullptr;
+      const bool take_range = l == ls.size() || (range != nullptr && range->ts <= ls[l].ts);
+      const std::int64_t ts = take_range ? range->ts : ls[l].ts;
       while (!stack.empty() && stack.back().end < ts) stack.pop_back();
       const std::int32_t top = stack.empty() ? kNone : stack.back().index;
       if (take_range) {
         ranges_[static_cast<std::size_t>(rs[r])].parent = top;
-        stack.push_back({range->end_ns(), rs[r]});
+        stack.push_back({range->end, rs[r]});
         ++r;
       } else {
         activities_[ls[l].activity].range = top;
         ++l;
       }
     }
+    // Each lane's lists are done with: hand their memory back before the next.
+    std::vector<std::int32_t>().swap(rs);
+    std::vector<Launch>().swap(ls);
   }
 }
 
 bool TraceIndex::under(const GpuActivity& a, std::string_view op) const {
   for (std::int32_t r = a.range; r != kNone; r = ranges_[static_cast<std::size_t>(r)].parent)
-    if (trace_->name(event(ranges_[static_cast<std::size_t>(r)])) == op) return true;
+    if (trace_->strings.view(ranges_[static_cast<std::size_t>(r)].name) == op) return true;
   return false;
 }
 
 std::int32_t TraceIndex::outermost_op(const GpuActivity& a) const {
   std::int32_t found = kNone;
   for (std::int32_t r = a.range; r != kNone; r = ranges_[static_cast<std::size_t>(r)].parent)
-    if (event(ranges_[static_cast<std::size_t>(r)]).kind == EventKind::CpuOp) found = r;
+    if (ranges_[static_cast<std::size_t>(r)].kind == EventKind::CpuOp) found = r;
   return found;
 }
 

@@ -15,11 +15,16 @@ namespace attnprof {
 
 inline constexpr std::int32_t kNone = -1;
 
-// A CPU range: an ATen op, a user annotation or a profiler step.
+// A CPU range: an ATen op, a user annotation or a profiler step. Its name and
+// kind are copies of the event's: region selection reads them for every range,
+// and a trace has millions of ranges, each a cache line away from the next.
 struct CpuRange {
-  std::size_t event;               // index into Trace::events
+  std::uint32_t event;             // index into Trace::events
   std::int32_t parent = kNone;     // enclosing range on the same thread
+  StringId name = kNoString;
+  EventKind kind = EventKind::Other;
 };
+static_assert(sizeof(CpuRange) == 16);
 
 struct GpuActivity {
   std::size_t event;               // index into Trace::events

@@ -55,8 +55,10 @@ class Reader {
   Trace read() {
     // Kineto writes ~200-300 bytes per event: reserving address space is free
     // (untouched pages are not resident) and spares copies as the vector grows.
+    // GPU arguments get as much room: a trace of kernels only needs it.
     if (const std::uint64_t size = source_.size_hint(); size > 0) {
       trace_.events.reserve(static_cast<std::size_t>(size / 160));
+      trace_.gpu_args.reserve(static_cast<std::size_t>(size / 160));
     }
     fill();
     const int c = peek_nonspace();

@@ -72,6 +72,39 @@ TEST(TraceIndexLinks, DuplicateCorrelationIdLinksTheFirstLaunch) {
   }
 }
 
+// Ranges need not be written in time order (merged traces, other writers):
+// nesting follows the times, a longer range encloses a shorter one with the
+// same start, and each thread nests on its own.
+TEST(TraceIndexLinks, RangesNestByTimeNotFileOrder) {
+  const std::string json = R"([
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 12, "dur": 4},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::matmul", "pid": 1, "tid": 2, "ts": 10, "dur": 8},
+    {"ph": "X", "cat": "user_annotation", "name": "fwd0", "pid": 1, "tid": 2, "ts": 10, "dur": 20},
+    {"ph": "X", "cat": "user_annotation", "name": "other_thread", "pid": 1, "tid": 3, "ts": 5, "dur": 100},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 13, "dur": 1,
+     "args": {"correlation": 7}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 25, "dur": 1,
+     "args": {"correlation": 8}},
+    {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 40, "dur": 3, "args": {"correlation": 7}},
+    {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 50, "dur": 3, "args": {"correlation": 8}}])";
+  const Trace t = read_trace_bytes(json, "order.json");
+  const TraceIndex index(t);
+  const auto name = [&](std::int32_t r) {
+    return r == kNone ? std::string("none") : std::string(t.strings.view(index.ranges()[static_cast<std::size_t>(r)].name));
+  };
+  const auto parent = [&](std::int32_t r) { return index.ranges()[static_cast<std::size_t>(r)].parent; };
+  ASSERT_EQ(index.activities().size(), 2u);
+  const std::int32_t mm = index.activities()[0].range;
+  EXPECT_EQ(name(mm), "aten::mm");
+  EXPECT_EQ(name(parent(mm)), "aten::matmul");
+  EXPECT_EQ(name(parent(parent(mm))), "fwd0");
+  EXPECT_EQ(parent(parent(parent(mm))), kNone);  // not inside the other thread's range
+  EXPECT_EQ(name(index.activities()[1].range), "fwd0");
+  EXPECT_EQ(name(index.outermost_op(index.activities()[0])), "aten::matmul");
+  EXPECT_TRUE(index.under(index.activities()[0], "fwd0"));
+  EXPECT_FALSE(index.under(index.activities()[1], "aten::mm"));
+}
+
 TEST(Regions, ChosenByNameStemOrGlob) {
   const Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
   const TraceIndex index(t);
