@@ -226,7 +226,7 @@ std::unique_ptr<ByteSource> maybe_gunzip(std::unique_ptr<ByteSource> raw, bool r
 
 }  // namespace
 
-std::unique_ptr<ByteSource> open_file_source(const std::string& path) {
+std::unique_ptr<ByteSource> open_file_source(const std::string& path, bool map) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct stat st {};
@@ -240,7 +240,7 @@ std::unique_ptr<ByteSource> open_file_source(const std::string& path) {
     throw InputError(fmt::format("{}: is a directory, not a trace file", path));
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (S_ISREG(st.st_mode) && size >= 2) {
+  if (map && S_ISREG(st.st_mode) && size >= 2) {
     unsigned char head[2] = {0, 0};
     const bool gzip = ::pread(fd, head, 2, 0) == 2 && gzip_magic(head);
     if (!gzip)

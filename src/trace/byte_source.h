@@ -34,8 +34,8 @@ class ByteSource {
 };
 
 // Opens `path`; refuses missing files, folders and empty files (InputError).
-// A plain (not gzip) regular file is mapped and offers view().
-std::unique_ptr<ByteSource> open_file_source(const std::string& path);
+// With `map`, a plain (not gzip) regular file is mapped and offers view().
+std::unique_ptr<ByteSource> open_file_source(const std::string& path, bool map);
 // Reads from memory that must outlive the source.
 std::unique_ptr<ByteSource> open_memory_source(std::string_view bytes, std::string_view label);
 

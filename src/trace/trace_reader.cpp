@@ -485,7 +485,7 @@ class Reader {
 }  // namespace
 
 Trace read_trace_file(const std::string& path, const ReadOptions& options) {
-  auto source = open_file_source(path);
+  auto source = open_file_source(path, options.map_file);
   return Reader(*source, options).read();
 }
 

@@ -35,6 +35,12 @@ struct ReadOptions {
   std::size_t chunk_bytes = 512u << 10;
   std::size_t max_event_bytes = 256u << 20;   // a single event larger than this is an error
   ReadDetail detail = ReadDetail::Full;
+  // A plain file: read() in chunks like any other input (false), or mapped
+  // and parsed in place (true). Reading is the default: it measured as fast
+  // or faster (AMD EPYC: 6-10% faster end to end; the H200 host's Xeon: even),
+  // and a mapped file cut short while it is read (a trace still being
+  // written) would end the process with SIGBUS instead of an error.
+  bool map_file = false;
   ReadStats* stats = nullptr;  // filled when set
 };
 

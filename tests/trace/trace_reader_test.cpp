@@ -231,14 +231,19 @@ std::string file_text(const std::string& path) {
   return text.str();
 }
 
-// A plain file is mapped and read a line of events at a time; bytes in memory
-// are copied in chunks. Both, with chunks cut anywhere, give the same trace.
+// A plain file is mapped and read a line of events at a time, or read() in
+// chunks; bytes in memory are copied in chunks. All, with chunks cut
+// anywhere, give the same trace.
 TEST(TraceReader, MappedFileAndCopiedChunksGiveTheSameTrace) {
   const auto files = test::real_trace_files(/*plain_only=*/true);
   ASSERT_GE(files.size(), 6u);
   for (const auto& path : files) {
     SCOPED_TRACE(path);
-    const Trace mapped = read_trace_file(path);
+    ReadOptions map, read;
+    map.map_file = true;
+    read.map_file = false;
+    const Trace mapped = read_trace_file(path, map);
+    expect_same_trace(mapped, read_trace_file(path, read));
     const std::string text = file_text(path);
     for (std::size_t chunk : {std::size_t{97}, std::size_t{4093}, std::size_t{512} << 10}) {
       ReadOptions options;
