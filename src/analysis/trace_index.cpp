@@ -25,32 +25,41 @@ bool has(std::string_view s, std::string_view part) { return s.find(part) != std
 // Some GEMM names say "16-bit" without saying which (nvjet's "_h_", cuDNN's
 // "f16"). The trace's other kernels usually do (ATen's c10::BFloat16 or
 // c10::Half, CUDA's __nv_bfloat16 or __half): when they name only one of the
-// two, that is the precision.
-void resolve_half_precision(const Trace& trace, std::vector<GpuActivity>& activities) {
+// two, that is the precision. Each distinct kernel name is looked at once.
+struct HalfPrecisionHints {
   bool bf16 = false, fp16 = false, ambiguous = false;
-  std::vector<char> seen(trace.strings.size(), 0);
-  for (const GpuActivity& a : activities) {
-    const Event& e = trace.events[a.event];
-    if (e.kind != EventKind::Kernel || seen[e.name]) continue;
-    seen[e.name] = 1;
-    ambiguous |= a.cls.precision == Precision::Half16;
-    const std::string_view n = trace.name(e);
+  void add(std::string_view n, const KernelClass& cls) {
+    ambiguous |= cls.precision == Precision::Half16;
     bf16 |= has(n, "BFloat16") || has(n, "bfloat16") || has(n, "bf16");
     fp16 |= has(n, "c10::Half") || has(n, "__half") || has(n, "fp16") || has(n, "h16816") || has(n, "h884") ||
             has(n, "h1688");
   }
-  if (!ambiguous || bf16 == fp16) return;
-  for (GpuActivity& a : activities)
-    if (a.cls.precision == Precision::Half16) a.cls.precision = bf16 ? Precision::BF16 : Precision::FP16;
-}
+  void resolve(std::vector<GpuActivity>& activities) const {
+    if (!ambiguous || bf16 == fp16) return;
+    for (GpuActivity& a : activities)
+      if (a.cls.precision == Precision::Half16) a.cls.precision = bf16 ? Precision::BF16 : Precision::FP16;
+  }
+};
 
 }  // namespace
 
 TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   const auto& events = trace.events;
   // One pass over the events (they are the bulk of memory): launch calls,
-  // GPU activity and CPU ranges per thread are collected together.
-  std::vector<std::pair<std::int64_t, std::int32_t>> launches;  // (correlation, event)
+  // GPU activity and CPU ranges per thread are collected together, with what
+  // the later steps need of each event, so that none reads the events again.
+  struct LaneItems;
+  struct LaunchCall {
+    std::int64_t correlation;
+    std::int64_t ts;
+    std::int32_t event;
+    LaneItems* lane;  // nullptr: a thread named by a string
+  };
+  std::vector<LaunchCall> launches;
+  std::vector<std::int64_t> activity_correlation;  // by activity, in file order
+  bool activities_by_start = true;
+  std::int64_t last_activity_start = INT64_MIN;
+  HalfPrecisionHints half;
   std::int64_t min_correlation = INT64_MAX, max_correlation = -1;
   std::vector<KernelClass> class_cache(trace.strings.size());
   std::vector<char> classified(trace.strings.size(), 0);
@@ -79,6 +88,7 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   ranges_.reserve(events.size());
   times.reserve(events.size());
   activities_.reserve(events.size());
+  activity_correlation.reserve(events.size());
   launches.reserve(events.size());
   std::map<std::pair<std::int64_t, std::int64_t>, LaneItems> lanes;
   std::pair<std::int64_t, std::int64_t> last_lane{};
@@ -100,7 +110,8 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     const Event& e = events[i];
     if (is_launch_api(e.kind)) {
       if (e.correlation < 0) continue;
-      launches.emplace_back(e.correlation, static_cast<std::int32_t>(i));
+      LaneItems* lane = e.pid.is_string || e.tid.is_string ? nullptr : &lane_of(e);
+      launches.push_back({e.correlation, e.ts_ns, static_cast<std::int32_t>(i), lane});
       min_correlation = std::min(min_correlation, e.correlation);
       max_correlation = std::max(max_correlation, e.correlation);
     } else if (is_gpu_activity(e.kind)) {
@@ -112,12 +123,16 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
         if (!classified[e.name]) {
           class_cache[e.name] = classify_activity(trace, e);
           classified[e.name] = 1;
+          half.add(trace.name(e), class_cache[e.name]);
         }
         a.cls = class_cache[e.name];
       } else {
         a.cls = classify_activity(trace, e);
       }
       activities_.push_back(a);
+      activity_correlation.push_back(e.correlation);
+      activities_by_start &= e.ts_ns >= last_activity_start;
+      last_activity_start = e.ts_ns;
     } else if (is_cpu_range(e) && !e.pid.is_string && !e.tid.is_string) {
       has_cpu_ops_ |= e.kind == EventKind::CpuOp;
       LaneItems& lane = lane_of(e);
@@ -135,39 +150,55 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   const bool dense = !launches.empty() &&
                      static_cast<std::uint64_t>(max_correlation - min_correlation) <
                          4 * static_cast<std::uint64_t>(events.size()) + 1024;
-  std::vector<std::int32_t> launch_table;
+  std::vector<std::int32_t> launch_table;  // correlation - min -> index into launches
   if (dense) {
     launch_table.assign(static_cast<std::size_t>(max_correlation - min_correlation) + 1, kNone);
-    for (const auto& [correlation, index] : launches) {
-      std::int32_t& slot = launch_table[static_cast<std::size_t>(correlation - min_correlation)];
-      if (slot == kNone) slot = index;
+    for (std::size_t l = 0; l < launches.size(); ++l) {
+      std::int32_t& slot = launch_table[static_cast<std::size_t>(launches[l].correlation - min_correlation)];
+      if (slot == kNone) slot = static_cast<std::int32_t>(l);
     }
   } else {
     std::stable_sort(launches.begin(), launches.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+                     [](const LaunchCall& a, const LaunchCall& b) { return a.correlation < b.correlation; });
   }
-  const auto launch_of = [&](std::int64_t correlation) -> std::int32_t {
-    if (correlation < min_correlation || correlation > max_correlation) return kNone;
-    if (dense) return launch_table[static_cast<std::size_t>(correlation - min_correlation)];
+  const auto launch_of = [&](std::int64_t correlation) -> const LaunchCall* {
+    if (correlation < min_correlation || correlation > max_correlation) return nullptr;
+    if (dense) {
+      const std::int32_t l = launch_table[static_cast<std::size_t>(correlation - min_correlation)];
+      return l == kNone ? nullptr : &launches[static_cast<std::size_t>(l)];
+    }
     const auto it = std::lower_bound(launches.begin(), launches.end(), correlation,
-                                     [](const auto& l, std::int64_t c) { return l.first < c; });
-    return it != launches.end() && it->first == correlation ? it->second : kNone;
+                                     [](const LaunchCall& l, std::int64_t c) { return l.correlation < c; });
+    return it != launches.end() && it->correlation == correlation ? &*it : nullptr;
   };
-  for (GpuActivity& a : activities_) a.launch = launch_of(events[a.event].correlation);
-  resolve_half_precision(trace, activities_);
-  const auto by_start = [&](const GpuActivity& x, const GpuActivity& y) {
-    return events[x.event].ts_ns < events[y.event].ts_ns;
-  };
-  if (!std::is_sorted(activities_.begin(), activities_.end(), by_start))
-    std::stable_sort(activities_.begin(), activities_.end(), by_start);
-
+  std::vector<const LaunchCall*> launch_call(activities_.size());
   for (std::size_t i = 0; i < activities_.size(); ++i) {
-    if (activities_[i].launch == kNone) continue;
-    const Event& l = events[static_cast<std::size_t>(activities_[i].launch)];
-    if (l.pid.is_string || l.tid.is_string) continue;
-    auto it = lanes.find({l.pid.value(), l.tid.value()});
-    if (it != lanes.end()) it->second.launches.push_back({l.ts_ns, i});
+    launch_call[i] = launch_of(activity_correlation[i]);
+    if (launch_call[i] != nullptr) activities_[i].launch = launch_call[i]->event;
   }
+  std::vector<std::int64_t>().swap(activity_correlation);
+  half.resolve(activities_);
+  // Activities by GPU start; file order usually is.
+  if (!activities_by_start) {
+    std::vector<std::size_t> order(activities_.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return events[activities_[x].event].ts_ns < events[activities_[y].event].ts_ns;
+    });
+    std::vector<GpuActivity> sorted;
+    std::vector<const LaunchCall*> sorted_calls;
+    sorted.reserve(order.size());
+    sorted_calls.reserve(order.size());
+    for (std::size_t i : order) {
+      sorted.push_back(activities_[i]);
+      sorted_calls.push_back(launch_call[i]);
+    }
+    activities_ = std::move(sorted);
+    launch_call = std::move(sorted_calls);
+  }
+  for (std::size_t i = 0; i < activities_.size(); ++i)
+    if (const LaunchCall* l = launch_call[i]; l != nullptr && l->lane != nullptr) l->lane->launches.push_back({l->ts, i});
+
   // Launches by time; a range and a launch at the same time: the range
   // first. Both lists usually arrive in order already (file order, GPU start
   // order).

@@ -72,9 +72,10 @@ TEST(TraceIndexLinks, DuplicateCorrelationIdLinksTheFirstLaunch) {
   }
 }
 
-// Ranges need not be written in time order (merged traces, other writers):
-// nesting follows the times, a longer range encloses a shorter one with the
-// same start, and each thread nests on its own.
+// Ranges and GPU activity need not be written in time order (merged traces,
+// other writers): nesting follows the times, a longer range encloses a
+// shorter one with the same start, each thread nests on its own, and
+// activities come in GPU start order, each with its own launch.
 TEST(TraceIndexLinks, RangesNestByTimeNotFileOrder) {
   const std::string json = R"([
     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 12, "dur": 4},
@@ -85,8 +86,8 @@ TEST(TraceIndexLinks, RangesNestByTimeNotFileOrder) {
      "args": {"correlation": 7}},
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 25, "dur": 1,
      "args": {"correlation": 8}},
-    {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 40, "dur": 3, "args": {"correlation": 7}},
-    {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 50, "dur": 3, "args": {"correlation": 8}}])";
+    {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 50, "dur": 3, "args": {"correlation": 8}},
+    {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 40, "dur": 3, "args": {"correlation": 7}}])";
   const Trace t = read_trace_bytes(json, "order.json");
   const TraceIndex index(t);
   const auto name = [&](std::int32_t r) {
@@ -94,6 +95,10 @@ TEST(TraceIndexLinks, RangesNestByTimeNotFileOrder) {
   };
   const auto parent = [&](std::int32_t r) { return index.ranges()[static_cast<std::size_t>(r)].parent; };
   ASSERT_EQ(index.activities().size(), 2u);
+  EXPECT_EQ(index.name(index.activities()[0]), "k1");
+  EXPECT_EQ(index.name(index.activities()[1]), "k2");
+  EXPECT_EQ(index.launch_time(index.activities()[0]), 13000);
+  EXPECT_EQ(index.launch_time(index.activities()[1]), 25000);
   const std::int32_t mm = index.activities()[0].range;
   EXPECT_EQ(name(mm), "aten::mm");
   EXPECT_EQ(name(parent(mm)), "aten::matmul");
