@@ -322,7 +322,7 @@ std::optional<EventKind> EventParser::kind_of(StringId category) {
   return static_cast<EventKind>(k);
 }
 
-void EventParser::parse(od::object object, std::size_t index) {
+void EventParser::parse(od::object& object, std::size_t index) {
   index_ = index;
   if (parse_fields(object, analysis_only_)) return;
   // A skip decided early was undone by a later duplicate key ("ph" or "cat"

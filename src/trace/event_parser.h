@@ -24,7 +24,7 @@ class EventParser {
   EventParser(Trace& trace, std::string label, bool analysis_only = false)
       : trace_(trace), label_(std::move(label)), analysis_only_(analysis_only) {}
   // Parses `object` as traceEvents[index] and appends it. Throws InputError.
-  void parse(simdjson::ondemand::object object, std::size_t index);
+  void parse(simdjson::ondemand::object& object, std::size_t index);
   // Whether any event so far had phase "B" or "E" (see complete_begin_end_pairs).
   bool saw_begin_end() const { return saw_begin_end_; }
 
