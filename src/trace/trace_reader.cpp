@@ -55,10 +55,8 @@ class Reader {
   Trace read() {
     // Kineto writes ~200-300 bytes per event: reserving address space is free
     // (untouched pages are not resident) and spares copies as the vector grows.
-    // GPU arguments get as much room: a trace of kernels only needs it.
     if (const std::uint64_t size = source_.size_hint(); size > 0) {
       trace_.events.reserve(static_cast<std::size_t>(size / 160));
-      trace_.gpu_args.reserve(static_cast<std::size_t>(size / 160));
     }
     fill();
     const int c = peek_nonspace();
@@ -80,7 +78,10 @@ class Reader {
     if (!saw_events_)
       fail("no \"traceEvents\" array: not a PyTorch profiler / Chrome trace");
     if (events_.saw_begin_end()) complete_begin_end_pairs(trace_);
-    if (options_.stats != nullptr) *options_.stats = stats_;
+    if (options_.stats != nullptr) {
+      stats_.mapped_file = !view_.empty();
+      *options_.stats = stats_;
+    }
     trace_.source_bytes = discarded_ + end_ - 1;
     return std::move(trace_);
   }

@@ -25,6 +25,7 @@ struct ReadStats {
   std::size_t line_batches = 0;     // runs of events parsed straight from a window (the fast path)
   std::size_t line_misses = 0;      // fast-path attempts dropped (the window was read again)
   std::size_t scanned_batches = 0;  // runs of events cut by the scanner
+  bool mapped_file = false;         // the input was a mapped file (ReadOptions::map_file)
 };
 
 struct ReadOptions {

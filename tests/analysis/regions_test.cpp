@@ -54,21 +54,33 @@ TEST(Regions, DriverLaunchesAreLinked) {
 }
 
 // Two launches with one correlation id (merged or malformed traces): the kernel
-// is linked to the first, with dense ids (the common case) and sparse ones alike.
+// is linked to the first in the file. Ids close together are looked up in a
+// table, ids far apart in a sorted list; both give the same links, and a
+// kernel whose id no launch has gets none.
 TEST(TraceIndexLinks, DuplicateCorrelationIdLinksTheFirstLaunch) {
-  for (const std::int64_t corr : {5LL, 900000000000LL}) {
-    const std::string c = std::to_string(corr);
+  for (const std::int64_t other : {6LL, 900000000000LL}) {
+    const std::string o = std::to_string(other);
     const std::string json = R"([
       {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 10, "dur": 2,
-       "args": {"correlation": )" + c + R"(}},
+       "args": {"correlation": 5}},
+      {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 2, "ts": 15, "dur": 2,
+       "args": {"correlation": )" + o + R"(}},
       {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 20, "dur": 2,
-       "args": {"correlation": )" + c + R"(}},
+       "args": {"correlation": 5}},
       {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": 3,
-       "args": {"correlation": )" + c + R"(, "stream": 7}}])";
+       "args": {"correlation": 5, "stream": 7}},
+      {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 40, "dur": 3,
+       "args": {"correlation": )" + o + R"(, "stream": 7}},
+      {"ph": "X", "cat": "kernel", "name": "k3", "pid": 0, "tid": 7, "ts": 50, "dur": 3,
+       "args": {"correlation": 77, "stream": 7}}])";
     const Trace t = read_trace_bytes(json, "dup.json");
     const TraceIndex index(t);
-    ASSERT_EQ(index.activities().size(), 1u);
-    EXPECT_EQ(index.activities()[0].launch, 0) << "correlation " << corr;
+    SCOPED_TRACE("other correlation " + o);
+    ASSERT_EQ(index.activities().size(), 3u);
+    EXPECT_EQ(index.activities()[0].launch, 0);
+    EXPECT_EQ(index.activities()[1].launch, 1);
+    EXPECT_EQ(index.activities()[2].launch, kNone);
+    EXPECT_EQ(index.launch_time(index.activities()[1]), 15000);
   }
 }
 

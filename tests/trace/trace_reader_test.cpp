@@ -239,11 +239,16 @@ TEST(TraceReader, MappedFileAndCopiedChunksGiveTheSameTrace) {
   ASSERT_GE(files.size(), 6u);
   for (const auto& path : files) {
     SCOPED_TRACE(path);
+    ReadStats map_stats, read_stats;
     ReadOptions map, read;
     map.map_file = true;
+    map.stats = &map_stats;
     read.map_file = false;
+    read.stats = &read_stats;
     const Trace mapped = read_trace_file(path, map);
     expect_same_trace(mapped, read_trace_file(path, read));
+    EXPECT_TRUE(map_stats.mapped_file);  // the comparison is worth something only if both ways ran
+    EXPECT_FALSE(read_stats.mapped_file);
     const std::string text = file_text(path);
     for (std::size_t chunk : {std::size_t{97}, std::size_t{4093}, std::size_t{512} << 10}) {
       ReadOptions options;
