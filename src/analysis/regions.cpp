@@ -82,7 +82,7 @@ Chosen choose_automatically(const TraceIndex& index) {
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     if (!launches[i]) continue;
     std::int8_t& step = step_name[ranges[i].name];
-    if (step < 0) step = is_step(t.strings.view(ranges[i].name)) ? 1 : 0;
+    if (step < 0) step = is_step(index.name(ranges[i])) ? 1 : 0;
     if (step) steps.ranges.push_back(i);
   }
   if (!steps.ranges.empty()) {
@@ -186,7 +186,7 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
     std::vector<std::int8_t> name_matches(t.strings.size(), -1);  // by name id: names repeat
     for (std::size_t i = 0; i < ranges.size(); ++i) {
       std::int8_t& m = name_matches[ranges[i].name];
-      if (m < 0) m = matches(t.strings.view(ranges[i].name), options.name) ? 1 : 0;
+      if (m < 0) m = matches(index.name(ranges[i]), options.name) ? 1 : 0;
       hit[i] = static_cast<char>(m);
     }
     for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -202,8 +202,8 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
       if (!gpu.empty()) return gpu;
       std::set<std::string> names;
       for (const CpuRange& r : index.ranges())
-        if (r.kind == EventKind::UserAnnotation || is_step(t.strings.view(r.name)))
-          names.insert(region_stem(t.strings.view(r.name)));
+        if (r.kind == EventKind::UserAnnotation || is_step(index.name(r)))
+          names.insert(region_stem(index.name(r)));
       std::string known;
       for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
       if (known.size() > 200) known = known.substr(0, 200) + "...";

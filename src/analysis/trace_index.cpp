@@ -56,7 +56,7 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     LaneItems* lane;  // nullptr: a thread named by a string
   };
   std::vector<LaunchCall> launches;
-  std::vector<std::int64_t> activity_correlation;  // by activity, in file order
+  std::vector<std::int64_t> activity_correlation;  // by index into activities_
   bool activities_by_start = true;
   std::int64_t last_activity_start = INT64_MIN;
   HalfPrecisionHints half;
@@ -171,33 +171,22 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
                                      [](const LaunchCall& l, std::int64_t c) { return l.correlation < c; });
     return it != launches.end() && it->correlation == correlation ? &*it : nullptr;
   };
-  std::vector<const LaunchCall*> launch_call(activities_.size());
+  half.resolve(activities_);
+  // Activities by GPU start; file order usually is. When it is not, each
+  // activity's correlation is read back from its event after the sort.
+  if (!activities_by_start) {
+    std::stable_sort(activities_.begin(), activities_.end(), [&](const GpuActivity& x, const GpuActivity& y) {
+      return events[x.event].ts_ns < events[y.event].ts_ns;
+    });
+    for (std::size_t i = 0; i < activities_.size(); ++i) activity_correlation[i] = events[activities_[i].event].correlation;
+  }
   for (std::size_t i = 0; i < activities_.size(); ++i) {
-    launch_call[i] = launch_of(activity_correlation[i]);
-    if (launch_call[i] != nullptr) activities_[i].launch = launch_call[i]->event;
+    const LaunchCall* l = launch_of(activity_correlation[i]);
+    if (l == nullptr) continue;
+    activities_[i].launch = l->event;
+    if (l->lane != nullptr) l->lane->launches.push_back({l->ts, i});
   }
   std::vector<std::int64_t>().swap(activity_correlation);
-  half.resolve(activities_);
-  // Activities by GPU start; file order usually is.
-  if (!activities_by_start) {
-    std::vector<std::size_t> order(activities_.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      return events[activities_[x].event].ts_ns < events[activities_[y].event].ts_ns;
-    });
-    std::vector<GpuActivity> sorted;
-    std::vector<const LaunchCall*> sorted_calls;
-    sorted.reserve(order.size());
-    sorted_calls.reserve(order.size());
-    for (std::size_t i : order) {
-      sorted.push_back(activities_[i]);
-      sorted_calls.push_back(launch_call[i]);
-    }
-    activities_ = std::move(sorted);
-    launch_call = std::move(sorted_calls);
-  }
-  for (std::size_t i = 0; i < activities_.size(); ++i)
-    if (const LaunchCall* l = launch_call[i]; l != nullptr && l->lane != nullptr) l->lane->launches.push_back({l->ts, i});
 
   // Launches by time; a range and a launch at the same time: the range
   // first. Both lists usually arrive in order already (file order, GPU start
@@ -238,7 +227,7 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
 
 bool TraceIndex::under(const GpuActivity& a, std::string_view op) const {
   for (std::int32_t r = a.range; r != kNone; r = ranges_[static_cast<std::size_t>(r)].parent)
-    if (trace_->strings.view(ranges_[static_cast<std::size_t>(r)].name) == op) return true;
+    if (name(ranges_[static_cast<std::size_t>(r)]) == op) return true;
   return false;
 }
 

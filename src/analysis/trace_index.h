@@ -43,6 +43,7 @@ class TraceIndex {
   const Event& event(const GpuActivity& a) const { return trace_->events[a.event]; }
   const Event& event(const CpuRange& r) const { return trace_->events[r.event]; }
   std::string_view name(const GpuActivity& a) const { return trace_->name(event(a)); }
+  std::string_view name(const CpuRange& r) const { return trace_->strings.view(r.name); }
   // True when `range` or one of its ancestors is named `op`.
   bool under(const GpuActivity& a, std::string_view op) const;
   // The outermost ATen op (cpu_op) enclosing the activity's launch; kNone when none.

@@ -103,7 +103,7 @@ TEST(TraceIndexLinks, RangesNestByTimeNotFileOrder) {
   const Trace t = read_trace_bytes(json, "order.json");
   const TraceIndex index(t);
   const auto name = [&](std::int32_t r) {
-    return r == kNone ? std::string("none") : std::string(t.strings.view(index.ranges()[static_cast<std::size_t>(r)].name));
+    return r == kNone ? std::string("none") : std::string(index.name(index.ranges()[static_cast<std::size_t>(r)]));
   };
   const auto parent = [&](std::int32_t r) { return index.ranges()[static_cast<std::size_t>(r)].parent; };
   ASSERT_EQ(index.activities().size(), 2u);

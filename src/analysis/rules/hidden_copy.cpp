@@ -42,7 +42,7 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
       if (e.kind != EventKind::GpuMemcpy || ctx.trace.name(e).find("DtoD") == std::string_view::npos) continue;
       const std::int32_t op = ctx.index.outermost_op(ctx.activity(i));
       const std::string name =
-          op == kNone ? std::string() : std::string(ctx.trace.strings.view(ctx.index.ranges()[static_cast<std::size_t>(op)].name));
+          op == kNone ? std::string() : std::string(ctx.index.name(ctx.index.ranges()[static_cast<std::size_t>(op)]));
       Source& s = by_op[name];
       s.copies.push_back(i);
       s.ns += e.dur_ns;
