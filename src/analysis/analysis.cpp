@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "analysis/fused_estimate.h"
 #include "analysis/rules/rule.h"
 
 namespace attnprof {
@@ -67,7 +70,60 @@ GroupStats group_stats(const TraceIndex& index, RegionGroup group) {
   return g;
 }
 
+// AMD's ROCm traces come through Kineto too (roctracer): names, units and
+// rates of another vendor, which no rule here knows.
+bool rocm_device(const DeviceSummary& d) {
+  for (std::string_view vendor : {"AMD", "Radeon", "Instinct", "MI250", "MI300"})
+    if (d.name.find(vendor) != std::string::npos) return true;
+  return false;
+}
+
+// Per implementation and pass, the calls whose first activity is in `instances`.
+std::vector<AttentionSummary> summarize(const AttentionView& view, const std::vector<const RegionInstance*>& instances,
+                                        const DeviceSummary& device) {
+  std::vector<char> seen(view.calls.size(), 0);
+  std::vector<AttentionSummary> out;
+  const int cc = device.compute_major * 10 + device.compute_minor;
+  for (const RegionInstance* inst : instances)
+    for (std::size_t i : inst->activities) {
+      const std::int32_t c = view.call_of[i];
+      if (c == kNone || seen[static_cast<std::size_t>(c)]) continue;
+      const AttentionCall& call = view.calls[static_cast<std::size_t>(c)];
+      if (call.activities.front() != i) continue;  // counted where it starts
+      seen[static_cast<std::size_t>(c)] = 1;
+      auto it = std::find_if(out.begin(), out.end(), [&](const AttentionSummary& s) {
+        return s.impl == call.impl && s.pass == call.pass;
+      });
+      if (it == out.end()) {
+        it = out.insert(out.end(), AttentionSummary{});
+        it->impl = call.impl;
+        it->pass = call.pass;
+        it->precision = call.precision;
+        it->kernel = std::string(call.family);
+        if (call.impl != AttentionImpl::Fused) it->fused_ns = 0;
+      }
+      ++it->calls;
+      it->kernels += call.kernels;
+      it->kernel_ns += call.kernel_ns;
+      if (call.shape.known()) {
+        if (!it->shape.known()) it->shape = call.shape;
+        else if (!(it->shape == call.shape)) it->one_shape = false;
+      }
+      if (call.impl != AttentionImpl::Fused) {
+        FusedEstimate e = estimate_fused(call, view.calls, cc, device.num_sms);
+        it->fused_ns += std::min(e.ns, call.kernel_ns);
+        if (it->estimate_source.empty()) it->estimate_source = std::move(e.source);
+      }
+    }
+  std::stable_sort(out.begin(), out.end(), [](const AttentionSummary& a, const AttentionSummary& b) {
+    return std::pair(a.pass, a.impl) < std::pair(b.pass, b.impl);
+  });
+  return out;
+}
+
 }  // namespace
+
+std::string_view to_string(Scope s) { return s == Scope::Attention ? "attention" : "model"; }
 
 std::string_view to_string(Severity s) {
   switch (s) {
@@ -94,13 +150,43 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
     const DeviceProperties& d = trace.devices.front();
     out.device = {d.name, d.compute_major, d.compute_minor, d.num_sms};
   }
+  if (rocm_device(out.device))
+    out.unsupported = fmt::format("{} is an AMD GPU (a ROCm trace): attnprof diagnoses NVIDIA GPUs only, for now",
+                                  out.device.name);
+  for (const GpuActivity& a : index.activities()) out.gpu_kernels += index.event(a).kind == EventKind::Kernel;
+  if (out.unsupported.empty()) out.attention_calls = find_attention(index);
+  else out.attention_calls.call_of.assign(index.activities().size(), kNone);
   std::vector<char> assigned(index.activities().size(), 0);
+  std::vector<const RegionInstance*> all_instances;
   for (RegionGroup& g : find_regions(index, options, label)) {
     for (const auto& inst : g.instances)
       for (std::size_t i : inst.activities) assigned[i] = 1;
     out.groups.push_back(group_stats(index, std::move(g)));
   }
-  out.unassigned_activities = static_cast<int>(std::count(assigned.begin(), assigned.end(), 0));
+  for (GroupStats& g : out.groups) {
+    std::vector<const RegionInstance*> instances;
+    for (const RegionInstance& inst : g.group.instances) instances.push_back(&inst);
+    all_instances.insert(all_instances.end(), instances.begin(), instances.end());
+    g.attention = summarize(out.attention_calls, instances, out.device);
+    for (const AttentionSummary& s : g.attention) g.attention_ns += s.kernel_ns;
+  }
+  out.attention = summarize(out.attention_calls, all_instances, out.device);
+  const bool any_launch = std::any_of(index.activities().begin(), index.activities().end(),
+                                      [](const GpuActivity& a) { return a.launch != kNone; });
+  for (std::size_t i = 0; i < index.activities().size(); ++i) {
+    if (assigned[i]) continue;
+    const GpuActivity& a = index.activities()[i];
+    if (is_host_to_device(index, a)) {
+      const Event& e = index.event(a);
+      ++out.setup_copies.count;
+      out.setup_copies.ns += e.dur_ns;
+      if (const GpuArgs* g = trace.args(e); g && g->bytes > 0) out.setup_copies.bytes += g->bytes;
+    } else if (a.launch == kNone && any_launch) {
+      ++out.launchless_activities;
+    } else {
+      ++out.unassigned_activities;
+    }
+  }
 
   // One summary per kernel name, found by interned id (kernel names are long:
   // comparing them per activity costs), listed by name, then by time.
@@ -124,11 +210,14 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
                    [](const KernelSummary& a, const KernelSummary& b) { return a.total_ns > b.total_ns; });
 
   for (const GroupStats& g : out.groups) {
+    if (!out.unsupported.empty()) break;
     if (g.kernels_per_instance == 0 && g.group.instances.empty()) continue;
-    const RuleContext ctx{trace, index, out.device, g};
+    const RuleContext ctx{trace, index, out.device, g, out.attention_calls};
     for (const RuleEntry& rule : all_rules()) rule.run(ctx, out.findings);
   }
+  // Attention first (what this tool is for), then by the time each costs.
   std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.scope != b.scope) return a.scope == Scope::Attention;
     if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
     return a.severity > b.severity;
   });

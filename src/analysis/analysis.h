@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/attention.h"
 #include "analysis/regions.h"
 #include "analysis/trace_index.h"
 
@@ -24,6 +25,22 @@ struct InstanceStats {
   std::int64_t tensor_core_ns = 0; // ... of which on tensor cores
 };
 
+// One implementation and pass of attention in a region group (or, in
+// Analysis::attention, in all of them).
+struct AttentionSummary {
+  AttentionImpl impl = AttentionImpl::Unfused;
+  AttentionPass pass = AttentionPass::Forward;
+  int calls = 0;
+  int kernels = 0;                 // over all calls
+  std::int64_t kernel_ns = 0;      // over all calls
+  Precision precision = Precision::Unknown;
+  std::string kernel;              // fused kernel family, "" when not fused
+  AttentionShape shape;            // of the first call with a known shape
+  bool one_shape = true;           // every call with a known shape has that one
+  std::int64_t fused_ns = -1;      // estimated, as fused kernels (not fused calls only)
+  std::string estimate_source;
+};
+
 struct GroupStats {
   RegionGroup group;
   std::vector<InstanceStats> instances;
@@ -32,6 +49,8 @@ struct GroupStats {
   int max_kernels = 0;
   std::int64_t busy_ns = 0;  // all instances
   double tensor_core_share = 0;  // of GEMM + attention time; -1 when there is none
+  std::vector<AttentionSummary> attention;  // by implementation and pass
+  std::int64_t attention_ns = 0;            // kernel time of the attention calls in the group
 };
 
 struct KernelSummary {
@@ -50,13 +69,19 @@ struct Evidence {
   std::int64_t total_ns = 0;
 };
 
+// What a finding is about: the attention calls, or the rest of the model.
+enum class Scope : std::uint8_t { Attention, Model };
+std::string_view to_string(Scope s);
+
 struct Finding {
   std::string id;       // stable: cuda-core-gemm, fp32-upcast, ...
+  Scope scope = Scope::Model;
   Severity severity = Severity::Info;
   std::string group;    // region group it was found in
   std::string title;    // one line, with numbers
   std::string detail;   // what the numbers are and why it matters
   std::int64_t time_ns = 0;  // GPU time it costs, summed over the group's instances
+  std::int64_t after_ns = -1;  // estimated GPU time of the same work after the fix; -1 unknown
   double share = 0;          // of the group's GPU busy time
   int instances = 0;         // instances it was seen in
   std::vector<Evidence> evidence;
@@ -70,9 +95,23 @@ struct DeviceSummary {
   int num_sms = 0;
 };
 
+// Host-to-device copies outside every profiler step or annotation (weights and
+// data loaded before the work): reported apart, never as a region's work.
+struct HostCopies {
+  int count = 0;
+  std::int64_t bytes = 0;
+  std::int64_t ns = 0;
+};
+
 struct Analysis {
   std::string label;  // the trace's path
   DeviceSummary device;
+  std::string unsupported;  // why this trace cannot be diagnosed (e.g. a ROCm trace); "" when it can
+  int gpu_kernels = 0;      // in the whole trace
+  AttentionView attention_calls;           // every call in the trace
+  std::vector<AttentionSummary> attention; // in the analysed regions, by implementation and pass
+  HostCopies setup_copies;
+  int launchless_activities = 0;  // GPU work whose launch is not in the trace (before its window): left out
   std::vector<GroupStats> groups;
   std::vector<KernelSummary> kernels;  // in any region, by total time
   int unassigned_activities = 0;       // GPU work outside every region

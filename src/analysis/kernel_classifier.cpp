@@ -53,6 +53,8 @@ std::string_view to_string(KernelCategory c) {
     case KernelCategory::FillMask: return "fill/mask";
     case KernelCategory::Memcpy: return "memcpy";
     case KernelCategory::Memset: return "memset";
+    case KernelCategory::Convolution: return "convolution";
+    case KernelCategory::Communication: return "communication";
     case KernelCategory::Other: return "other";
   }
   return "other";
@@ -101,6 +103,9 @@ std::string_view to_string(KernelOp o) {
     case KernelOp::Mul: return "mul";
     case KernelOp::Add: return "add";
     case KernelOp::Reduce: return "reduce";
+    case KernelOp::SoftmaxBackward: return "softmax-bwd";
+    case KernelOp::LogSoftmax: return "log-softmax";
+    case KernelOp::Dropout: return "dropout";
     case KernelOp::Other: return "other";
   }
   return "-";

@@ -22,7 +22,40 @@ bool legacy_cublas(std::string_view n) {
   return false;
 }
 
+// Softmax kernels of ATen: softmax_warp_forward<in, out, acc, log2_elements, is_log_softmax, is_masked>.
+bool log_softmax(std::string_view n) {
+  if (has(n, "LogSoftMax") || has(n, "log_softmax") || has(n, "logsoftmax")) return true;
+  for (std::string_view warp : {"softmax_warp_forward<", "softmax_warp_backward<"}) {
+    const auto at = n.find(warp);
+    if (at == std::string_view::npos) continue;
+    // The fifth template argument.
+    std::size_t p = at + warp.size();
+    int depth = 0, commas = 0;
+    for (; p < n.size() && commas < 4; ++p) {
+      if (n[p] == '<') ++depth;
+      else if (n[p] == '>') --depth;
+      else if (n[p] == ',' && depth == 0) ++commas;
+    }
+    while (p < n.size() && n[p] == ' ') ++p;
+    return n.substr(p).starts_with("true");
+  }
+  return false;
+}
+
+// Convolution kernels (cuDNN, cuBLAS-generated implicit GEMMs): their names say fprop/dgrad/wgrad
+// like cuDNN's attention kernels say fprop/bprop, so attention names are ruled out first.
+bool convolution(std::string_view n) {
+  if (has(n, "sdpa") || has(n, "fmha") || has(n, "flash") || has(n, "attention") || has(n, "Attention")) return false;
+  return has(n, "implicit_gemm") || has(n, "implicit_convolve") || has(n, "dgrad") || has(n, "wgrad") ||
+         has(n, "Wgrad") || has(n, "Dgrad") || has(n, "winograd") || has(n, "cudnn::cnn::") ||
+         has(n, "conv2d") || has(n, "conv_depthwise") || has(n, "convolve") ||
+         (has(n, "fprop") && (has(n, "xmma") || has(n, "cudnn") || has(n, "nhwc") || has(n, "nchw")));
+}
+
 constexpr std::array kRules = {
+    KernelRule{"convolution", "cuDNN / cuBLAS convolution", KernelCategory::Convolution, KernelOp::Other, convolution,
+               "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_"
+               "warpsize2x2x1_g1_tensor16x8x8_execute_kernel__5x_cudnn"},
     // Fused attention: one kernel for the whole of softmax(QK^T)V.
     KernelRule{"attn-flash", "FlashAttention", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
@@ -38,8 +71,10 @@ constexpr std::array kRules = {
                "attnprof::fused::Params, attnprof::fused::TensorMaps)"},
     KernelRule{"attn-cudnn", "cuDNN", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
-                 return has(n, "cudnn") && (has(n, "sdpa") || has(n, "fprop") || has(n, "bprop") ||
-                                            has(n, "fmha") || has(n, "attention"));
+                 // cudnn::fusion:: are the helper kernels of its attention backward (dO.O, dQ
+                 // conversion, GQA head reduction).
+                 return has(n, "cudnn") && (has(n, "sdpa") || has(n, "fmha") || has(n, "attention") ||
+                                            has(n, "cudnn::fusion::"));
                },
                "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_"
                "cga1x1x1_kernel0_0"},
@@ -97,10 +132,20 @@ constexpr std::array kRules = {
                  return has(n, "gemm") || has(n, "Gemm") || has(n, "GEMM") || has(n, "matmul");
                },
                "sgemm_largek_lds64"},
-    KernelRule{"communication", "NCCL / RCCL", KernelCategory::Other, KernelOp::Other,
+    KernelRule{"communication", "NCCL / RCCL", KernelCategory::Communication, KernelOp::Other,
                [](std::string_view n) { return starts(n, "nccl") || starts(n, "rccl"); },
                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"},
     // Softmax and the pieces around it.
+    // A log-softmax is the loss's (cross entropy), never attention's.
+    KernelRule{"log-softmax", "ATen", KernelCategory::Softmax, KernelOp::LogSoftmax, log_softmax,
+               "void at::native::(anonymous namespace)::cunn_SoftMaxForwardReg<float, float, float, at::native::"
+               "(anonymous namespace)::LogSoftMaxForwardEpilogue, long, 8>(float*, float const*, long)"},
+    KernelRule{"softmax-backward", "ATen", KernelCategory::Softmax, KernelOp::SoftmaxBackward,
+               [](std::string_view n) {
+                 return has(n, "softmax_warp_backward") || has(n, "SoftMaxBackward") || has(n, "softmax_backward");
+               },
+               "void (anonymous namespace)::softmax_warp_backward<c10::BFloat16, c10::BFloat16, float, 9, false, "
+               "false>(c10::BFloat16*, c10::BFloat16 const*, c10::BFloat16 const*, int, int, int, bool const*)"},
     KernelRule{"softmax", "ATen / Triton softmax", KernelCategory::Softmax, KernelOp::Softmax,
                [](std::string_view n) { return has(n, "softmax") || has(n, "SoftMax"); },
                "void (anonymous namespace)::softmax_warp_forward<float, float, float, 11, false, false>"
@@ -168,6 +213,10 @@ constexpr std::array kRules = {
                },
                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::"
                "MeanOps<float, float, float, float>, unsigned int, float, 4, 4> >"},
+    KernelRule{"dropout", "ATen", KernelCategory::Elementwise, KernelOp::Dropout,
+               [](std::string_view n) { return has(n, "dropout"); },
+               "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<c10::BFloat16, float, unsigned int, "
+               "1, 8, bool>(at::cuda::detail::TensorInfo<c10::BFloat16 const, unsigned int>)"},
     KernelRule{"mul", "ATen", KernelCategory::Elementwise, KernelOp::Mul,
                [](std::string_view n) { return has(n, "MulFunctor") || has(n, "cuda::Scale<"); },
                "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "

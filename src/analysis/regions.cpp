@@ -17,6 +17,15 @@ namespace {
 
 bool is_step(std::string_view name) { return name.starts_with("ProfilerStep#"); }
 
+// Ranges a library or PyTorch itself opens: never what a user means by a region.
+bool library_range(std::string_view n) {
+  for (std::string_view prefix : {"cub::", "thrust::", "cudnn", "cuDNN", "cublas", "cuBLAS", "nccl", "NCCL", "c10d::",
+                                  "cutlass", "CUTLASS", "Optimizer.", "enumerate(DataLoader)", "autograd::", "aten::",
+                                  "torch::", "## ", "cuda", "CUDA", "nvtx", "NVTX"})
+    if (n.starts_with(prefix)) return true;
+  return false;
+}
+
 bool matches(std::string_view name, const std::string& wanted) {
   if (name == wanted) return true;
   if (region_stem(name) == wanted) return true;
@@ -91,11 +100,18 @@ Chosen choose_automatically(const TraceIndex& index) {
   }
   // Outermost user annotations (record_function / NVTX) that launched GPU work.
   Chosen annotations;
+  std::vector<std::int8_t> library(t.strings.size(), -1);  // by name id
+  const auto user_range = [&](std::size_t i) {
+    if (ranges[i].kind != EventKind::UserAnnotation) return false;
+    std::int8_t& lib = library[ranges[i].name];
+    if (lib < 0) lib = library_range(index.name(ranges[i])) ? 1 : 0;
+    return lib == 0;
+  };
   for (std::size_t i = 0; i < ranges.size(); ++i) {
-    if (!launches[i] || ranges[i].kind != EventKind::UserAnnotation) continue;
+    if (!launches[i] || !user_range(i)) continue;
     bool outermost = true;
     for (std::int32_t p = ranges[i].parent; p != kNone; p = ranges[static_cast<std::size_t>(p)].parent)
-      if (ranges[static_cast<std::size_t>(p)].kind == EventKind::UserAnnotation) outermost = false;
+      if (user_range(static_cast<std::size_t>(p))) outermost = false;
     if (outermost) annotations.ranges.push_back(i);
   }
   annotations.source = "record_function / NVTX ranges";
@@ -117,8 +133,28 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
   const auto& acts = index.activities();
+  // GPU work whose launch is not in the trace (launched before the profiler's
+  // window, run inside it) goes by the GPU-side span of a chosen range of the
+  // same name, when Kineto wrote one; else it is left out: its CPU time is not
+  // its launch's, and placing it by that time counts it in the wrong step.
+  std::map<std::string_view, std::pair<RegionGroup*, std::size_t>> instance_by_name;
+  for (const Span& sp : spans) instance_by_name[sp.group->instances[sp.slot].name] = {sp.group, sp.slot};
+  std::vector<const Event*> gpu_spans;
+  for (const Event& e : t.events)
+    if (e.kind == EventKind::GpuUserAnnotation && instance_by_name.contains(t.name(e))) gpu_spans.push_back(&e);
+  const bool any_launch = std::any_of(acts.begin(), acts.end(), [](const GpuActivity& a) { return a.launch != kNone; });
   auto after = spans.begin();  // first span starting after the last activity's launch
   for (std::size_t i = 0; i < acts.size(); ++i) {
+    if (acts[i].launch == kNone && any_launch) {
+      const Event& e = index.event(acts[i]);
+      for (const Event* span : gpu_spans)
+        if (span->ts_ns <= e.ts_ns && e.ts_ns < span->end_ns()) {
+          auto [group, slot] = instance_by_name[t.name(*span)];
+          group->instances[slot].activities.push_back(i);
+          break;
+        }
+      continue;
+    }
     const std::int64_t ts = index.launch_time(acts[i]);
     const std::int64_t pid = acts[i].launch != kNone ? t.events[static_cast<std::size_t>(acts[i].launch)].pid.value()
                                                      : index.event(acts[i]).pid.value();
@@ -163,6 +199,11 @@ std::vector<RegionGroup> group_gpu_spans(const TraceIndex& index, const std::str
 }
 
 }  // namespace
+
+bool is_host_to_device(const TraceIndex& index, const GpuActivity& a) {
+  const Event& e = index.event(a);
+  return e.kind == EventKind::GpuMemcpy && index.trace().name(e).find("HtoD") != std::string_view::npos;
+}
 
 std::string region_stem(std::string_view name) {
   std::size_t end = name.size();
@@ -224,9 +265,11 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
     }
   }
   if (chosen.ranges.empty()) {
-    RegionGroup whole{"whole trace", "no profiler steps or annotations: the whole trace", {}};
+    RegionGroup whole{"whole trace", "no profiler steps or user annotations: the whole trace", {}};
     RegionInstance inst{"whole trace", 0, 0, {}};
-    for (std::size_t i = 0; i < index.activities().size(); ++i) inst.activities.push_back(i);
+    // Host-to-device copies are the program's set-up (weights, data): reported apart.
+    for (std::size_t i = 0; i < index.activities().size(); ++i)
+      if (!is_host_to_device(index, index.activities()[i])) inst.activities.push_back(i);
     if (!inst.activities.empty()) {
       inst.start_ns = index.event(index.activities().front()).ts_ns;
       inst.end_ns = index.event(index.activities().back()).end_ns();

@@ -30,6 +30,9 @@ struct RegionOptions {
   std::string name;  // --region NAME: a range name, its stem, or a glob (fwd*); empty: automatic
 };
 
+// A host-to-device memcpy (weights and data being loaded).
+bool is_host_to_device(const TraceIndex& index, const GpuActivity& a);
+
 // The stem of a range name: trailing digits and separators removed ("fwd0" -> "fwd").
 std::string region_stem(std::string_view name);
 

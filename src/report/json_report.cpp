@@ -34,6 +34,10 @@ class Json {
     key(k);
     fmt::format_to(std::back_inserter(out_), "{:.{}f}", v, decimals);
   }
+  void boolean(std::string_view k, bool v) {
+    key(k);
+    out_ += v ? "true" : "false";
+  }
   void null(std::string_view k) {
     key(k);
     out_ += "null";
@@ -70,12 +74,46 @@ class Json {
   std::vector<bool> arrays_;  // per open container: is it an array
 };
 
+std::string_view or_null_text(Precision p) { return p == Precision::Unknown ? std::string_view() : to_string(p); }
+
+void attention_entry(Json& j, const AttentionSummary& s) {
+  j.begin_object();
+  j.str("implementation", to_string(s.impl));
+  j.str("pass", to_string(s.pass));
+  j.num("calls", s.calls);
+  j.real("kernels_per_call", s.calls > 0 ? static_cast<double>(s.kernels) / s.calls : 0.0, 2);
+  j.real("time_us", us(s.kernel_ns));
+  if (const std::string_view p = or_null_text(s.precision); p.empty()) j.null("precision");
+  else j.str("precision", p);
+  if (s.kernel.empty()) j.null("kernel");
+  else j.str("kernel", s.kernel);
+  if (s.fused_ns < 0) j.null("fused_estimate_us");
+  else j.real("fused_estimate_us", us(s.fused_ns));
+  if (!s.shape.known()) {
+    j.null("shape");
+  } else {
+    j.begin_object("shape");
+    j.num("batch", s.shape.batch);
+    j.num("q_heads", s.shape.q_heads);
+    j.num("kv_heads", s.shape.kv_heads);
+    j.num("q_len", s.shape.q_len);
+    j.num("kv_len", s.shape.kv_len);
+    j.num("head_dim", s.shape.head_dim);
+    if (s.shape.causal) j.boolean("causal", *s.shape.causal);
+    else j.null("causal");
+    j.str("source", s.shape.source);
+    j.end_object();
+  }
+  j.end_object();
+}
+
 }  // namespace
 
 std::string json_report(const Analysis& a) {
   std::string out;
   Json j(out);
   j.begin_object();
+  j.num("schema_version", kJsonSchemaVersion);
   j.str("trace", a.label);
   if (a.device.name.empty()) {
     j.null("device");
@@ -86,6 +124,12 @@ std::string json_report(const Analysis& a) {
     j.num("sms", a.device.num_sms);
     j.end_object();
   }
+  if (a.unsupported.empty()) j.null("unsupported");
+  else j.str("unsupported", a.unsupported);
+  j.num("gpu_kernels", a.gpu_kernels);
+  j.begin_array("attention");
+  for (const AttentionSummary& s : a.attention) attention_entry(j, s);
+  j.end_array();
   j.begin_array("groups");
   for (const GroupStats& gs : a.groups) {
     j.begin_object();
@@ -95,6 +139,10 @@ std::string json_report(const Analysis& a) {
     j.real("kernels_per_instance", gs.kernels_per_instance);
     j.real("gpu_time_us", us(gs.busy_ns));
     j.real("tensor_core_share", gs.tensor_core_share);
+    j.real("attention_time_us", us(gs.attention_ns));
+    j.begin_array("attention");
+    for (const AttentionSummary& s : gs.attention) attention_entry(j, s);
+    j.end_array();
     j.end_object();
   }
   j.end_array();
@@ -135,10 +183,13 @@ std::string json_report(const Analysis& a) {
   for (const Finding& f : a.findings) {
     j.begin_object();
     j.str("id", f.id);
+    j.str("scope", to_string(f.scope));
     j.str("severity", to_string(f.severity));
     j.str("region", f.group);
     j.real("time_us", us(f.time_ns));
     j.real("share", f.share, 4);
+    if (f.after_ns < 0) j.null("after_fix_us");
+    else j.real("after_fix_us", us(f.after_ns));
     j.num("instances", f.instances);
     j.str("title", f.title);
     j.str("detail", f.detail);
@@ -156,6 +207,12 @@ std::string json_report(const Analysis& a) {
   }
   j.end_array();
   j.num("unassigned_gpu_activities", a.unassigned_activities);
+  j.num("launchless_gpu_activities", a.launchless_activities);
+  j.begin_object("setup_copies");
+  j.num("count", a.setup_copies.count);
+  j.num("bytes", a.setup_copies.bytes);
+  j.real("time_us", us(a.setup_copies.ns));
+  j.end_object();
   j.end_object();
   out += '\n';
   return out;

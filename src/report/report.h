@@ -7,6 +7,9 @@
 
 namespace attnprof {
 
+// Bumped when a field of the --json report changes meaning or goes away.
+inline constexpr int kJsonSchemaVersion = 2;
+
 std::string text_report(const Analysis& analysis);
 std::string json_report(const Analysis& analysis);
 

@@ -88,6 +88,51 @@ void regions_section(std::string& out, const GroupStats& g) {
   }
 }
 
+std::string per_group(const GroupStats& g) {
+  return g.group.instances.size() <= 1 ? fmt::format("in '{}'", g.group.name) : fmt::format("per {}", g.group.name);
+}
+
+// The one line a user reads first: how much of the step is attention, what
+// ran it, and what it would take fused.
+void attention_headline(std::string& out, const GroupStats& g) {
+  auto o = std::back_inserter(out);
+  const auto n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
+  const auto per = [&](std::int64_t ns) { return ms(static_cast<std::int64_t>(static_cast<double>(ns) / n)); };
+  if (g.attention.empty()) {
+    fmt::format_to(o, "  Attention {}: none found (no fused attention kernel, no matmul-softmax-matmul chain)\n",
+                   per_group(g));
+    return;
+  }
+  int calls = 0;
+  std::int64_t fused = 0;
+  bool estimated = false;
+  std::string impls;
+  for (const AttentionSummary& s : g.attention) {
+    calls += s.calls;
+    fused += s.fused_ns >= 0 ? s.fused_ns : s.kernel_ns;
+    estimated |= s.fused_ns >= 0;
+    impls += fmt::format("{}{} {}", impls.empty() ? "" : ", ", to_string(s.impl), to_string(s.pass));
+  }
+  fmt::format_to(o, "  Attention {}: {} ms ({} of GPU time) in {:g} calls ({})", per_group(g), per(g.attention_ns),
+                 percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1),
+                 calls / n, impls);
+  if (estimated) fmt::format_to(o, "; fused: ~{} ms (estimated)", per(fused));
+  out += '\n';
+  fmt::format_to(o, "  {:<10} {:<9} {:>6} {:>8} {:>10} {:>10} {:<9} {}\n", "attention", "pass", "calls", "kernels",
+                 "ms", "fused ms", "precision", "kernel / shape");
+  for (const AttentionSummary& s : g.attention) {
+    std::string what = s.kernel;
+    if (s.shape.known())
+      what += fmt::format("{}B{} H{}/{} S{}x{} D{}{}{}", what.empty() ? "" : ", ", s.shape.batch, s.shape.q_heads,
+                          s.shape.kv_heads, s.shape.q_len, s.shape.kv_len, s.shape.head_dim,
+                          s.shape.causal.value_or(false) ? " causal" : "", s.one_shape ? "" : " (and others)");
+    fmt::format_to(o, "  {:<10} {:<9} {:>6} {:>8.1f} {:>10} {:>10} {:<9} {}\n", to_string(s.impl), to_string(s.pass),
+                   fmt::format("{:g}", s.calls / n), static_cast<double>(s.kernels) / std::max(1, s.calls),
+                   per(s.kernel_ns), s.fused_ns >= 0 ? per(s.fused_ns) : std::string("-"), to_string(s.precision),
+                   what);
+  }
+}
+
 }  // namespace
 
 std::string text_report(const Analysis& a) {
@@ -99,15 +144,32 @@ std::string text_report(const Analysis& a) {
                    a.device.num_sms);
   else
     out += "GPU: not recorded in the trace\n";
+  if (!a.unsupported.empty()) {
+    fmt::format_to(o, "\nNot diagnosed: {}.\n", a.unsupported);
+    return out;
+  }
+  if (a.gpu_kernels == 0) {
+    out += "\nNo GPU kernels in this trace: it was recorded without CUDA activity. Record one with "
+           "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]), or run the program "
+           "under `attnprof record -o trace.json.gz -- CMD`.\n";
+    return out;
+  }
 
   std::int64_t busy = 0;
   for (const GroupStats& g : a.groups) {
     regions_section(out, g);
+    attention_headline(out, g);
     busy += g.busy_ns;
   }
   if (a.unassigned_activities > 0)
     fmt::format_to(o, "  ({} GPU activities ran outside these regions and are not analysed)\n",
                    a.unassigned_activities);
+  if (a.launchless_activities > 0)
+    fmt::format_to(o, "  ({} GPU activities were launched before the trace's window and are left out)\n",
+                   a.launchless_activities);
+  if (a.setup_copies.count > 0)
+    fmt::format_to(o, "  (set-up apart: {} host-to-device copies, {:.1f} MB, {} ms: weights and inputs being loaded)\n",
+                   a.setup_copies.count, static_cast<double>(a.setup_copies.bytes) / 1e6, ms(a.setup_copies.ns));
 
   if (!a.kernels.empty()) {
     out += "\nKernels in these regions, by GPU time\n";
@@ -137,9 +199,9 @@ std::string text_report(const Analysis& a) {
                                     [&](const GroupStats& g) { return g.group.name == f.group; });
     const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
     const std::string where = n == 1 ? fmt::format("in '{}'", f.group) : fmt::format("per {}", f.group);
-    fmt::format_to(o, "\n  {}. [{}] {}: {} ms {} ({} of its GPU time; seen in {} of {})\n", i + 1,
-                   to_string(f.severity), f.id, ms(f.time_ns / static_cast<std::int64_t>(n)), where,
-                   percent(f.share), f.instances, n);
+    fmt::format_to(o, "\n  {}. [{}] {} ({}): {} ms {} ({} of its GPU time; seen in {} of {})\n", i + 1,
+                   to_string(f.severity), f.id, to_string(f.scope), ms(f.time_ns / static_cast<std::int64_t>(n)),
+                   where, percent(f.share), f.instances, n);
     append_wrapped(out, f.title, 5);
     if (!f.detail.empty()) append_wrapped(out, f.detail, 5);
     if (!f.evidence.empty()) {
@@ -152,8 +214,14 @@ std::string text_report(const Analysis& a) {
           fmt::format_to(o, "       {}\n", ev.what);
       }
     }
-    out += "     fix:\n";
-    append_wrapped(out, f.fix, 7);
+    if (!f.fix.empty()) {
+      out += "     fix:\n";
+      append_wrapped(out, f.fix, 7);
+    }
+    if (f.after_ns >= 0)
+      fmt::format_to(o, "     after the fix: ~{} ms {} for this work (from {} ms)\n",
+                     ms(f.after_ns / static_cast<std::int64_t>(n)), where,
+                     ms((f.id == "unfused-attention" ? f.time_ns + f.after_ns : f.time_ns) / static_cast<std::int64_t>(n)));
   }
   return out;
 }

@@ -64,6 +64,10 @@ inline constexpr std::string_view kBlocksPerSm = "blocks per SM";
 inline constexpr std::string_view kWarpsPerSm = "warps per SM";
 inline constexpr std::string_view kOccupancy = "est. achieved occupancy %";
 inline constexpr std::string_view kMemoryBandwidth = "memory bandwidth (GB/s)";
+// CPU ops recorded with record_shapes=True.
+inline constexpr std::string_view kInputDims = "Input Dims";
+inline constexpr std::string_view kInputType = "Input type";
+inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";
 
 // Keys inside each "deviceProperties" entry.
 inline constexpr std::string_view kDevId = "id";

@@ -294,6 +294,59 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
   }
 }
 
+// record_shapes writes "Input Dims" as a list of lists (a tensor list as a
+// list of lists of lists), "Input type" and "Concrete Inputs" as lists of
+// strings. Anything else there is ignored, as long as it is JSON.
+void EventParser::read_op_inputs(od::object args, OpInputs& out) {
+  for (auto item : args) {
+    if (auto err = item.error(); err) json_error(err);
+    od::field& field = item.value_unsafe();
+    const Key key{field.key()};
+    od::value& v = field.value();
+    const bool dims = key == cat::kInputDims;
+    std::vector<std::string>* strings = key == cat::kInputType ? &out.types
+                                        : key == cat::kConcreteInputs ? &out.concrete
+                                                                        : nullptr;
+    od::array list;
+    if ((!dims && strings == nullptr) || v.get_array().get(list) != simdjson::SUCCESS) {
+      check_unread(v);
+      continue;
+    }
+    for (auto element : list) {
+      if (auto err = element.error(); err) json_error(err);
+      od::value& e = element.value_unsafe();
+      if (strings != nullptr) {
+        std::string_view text;
+        if (e.get_string().get(text) == simdjson::SUCCESS) strings->emplace_back(text);
+        else {
+          check_unread(e);
+          strings->emplace_back();
+        }
+        continue;
+      }
+      std::vector<std::int64_t>& shape = out.dims.emplace_back();
+      od::array sizes;
+      if (e.get_array().get(sizes) != simdjson::SUCCESS) {
+        check_unread(e);
+        continue;
+      }
+      for (auto size : sizes) {
+        if (auto err = size.error(); err) json_error(err);
+        std::int64_t n = 0;
+        if (arg_int(size.value_unsafe(), n)) shape.push_back(n);
+        else shape.clear();  // a tensor list: not one shape
+      }
+    }
+  }
+}
+
+bool EventParser::keeps_inputs(StringId name) {
+  if (name >= keeps_inputs_.size()) keeps_inputs_.resize(name + 1, kUnresolved);
+  std::int8_t& k = keeps_inputs_[name];
+  if (k == kUnresolved) k = keeps_op_inputs(trace_.strings.view(name)) ? 1 : 0;
+  return k == 1;
+}
+
 // Categories are few and repeat on every event: they are matched on their raw
 // token against the ones seen so far (length and first and last 8 bytes, which
 // is the whole token up to 16 bytes) before going through the string index.
@@ -339,6 +392,7 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
   bool have_ts = false;
   bool skipping_flow = false;  // lean: a flow; only "ph" is looked at from there on
   bool skipped_args = false;   // lean: args of a CPU-side event were not read
+  std::optional<OpInputs> inputs;  // record_shapes of an op the attention view reads
   for (auto item : object) {  // by reference, as in read_args
     if (auto err = item.error(); err) json_error(err);
     od::field& field = item.value_unsafe();
@@ -375,6 +429,13 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
       case EventKey::Args: {
         od::object args;
         if (v.get_object().get(args)) field_error(cat::kArgs, "an object");
+        // Shapes of the attention and matmul ops (the name comes before args in
+        // every producer seen; where it does not, the shapes are not kept).
+        if (ev.category != kNoString && ev.name != kNoString && kind_of(ev.category) == EventKind::CpuOp &&
+            keeps_inputs(ev.name)) {
+          read_op_inputs(args, inputs.emplace());
+          break;
+        }
         // The analysis reads args only of GPU activity and launch calls.
         if (lean && ev.category != kNoString && !reads_args(ev.category)) {
           skipped_args = true;
@@ -406,6 +467,10 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
   if (ev.kind == EventKind::Flow) {
     ev.correlation = flow_id;
   }
+  if (inputs && ev.kind == EventKind::CpuOp) {
+    inputs->event = static_cast<std::uint32_t>(trace_.events.size());
+    trace_.op_inputs.push_back(std::move(*inputs));
+  }
   trace_.add(ev, is_gpu_activity(ev.kind) ? &g : nullptr);
   return true;
 }
@@ -421,7 +486,10 @@ void complete_begin_end_pairs(Trace& trace) {
   std::map<LaneKey, std::vector<std::size_t>> open;
   std::vector<Event> kept;
   kept.reserve(trace.events.size());
+  // Where each event went (op_inputs name events by index; "E" events go away).
+  std::vector<std::uint32_t> moved_to(trace.op_inputs.empty() ? 0 : trace.events.size());
   for (const auto& e : trace.events) {
+    if (!moved_to.empty()) moved_to[static_cast<std::size_t>(&e - trace.events.data())] = static_cast<std::uint32_t>(kept.size());
     const LaneKey lane{e.pid.value(), e.pid.is_string, e.tid.value(), e.tid.is_string};
     if (e.phase == 'B') {
       open[lane].push_back(kept.size());
@@ -443,6 +511,7 @@ void complete_begin_end_pairs(Trace& trace) {
     }
   }
   trace.events = std::move(kept);
+  for (OpInputs& in : trace.op_inputs) in.event = moved_to[in.event];
 }
 
 }  // namespace attnprof

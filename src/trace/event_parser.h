@@ -42,6 +42,9 @@ class EventParser {
   void arg_dim3(simdjson::ondemand::value& v, std::array<std::int32_t, 3>& out);
   // With `lean`, only what the analysis reads (correlation, grid, block, bytes).
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g, bool lean);
+  // record_shapes inputs of a CPU op (OpInputs); other args are skipped.
+  void read_op_inputs(simdjson::ondemand::object args, OpInputs& out);
+  bool keeps_inputs(StringId name);
   // The last two tokens of a field (a CPU thread and a GPU stream alternate).
   struct LaneCache {
     struct Entry {
@@ -68,6 +71,7 @@ class EventParser {
   std::string label_;
   std::size_t index_ = 0;  // of the event being parsed, for messages
   std::vector<std::int8_t> category_kind_;  // by category StringId
+  std::vector<std::int8_t> keeps_inputs_;   // by name StringId: keeps_op_inputs, decided once
   bool saw_begin_end_ = false;
   bool analysis_only_ = false;
   // String values by their raw JSON text (escapes not decoded): each distinct

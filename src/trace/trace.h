@@ -13,9 +13,24 @@
 
 namespace attnprof {
 
+// What record_shapes wrote for one CPU op: its inputs' dims, dtypes and scalar
+// values, in argument order. Kept only for the ops the attention view reads
+// (scaled_dot_product_attention and its backends, the batched matmuls).
+struct OpInputs {
+  std::uint32_t event = 0;                       // index into Trace::events
+  std::vector<std::vector<std::int64_t>> dims;   // [] for a non-tensor argument
+  std::vector<std::string> types;                // "c10::BFloat16", "float", "Scalar", ...
+  std::vector<std::string> concrete;             // scalar values as written ("True", "0.125"), else ""
+  friend bool operator==(const OpInputs&, const OpInputs&) = default;
+};
+
+// Whether record_shapes inputs of a CPU op with this name are kept (see OpInputs).
+bool keeps_op_inputs(std::string_view op_name);
+
 struct Trace {
   std::vector<Event> events;
   std::vector<GpuArgs> gpu_args;
+  std::vector<OpInputs> op_inputs;  // in event order
   StringPool strings;
   std::vector<DeviceProperties> devices;
   std::optional<std::int64_t> base_time_ns;  // "baseTimeNanoseconds" (newer Kineto)

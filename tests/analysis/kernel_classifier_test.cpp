@@ -105,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"triton_red_fused_sum_1", KernelCategory::Reduction, MathUnit::None, Precision::Unknown},
         Case{"void cunn_SoftMaxForward<4, float, float, float, Epilogue>(float*, float const*, int)",
              KernelCategory::Softmax, MathUnit::None, Precision::Unknown},
-        Case{"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", KernelCategory::Other,
+        Case{"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", KernelCategory::Communication,
              MathUnit::None, Precision::Unknown}));
 
 TEST(KernelClassifier, CastDirections) {

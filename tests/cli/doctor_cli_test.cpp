@@ -22,7 +22,7 @@ TEST(DoctorCli, SdpaMath) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
   EXPECT_NE(r.out.find("per fwd                       20"), std::string::npos) << r.out;
-  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax", "kernel-count"})
+  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax", "unfused-attention"})
     EXPECT_NE(r.out.find(id), std::string::npos) << id;
 }
 

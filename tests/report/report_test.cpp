@@ -89,7 +89,7 @@ TEST(TextReport, SaysTheFacts) {
   EXPECT_NE(text.find("GPU: NVIDIA H200 (sm_90, 132 SMs)"), std::string::npos);
   EXPECT_NE(text.find("Region 'fwd': 3 instances"), std::string::npos);
   EXPECT_NE(text.find("[high] cuda-core-gemm"), std::string::npos);
-  for (const char* id : {"fp32-upcast", "mask-rebuilt", "safe-softmax", "kernel-count"})
+  for (const char* id : {"fp32-upcast", "mask-rebuilt", "safe-softmax", "unfused-attention"})
     EXPECT_NE(text.find(std::string("] ") + id), std::string::npos) << id;
   const std::string quiet = text_report(analyse("sdpa_cudnn.json"));
   EXPECT_NE(quiet.find("No findings"), std::string::npos);

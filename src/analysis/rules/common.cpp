@@ -57,6 +57,23 @@ std::string short_kernel_name(std::string_view name) {
   return std::string(name.substr(0, kMax)) + "...";
 }
 
+int instances_with(const RuleContext& ctx, const std::vector<std::size_t>& activities) {
+  std::vector<char> wanted(ctx.index.activities().size(), 0);
+  for (std::size_t i : activities) wanted[i] = 1;
+  int n = 0;
+  for (const auto& inst : ctx.group.group.instances)
+    n += std::any_of(inst.activities.begin(), inst.activities.end(), [&](std::size_t i) { return wanted[i] != 0; });
+  return n;
+}
+
+ByScope split_by_scope(const RuleContext& ctx, const std::vector<std::size_t>& activities) {
+  ByScope out;
+  for (std::size_t i : activities) (ctx.in_attention(i) ? out.attention : out.model).push_back(i);
+  return out;
+}
+
+std::string_view scope_words(Scope s) { return s == Scope::Attention ? "inside attention" : "outside attention"; }
+
 std::string format_ms(std::int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
 
 }  // namespace attnprof

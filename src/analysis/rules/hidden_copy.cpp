@@ -23,11 +23,16 @@ std::string fix_for(std::string_view op) {
   if (base == "clone" || base == "contiguous" || base == "copy_" || base == "to" || base == "_to_copy")
     return fmt::format("{} copies the tensor on the device: avoid it in the hot path (keep layouts contiguous "
                        "where they are produced).", op);
-  if (!base.empty() && base.back() != '_')
+  // Only ATen ops that have an in-place twin get the in-place advice.
+  static constexpr std::string_view kWithInPlace[] = {
+      "masked_fill", "masked_scatter", "index_fill", "index_put", "index_add", "index_copy", "scatter",
+      "scatter_add", "add", "sub", "mul", "div", "clamp", "fill", "zero", "relu"};
+  const bool aten = op.starts_with("aten::");
+  if (aten && std::find(std::begin(kWithInPlace), std::end(kWithInPlace), base) != std::end(kWithInPlace))
     return fmt::format("{} is out of place: it copies its input before writing. Use the in-place {}_ "
                        "(tensor.{}_(...)) when the input is not needed afterwards.",
                        op, op, base);
-  return fmt::format("{} copies the tensor on the device.", op);
+  return fmt::format("{} copies a tensor on the device: check whether the copy is needed.", op);
 }
 
 }  // namespace
@@ -69,6 +74,7 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
   const auto n = static_cast<double>(ctx.group.group.instances.size());
   Finding f;
   f.id = "hidden-copy";
+  f.scope = split_by_scope(ctx, all).attention.empty() ? Scope::Model : Scope::Attention;
   set_cost(f, ctx, ns, static_cast<int>(instances.size()));
   const std::string& top = ranked.front().first;
   const double per = static_cast<double>(all.size()) / n;

@@ -36,7 +36,9 @@ void rule_mask_rebuilt(const RuleContext& ctx, std::vector<Finding>& out) {
   const int total = static_cast<int>(ctx.group.group.instances.size());
   Finding f;
   f.id = "mask-rebuilt";
+  f.scope = split_by_scope(ctx, mask).attention.empty() ? Scope::Model : Scope::Attention;
   set_cost(f, ctx, mask_ns, instances);
+  f.after_ns = 0;
   const double per = static_cast<double>(mask.size()) / instances;
   if (total > 1) {
     f.title = fmt::format("causal mask rebuilt on the GPU in {} of {} {} regions ({:.0f} kernels each), {}",

@@ -15,6 +15,12 @@ struct RuleContext {
   const TraceIndex& index;
   const DeviceSummary& device;
   const GroupStats& group;  // the rule runs once per region group
+  const AttentionView& attention;  // every attention call of the trace
+  bool in_attention(std::size_t activity) const { return attention.in_attention(activity); }
+  const AttentionCall* call_of(std::size_t activity) const {
+    const std::int32_t c = attention.call_of[activity];
+    return c == kNone ? nullptr : &attention.calls[static_cast<std::size_t>(c)];
+  }
   // The activities of one instance, in GPU order.
   const GpuActivity& activity(std::size_t i) const { return index.activities()[i]; }
   const Event& event(std::size_t i) const { return index.event(activity(i)); }
@@ -30,6 +36,15 @@ std::span<const RuleEntry> all_rules();
 
 // Shared by the rules: fills time, share, instances and severity of `f`.
 void set_cost(Finding& f, const RuleContext& ctx, std::int64_t time_ns, int instances);
+// Splits `activities` into those inside attention calls and the rest.
+struct ByScope {
+  std::vector<std::size_t> attention, model;
+};
+// How many of the group's instances hold any of `activities`.
+int instances_with(const RuleContext& ctx, const std::vector<std::size_t>& activities);
+ByScope split_by_scope(const RuleContext& ctx, const std::vector<std::size_t>& activities);
+// "the attention calls" / "the rest of the model", for titles.
+std::string_view scope_words(Scope s);
 // Adds one evidence row per distinct kernel name among `activities` (indices).
 void add_kernel_evidence(Finding& f, const RuleContext& ctx, const std::vector<std::size_t>& activities);
 std::string short_kernel_name(std::string_view name);

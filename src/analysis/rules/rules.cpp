@@ -10,7 +10,7 @@ void rule_cuda_core_gemm(const RuleContext&, std::vector<Finding>&);
 void rule_fp32_upcast(const RuleContext&, std::vector<Finding>&);
 void rule_mask_rebuilt(const RuleContext&, std::vector<Finding>&);
 void rule_safe_softmax(const RuleContext&, std::vector<Finding>&);
-void rule_kernel_count(const RuleContext&, std::vector<Finding>&);
+void rule_unfused_attention(const RuleContext&, std::vector<Finding>&);
 void rule_hidden_copy(const RuleContext&, std::vector<Finding>&);
 
 std::span<const RuleEntry> all_rules() {
@@ -19,7 +19,7 @@ std::span<const RuleEntry> all_rules() {
       RuleEntry{"fp32-upcast", rule_fp32_upcast},
       RuleEntry{"mask-rebuilt", rule_mask_rebuilt},
       RuleEntry{"safe-softmax", rule_safe_softmax},
-      RuleEntry{"kernel-count", rule_kernel_count},
+      RuleEntry{"unfused-attention", rule_unfused_attention},
       RuleEntry{"hidden-copy", rule_hidden_copy},
   };
   return kRules;

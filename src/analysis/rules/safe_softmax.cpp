@@ -40,7 +40,9 @@ void rule_safe_softmax(const RuleContext& ctx, std::vector<Finding>& out) {
 
   Finding f;
   f.id = "safe-softmax";
+  f.scope = split_by_scope(ctx, extra).attention.empty() ? Scope::Model : Scope::Attention;
   set_cost(f, ctx, extra_ns, instances);
+  f.after_ns = 0;
   f.title = fmt::format("safe softmax: {:.0f} extra kernels {} after each softmax (isneginf, all-reduce, where), {} "
                         "({:.0f}% of GPU time)",
                         static_cast<double>(extra.size()) / instances, per_instance(ctx), per_instance_ms(ctx, extra_ns),

@@ -1,0 +1,434 @@
+// Finds attention calls (see attention.h). Three passes over the GPU
+// activities, each on what the ones before left unassigned:
+//  1. CPU ops: every activity launched under one aten::scaled_dot_product_* op
+//     (or a backend's backward op) is one call; fused when a fused kernel ran.
+//  2. Fused kernels without such an op: a main kernel with its helpers
+//     (FlashAttention's split-KV combine, dO.O and dQ conversion; cuDNN's).
+//  3. Unfused chains, anchored on a softmax: the QK^T GEMM before it and the
+//     PV GEMM after it, with only elementwise, mask and cast kernels between;
+//     backward, on a softmax backward with its GEMMs on both sides.
+#include "analysis/attention.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <unordered_map>
+
+namespace attnprof {
+namespace {
+
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+bool is_attention_op(std::string_view op) {
+  return op.starts_with("aten::scaled_dot_product_attention") || op.starts_with("aten::_scaled_dot_product_") ||
+         op.starts_with("aten::_flash_attention") || op.starts_with("aten::_efficient_attention");
+}
+
+// An FP32 CUDA-core GEMM against the same GEMM in bf16 on tensor cores, as
+// measured on an H200 in the study's traces (QK^T 1034 vs 162 us, PV 825 vs
+// 147 us: 6.4x and 5.6x; examples/traces/sdpa_math.json vs manual.json).
+constexpr double kFp32FfmaSlowdown = 6.0;
+
+std::int64_t gemm_as_16bit(const KernelClass& c, std::int64_t ns) {
+  if (c.unit == MathUnit::CudaCore) return static_cast<std::int64_t>(static_cast<double>(ns) / kFp32FfmaSlowdown);
+  if (c.precision == Precision::TF32) return ns / 2;  // TF32 tensor cores run at half the 16-bit rate
+  return ns;
+}
+
+// Fused kernels that help a main one: they join the call of the main kernel
+// next to them rather than start their own.
+enum class FusedRole : std::uint8_t { Main, Before, After };
+FusedRole fused_role(std::string_view n) {
+  if (has(n, "dot_do_o")) return FusedRole::Before;
+  if (has(n, "convert_dq") || has(n, "splitkv_combine") || has(n, "reduce_head") || has(n, "cudnn::fusion::"))
+    return FusedRole::After;
+  return FusedRole::Main;
+}
+
+bool fused_backward(std::string_view n) {
+  return has(n, "bwd") || has(n, "bprop") || has(n, "Backward") || has(n, "cutlassB") || has(n, "dot_do_o") ||
+         has(n, "convert_dq") || has(n, "reduce_head") || has(n, "backward");
+}
+
+// Kernels that may sit inside an unfused attention chain between its GEMMs
+// and the softmax: scale, mask, casts, dropout, the safe-softmax checks.
+bool chain_kernel(const KernelClass& c) {
+  switch (c.category) {
+    case KernelCategory::Elementwise:
+    case KernelCategory::FillMask:
+    case KernelCategory::CopyCast:
+    case KernelCategory::Memset:
+    case KernelCategory::Memcpy:  // an out-of-place masked_fill copies the scores first
+      return true;
+    case KernelCategory::Reduction: return c.op == KernelOp::AllReduce;
+    default: return false;
+  }
+}
+
+// The prologue SDPA's math backend runs before QK^T (upcasts, scaling, the
+// causal mask build): FP32 elementwise work and mask kernels only, so that a
+// 16-bit rotary embedding or a projection before attention is never taken in.
+bool math_prologue_kernel(const KernelClass& c, std::string_view n) {
+  if (c.op == KernelOp::CastToFp32 || c.category == KernelCategory::FillMask) return true;
+  if (c.category != KernelCategory::Elementwise && c.category != KernelCategory::CopyCast) return false;
+  const bool fp32 = has(n, "<float") || has(n, "(float)") || has(n, "float, float");
+  return fp32 && !has(n, "BFloat16") && !has(n, "Half");
+}
+
+Precision precision_of_type(std::string_view t) {
+  if (has(t, "BFloat16")) return Precision::BF16;
+  if (has(t, "Half")) return Precision::FP16;
+  if (t == "float") return Precision::FP32;
+  if (t == "double") return Precision::FP64;
+  return Precision::Unknown;
+}
+
+class Finder {
+ public:
+  explicit Finder(const TraceIndex& index) : index_(index), t_(index.trace()) {
+    view_.call_of.assign(index.activities().size(), kNone);
+    for (const OpInputs& in : t_.op_inputs) inputs_of_event_[in.event] = &in;
+    // Activities per GPU stream, in start order: chains are looked for on one stream.
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::size_t>> streams;
+    for (std::size_t i = 0; i < index.activities().size(); ++i) {
+      const GpuArgs* g = t_.args(index.event(index.activities()[i]));
+      streams[{g ? g->device : -1, g ? g->stream : -1}].push_back(i);
+    }
+    for (auto& [key, seq] : streams) streams_.push_back(std::move(seq));
+  }
+
+  AttentionView run() {
+    by_cpu_ops();
+    for (const auto& seq : streams_) fused_by_kernels(seq);
+    for (const auto& seq : streams_) unfused_forward(seq);
+    const AttentionImpl backward_impl = unfused_backward_impl();
+    for (const auto& seq : streams_) unfused_backward(seq, backward_impl);
+    finish();
+    return std::move(view_);
+  }
+
+ private:
+  const KernelClass& cls(std::size_t i) const { return index_.activities()[i].cls; }
+  const Event& event(std::size_t i) const { return index_.event(index_.activities()[i]); }
+  std::string_view name(std::size_t i) const { return t_.name(event(i)); }
+  bool free(std::size_t i) const { return view_.call_of[i] == kNone; }
+
+  void add(AttentionCall call) {
+    const auto id = static_cast<std::int32_t>(view_.calls.size());
+    for (std::size_t i : call.activities) view_.call_of[i] = id;
+    view_.calls.push_back(std::move(call));
+  }
+
+  const OpInputs* inputs_of(std::int32_t range) const {
+    const auto it = inputs_of_event_.find(index_.ranges()[static_cast<std::size_t>(range)].event);
+    return it == inputs_of_event_.end() ? nullptr : it->second;
+  }
+
+  // Shape from record_shapes of an attention op: q and k are [B, H, S, D]
+  // (a backward op takes the output gradient first).
+  AttentionShape shape_from_op(std::int32_t range, Precision* precision) const {
+    AttentionShape s;
+    const OpInputs* in = inputs_of(range);
+    if (in == nullptr) return s;
+    const std::string_view op = index_.name(index_.ranges()[static_cast<std::size_t>(range)]);
+    const std::size_t q = has(op, "backward") ? 1 : 0;
+    if (in->dims.size() < q + 2) return s;
+    const auto& qd = in->dims[q];
+    const auto& kd = in->dims[q + 1];
+    if (qd.size() != 4 || kd.size() != 4) return s;
+    s = {qd[0], qd[1], kd[1], qd[2], kd[2], qd[3], std::nullopt, std::string(op) + " inputs (record_shapes)"};
+    if (precision != nullptr && q < in->types.size()) *precision = precision_of_type(in->types[q]);
+    // is_causal: the first boolean after the dropout probability (the first
+    // decimal), in every SDPA op's signature.
+    bool after_dropout = false;
+    for (const std::string& v : in->concrete) {
+      if (!after_dropout) {
+        double d = 0;
+        after_dropout = v.find('.') != std::string::npos &&
+                        std::from_chars(v.data(), v.data() + v.size(), d).ec == std::errc();
+        continue;
+      }
+      if (v == "True" || v == "False") {
+        s.causal = v == "True";
+        break;
+      }
+    }
+    return s;
+  }
+
+  // Shape of an unfused call from its QK^T GEMM's op: aten::matmul on 4-d
+  // [B, H, Sq, D] x [B, H, D, Skv], else aten::bmm on [B*H, Sq, D] x [B*H, D, Skv].
+  AttentionShape shape_from_gemm(std::size_t activity) const {
+    AttentionShape s;
+    for (std::int32_t r = index_.activities()[activity].range; r != kNone;
+         r = index_.ranges()[static_cast<std::size_t>(r)].parent) {
+      const OpInputs* in = inputs_of(r);
+      if (in == nullptr || in->dims.size() < 2) continue;
+      const auto& a = in->dims[0];
+      const auto& b = in->dims[1];
+      const std::string_view op = index_.name(index_.ranges()[static_cast<std::size_t>(r)]);
+      if (a.size() == 4 && b.size() == 4 && a[3] == b[2])
+        return {a[0], a[1], b[1], a[2], b[3], a[3], std::nullopt, std::string(op) + " inputs of QK^T (record_shapes)"};
+      if (a.size() == 3 && b.size() == 3 && a[2] == b[1])
+        s = {a[0], 1, 1, a[1], b[2], a[2], std::nullopt, std::string(op) + " inputs of QK^T, batch x heads (record_shapes)"};
+    }
+    return s;
+  }
+
+  // 1. Calls bounded by CPU ops.
+  void by_cpu_ops() {
+    if (!index_.has_cpu_ops()) return;
+    const auto& ranges = index_.ranges();
+    std::vector<std::int8_t> attention_name(t_.strings.size(), -1);
+    std::map<std::int32_t, std::vector<std::size_t>> by_op;  // outermost attention op -> activities
+    for (std::size_t i = 0; i < index_.activities().size(); ++i) {
+      std::int32_t found = kNone;
+      for (std::int32_t r = index_.activities()[i].range; r != kNone; r = ranges[static_cast<std::size_t>(r)].parent) {
+        std::int8_t& is = attention_name[ranges[static_cast<std::size_t>(r)].name];
+        if (is < 0) is = is_attention_op(index_.name(ranges[static_cast<std::size_t>(r)])) ? 1 : 0;
+        if (is) found = r;
+      }
+      if (found != kNone) by_op[found].push_back(i);
+    }
+    for (auto& [range, acts] : by_op) {
+      AttentionCall c;
+      c.activities = std::move(acts);
+      std::sort(c.activities.begin(), c.activities.end());
+      bool fused = false;
+      for (std::size_t i : c.activities) {
+        if (cls(i).category != KernelCategory::FusedAttention) continue;
+        fused = true;
+        if (fused_role(name(i)) == FusedRole::Main && c.family.empty()) c.family = cls(i).family;
+      }
+      c.impl = fused ? AttentionImpl::Fused : AttentionImpl::SdpaMath;
+      const std::string_view op = index_.name(ranges[static_cast<std::size_t>(range)]);
+      c.pass = has(op, "backward") ? AttentionPass::Backward : AttentionPass::Forward;
+      c.shape = shape_from_op(range, &c.precision);
+      add(std::move(c));
+    }
+  }
+
+  // 2. Fused kernels that no op claimed: a main kernel with the helpers next to it.
+  void fused_by_kernels(const std::vector<std::size_t>& seq) {
+    for (std::size_t p = 0; p < seq.size(); ++p) {
+      if (!free(seq[p]) || cls(seq[p]).category != KernelCategory::FusedAttention) continue;
+      AttentionCall c;
+      bool main = false;
+      std::size_t q = p;
+      for (; q < seq.size(); ++q) {
+        const std::size_t i = seq[q];
+        if (!free(i)) break;
+        const KernelClass& k = cls(i);
+        if (k.category == KernelCategory::Memset || k.op == KernelOp::Fill) {
+          c.activities.push_back(i);  // workspace zeroing between a call's kernels
+          continue;
+        }
+        if (k.category != KernelCategory::FusedAttention) break;
+        const FusedRole role = fused_role(name(i));
+        if (role == FusedRole::Before && (main || !c.activities.empty())) break;
+        if (role == FusedRole::Main) {
+          if (main) break;
+          main = true;
+          c.family = k.family;
+        }
+        c.activities.push_back(i);
+      }
+      while (!c.activities.empty() && cls(c.activities.back()).category != KernelCategory::FusedAttention)
+        c.activities.pop_back();  // trailing memsets belong to whatever comes next
+      if (c.activities.empty()) continue;
+      if (c.family.empty()) c.family = cls(c.activities.front()).family;
+      c.impl = AttentionImpl::Fused;
+      c.pass = fused_backward(name(c.activities.front())) ? AttentionPass::Backward : AttentionPass::Forward;
+      add(std::move(c));
+      p = q - 1;
+    }
+  }
+
+  // 3a. Unfused forward: QK^T GEMM, chain kernels, softmax, chain kernels, PV GEMM.
+  void unfused_forward(const std::vector<std::size_t>& seq) {
+    constexpr std::size_t kReach = 10;
+    for (std::size_t p = 0; p < seq.size(); ++p) {
+      if (!free(seq[p]) || cls(seq[p]).op != KernelOp::Softmax) continue;
+      std::size_t qk = p, pv = p;
+      for (std::size_t q = p; q-- > 0 && p - q <= kReach;) {
+        if (!free(seq[q])) break;
+        if (cls(seq[q]).category == KernelCategory::Gemm) {
+          qk = q;
+          break;
+        }
+        if (!chain_kernel(cls(seq[q]))) break;
+      }
+      bool safe_softmax = false;
+      for (std::size_t q = p + 1; q < seq.size() && q - p <= kReach; ++q) {
+        if (!free(seq[q])) break;
+        const KernelClass& k = cls(seq[q]);
+        if (k.category == KernelCategory::Gemm) {
+          pv = q;
+          break;
+        }
+        if (!chain_kernel(k)) break;
+        safe_softmax |= k.op == KernelOp::IsNegInf || k.op == KernelOp::AllReduce;
+      }
+      if (qk == p || pv == p) continue;
+      std::size_t first = qk, last = pv;
+      // SDPA math without CPU ops: its prologue (upcasts, scaling, mask) and
+      // the cast of the output back to 16 bits are part of the call.
+      if (safe_softmax) {
+        while (first > 0 && qk - first < 12 && free(seq[first - 1]) &&
+               math_prologue_kernel(cls(seq[first - 1]), name(seq[first - 1])))
+          --first;
+        if (last + 1 < seq.size() && free(seq[last + 1]) && cls(seq[last + 1]).op == KernelOp::CastTo16Bit) ++last;
+      }
+      AttentionCall c;
+      c.impl = safe_softmax ? AttentionImpl::SdpaMath : AttentionImpl::Unfused;
+      c.pass = AttentionPass::Forward;
+      c.activities.assign(seq.begin() + static_cast<std::ptrdiff_t>(first),
+                          seq.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+      c.shape = shape_from_gemm(seq[qk]);
+      add(std::move(c));
+      p = last;
+    }
+  }
+
+  // Backward chains take the implementation of the forward ones: a backward
+  // pass of SDPA math looks like any hand-written attention's.
+  AttentionImpl unfused_backward_impl() const {
+    bool math = false, unfused = false;
+    for (const AttentionCall& c : view_.calls) {
+      if (c.pass != AttentionPass::Forward) continue;
+      math |= c.impl == AttentionImpl::SdpaMath;
+      unfused |= c.impl == AttentionImpl::Unfused;
+    }
+    return math && !unfused ? AttentionImpl::SdpaMath : AttentionImpl::Unfused;
+  }
+
+  // 3b. Unfused backward: dV and dP GEMMs, softmax backward, dQ and dK GEMMs.
+  void unfused_backward(const std::vector<std::size_t>& seq, AttentionImpl impl) {
+    constexpr std::size_t kReach = 10;
+    for (std::size_t p = 0; p < seq.size(); ++p) {
+      if (!free(seq[p]) || cls(seq[p]).op != KernelOp::SoftmaxBackward) continue;
+      std::size_t first = p, last = p;
+      int before = 0, after = 0;
+      for (std::size_t q = p; q-- > 0 && p - q <= kReach && before < 2;) {
+        if (!free(seq[q])) break;
+        const KernelClass& k = cls(seq[q]);
+        if (k.category == KernelCategory::Gemm) {
+          ++before;
+          first = q;
+        } else if (!chain_kernel(k)) {
+          break;
+        }
+      }
+      for (std::size_t q = p + 1; q < seq.size() && q - p <= kReach && after < 2; ++q) {
+        if (!free(seq[q])) break;
+        const KernelClass& k = cls(seq[q]);
+        if (k.category == KernelCategory::Gemm) {
+          ++after;
+          last = q;
+        } else if (!chain_kernel(k)) {
+          break;
+        }
+      }
+      if (before == 0 || after == 0) continue;
+      AttentionCall c;
+      c.impl = impl;
+      c.pass = AttentionPass::Backward;
+      c.activities.assign(seq.begin() + static_cast<std::ptrdiff_t>(first),
+                          seq.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+      add(std::move(c));
+      p = last;
+    }
+  }
+
+  // Times, kernels, precisions; calls in GPU order.
+  void finish() {
+    for (AttentionCall& c : view_.calls) {
+      c.start_ns = INT64_MAX;
+      c.end_ns = INT64_MIN;
+      Precision cast_to = Precision::Unknown;
+      for (std::size_t i : c.activities) {
+        const Event& e = event(i);
+        const KernelClass& k = cls(i);
+        c.start_ns = std::min(c.start_ns, e.ts_ns);
+        c.end_ns = std::max(c.end_ns, e.end_ns());
+        if (e.kind != EventKind::Kernel) continue;
+        ++c.kernels;
+        c.kernel_ns += e.dur_ns;
+        if (k.category == KernelCategory::Gemm) {
+          c.gemm16_ns += gemm_as_16bit(k, e.dur_ns);
+          if (c.gemm_precision == Precision::Unknown) c.gemm_precision = k.precision;
+        }
+        if (k.op == KernelOp::TriangularMask) c.causal_mask = true;
+        if (k.op == KernelOp::CastTo16Bit && cast_to == Precision::Unknown) {
+          const std::string_view n = name(i);
+          cast_to = has(n, "bfloat16") || has(n, "BFloat16") ? Precision::BF16 : Precision::FP16;
+        }
+        if (c.impl == AttentionImpl::Fused && c.precision == Precision::Unknown &&
+            k.category == KernelCategory::FusedAttention && fused_role(name(i)) == FusedRole::Main)
+          c.precision = k.precision;
+      }
+      if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
+      if (c.shape.known() && !c.shape.causal && c.causal_mask) c.shape.causal = true;
+    }
+    // A backward chain has no casts to say what its inputs were: those of the
+    // forward calls of the same implementation, when they agree.
+    for (AttentionCall& c : view_.calls) {
+      if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Backward) continue;
+      Precision forward = Precision::Unknown;
+      bool agree = true;
+      for (const AttentionCall& f : view_.calls)
+        if (f.impl == c.impl && f.pass == AttentionPass::Forward) {
+          if (forward == Precision::Unknown) forward = f.precision;
+          agree &= f.precision == forward;
+        }
+      if (agree && forward != Precision::Unknown) c.precision = forward;
+    }
+    std::vector<std::size_t> order(view_.calls.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return view_.calls[a].activities.front() < view_.calls[b].activities.front();
+    });
+    std::vector<AttentionCall> sorted;
+    sorted.reserve(order.size());
+    for (std::size_t i : order) sorted.push_back(std::move(view_.calls[i]));
+    view_.calls = std::move(sorted);
+    std::fill(view_.call_of.begin(), view_.call_of.end(), kNone);
+    for (std::size_t c = 0; c < view_.calls.size(); ++c)
+      for (std::size_t i : view_.calls[c].activities) view_.call_of[i] = static_cast<std::int32_t>(c);
+  }
+
+  const TraceIndex& index_;
+  const Trace& t_;
+  AttentionView view_;
+  std::unordered_map<std::uint32_t, const OpInputs*> inputs_of_event_;
+  std::vector<std::vector<std::size_t>> streams_;
+};
+
+}  // namespace
+
+std::string_view to_string(AttentionImpl impl) {
+  switch (impl) {
+    case AttentionImpl::Fused: return "fused";
+    case AttentionImpl::SdpaMath: return "sdpa-math";
+    case AttentionImpl::Unfused: return "unfused";
+  }
+  return "unfused";
+}
+
+std::string_view to_string(AttentionPass pass) { return pass == AttentionPass::Forward ? "forward" : "backward"; }
+
+double AttentionShape::flops(bool backward) const {
+  double f = 4.0 * static_cast<double>(batch) * static_cast<double>(q_heads) * static_cast<double>(q_len) *
+             static_cast<double>(kv_len) * static_cast<double>(head_dim);
+  if (causal.value_or(false)) {
+    // Top-left causal: query i sees keys 0..i, so (Sq*Skv - the masked triangle).
+    const double sq = static_cast<double>(q_len), skv = static_cast<double>(kv_len);
+    const double seen = sq <= skv ? sq * (sq + 1) / 2 : skv * (skv + 1) / 2 + (sq - skv) * skv;
+    f *= seen / (sq * skv);
+  }
+  return backward ? 2.5 * f : f;
+}
+
+AttentionView find_attention(const TraceIndex& index) { return Finder(index).run(); }
+
+}  // namespace attnprof

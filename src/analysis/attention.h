@@ -1,0 +1,62 @@
+// The attention view: every attention call in a trace, with its implementation
+// (one fused kernel, PyTorch's SDPA math decomposition, or hand-written /
+// eager matmul-softmax-matmul), its pass, its kernels and, where the trace
+// says, its shape. Found from the kernel stream, so it works on traces without
+// CPU ops (attnprof record); CPU ops, when present, draw the exact boundaries
+// (aten::scaled_dot_product_attention and its backends) and give the shapes
+// (record_shapes).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/trace_index.h"
+
+namespace attnprof {
+
+enum class AttentionImpl : std::uint8_t { Fused, SdpaMath, Unfused };
+enum class AttentionPass : std::uint8_t { Forward, Backward };
+std::string_view to_string(AttentionImpl impl);
+std::string_view to_string(AttentionPass pass);
+
+struct AttentionShape {
+  std::int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
+  std::optional<bool> causal;   // unknown unless the op's inputs say
+  std::string source;           // where it came from, for the report
+  bool known() const { return batch > 0 && q_heads > 0 && q_len > 0 && kv_len > 0 && head_dim > 0; }
+  // Matmul work of the call: 4*B*H*Sq*Skv*D forward (two GEMMs), 2.5x that backward;
+  // halved (the unmasked triangle) when causal.
+  double flops(bool backward) const;
+  friend bool operator==(const AttentionShape& a, const AttentionShape& b) {
+    return a.batch == b.batch && a.q_heads == b.q_heads && a.kv_heads == b.kv_heads && a.q_len == b.q_len &&
+           a.kv_len == b.kv_len && a.head_dim == b.head_dim && a.causal == b.causal;
+  }
+};
+
+struct AttentionCall {
+  AttentionImpl impl = AttentionImpl::Unfused;
+  AttentionPass pass = AttentionPass::Forward;
+  std::vector<std::size_t> activities;  // indices into TraceIndex::activities(), GPU order
+  int kernels = 0;                      // of which kernels (not memcpy/memset)
+  std::int64_t kernel_ns = 0;           // summed durations
+  std::int64_t start_ns = 0, end_ns = 0;  // first start, last end on the GPU
+  Precision precision = Precision::Unknown;       // of q, k, v
+  Precision gemm_precision = Precision::Unknown;  // of its matmuls (unfused calls)
+  std::string_view family;              // fused kernel family ("FlashAttention", "cuDNN", ...)
+  AttentionShape shape;
+  std::int64_t gemm16_ns = 0;  // unfused: its matmuls' time as 16-bit tensor-core GEMMs (estimated)
+  bool causal_mask = false;    // a triangular mask was built inside the call
+};
+
+struct AttentionView {
+  std::vector<AttentionCall> calls;   // in GPU order of their first activity
+  std::vector<std::int32_t> call_of;  // by activity index: index into calls, or kNone
+  bool in_attention(std::size_t activity) const { return call_of[activity] != kNone; }
+};
+
+AttentionView find_attention(const TraceIndex& index);
+
+}  // namespace attnprof

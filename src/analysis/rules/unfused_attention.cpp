@@ -1,0 +1,57 @@
+// unfused-attention: attention run as several kernels (PyTorch SDPA's math
+// backend, or hand-written / eager matmul-softmax-matmul) where one fused
+// kernel would do. Charged with what the fused kernel would save: the calls'
+// kernel time minus the fused estimate (fused_estimate.h says where that
+// comes from: a fused call of the same shape in the trace, the shape, or the
+// calls' own matmuls).
+#include <fmt/format.h>
+
+#include "analysis/fused_estimate.h"
+#include "analysis/rules/rule.h"
+
+namespace attnprof {
+
+void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
+  for (const AttentionSummary& s : ctx.group.attention) {
+    if (s.impl == AttentionImpl::Fused || s.calls == 0) continue;
+    std::vector<std::size_t> acts;
+    for (const auto& inst : ctx.group.group.instances)
+      for (std::size_t i : inst.activities)
+        if (const AttentionCall* c = ctx.call_of(i); c != nullptr && c->impl == s.impl && c->pass == s.pass)
+          acts.push_back(i);
+    const std::int64_t saving = std::max<std::int64_t>(0, s.kernel_ns - s.fused_ns);
+    Finding f;
+    f.id = "unfused-attention";
+    f.scope = Scope::Attention;
+    set_cost(f, ctx, saving, instances_with(ctx, acts));
+    f.after_ns = s.fused_ns;
+    const auto n = static_cast<double>(std::max<std::size_t>(1, ctx.group.group.instances.size()));
+    const double per_call = static_cast<double>(s.kernels) / s.calls;
+    const bool math = s.impl == AttentionImpl::SdpaMath;
+    f.title = fmt::format(
+        "{} attention {} ({}): {:g} calls {}, {:.0f} kernels each, {}; as one fused kernel each ~{}, saving {} "
+        "({:.0f}% of GPU time)",
+        math ? "SDPA math-backend" : "unfused", to_string(s.pass), to_string(s.precision),
+        static_cast<double>(s.calls) / n, per_instance(ctx), per_call, per_instance_ms(ctx, s.kernel_ns),
+        per_instance_ms(ctx, s.fused_ns), per_instance_ms(ctx, saving), 100.0 * f.share);
+    f.detail = fmt::format(
+        "Each call writes and reads the full score matrix several times (GEMM, scale, mask, softmax, casts, GEMM); "
+        "a fused kernel keeps it on chip. Fused estimate {}.",
+        s.estimate_source);
+    if (math)
+      f.fix = "PyTorch fell back to SDPA's math backend: let it dispatch to a fused one. Remove a "
+              "sdpa_kernel(SDPBackend.MATH) context, keep q, k, v in bf16/fp16 and contiguous in the last dim, and "
+              "pass is_causal=True instead of a materialized mask; torch.nn.attention.sdpa_kernel([SDPBackend."
+              "FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]) then raises if it still cannot. `attnprof bench` "
+              "compares the backends on your shape.";
+    else
+      f.fix = "Replace the hand-written matmul/softmax/matmul with torch.nn.functional.scaled_dot_product_attention "
+              "(is_causal=True for a causal mask) so it runs a fused kernel (flash, cuDNN, efficient); in Hugging Face "
+              "transformers, attn_implementation=\"sdpa\" (or \"flash_attention_2\"). `attnprof bench` compares the "
+              "fused kernels on your shape.";
+    add_kernel_evidence(f, ctx, acts);
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace attnprof
