@@ -26,6 +26,10 @@ inline std::vector<std::string> real_trace_files(bool plain_only = false) {
       if (entry.is_regular_file() && (ext == ".json" || (!plain_only && ext == ".gz")))
         files.push_back(entry.path().string());
     }
+  // The real-program corpus (gzip only: facts.json beside it is not a trace).
+  if (!plain_only)
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(ATTNPROF_SOURCE_DIR) + "/tests/data/corpus"))
+      if (entry.path().extension() == ".gz") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }

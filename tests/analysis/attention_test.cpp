@@ -1,0 +1,171 @@
+// The attention view on real programs: Hugging Face transformers models with
+// random weights (Llama, Mistral, GPT-2, BERT), eager / SDPA math / fused
+// backends, bf16 / fp16 / fp32, inference and AdamW training, traced by
+// torch.profiler (record_shapes, a wait-warmup-active schedule) and by
+// `attnprof record` (no CPU ops). tests/data/corpus/facts.json says how each
+// program was built (scripts/corpus/make_corpus.py --list); every expectation
+// here comes from it, never from doctor's output.
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "analysis/analysis.h"
+#include "test_paths.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+namespace {
+
+struct Facts {
+  std::string name, family, impl, dtype, mode, tracer, expected_impl;
+  std::int64_t layers = 0, forwards = 0, forward_calls = 0, backward_calls = 0;
+  AttentionShape shape;
+};
+
+void PrintTo(const Facts& f, std::ostream* os) { *os << f.name; }
+
+std::vector<Facts> corpus_facts() {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.load(test::data_file("corpus/facts.json"));
+  std::vector<Facts> out;
+  for (simdjson::dom::element v : doc.get_array()) {
+    Facts f;
+    f.name = std::string(std::string_view(v["name"]));
+    f.family = std::string(std::string_view(v["family"]));
+    f.impl = std::string(std::string_view(v["impl"]));
+    f.dtype = std::string(std::string_view(v["dtype"]));
+    f.mode = std::string(std::string_view(v["mode"]));
+    f.tracer = std::string(std::string_view(v["tracer"]));
+    f.layers = std::int64_t(v["layers"]);
+    f.forwards = std::int64_t(v["forwards"]);
+    f.expected_impl = std::string(std::string_view(v["expected"]["implementation"]));
+    f.forward_calls = std::int64_t(v["expected"]["forward_calls"]);
+    f.backward_calls = std::int64_t(v["expected"]["backward_calls"]);
+    const auto s = v["shape"];
+    f.shape = {std::int64_t(s["batch"]), std::int64_t(s["q_heads"]), std::int64_t(s["kv_heads"]),
+               std::int64_t(s["q_len"]), std::int64_t(s["kv_len"]), std::int64_t(s["head_dim"]),
+               bool(s["causal"]), ""};
+    out.push_back(f);
+  }
+  return out;
+}
+
+struct Doctor {
+  Trace trace;
+  std::unique_ptr<TraceIndex> index;
+  Analysis analysis;
+  explicit Doctor(const std::string& path, const std::string& region = "")
+      : trace(read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis})) {
+    index = std::make_unique<TraceIndex>(trace);
+    analysis = analyze(trace, *index, {region}, path);
+  }
+  const Finding* find(std::string_view id, Scope scope) const {
+    for (const auto& f : analysis.findings)
+      if (f.id == id && f.scope == scope) return &f;
+    return nullptr;
+  }
+};
+
+class Corpus : public ::testing::TestWithParam<Facts> {};
+
+TEST_P(Corpus, EveryAttentionCallFoundAndNamed) {
+  const Facts& facts = GetParam();
+  const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
+  std::int64_t forward = 0, backward = 0;
+  for (const AttentionSummary& s : d.analysis.attention) {
+    SCOPED_TRACE(std::string(to_string(s.impl)) + " " + std::string(to_string(s.pass)));
+    EXPECT_EQ(to_string(s.impl), facts.expected_impl);
+    (s.pass == AttentionPass::Forward ? forward : backward) += s.calls;
+    EXPECT_EQ(to_string(s.precision), facts.dtype);
+  }
+  // Calls per pass = layers x forwards in the traced window: 2 profiler steps
+  // under torch.profiler's schedule, every step under attnprof record.
+  EXPECT_EQ(forward, facts.forward_calls);
+  EXPECT_EQ(backward, facts.backward_calls);
+}
+
+TEST_P(Corpus, RegionsAreTheProgramsSteps) {
+  const Facts& facts = GetParam();
+  const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
+  ASSERT_EQ(d.analysis.groups.size(), 1u);
+  const GroupStats& g = d.analysis.groups[0];
+  if (facts.tracer == "torch.profiler") {
+    EXPECT_EQ(g.group.name, "ProfilerStep");
+    EXPECT_EQ(g.group.instances.size(), static_cast<std::size_t>(facts.forwards));
+    // Each step runs the same program: the same kernels in each.
+    EXPECT_EQ(g.min_kernels, g.max_kernels);
+  } else {
+    // No steps, no annotations: the whole program, its weights' upload apart.
+    EXPECT_EQ(g.group.name, "whole trace");
+    EXPECT_GT(d.analysis.setup_copies.count, 0);
+    EXPECT_GT(d.analysis.setup_copies.bytes, 1'000'000);  // 2 layers of 512-wide weights and the embeddings
+  }
+}
+
+TEST_P(Corpus, FindingsBlameAttentionOnlyWhereItIsSlow) {
+  const Facts& facts = GetParam();
+  const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
+  const bool fused = facts.expected_impl == "fused";
+  for (const Finding& f : d.analysis.findings) {
+    SCOPED_TRACE(f.id + ": " + f.title);
+    if (fused) EXPECT_EQ(f.scope, Scope::Model) << "attention is fused here";
+    EXPECT_NE(f.id, "kernel-count");
+  }
+  const Finding* unfused = d.find("unfused-attention", Scope::Attention);
+  if (fused) {
+    EXPECT_EQ(unfused, nullptr);
+  } else {
+    ASSERT_NE(unfused, nullptr);
+    EXPECT_GT(unfused->time_ns, 0);
+    EXPECT_GE(unfused->after_ns, 0);
+  }
+  // SDPA math's upcast is attention's; casts of eager fp32 programs are no round trip at all.
+  if (facts.expected_impl == "sdpa-math") EXPECT_NE(d.find("fp32-upcast", Scope::Attention), nullptr);
+  if (facts.dtype == "fp32") EXPECT_EQ(d.find("fp32-upcast", Scope::Attention), nullptr);
+  // Llama and Mistral in 16 bits cast to FP32 in RMSNorm and the rotary embedding: the model's casts,
+  // reported as such, never as attention's.
+  if ((facts.family == "llama" || facts.family == "mistral") && facts.dtype != "fp32")
+    EXPECT_NE(d.find("fp32-upcast", Scope::Model), nullptr);
+}
+
+TEST_P(Corpus, ShapesComeFromRecordShapes) {
+  const Facts& facts = GetParam();
+  const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
+  for (const AttentionSummary& s : d.analysis.attention) {
+    SCOPED_TRACE(std::string(to_string(s.impl)) + " " + std::string(to_string(s.pass)));
+    if (facts.tracer != "torch.profiler") {
+      EXPECT_FALSE(s.shape.known()) << "no CPU ops, no shapes";
+      continue;
+    }
+    const bool from_sdpa_op = facts.impl == "sdpa";
+    // A backward chain is autograd's matmuls, whose shapes are not read; a fused backward op's are.
+    if (s.pass == AttentionPass::Backward && s.impl != AttentionImpl::Fused) continue;
+    ASSERT_TRUE(s.shape.known());
+    EXPECT_TRUE(s.one_shape);
+    EXPECT_EQ(s.shape.batch, facts.shape.batch);
+    EXPECT_EQ(s.shape.q_heads, facts.shape.q_heads);
+    EXPECT_EQ(s.shape.q_len, facts.shape.q_len);
+    EXPECT_EQ(s.shape.kv_len, facts.shape.kv_len);
+    EXPECT_EQ(s.shape.head_dim, facts.shape.head_dim);
+    if (from_sdpa_op) {
+      // The SDPA op sees the real kv heads (GQA); eager attention expands them
+      // (repeat_kv) before its matmul, so there the trace cannot say.
+      EXPECT_EQ(s.shape.kv_heads, facts.shape.kv_heads);
+      ASSERT_TRUE(s.shape.causal.has_value());
+      EXPECT_EQ(*s.shape.causal, *facts.shape.causal);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RealPrograms, Corpus, ::testing::ValuesIn(corpus_facts()),
+                         [](const ::testing::TestParamInfo<Facts>& info) {
+                           std::string n = info.param.name;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace attnprof
