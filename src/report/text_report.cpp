@@ -139,7 +139,9 @@ std::string text_report(const Analysis& a) {
   std::string out;
   auto o = std::back_inserter(out);
   fmt::format_to(o, "attnprof doctor: {}\n", a.label);
-  if (!a.device.name.empty())
+  if (!a.unsupported.empty())
+    fmt::format_to(o, "GPU: {}\n", a.device.name);  // not CUDA: its "compute capability" is no sm_ number
+  else if (!a.device.name.empty())
     fmt::format_to(o, "GPU: {} (sm_{}{}, {} SMs)\n", a.device.name, a.device.compute_major, a.device.compute_minor,
                    a.device.num_sms);
   else

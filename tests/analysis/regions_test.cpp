@@ -214,3 +214,66 @@ TEST(Regions, StatisticsPerInstance) {
 
 }  // namespace
 }  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// A Llama training step under `attnprof record` showed CUB's own NVTX ranges
+// (cub::DeviceRadixSort, from embedding backward's sort) as the regions. A
+// library's ranges are never regions: here only CUB ranged anything, so the
+// unit is the whole program.
+TEST(Regions, LibraryRangesAreNotRegions) {
+  const std::string json = R"([
+    {"ph": "X", "cat": "user_annotation", "name": "cub::DeviceRadixSort::SortPairs", "pid": 1, "tid": 2, "ts": 10, "dur": 20},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 12, "dur": 1,
+     "args": {"correlation": 7}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 40, "dur": 1,
+     "args": {"correlation": 8}},
+    {"ph": "X", "cat": "kernel", "name": "cub_sort", "pid": 0, "tid": 7, "ts": 50, "dur": 3, "args": {"correlation": 7}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 60, "dur": 3, "args": {"correlation": 8}}])";
+  const Trace t = read_trace_bytes(json, "cub.json");
+  const TraceIndex index(t);
+  const auto groups = find_regions(index, {}, "cub.json");
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].name, "whole trace");
+  EXPECT_EQ(groups[0].instances[0].activities.size(), 2u);
+}
+
+// With a torch.profiler schedule, kernels launched in the warm-up step run in
+// the first recorded one; their launch is not in the trace. They were placed
+// by their GPU time on the CPU clock and counted in that step (23.3 kernels a
+// step where each launched 20). Now they are left out, unless a GPU-side span
+// of the step holds them.
+TEST(Regions, KernelsLaunchedBeforeTheWindowAreLeftOut) {
+  const std::string json = R"([
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 2, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 110, "dur": 1,
+     "args": {"correlation": 8}},
+    {"ph": "X", "cat": "kernel", "name": "from_warmup", "pid": 0, "tid": 7, "ts": 120, "dur": 3,
+     "args": {"correlation": 5, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "own", "pid": 0, "tid": 7, "ts": 130, "dur": 3,
+     "args": {"correlation": 8, "stream": 7}}])";
+  const Trace t = read_trace_bytes(json, "window.json");
+  const TraceIndex index(t);
+  const Analysis a = analyze(t, index, {}, "window.json");
+  ASSERT_EQ(a.groups.size(), 1u);
+  EXPECT_EQ(a.groups[0].group.name, "ProfilerStep");
+  EXPECT_EQ(a.groups[0].instances[0].kernels, 1);
+  EXPECT_EQ(a.launchless_activities, 1);
+}
+
+// Host-to-device copies of a whole-program trace are its set-up (weights), not its work.
+TEST(Regions, WeightUploadIsReportedApart) {
+  const Trace t = read_trace_file(test::data_file("corpus/llama_eager_bf16_train_record.json.gz"));
+  const TraceIndex index(t);
+  const Analysis a = analyze(t, index, {}, "record");
+  ASSERT_EQ(a.groups.size(), 1u);
+  for (std::size_t i : a.groups[0].group.instances[0].activities)
+    EXPECT_FALSE(is_host_to_device(index, index.activities()[i]));
+  EXPECT_GT(a.setup_copies.count, 0);
+  ASSERT_FALSE(a.kernels.empty());
+  EXPECT_EQ(a.kernels.front().name.find("Memcpy HtoD"), std::string::npos) << "the top kernel is not the upload";
+}
+
+}  // namespace
+}  // namespace attnprof

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analysis/analysis.h"
+#include "report/report.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
 
@@ -215,6 +216,97 @@ TEST(Rules, SeverityFollowsShare) {
   EXPECT_EQ(severity_for_share(0.10), Severity::Medium);
   EXPECT_EQ(severity_for_share(0.01), Severity::Low);
   EXPECT_EQ(severity_for_share(0.0), Severity::Info);
+}
+
+}  // namespace
+}  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// Wording that was wrong on traces the rules were not written from (HTA's A100 and V100 traces).
+TEST(Wording, InPlaceOnlyForAtenOpsWithAnInPlaceTwin) {
+  // copies by AccumulateGrad and DDP's copy_bucket_to_grad were told to "use the in-place ..._".
+  for (const char* f : {"negative_queue_length_values_check__rank0.json.gz", "trace_diff__control__control.json.gz"}) {
+    const Doctor d(test::data_file(f));
+    for (const Finding& x : d.analysis.findings)
+      if (x.id == "hidden-copy") {
+        EXPECT_EQ(x.fix.find("in-place"), std::string::npos) << f << ": " << x.fix;
+        EXPECT_EQ(x.fix.find("_ ("), std::string::npos) << f << ": " << x.fix;
+      }
+  }
+}
+
+TEST(Wording, CudaCoreGemmSaysWhatShareDidUseTensorCores) {
+  // An A100 trace whose GEMM time is mostly tensor-core: "none of them was used" was false.
+  const Doctor d(test::data_file("trace_diff__control__control.json.gz"));
+  const Finding* f = d.find("cuda-core-gemm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->detail.find("none of them was used"), std::string::npos) << f->detail;
+  EXPECT_NE(f->detail.find("% of this region's GEMM time ran on tensor cores"), std::string::npos) << f->detail;
+  EXPECT_EQ(f->scope, Scope::Model);  // a training step with no attention at all
+  EXPECT_TRUE(d.analysis.attention.empty());
+  EXPECT_EQ(f->fix.find("SDPA"), std::string::npos) << "no attention fix in a trace without attention";
+}
+
+TEST(Wording, NoTf32AdviceWithoutTf32) {
+  const Doctor d(test::data_file("ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"));
+  const Finding* f = d.find("cuda-core-gemm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->fix.find("set_float32_matmul_precision"), std::string::npos) << f->fix;
+  EXPECT_EQ(f->fix.find("Allow TF32"), std::string::npos) << f->fix;
+  EXPECT_NE(f->fix.find("float16"), std::string::npos) << f->fix;
+}
+
+TEST(Wording, NarrowedRegionKeepsTheUpcastCause) {
+  // --region aten::matmul on SDPA math: the casts run outside the matmuls, in the same attention call.
+  const Doctor d(test::example_trace("sdpa_math.json"), "aten::matmul");
+  const Finding* f = d.find("cuda-core-gemm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->fix.find("The inputs are FP32"), std::string::npos) << f->fix;
+  EXPECT_NE(f->fix.find("upcast"), std::string::npos) << f->fix;
+}
+
+TEST(Wording, RocmTraceIsNotDiagnosed) {
+  const Doctor d(test::data_file("amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz"));
+  EXPECT_NE(d.analysis.unsupported.find("AMD"), std::string::npos);
+  EXPECT_TRUE(d.analysis.findings.empty());
+  const std::string text = text_report(d.analysis);
+  EXPECT_EQ(text.find("sm_90"), std::string::npos) << "an MI250 is no sm_90";
+  EXPECT_NE(text.find("Not diagnosed"), std::string::npos);
+}
+
+TEST(Wording, NoGpuKernelsSaysSoAndHowToRecordThem) {
+  const Doctor d(test::data_file("cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"));
+  EXPECT_EQ(d.analysis.gpu_kernels, 0);
+  const std::string text = text_report(d.analysis);
+  EXPECT_NE(text.find("No GPU kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("ProfilerActivity.CUDA"), std::string::npos);
+  EXPECT_EQ(text.find("nothing here looks slower"), std::string::npos);
+}
+
+TEST(Wording, ConvolutionAndNcclAreTheirOwnCategories) {
+  const Doctor conv(test::data_file("critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz"));
+  for (const KernelSummary& k : conv.analysis.kernels)
+    if (k.name.find("fprop_implicit_gemm") != std::string::npos) EXPECT_EQ(k.cls.category, KernelCategory::Convolution);
+  EXPECT_TRUE(conv.analysis.attention.empty());
+  const Doctor nccl(test::data_file("trace_diff__control__control.json.gz"));
+  int seen = 0;
+  for (const KernelSummary& k : nccl.analysis.kernels)
+    if (k.name.starts_with("nccl")) {
+      EXPECT_EQ(k.cls.category, KernelCategory::Communication) << k.name;
+      ++seen;
+    }
+  EXPECT_GT(seen, 0);
+}
+
+// One severity for one share: every finding's severity is its share's (the
+// only exception: FP32 GEMMs on a GPU without tensor cores, which are informational).
+TEST(Wording, SeverityIsTheShares) {
+  for (const std::string& path : test::real_trace_files()) {
+    const Doctor d(path);
+    for (const Finding& f : d.analysis.findings) EXPECT_EQ(f.severity, severity_for_share(f.share)) << path << ": " << f.id;
+  }
 }
 
 }  // namespace
