@@ -394,15 +394,38 @@ class Reader {
 
   // The ',' of the last "}" "," newline "{" in [first, end) (spaces allowed
   // around each), or nullptr. Looks back over at most a few hundred lines.
+  // Text with no newline at all (json.dump's default: the whole trace on one
+  // line) is cut at the last "}, {" instead: that may lie inside a string or a
+  // nested list, but then the run is not one array of whole events, its parse
+  // fails, and the scanner reads the window as before.
   static const char* last_event_boundary(const char* first, const char* end) {
     const char* limit = end;
     for (int lines = 0; lines < 512; ++lines) {
       const auto* nl = static_cast<const char*>(::memrchr(first, '\n', static_cast<std::size_t>(limit - first)));
-      if (nl == nullptr) return nullptr;
+      if (nl == nullptr) return lines == 0 ? last_brace_boundary(first, end) : nullptr;
       limit = nl;
       const char* next = json_scan::skip_space(nl + 1, end);
       if (next == end || *next != '{') continue;
       const char* p = nl;
+      while (p > first && json_scan::is_space(p[-1])) --p;
+      if (p == first || p[-1] != ',') continue;
+      const char* comma = p - 1;
+      p = comma;
+      while (p > first && json_scan::is_space(p[-1])) --p;
+      if (p > first && p[-1] == '}') return comma;
+    }
+    return nullptr;
+  }
+
+  // The ',' of the last "}" "," "{" in [first, end) (spaces allowed around
+  // the comma), or nullptr. Looks back over at most a few thousand braces.
+  static const char* last_brace_boundary(const char* first, const char* end) {
+    const char* limit = end;
+    for (int braces = 0; braces < 4096; ++braces) {
+      const auto* open = static_cast<const char*>(::memrchr(first, '{', static_cast<std::size_t>(limit - first)));
+      if (open == nullptr) return nullptr;
+      limit = open;
+      const char* p = open;
       while (p > first && json_scan::is_space(p[-1])) --p;
       if (p == first || p[-1] != ',') continue;
       const char* comma = p - 1;

@@ -279,6 +279,29 @@ TEST(TraceReader, RealLayoutsAreReadALineBatchAtATime) {
   }
 }
 
+// Traces as users have them, re-saved by Python's json.dump: on one line (its
+// default) and indented (indent=2). Both take the fast path (one line: cut at
+// the last "}, {"), and read the same trace as Kineto's own layout.
+TEST(TraceReader, JsonDumpLayoutsAreReadABatchAtATime) {
+  const Trace kineto = read_trace_file(test::data_file("corpus/llama_sdpa-math_bf16_infer.json.gz"));
+  for (const char* layout : {"oneline", "indent"}) {
+    SCOPED_TRACE(layout);
+    const std::string path = test::data_file(std::string("layouts/llama_sdpa-math_bf16_infer.") + layout + ".json.gz");
+    ReadStats stats;
+    ReadOptions options;
+    options.chunk_bytes = 4096;
+    options.stats = &stats;
+    Trace t = read_trace_file(path, options);
+    EXPECT_GT(stats.line_batches, t.source_bytes / 4096 / 2);
+    EXPECT_EQ(stats.line_misses, 0u);
+    EXPECT_LE(stats.scanned_batches, 2u);  // the windows holding the array's start and end
+    const bool one_line = std::string_view(layout) == "oneline";
+    EXPECT_EQ(t.source_bytes < kineto.source_bytes, one_line) << "json.dump drops Kineto's indentation";
+    t.source_bytes = kineto.source_bytes;
+    expect_same_trace(kineto, t);
+  }
+}
+
 // Events spread over several lines (pretty-printed JSON) are read by the
 // scanner path, with the same result.
 TEST(TraceReader, EventsSpanningLinesGiveTheSameTrace) {
