@@ -1,41 +1,39 @@
 #!/usr/bin/env bash
-# Makes the real-program trace corpus on a GPU machine, in one go: every
-# torch.profiler variant of make_corpus.py, then the `attnprof record` variants
-# (unannotated, the program as is), then doctor's attention view of each.
-#   scripts/corpus/gpu_corpus.sh CARRY_DIR OUT_DIR [--only NAME,...]
+# Makes real-program traces on a GPU machine, in one go: every torch.profiler
+# variant of make_corpus.py, then the `attnprof record` variants (unannotated,
+# the program as is), then checks doctor's attention view of each against the
+# facts of how it was built (check_corpus.py).
+#   scripts/corpus/gpu_corpus.sh CARRY_DIR OUT_DIR [--set corpus|unseen] [--only NAME,...]
 # CARRY_DIR is `make gpu-carry`'s folder (attnprof + libattnprof_inject.so).
 set -uo pipefail
 B=$(cd "${1:?carry dir}" && pwd)
 O=${2:?out dir}
 shift 2
+set_name=corpus only=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --set) set_name=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    *) echo "gpu_corpus.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$O"
 here=$(cd "$(dirname "$0")" && pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || { echo "no GPU here"; exit 1; }
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
-python3 "$here/make_corpus.py" --list >"$O/facts.json"
+python3 "$here/make_corpus.py" --set "$set_name" --list >"$O/facts.json" || exit 1
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 status=0
-timeout ${CORPUS_TIMEOUT:-420} python3 "$here/make_corpus.py" --out "$O" "$@" || status=1
+timeout "${CORPUS_TIMEOUT:-420}" python3 "$here/make_corpus.py" --set "$set_name" --out "$O" ${only:+--only "$only"} || status=1
 for name in $(python3 -c "import json; print(' '.join(f['name'] for f in json.load(open('$O/facts.json')) if f['tracer'] != 'torch.profiler'))"); do
-  [ $# -gt 0 ] && [[ "$*" != *"$name"* ]] && continue
+  [ -n "$only" ] && [[ ",$only," != *",$name,"* ]] && continue
   t0=$SECONDS
-  if timeout 300 "$B/attnprof" record -o "$O/$name.json.gz" -- python3 "$here/make_corpus.py" --run "$name" >"$O/$name.log" 2>&1; then
+  if timeout 300 "$B/attnprof" record -o "$O/$name.json.gz" -- python3 "$here/make_corpus.py" --set "$set_name" --run "$name" >"$O/$name.log" 2>&1; then
     echo "ok   $name: $(( $(stat -c %s "$O/$name.json.gz") / 1024 )) KiB in $((SECONDS - t0)) s"
   else
     echo "FAIL $name: $(tail -2 "$O/$name.log" | tr '\n' ' ')"; status=1
   fi
 done
-echo "=== doctor's attention view"
-for t in "$O"/*.json.gz; do
-  printf '%s: ' "$(basename "$t")"
-  "$B/attnprof" doctor --json "$t" 2>&1 | python3 -c "
-import json, sys
-try:
-    d = json.load(sys.stdin)
-except Exception as e:
-    print('doctor failed'); raise SystemExit
-a = d.get('attention')
-calls = ', '.join(f\"{x['implementation']} {x['pass']} x{x['calls']}\" for x in a or []) if a is not None else 'no attention view'
-print(calls, '|', sorted({f['id'] + ('/' + f['scope'] if 'scope' in f else '') for f in d['findings']}))"
-done
+echo "=== doctor against the facts"
+python3 "$here/check_corpus.py" "$B/attnprof" "$O" || status=1
 exit $status

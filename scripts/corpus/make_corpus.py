@@ -11,6 +11,7 @@ implementation follows from `attn_implementation` and the SDPA backend forced.
   make_corpus.py --out DIR [--only NAME,...]        every torch.profiler variant
   make_corpus.py --run NAME                          one variant, no profiler (for attnprof record)
   make_corpus.py --list                              the variants and their facts (JSON)
+  make_corpus.py --set unseen ...                    families kept out of the repository (validation)
 
 On the GPU machine: scripts/corpus/gpu_corpus.sh does both kinds in one call.
 """
@@ -37,16 +38,28 @@ MODELS = {
     "bert": (4, 256, 8, 8, 64, False),
 }
 
+# Families kept out of the repository's corpus: doctor's rules are checked on
+# them (--set unseen), at larger, D=128 shapes, never tuned to them.
+UNSEEN_MODELS = {
+    "qwen2": (1, 2048, 16, 4, 128, True),
+    "opt": (2, 1024, 16, 16, 64, True),
+    "gpt_neox": (1, 2048, 16, 16, 128, True),
+    "roberta": (4, 512, 12, 12, 64, False),
+}
+MODELS.update(UNSEEN_MODELS)
+
 # name -> (family, attn_implementation, forced SDPA backend or None, dtype, mode, tracer)
 VARIANTS = {}
+UNSEEN = {}
 
 
-def variant(family, impl, backend, dtype, mode, tracer="torch.profiler"):
+def variant(family, impl, backend, dtype, mode, tracer="torch.profiler", into=None):
     tag = impl if backend is None else f"{impl}-{backend}"
     name = f"{family}_{tag}_{dtype}_{'train' if mode == 'training' else 'infer'}"
     if tracer != "torch.profiler":
         name += "_record"
-    VARIANTS[name] = dict(family=family, impl=impl, backend=backend, dtype=dtype, mode=mode, tracer=tracer)
+    (VARIANTS if into is None else into)[name] = dict(family=family, impl=impl, backend=backend, dtype=dtype,
+                                                      mode=mode, tracer=tracer)
 
 
 for v in [
@@ -79,8 +92,20 @@ for v in [
     variant(*v, tracer="attnprof record")
 
 
+# Each unseen program twice or more: unfused, then with a fused backend, so the
+# fused time doctor estimates for the first can be checked against the second.
+for fam, dtype in [("qwen2", "bf16"), ("opt", "fp16"), ("gpt_neox", "bf16"), ("roberta", "fp32")]:
+    for impl, backend in [("eager", None), ("sdpa", None), ("sdpa", "math")]:
+        for mode in ["inference", "training"]:
+            variant(fam, impl, backend, dtype, mode, into=UNSEEN)
+for fam, dtype in [("qwen2", "bf16"), ("gpt_neox", "bf16")]:
+    variant(fam, "eager", None, dtype, "training", tracer="attnprof record", into=UNSEEN)
+    variant(fam, "sdpa", "math", dtype, "inference", tracer="attnprof record", into=UNSEEN)
+ALL = {**VARIANTS, **UNSEEN}
+
+
 def facts(name):
-    v = VARIANTS[name]
+    v = ALL[name]
     b, s, h, hkv, d, causal = MODELS[v["family"]]
     if v["impl"] == "eager":
         implementation = "unfused"
@@ -128,6 +153,23 @@ def build_model(v):
         cfg = tf.BertConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
                             intermediate_size=2 * hidden, max_position_embeddings=1024)
         cls = tf.BertForMaskedLM
+    elif fam == "qwen2":
+        cfg = tf.Qwen2Config(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
+                             num_hidden_layers=LAYERS, num_attention_heads=h, num_key_value_heads=hkv,
+                             max_position_embeddings=4096)
+        cls = tf.Qwen2ForCausalLM
+    elif fam == "opt":
+        cfg = tf.OPTConfig(vocab_size=4096, hidden_size=hidden, ffn_dim=2 * hidden, num_hidden_layers=LAYERS,
+                           num_attention_heads=h, max_position_embeddings=2048, word_embed_proj_dim=hidden)
+        cls = tf.OPTForCausalLM
+    elif fam == "gpt_neox":
+        cfg = tf.GPTNeoXConfig(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
+                               num_hidden_layers=LAYERS, num_attention_heads=h, max_position_embeddings=4096)
+        cls = tf.GPTNeoXForCausalLM
+    elif fam == "roberta":
+        cfg = tf.RobertaConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
+                               intermediate_size=2 * hidden, max_position_embeddings=1024)
+        cls = tf.RobertaForMaskedLM
     cfg._attn_implementation = v["impl"]
     torch.manual_seed(0)
     model = cls(cfg)
@@ -175,7 +217,7 @@ def run_unprofiled(name):
     """The program `attnprof record` traces: every step is recorded, no annotations."""
     import torch
 
-    v = VARIANTS[name]
+    v = ALL[name]
     model, (b, s) = build_model(v)
     step = make_step(v, model, b, s)
     for _ in range(RECORD_STEPS):
@@ -187,7 +229,7 @@ def run_profiled(name, out_dir):
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
 
-    v = VARIANTS[name]
+    v = ALL[name]
     model, (b, s) = build_model(v)
     step = make_step(v, model, b, s)
     path = os.path.join(out_dir, name + ".json")
@@ -210,15 +252,17 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--run")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--set", choices=["corpus", "unseen"], default="corpus")
     a = ap.parse_args()
+    chosen = VARIANTS if a.set == "corpus" else UNSEEN
     if a.list:
-        json.dump([facts(n) for n in VARIANTS], sys.stdout, indent=1)
+        json.dump([facts(n) for n in chosen], sys.stdout, indent=1)
         return 0
     if a.run:
         run_unprofiled(a.run)
         return 0
     os.makedirs(a.out, exist_ok=True)
-    names = [n for n in VARIANTS if VARIANTS[n]["tracer"] == "torch.profiler"]
+    names = [n for n in chosen if chosen[n]["tracer"] == "torch.profiler"]
     if a.only:
         names = [n for n in names if n in a.only.split(",")]
     failed = 0

@@ -370,18 +370,30 @@ class Finder {
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
       if (c.shape.known() && !c.shape.causal && c.causal_mask) c.shape.causal = true;
     }
-    // A backward chain has no casts to say what its inputs were: those of the
-    // forward calls of the same implementation, when they agree.
+    // A backward chain has no casts to say what its inputs were, and autograd's
+    // matmuls no shapes: those of the forward calls of the same implementation,
+    // when they all agree (a backward computes on its forward's tensors).
+    const AttentionCall* first_forward[3] = {nullptr, nullptr, nullptr};
+    bool precision_agrees[3] = {true, true, true}, shape_agrees[3] = {true, true, true};
+    for (const AttentionCall& f : view_.calls) {
+      if (f.pass != AttentionPass::Forward) continue;
+      const auto k = static_cast<std::size_t>(f.impl);
+      if (first_forward[k] == nullptr) {
+        first_forward[k] = &f;
+        continue;
+      }
+      precision_agrees[k] &= f.precision == first_forward[k]->precision;
+      shape_agrees[k] &= f.shape.known() && f.shape == first_forward[k]->shape;
+    }
     for (AttentionCall& c : view_.calls) {
-      if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Backward) continue;
-      Precision forward = Precision::Unknown;
-      bool agree = true;
-      for (const AttentionCall& f : view_.calls)
-        if (f.impl == c.impl && f.pass == AttentionPass::Forward) {
-          if (forward == Precision::Unknown) forward = f.precision;
-          agree &= f.precision == forward;
-        }
-      if (agree && forward != Precision::Unknown) c.precision = forward;
+      const auto k = static_cast<std::size_t>(c.impl);
+      if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Backward || first_forward[k] == nullptr) continue;
+      if (precision_agrees[k] && first_forward[k]->precision != Precision::Unknown)
+        c.precision = first_forward[k]->precision;
+      if (shape_agrees[k] && first_forward[k]->shape.known() && !c.shape.known()) {
+        c.shape = first_forward[k]->shape;
+        c.shape.source = "the forward calls' shape (" + first_forward[k]->shape.source + ")";
+      }
     }
     std::vector<std::size_t> order(view_.calls.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

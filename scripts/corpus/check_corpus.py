@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Checks doctor's attention view of real-program traces against how each
+program was built (DIR/facts.json, from make_corpus.py --list), and doctor's
+fused-time estimate for unfused attention against the fused backend's measured
+time in the twin trace of the same program.
+
+    scripts/corpus/check_corpus.py ATTNPROF DIR
+
+Prints one line per trace (ok / FAIL and why), then the estimate table.
+Exit 1 when any trace fails.
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def doctor(binary, path):
+    out = subprocess.run([binary, "doctor", "--json", path], capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+    return json.loads(out.stdout)
+
+
+def check(facts, report):
+    """What is wrong with the report, by the facts (empty: nothing)."""
+    wrong = []
+    exp = facts["expected"]
+    calls = {"forward": 0, "backward": 0}
+    for a in report["attention"]:
+        calls[a["pass"]] += a["calls"]
+        if a["implementation"] != exp["implementation"]:
+            wrong.append(f"{a['pass']} is {a['implementation']}, built as {exp['implementation']}")
+        if a["precision"] != facts["dtype"]:
+            wrong.append(f"{a['pass']} precision {a['precision']}, built in {facts['dtype']}")
+    if calls["forward"] != exp["forward_calls"]:
+        wrong.append(f"{calls['forward']} forward calls, built with {exp['forward_calls']}")
+    if calls["backward"] != exp["backward_calls"]:
+        wrong.append(f"{calls['backward']} backward calls, built with {exp['backward_calls']}")
+    scopes = {(f["id"], f["scope"]) for f in report["findings"]}
+    if exp["implementation"] == "fused":
+        blamed = sorted(i for i, s in scopes if s == "attention")
+        if blamed:
+            wrong.append(f"attention is fused but blamed: {blamed}")
+    elif ("unfused-attention", "attention") not in scopes:
+        wrong.append("no unfused-attention finding")
+    return wrong
+
+
+def main():
+    binary, folder = sys.argv[1], sys.argv[2]
+    facts = json.load(open(os.path.join(folder, "facts.json")))
+    reports, failed = {}, 0
+    for f in facts:
+        path = os.path.join(folder, f["name"] + ".json.gz")
+        if not os.path.exists(path):
+            print(f"MISSING {f['name']}")
+            failed += 1
+            continue
+        try:
+            reports[f["name"]] = r = doctor(binary, path)
+            wrong = check(f, r)
+        except Exception as e:  # a crash or bad JSON is a failure of this trace, not of the run
+            wrong = [f"doctor failed: {e}"]
+        failed += bool(wrong)
+        print(("ok   " if not wrong else "FAIL ") + f["name"] + ("" if not wrong else ": " + "; ".join(wrong)))
+    # Estimate vs measured: the unfused program's fused estimate per call against
+    # the fused twin's time per call (same family, dtype, mode and tracer).
+    print("\nfused-time estimate for unfused attention vs the fused backend measured in the twin trace")
+    print(f"{'program':40} {'pass':9} {'unfused us/call':>15} {'estimate':>9} {'measured':>9} {'est/meas':>8}  source")
+    by_key = {}
+    for f in facts:
+        by_key.setdefault((f["family"], f["dtype"], f["mode"], f["tracer"]), []).append(f)
+    for group in by_key.values():
+        fused = [f for f in group if f["expected"]["implementation"] == "fused" and f["name"] in reports]
+        if not fused:
+            continue
+        measured = {a["pass"]: a["time_us"] / a["calls"] for a in reports[fused[0]["name"]]["attention"]}
+        for f in group:
+            if f["expected"]["implementation"] == "fused" or f["name"] not in reports:
+                continue
+            for a in reports[f["name"]]["attention"]:
+                if a["fused_estimate_us"] is None or a["pass"] not in measured:
+                    continue
+                est = a["fused_estimate_us"] / a["calls"]
+                src = "shape" if a["shape"] else "matmuls"
+                print(f"{f['name']:40} {a['pass']:9} {a['time_us'] / a['calls']:15.1f} {est:9.1f} "
+                      f"{measured[a['pass']]:9.1f} {est / measured[a['pass']]:8.2f}  {src}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
