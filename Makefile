@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build test demo bench gpu-test gpu-carry fuzz clean
+.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus fuzz clean
 
 deps:
 	./scripts/setup.sh
@@ -48,3 +48,11 @@ gpu-carry: build
 	cp $(BUILD)/tests/capture/recorder_gpu_test $(GPU_CARRY)/tests/capture/
 	cp $(BUILD)/tests/attention/attention_cuda_test $(GPU_CARRY)/tests/attention/
 	du -sh $(GPU_CARRY)
+
+# On a GPU machine with PyTorch and transformers, from a carried build: real
+# programs (Hugging Face models kept out of the repository, unfused and fused
+# twins) traced and checked against how they were built; prints the estimate
+# table. CORPUS_SET=corpus remakes tests/data/corpus instead.
+CORPUS_SET ?= unseen
+gpu-corpus:
+	./scripts/corpus/gpu_corpus.sh $(GPU_CARRY) gpu-out/corpus-$(CORPUS_SET) --set $(CORPUS_SET)
