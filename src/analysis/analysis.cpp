@@ -80,7 +80,7 @@ bool rocm_device(const DeviceSummary& d) {
 
 // Per implementation and pass, the calls whose first activity is in `instances`.
 std::vector<AttentionSummary> summarize(const AttentionView& view, const std::vector<const RegionInstance*>& instances,
-                                        const DeviceSummary& device) {
+                                        const DeviceSummary& device, const MeasuredFused& measured) {
   std::vector<char> seen(view.calls.size(), 0);
   std::vector<AttentionSummary> out;
   const int cc = device.compute_major * 10 + device.compute_minor;
@@ -110,9 +110,9 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         else if (!(it->shape == call.shape)) it->one_shape = false;
       }
       if (call.impl != AttentionImpl::Fused) {
-        FusedEstimate e = estimate_fused(call, view.calls, cc, device.num_sms);
+        const FusedEstimate e = estimate_fused(call, measured, cc, device.num_sms);
         it->fused_ns += std::min(e.ns, call.kernel_ns);
-        if (it->estimate_source.empty()) it->estimate_source = std::move(e.source);
+        if (it->estimate_source.empty()) it->estimate_source = describe(e, call);
       }
     }
   std::stable_sort(out.begin(), out.end(), [](const AttentionSummary& a, const AttentionSummary& b) {
@@ -163,14 +163,15 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
       for (std::size_t i : inst.activities) assigned[i] = 1;
     out.groups.push_back(group_stats(index, std::move(g)));
   }
+  const MeasuredFused measured(out.attention_calls.calls);
   for (GroupStats& g : out.groups) {
     std::vector<const RegionInstance*> instances;
     for (const RegionInstance& inst : g.group.instances) instances.push_back(&inst);
     all_instances.insert(all_instances.end(), instances.begin(), instances.end());
-    g.attention = summarize(out.attention_calls, instances, out.device);
+    g.attention = summarize(out.attention_calls, instances, out.device, measured);
     for (const AttentionSummary& s : g.attention) g.attention_ns += s.kernel_ns;
   }
-  out.attention = summarize(out.attention_calls, all_instances, out.device);
+  out.attention = summarize(out.attention_calls, all_instances, out.device, measured);
   const bool any_launch = std::any_of(index.activities().begin(), index.activities().end(),
                                       [](const GpuActivity& a) { return a.launch != kNone; });
   for (std::size_t i = 0; i < index.activities().size(); ++i) {

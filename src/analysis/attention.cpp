@@ -11,8 +11,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <map>
-#include <unordered_map>
 
 namespace attnprof {
 namespace {
@@ -87,14 +85,22 @@ class Finder {
  public:
   explicit Finder(const TraceIndex& index) : index_(index), t_(index.trace()) {
     view_.call_of.assign(index.activities().size(), kNone);
-    for (const OpInputs& in : t_.op_inputs) inputs_of_event_[in.event] = &in;
-    // Activities per GPU stream, in start order: chains are looked for on one stream.
-    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::size_t>> streams;
+    // Activities per GPU stream, in start order: chains are looked for on one
+    // stream. Streams are few and consecutive activities mostly share one.
+    std::vector<std::pair<std::int64_t, std::int64_t>> keys;
+    std::size_t last = 0;
     for (std::size_t i = 0; i < index.activities().size(); ++i) {
       const GpuArgs* g = t_.args(index.event(index.activities()[i]));
-      streams[{g ? g->device : -1, g ? g->stream : -1}].push_back(i);
+      const std::pair<std::int64_t, std::int64_t> key{g ? g->device : -1, g ? g->stream : -1};
+      if (keys.empty() || keys[last] != key) {
+        last = static_cast<std::size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin());
+        if (last == keys.size()) {
+          keys.push_back(key);
+          streams_.emplace_back();
+        }
+      }
+      streams_[last].push_back(i);
     }
-    for (auto& [key, seq] : streams) streams_.push_back(std::move(seq));
   }
 
   AttentionView run() {
@@ -112,6 +118,13 @@ class Finder {
   const Event& event(std::size_t i) const { return index_.event(index_.activities()[i]); }
   std::string_view name(std::size_t i) const { return t_.name(event(i)); }
   bool free(std::size_t i) const { return view_.call_of[i] == kNone; }
+  // fused_role by name id: kernel names are long, and a trace repeats a few thousand times.
+  FusedRole role(std::size_t i) {
+    const StringId n = event(i).name;
+    if (n >= roles_.size()) roles_.resize(n + 1, -1);
+    if (roles_[n] < 0) roles_[n] = static_cast<std::int8_t>(fused_role(name(i)));
+    return static_cast<FusedRole>(roles_[n]);
+  }
 
   void add(AttentionCall call) {
     const auto id = static_cast<std::int32_t>(view_.calls.size());
@@ -119,9 +132,12 @@ class Finder {
     view_.calls.push_back(std::move(call));
   }
 
+  // record_shapes inputs of a range's op: Trace::op_inputs is in event order.
   const OpInputs* inputs_of(std::int32_t range) const {
-    const auto it = inputs_of_event_.find(index_.ranges()[static_cast<std::size_t>(range)].event);
-    return it == inputs_of_event_.end() ? nullptr : it->second;
+    const std::uint32_t e = index_.ranges()[static_cast<std::size_t>(range)].event;
+    const auto& all = t_.op_inputs;
+    const auto it = std::lower_bound(all.begin(), all.end(), e, [](const OpInputs& in, std::uint32_t v) { return in.event < v; });
+    return it != all.end() && it->event == e ? &*it : nullptr;
   }
 
   // Shape from record_shapes of an attention op: q and k are [B, H, S, D]
@@ -136,7 +152,7 @@ class Finder {
     const auto& qd = in->dims[q];
     const auto& kd = in->dims[q + 1];
     if (qd.size() != 4 || kd.size() != 4) return s;
-    s = {qd[0], qd[1], kd[1], qd[2], kd[2], qd[3], std::nullopt, std::string(op) + " inputs (record_shapes)"};
+    s = {qd[0], qd[1], kd[1], qd[2], kd[2], qd[3], std::nullopt, ShapeFrom::AttentionOp, op, false};
     if (precision != nullptr && q < in->types.size()) *precision = precision_of_type(in->types[q]);
     // is_causal: the first boolean after the dropout probability (the first
     // decimal), in every SDPA op's signature.
@@ -168,9 +184,9 @@ class Finder {
       const auto& b = in->dims[1];
       const std::string_view op = index_.name(index_.ranges()[static_cast<std::size_t>(r)]);
       if (a.size() == 4 && b.size() == 4 && a[3] == b[2])
-        return {a[0], a[1], b[1], a[2], b[3], a[3], std::nullopt, std::string(op) + " inputs of QK^T (record_shapes)"};
+        return {a[0], a[1], b[1], a[2], b[3], a[3], std::nullopt, ShapeFrom::QkMatmul, op, false};
       if (a.size() == 3 && b.size() == 3 && a[2] == b[1])
-        s = {a[0], 1, 1, a[1], b[2], a[2], std::nullopt, std::string(op) + " inputs of QK^T, batch x heads (record_shapes)"};
+        s = {a[0], 1, 1, a[1], b[2], a[2], std::nullopt, ShapeFrom::QkBmm, op, false};
     }
     return s;
   }
@@ -180,25 +196,46 @@ class Finder {
     if (!index_.has_cpu_ops()) return;
     const auto& ranges = index_.ranges();
     std::vector<std::int8_t> attention_name(t_.strings.size(), -1);
-    std::map<std::int32_t, std::vector<std::size_t>> by_op;  // outermost attention op -> activities
-    for (std::size_t i = 0; i < index_.activities().size(); ++i) {
-      std::int32_t found = kNone;
-      for (std::int32_t r = index_.activities()[i].range; r != kNone; r = ranges[static_cast<std::size_t>(r)].parent) {
-        std::int8_t& is = attention_name[ranges[static_cast<std::size_t>(r)].name];
-        if (is < 0) is = is_attention_op(index_.name(ranges[static_cast<std::size_t>(r)])) ? 1 : 0;
-        if (is) found = r;
+    // Per range, its outermost enclosing attention op (itself included), found
+    // once: kUnresolved until then. Ranges nest a few deep; each is resolved
+    // from its parent's answer.
+    constexpr std::int32_t kUnresolved = -2;
+    std::vector<std::int32_t> outermost(ranges.size(), kUnresolved);
+    std::vector<std::int32_t> chain;
+    const auto resolve = [&](std::int32_t r) {
+      chain.clear();
+      while (r != kNone && outermost[static_cast<std::size_t>(r)] == kUnresolved) {
+        chain.push_back(r);
+        r = ranges[static_cast<std::size_t>(r)].parent;
       }
-      if (found != kNone) by_op[found].push_back(i);
+      std::int32_t above = r == kNone ? kNone : outermost[static_cast<std::size_t>(r)];
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        const CpuRange& range = ranges[static_cast<std::size_t>(*it)];
+        std::int8_t& is = attention_name[range.name];
+        if (is < 0) is = is_attention_op(index_.name(range)) ? 1 : 0;
+        if (above == kNone && is) above = *it;
+        outermost[static_cast<std::size_t>(*it)] = above;
+      }
+      return above;
+    };
+    std::vector<std::pair<std::int32_t, std::size_t>> by_op;  // (outermost attention op, activity)
+    for (std::size_t i = 0; i < index_.activities().size(); ++i) {
+      const std::int32_t r = index_.activities()[i].range;
+      if (r == kNone) continue;
+      const std::int32_t found =
+          outermost[static_cast<std::size_t>(r)] == kUnresolved ? resolve(r) : outermost[static_cast<std::size_t>(r)];
+      if (found != kNone) by_op.emplace_back(found, i);
     }
-    for (auto& [range, acts] : by_op) {
+    std::sort(by_op.begin(), by_op.end());
+    for (std::size_t from = 0; from < by_op.size();) {
+      const std::int32_t range = by_op[from].first;
       AttentionCall c;
-      c.activities = std::move(acts);
-      std::sort(c.activities.begin(), c.activities.end());
+      for (; from < by_op.size() && by_op[from].first == range; ++from) c.activities.push_back(by_op[from].second);
       bool fused = false;
       for (std::size_t i : c.activities) {
         if (cls(i).category != KernelCategory::FusedAttention) continue;
         fused = true;
-        if (fused_role(name(i)) == FusedRole::Main && c.family.empty()) c.family = cls(i).family;
+        if (role(i) == FusedRole::Main && c.family.empty()) c.family = cls(i).family;
       }
       c.impl = fused ? AttentionImpl::Fused : AttentionImpl::SdpaMath;
       const std::string_view op = index_.name(ranges[static_cast<std::size_t>(range)]);
@@ -224,9 +261,9 @@ class Finder {
           continue;
         }
         if (k.category != KernelCategory::FusedAttention) break;
-        const FusedRole role = fused_role(name(i));
-        if (role == FusedRole::Before && (main || !c.activities.empty())) break;
-        if (role == FusedRole::Main) {
+        const FusedRole r = role(i);
+        if (r == FusedRole::Before && (main || !c.activities.empty())) break;
+        if (r == FusedRole::Main) {
           if (main) break;
           main = true;
           c.family = k.family;
@@ -364,7 +401,7 @@ class Finder {
           cast_to = has(n, "bfloat16") || has(n, "BFloat16") ? Precision::BF16 : Precision::FP16;
         }
         if (c.impl == AttentionImpl::Fused && c.precision == Precision::Unknown &&
-            k.category == KernelCategory::FusedAttention && fused_role(name(i)) == FusedRole::Main)
+            k.category == KernelCategory::FusedAttention && role(i) == FusedRole::Main)
           c.precision = k.precision;
       }
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
@@ -392,7 +429,7 @@ class Finder {
         c.precision = first_forward[k]->precision;
       if (shape_agrees[k] && first_forward[k]->shape.known() && !c.shape.known()) {
         c.shape = first_forward[k]->shape;
-        c.shape.source = "the forward calls' shape (" + first_forward[k]->shape.source + ")";
+        c.shape.from_forward = true;
       }
     }
     std::vector<std::size_t> order(view_.calls.size());
@@ -412,8 +449,8 @@ class Finder {
   const TraceIndex& index_;
   const Trace& t_;
   AttentionView view_;
-  std::unordered_map<std::uint32_t, const OpInputs*> inputs_of_event_;
   std::vector<std::vector<std::size_t>> streams_;
+  std::vector<std::int8_t> roles_;  // by name id: FusedRole, -1 not yet known
 };
 
 }  // namespace
@@ -425,6 +462,17 @@ std::string_view to_string(AttentionImpl impl) {
     case AttentionImpl::Unfused: return "unfused";
   }
   return "unfused";
+}
+
+std::string AttentionShape::source() const {
+  std::string s;
+  switch (from) {
+    case ShapeFrom::None: return "unknown";
+    case ShapeFrom::AttentionOp: s = std::string(op) + " inputs (record_shapes)"; break;
+    case ShapeFrom::QkMatmul: s = std::string(op) + " inputs of QK^T (record_shapes)"; break;
+    case ShapeFrom::QkBmm: s = std::string(op) + " inputs of QK^T, batch x heads (record_shapes)"; break;
+  }
+  return from_forward ? "the forward calls' shape: " + s : s;
 }
 
 std::string_view to_string(AttentionPass pass) { return pass == AttentionPass::Forward ? "forward" : "backward"; }

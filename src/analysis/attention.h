@@ -22,11 +22,18 @@ enum class AttentionPass : std::uint8_t { Forward, Backward };
 std::string_view to_string(AttentionImpl impl);
 std::string_view to_string(AttentionPass pass);
 
+// Where a shape came from: an attention op's record_shapes inputs, those of
+// the QK^T matmul (4-d aten::matmul, or aten::bmm with batch x heads in one).
+enum class ShapeFrom : std::uint8_t { None, AttentionOp, QkMatmul, QkBmm };
+
 struct AttentionShape {
   std::int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
   std::optional<bool> causal;   // unknown unless the op's inputs say
-  std::string source;           // where it came from, for the report
+  ShapeFrom from = ShapeFrom::None;
+  std::string_view op;          // the op whose inputs gave it (the trace's string pool)
+  bool from_forward = false;    // a backward chain's, taken from its forward calls
   bool known() const { return batch > 0 && q_heads > 0 && q_len > 0 && kv_len > 0 && head_dim > 0; }
+  std::string source() const;   // for the report
   // Matmul work of the call: 4*B*H*Sq*Skv*D forward (two GEMMs), 2.5x that backward;
   // halved (the unmasked triangle) when causal.
   double flops(bool backward) const;

@@ -64,28 +64,55 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
   return static_cast<std::int64_t>(ns);
 }
 
-FusedEstimate estimate_fused(const AttentionCall& call, std::span<const AttentionCall> calls, int cc, int sms) {
+MeasuredFused::MeasuredFused(std::span<const AttentionCall> calls) {
+  std::vector<std::pair<Entry, std::vector<std::int64_t>>> found;
+  for (const AttentionCall& c : calls) {
+    if (c.impl != AttentionImpl::Fused || !c.shape.known()) continue;
+    auto it = std::find_if(found.begin(), found.end(),
+                           [&](const auto& f) { return f.first.pass == c.pass && f.first.shape == c.shape; });
+    if (it == found.end()) it = found.insert(found.end(), {Entry{c.pass, c.shape, 0}, {}});
+    it->second.push_back(c.kernel_ns);
+  }
+  for (auto& [entry, times] : found) {
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+    entry.median_ns = times[times.size() / 2];
+    entries_.push_back(std::move(entry));
+  }
+}
+
+std::optional<std::int64_t> MeasuredFused::find(AttentionPass pass, const AttentionShape& shape) const {
+  for (const Entry& e : entries_)
+    if (e.pass == pass && e.shape == shape) return e.median_ns;
+  return std::nullopt;
+}
+
+FusedEstimate estimate_fused(const AttentionCall& call, const MeasuredFused& measured, int cc, int sms) {
   if (call.shape.known()) {
-    std::vector<std::int64_t> same;
-    for (const AttentionCall& c : calls)
-      if (c.impl == AttentionImpl::Fused && c.pass == call.pass && c.shape.known() && c.shape == call.shape)
-        same.push_back(c.kernel_ns);
-    if (!same.empty()) {
-      std::nth_element(same.begin(), same.begin() + static_cast<std::ptrdiff_t>(same.size() / 2), same.end());
-      return {same[same.size() / 2], "measured: fused calls of the same shape in this trace"};
-    }
-    const std::int64_t ns = model_fused_ns(call.shape, call.pass == AttentionPass::Backward, call.precision, cc, sms);
-    return {ns, fmt::format("modelled from the shape (B{} H{}/{} Sq{} Skv{} D{}{}; {})", call.shape.batch,
-                            call.shape.q_heads, call.shape.kv_heads, call.shape.q_len, call.shape.kv_len,
-                            call.shape.head_dim, call.shape.causal.value_or(false) ? " causal" : "",
-                            call.shape.source)};
+    if (const auto ns = measured.find(call.pass, call.shape)) return {*ns, FusedEstimate::From::Measured};
+    return {model_fused_ns(call.shape, call.pass == AttentionPass::Backward, call.precision, cc, sms),
+            FusedEstimate::From::Shape};
   }
   // No shape: a fused kernel does the call's matmuls on 16-bit tensor cores at
   // about cuBLAS's rate, skipping the masked half when the mask was causal.
   std::int64_t ns = call.gemm16_ns;
   if (call.causal_mask) ns /= 2;
-  return {std::max<std::int64_t>(ns, static_cast<std::int64_t>(kLaunchNs)),
-          "from the call's own matmuls as 16-bit tensor-core work (no shapes in the trace)"};
+  return {std::max<std::int64_t>(ns, static_cast<std::int64_t>(kLaunchNs)), FusedEstimate::From::Matmuls};
+}
+
+std::string describe(const FusedEstimate& e, const AttentionCall& call) {
+  switch (e.from) {
+    case FusedEstimate::From::Measured: return "measured: fused calls of the same shape in this trace";
+    case FusedEstimate::From::Shape: {
+      const AttentionShape& s = call.shape;
+      return fmt::format("modelled from the shape (B{} H{}/{} Sq{} Skv{} D{}{}; {})", s.batch, s.q_heads, s.kv_heads,
+                         s.q_len, s.kv_len, s.head_dim,
+                         s.causal ? (*s.causal ? " causal" : " not causal") : ", causality unknown: taken as not causal",
+                         s.source());
+    }
+    case FusedEstimate::From::Matmuls:
+      return "from the call's own matmuls as 16-bit tensor-core work (no shapes in the trace)";
+  }
+  return "";
 }
 
 }  // namespace attnprof

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "analysis/attention.h"
 
@@ -16,14 +18,33 @@ namespace attnprof {
 struct DeviceSummary;
 
 struct FusedEstimate {
+  enum class From : std::uint8_t { Measured, Shape, Matmuls };
   std::int64_t ns = 0;
-  std::string source;  // "measured: a fused call of the same shape in this trace", ...
+  From from = From::Matmuls;
 };
+// Where the estimate for `call` came from, in words, for the report.
+std::string describe(const FusedEstimate& e, const AttentionCall& call);
 
 // Model of a fused kernel on a GPU with `sms` multiprocessors of compute capability `cc` (90 for sm_90).
 std::int64_t model_fused_ns(const AttentionShape& shape, bool backward, Precision precision, int cc, int sms);
 
-// For a call that is not fused; `calls` is every call of the trace (for a measured match).
-FusedEstimate estimate_fused(const AttentionCall& call, std::span<const AttentionCall> calls, int cc, int sms);
+// The median time of the trace's fused calls, per pass and shape: what a
+// call of that shape and pass measured, fused, in this very trace.
+class MeasuredFused {
+ public:
+  explicit MeasuredFused(std::span<const AttentionCall> calls);
+  std::optional<std::int64_t> find(AttentionPass pass, const AttentionShape& shape) const;
+
+ private:
+  struct Entry {
+    AttentionPass pass;
+    AttentionShape shape;
+    std::int64_t median_ns;
+  };
+  std::vector<Entry> entries_;
+};
+
+// For a call that is not fused.
+FusedEstimate estimate_fused(const AttentionCall& call, const MeasuredFused& measured, int cc, int sms);
 
 }  // namespace attnprof

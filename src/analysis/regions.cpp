@@ -137,15 +137,21 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
   // window, run inside it) goes by the GPU-side span of a chosen range of the
   // same name, when Kineto wrote one; else it is left out: its CPU time is not
   // its launch's, and placing it by that time counts it in the wrong step.
+  // Both lists are made only when such work turns up (a pass over every event).
   std::map<std::string_view, std::pair<RegionGroup*, std::size_t>> instance_by_name;
-  for (const Span& sp : spans) instance_by_name[sp.group->instances[sp.slot].name] = {sp.group, sp.slot};
   std::vector<const Event*> gpu_spans;
-  for (const Event& e : t.events)
-    if (e.kind == EventKind::GpuUserAnnotation && instance_by_name.contains(t.name(e))) gpu_spans.push_back(&e);
+  bool spans_listed = false;
+  const auto list_spans = [&] {
+    spans_listed = true;
+    for (const Span& sp : spans) instance_by_name[sp.group->instances[sp.slot].name] = {sp.group, sp.slot};
+    for (const Event& e : t.events)
+      if (e.kind == EventKind::GpuUserAnnotation && instance_by_name.contains(t.name(e))) gpu_spans.push_back(&e);
+  };
   const bool any_launch = std::any_of(acts.begin(), acts.end(), [](const GpuActivity& a) { return a.launch != kNone; });
   auto after = spans.begin();  // first span starting after the last activity's launch
   for (std::size_t i = 0; i < acts.size(); ++i) {
     if (acts[i].launch == kNone && any_launch) {
+      if (!spans_listed) list_spans();
       const Event& e = index.event(acts[i]);
       for (const Event* span : gpu_spans)
         if (span->ts_ns <= e.ts_ns && e.ts_ns < span->end_ns()) {

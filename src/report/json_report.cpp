@@ -101,7 +101,7 @@ void attention_entry(Json& j, const AttentionSummary& s) {
     j.num("head_dim", s.shape.head_dim);
     if (s.shape.causal) j.boolean("causal", *s.shape.causal);
     else j.null("causal");
-    j.str("source", s.shape.source);
+    j.str("source", s.shape.source());
     j.end_object();
   }
   j.end_object();

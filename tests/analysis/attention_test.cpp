@@ -45,9 +45,13 @@ std::vector<Facts> corpus_facts() {
     f.forward_calls = std::int64_t(v["expected"]["forward_calls"]);
     f.backward_calls = std::int64_t(v["expected"]["backward_calls"]);
     const auto s = v["shape"];
-    f.shape = {std::int64_t(s["batch"]), std::int64_t(s["q_heads"]), std::int64_t(s["kv_heads"]),
-               std::int64_t(s["q_len"]), std::int64_t(s["kv_len"]), std::int64_t(s["head_dim"]),
-               bool(s["causal"]), ""};
+    f.shape.batch = std::int64_t(s["batch"]);
+    f.shape.q_heads = std::int64_t(s["q_heads"]);
+    f.shape.kv_heads = std::int64_t(s["kv_heads"]);
+    f.shape.q_len = std::int64_t(s["q_len"]);
+    f.shape.kv_len = std::int64_t(s["kv_len"]);
+    f.shape.head_dim = std::int64_t(s["head_dim"]);
+    f.shape.causal = bool(s["causal"]);
     out.push_back(f);
   }
   return out;
@@ -111,7 +115,9 @@ TEST_P(Corpus, FindingsBlameAttentionOnlyWhereItIsSlow) {
   const bool fused = facts.expected_impl == "fused";
   for (const Finding& f : d.analysis.findings) {
     SCOPED_TRACE(f.id + ": " + f.title);
-    if (fused) EXPECT_EQ(f.scope, Scope::Model) << "attention is fused here";
+    if (fused) {
+      EXPECT_EQ(f.scope, Scope::Model) << "attention is fused here";
+    }
     EXPECT_NE(f.id, "kernel-count");
   }
   const Finding* unfused = d.find("unfused-attention", Scope::Attention);
@@ -123,12 +129,17 @@ TEST_P(Corpus, FindingsBlameAttentionOnlyWhereItIsSlow) {
     EXPECT_GE(unfused->after_ns, 0);
   }
   // SDPA math's upcast is attention's; casts of eager fp32 programs are no round trip at all.
-  if (facts.expected_impl == "sdpa-math") EXPECT_NE(d.find("fp32-upcast", Scope::Attention), nullptr);
-  if (facts.dtype == "fp32") EXPECT_EQ(d.find("fp32-upcast", Scope::Attention), nullptr);
+  if (facts.expected_impl == "sdpa-math") {
+    EXPECT_NE(d.find("fp32-upcast", Scope::Attention), nullptr);
+  }
+  if (facts.dtype == "fp32") {
+    EXPECT_EQ(d.find("fp32-upcast", Scope::Attention), nullptr);
+  }
   // Llama and Mistral in 16 bits cast to FP32 in RMSNorm and the rotary embedding: the model's casts,
   // reported as such, never as attention's.
-  if ((facts.family == "llama" || facts.family == "mistral") && facts.dtype != "fp32")
+  if ((facts.family == "llama" || facts.family == "mistral") && facts.dtype != "fp32") {
     EXPECT_NE(d.find("fp32-upcast", Scope::Model), nullptr);
+  }
 }
 
 TEST_P(Corpus, ShapesComeFromRecordShapes) {
@@ -161,8 +172,8 @@ TEST_P(Corpus, ShapesComeFromRecordShapes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RealPrograms, Corpus, ::testing::ValuesIn(corpus_facts()),
-                         [](const ::testing::TestParamInfo<Facts>& info) {
-                           std::string n = info.param.name;
+                         [](const ::testing::TestParamInfo<Facts>& p) {
+                           std::string n = p.param.name;
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });

@@ -288,7 +288,9 @@ TEST(Wording, NoGpuKernelsSaysSoAndHowToRecordThem) {
 TEST(Wording, ConvolutionAndNcclAreTheirOwnCategories) {
   const Doctor conv(test::data_file("critical_path__simple_add__benchmark_result_493459_1694039959_trace.json.gz"));
   for (const KernelSummary& k : conv.analysis.kernels)
-    if (k.name.find("fprop_implicit_gemm") != std::string::npos) EXPECT_EQ(k.cls.category, KernelCategory::Convolution);
+    if (k.name.find("fprop_implicit_gemm") != std::string::npos) {
+      EXPECT_EQ(k.cls.category, KernelCategory::Convolution);
+    }
   EXPECT_TRUE(conv.analysis.attention.empty());
   const Doctor nccl(test::data_file("trace_diff__control__control.json.gz"));
   int seen = 0;
