@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analysis/analysis.h"
+#include "analysis/rules/rule.h"
 #include "report/report.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
@@ -300,6 +301,22 @@ TEST(Wording, ConvolutionAndNcclAreTheirOwnCategories) {
       ++seen;
     }
   EXPECT_GT(seen, 0);
+}
+
+// A finding names another only if that one fired (cuda-core-gemm cited an
+// fp32-upcast finding that did not fire).
+TEST(Wording, CitedFindingsFired) {
+  for (const std::string& path : test::real_trace_files()) {
+    const Doctor d(path);
+    for (const Finding& f : d.analysis.findings)
+      for (const std::string* text : {&f.title, &f.detail, &f.fix})
+        for (const RuleEntry& rule : all_rules()) {
+          if (rule.id == f.id || text->find("see " + std::string(rule.id)) == std::string::npos) continue;
+          EXPECT_TRUE(std::any_of(d.analysis.findings.begin(), d.analysis.findings.end(), [&](const Finding& g) {
+            return g.id == rule.id && g.group == f.group;
+          })) << path << ": " << f.id << " cites " << rule.id;
+        }
+  }
 }
 
 // One severity for one share: every finding's severity is its share's (the

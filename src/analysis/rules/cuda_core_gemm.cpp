@@ -76,7 +76,7 @@ void rule_cuda_core_gemm(const RuleContext& ctx, std::vector<Finding>& out) {
     const bool has_tensor_cores = d.name.empty() || sm >= 70;
     if (has_tensor_cores) f.after_ns = ns / 6;  // bf16 tensor cores vs FP32 FFMA: ~6x on the same GEMMs (H200)
     if (scope == Scope::Attention && from_upcast(ctx, these)) {
-      f.fix = "These GEMMs are FP32 because attention upcast its 16-bit q, k, v (see fp32-upcast): keep attention in "
+      f.fix = "These GEMMs are FP32 because attention upcast its 16-bit q, k, v: keep attention in "
               "bf16/fp16 so its matmuls run on tensor cores. PyTorch SDPA's math backend upcasts internally: let SDPA "
               "dispatch to a fused backend (torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, "
               "SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])).";

@@ -54,7 +54,16 @@ void rule_fp32_upcast(const RuleContext& ctx, std::vector<Finding>& out) {
                                   static_cast<double>(bytes) / per / 1e6, per_instance(ctx))
                     : std::string();
     if (scope == Scope::Attention) {
-      f.detail = moved + "FP32 operands also push attention's matmuls off tensor cores (see cuda-core-gemm).";
+      // Whether the upcast reached the matmuls of the same calls (SDPA math) or
+      // only the softmax (eager attention's softmax(dtype=float32)).
+      bool slow_matmuls = false;
+      for (std::size_t i : casts)
+        if (const AttentionCall* c = ctx.call_of(i))
+          for (std::size_t j : c->activities)
+            slow_matmuls |= ctx.activity(j).cls.category == KernelCategory::Gemm &&
+                            ctx.activity(j).cls.unit == MathUnit::CudaCore;
+      f.detail = moved + (slow_matmuls ? "The FP32 operands also push attention's matmuls off tensor cores."
+                                       : "Only the softmax runs in FP32; the matmuls stay 16-bit.");
       f.fix = "Keep attention in bf16/fp16 end to end: fused attention kernels already compute the softmax and "
               "accumulate in FP32 inside the kernel. With PyTorch SDPA, the math backend does this upcast "
               "internally, so let SDPA dispatch to a fused backend (flash, cuDNN or efficient); in hand-written "
