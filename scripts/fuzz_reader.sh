@@ -18,6 +18,9 @@ corpus=build-fuzz/corpus
 mkdir -p "$corpus"
 # Seeds: the small real traces (plain and gzip) and a few hand-made edge cases.
 cp examples/traces/sdpa_flash.json examples/traces/sdpa_cudnn.json "$corpus"/
+# The one-line layout json.dump writes (its own fast path in the reader).
+python3 -c "import json, sys; json.dump(json.load(open(sys.argv[1])), open(sys.argv[2], 'w'))" \
+  examples/traces/sdpa_flash.json "$corpus"/oneline.json
 cp tests/data/triton_example__triton_example.json.gz tests/data/execution_trace__benchmark_simple_add_trace.json.gz "$corpus"/
 printf '[{"ph":"B","name":"a","ts":1,"pid":1,"tid":1},{"ph":"E","ts":2,"pid":1,"tid":1}]' >"$corpus"/array.json
 printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"x\\"y","ts":1.5,"dur":2,"args":{"grid":[1,2,3]}}]}' >"$corpus"/esc.json

@@ -118,7 +118,9 @@ Chosen choose_automatically(const TraceIndex& index) {
   return annotations;
 }
 
-std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& chosen) {
+// `exact`: a name the user asked for as it is (--region fwd0): its ranges form
+// a group of that name, not of its stem.
+std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& chosen, std::string_view exact = {}) {
   const Trace& t = index.trace();
   GroupsByStem groups(chosen.source);
   // Range instances, then each activity goes to the instance whose span holds its launch.
@@ -127,7 +129,7 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
   for (std::size_t r : chosen.ranges) {
     const Event& e = index.event(index.ranges()[r]);
     const std::string name(t.name(e));
-    RegionGroup& group = groups[region_stem(name)];  // stays in place: GroupsByStem keeps a map
+    RegionGroup& group = groups[name == exact ? name : region_stem(name)];  // stays in place: GroupsByStem keeps a map
     spans.push_back({e.ts_ns, e.end_ns(), e.pid.value(), &group, group.instances.size()});
     group.instances.push_back({name, e.ts_ns, e.end_ns(), {}});
   }
@@ -283,7 +285,7 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
     whole.instances.push_back(std::move(inst));
     return {whole};
   }
-  return group_instances(index, chosen);
+  return group_instances(index, chosen, options.name);
 }
 
 }  // namespace attnprof

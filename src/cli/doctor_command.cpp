@@ -1,33 +1,76 @@
 // attnprof doctor TRACE: reads a PyTorch profiler (Kineto) trace and reports
 // why attention is slow, with numbers, and what to change.
 #include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <sstream>
 
 #include <fmt/core.h>
 
 #include "analysis/analysis.h"
+#include "analysis/rules/rule.h"
 #include "cli/commands.h"
 #include "report/report.h"
+#include "trace/trace_error.h"
 #include "trace/trace_reader.h"
 
 namespace attnprof::cli {
+namespace {
+
+// What `doctor --help` says after the options: the finding ids and the columns.
+std::string doctor_footer() {
+  std::string out = "\nFindings (ids are stable; --json carries them, each with a scope: attention or model):\n";
+  for (const RuleEntry& r : all_rules()) out += fmt::format("  {:<18} {}\n", r.id, r.summary);
+  out +=
+      "\nColumns of the region table: kernels, memcpy, memset = GPU activities per region instance;\n"
+      "  GPU busy = time the GPU ran any of them; span = first start to last end; idle = span - busy;\n"
+      "  tensor-core = share of GEMM and attention time on tensor cores.\n"
+      "Attention table: implementation (fused, sdpa-math, unfused) and pass, calls and kernels per call,\n"
+      "  their GPU time, the estimated time as one fused kernel per call, input precision, kernel / shape.\n"
+      "Exit codes: 0 report printed; 2 bad input or usage (one line on stderr).\n"
+      "Examples:\n"
+      "  attnprof doctor trace.json.gz\n"
+      "  attnprof doctor --region fwd trace.json          # fwd0, fwd1, ... as one group\n"
+      "  gunzip -c trace.json.gz | attnprof doctor -      # from standard input\n";
+  return out;
+}
+
+Trace read_input(const std::string& path) {
+  const ReadOptions options{.detail = ReadDetail::Analysis};
+  if (path != "-") return read_trace_file(path, options);
+  std::string bytes{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+  if (bytes.empty()) throw InputError("<stdin>: empty input (doctor - reads the trace from standard input)");
+  return read_trace_bytes(bytes, "<stdin>", options);
+}
+
+}  // namespace
 
 void add_doctor_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string trace;
+    std::vector<std::string> traces;
     std::string region;
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("doctor", "Diagnose attention in a PyTorch profiler / Kineto trace (.json or .json.gz)");
-  cmd->add_option("trace", opts->trace, "Trace file (Chrome-trace JSON, plain or gzip)")->required();
+  cmd->add_option("trace", opts->traces, "Trace file (Chrome-trace JSON, plain or gzip; - for standard input)")
+      ->required();
   cmd->add_option("--region", opts->region,
                   "Range to analyse: a record_function/NVTX name, its stem (fwd for fwd0..fwd2) or a glob; "
                   "default: profiler steps, else top-level annotations, else the whole trace");
   cmd->add_flag("--json", opts->json, "Print the report as JSON");
+  cmd->footer(doctor_footer());
   cmd->callback([opts, &exit_code] {
-    const Trace trace = read_trace_file(opts->trace, ReadOptions{.detail = ReadDetail::Analysis});
+    if (opts->traces.size() != 1) {
+      std::string names;
+      for (const auto& t : opts->traces) names += (names.empty() ? "" : ", ") + t;
+      throw InputError(fmt::format("doctor reads one trace, {} were given ({}): run it once per trace",
+                                   opts->traces.size(), names));
+    }
+    const std::string& path = opts->traces.front();
+    const Trace trace = read_input(path);
     const TraceIndex index(trace);
-    const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, opts->trace);
+    const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, path == "-" ? "<stdin>" : path);
     const std::string report = opts->json ? json_report(analysis) : text_report(analysis);
     std::fwrite(report.data(), 1, report.size(), stdout);
     exit_code = 0;

@@ -1,13 +1,56 @@
 // attnprof: tells why attention is slow on an NVIDIA GPU.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include "cli/commands.h"
 #include "trace/trace_error.h"
+
+namespace {
+
+// Edit distance, for "did you mean" on a mistyped command.
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first argument when it is a word that names no command: one line with the
+// closest command, instead of CLI11's "A subcommand is required".
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return {};
+  const std::string_view word = argv[1];
+  std::string names, closest;
+  std::size_t best = SIZE_MAX;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == word) return {};
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    if (const std::size_t d = distance(word, sub->get_name()); d < best) {
+      best = d;
+      closest = sub->get_name();
+    }
+  }
+  const std::string hint = best <= 2 ? fmt::format("; did you mean '{}'?", closest) : std::string();
+  return fmt::format("unknown command '{}'{} (commands: {})", word, hint, names);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"attnprof: why your attention is slow on an NVIDIA GPU, and a faster one"};
@@ -17,6 +60,10 @@ int main(int argc, char** argv) {
   attnprof::cli::add_doctor_command(app, exit_code);
   attnprof::cli::add_record_command(app, exit_code);
   attnprof::cli::add_bench_command(app, exit_code);
+  if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
+    fmt::print(stderr, "attnprof: {}\n", unknown);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,6 +1,7 @@
 // The terminal report: per-region table, top kernels, findings ranked by time.
 #include <algorithm>
 #include <iterator>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -43,10 +44,42 @@ void append_wrapped(std::string& out, std::string_view text, std::size_t indent,
   out += '\n';
 }
 
+constexpr std::size_t kWidth = 100;  // the report fits a 100-column terminal
+
+// `text` cut to `width` columns, "..." marking the cut.
+std::string fit(std::string text, std::size_t width) {
+  if (text.size() > width) text = text.substr(0, width - 3) + "...";
+  return text;
+}
+
+// A kernel name as the tables show it: no return type, parameters or the
+// namespaces every ATen kernel repeats.
+std::string display_name(std::string_view name) {
+  std::string n = short_kernel_name(name);
+  for (std::string_view noise : {"at::native::", "(anonymous namespace)::"})
+    for (auto at = n.find(noise); at != std::string::npos; at = n.find(noise, at)) n.erase(at, noise.size());
+  return n;
+}
+
+// "tensor-core bf16" as "TC bf16": the unit column's short form (legend under the table).
+std::string unit_precision(const KernelClass& c) {
+  std::string_view unit;
+  switch (c.unit) {
+    case MathUnit::TensorCore: unit = "TC"; break;
+    case MathUnit::CudaCore: unit = "CUDA"; break;
+    case MathUnit::Unknown: unit = "?"; break;
+    case MathUnit::None: return "-";
+  }
+  if (c.precision == Precision::Unknown) return std::string(unit);
+  return fmt::format("{} {}", unit, to_string(c.precision));
+}
+
 void regions_section(std::string& out, const GroupStats& g) {
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "\nRegion '{}': {} instance{} ({})\n", g.group.name, g.group.instances.size(),
-                 g.group.instances.size() == 1 ? "" : "s", g.group.source);
+  out += '\n';
+  append_wrapped(out, fmt::format("Region '{}': {} instance{} ({})", g.group.name, g.group.instances.size(),
+                                  g.group.instances.size() == 1 ? "" : "s", g.group.source),
+                 0);
   fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "region", "kernels", "memcpy",
                  "memset", "GPU busy ms", "span ms", "idle ms", "tensor-core");
   constexpr std::size_t kShown = 12;
@@ -80,7 +113,7 @@ void regions_section(std::string& out, const GroupStats& g) {
       span += s.span_ns;
       idle += s.idle_ns;
     }
-    fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "per " + g.group.name,
+    fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", fit("per " + g.group.name, 24),
                    per_instance(&InstanceStats::kernels), per_instance(&InstanceStats::memcpys),
                    per_instance(&InstanceStats::memsets), ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
                    ms(static_cast<std::int64_t>(static_cast<double>(span) / n)),
@@ -99,8 +132,10 @@ void attention_headline(std::string& out, const GroupStats& g) {
   const auto n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
   const auto per = [&](std::int64_t ns) { return ms(static_cast<std::int64_t>(static_cast<double>(ns) / n)); };
   if (g.attention.empty()) {
-    fmt::format_to(o, "  Attention {}: none found (no fused attention kernel, no matmul-softmax-matmul chain)\n",
-                   per_group(g));
+    append_wrapped(out,
+                   fmt::format("Attention {}: none found (no fused attention kernel, no matmul-softmax-matmul chain)",
+                               per_group(g)),
+                   2);
     return;
   }
   int calls = 0;
@@ -113,23 +148,26 @@ void attention_headline(std::string& out, const GroupStats& g) {
     estimated |= s.fused_ns >= 0;
     impls += fmt::format("{}{} {}", impls.empty() ? "" : ", ", to_string(s.impl), to_string(s.pass));
   }
-  fmt::format_to(o, "  Attention {}: {} ms ({} of GPU time) in {:g} calls ({})", per_group(g), per(g.attention_ns),
-                 percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1),
-                 calls / n, impls);
-  if (estimated) fmt::format_to(o, "; fused: ~{} ms (estimated)", per(fused));
-  out += '\n';
-  fmt::format_to(o, "  {:<10} {:<9} {:>6} {:>8} {:>10} {:>10} {:<9} {}\n", "attention", "pass", "calls", "kernels",
-                 "ms", "fused ms", "precision", "kernel / shape");
+  std::string line = fmt::format(
+      "Attention {}: {} ms ({} of GPU time) in {:g} calls ({})", per_group(g), per(g.attention_ns),
+      percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1), calls / n,
+      impls);
+  if (estimated) line += fmt::format("; fused: ~{} ms (estimated)", per(fused));
+  append_wrapped(out, line, 2);
+  fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7} {:>8} {:>8} {:<9} {}\n", "attention", "pass", "calls", "kernels", "ms",
+                 "fused ms", "precision", "kernel / shape");
   for (const AttentionSummary& s : g.attention) {
     std::string what = s.kernel;
     if (s.shape.known())
-      what += fmt::format("{}B{} H{}/{} S{}x{} D{}{}{}", what.empty() ? "" : ", ", s.shape.batch, s.shape.q_heads,
-                          s.shape.kv_heads, s.shape.q_len, s.shape.kv_len, s.shape.head_dim,
-                          s.shape.causal.value_or(false) ? " causal" : "", s.one_shape ? "" : " (and others)");
-    fmt::format_to(o, "  {:<10} {:<9} {:>6} {:>8.1f} {:>10} {:>10} {:<9} {}\n", to_string(s.impl), to_string(s.pass),
+      what += fmt::format("{}B{} H{}/{} S{}{} D{}{}{}", what.empty() ? "" : ", ", s.shape.batch, s.shape.q_heads,
+                          s.shape.kv_heads, s.shape.q_len,
+                          s.shape.kv_len == s.shape.q_len ? std::string() : fmt::format("x{}", s.shape.kv_len),
+                          s.shape.head_dim, s.shape.causal.value_or(false) ? " causal" : "",
+                          s.one_shape ? "" : " (and others)");
+    fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7.1f} {:>8} {:>8} {:<9} {}\n", to_string(s.impl), to_string(s.pass),
                    fmt::format("{:g}", s.calls / n), static_cast<double>(s.kernels) / std::max(1, s.calls),
                    per(s.kernel_ns), s.fused_ns >= 0 ? per(s.fused_ns) : std::string("-"), to_string(s.precision),
-                   what);
+                   fit(what, kWidth - 63));
   }
 }
 
@@ -147,13 +185,17 @@ std::string text_report(const Analysis& a) {
   else
     out += "GPU: not recorded in the trace\n";
   if (!a.unsupported.empty()) {
-    fmt::format_to(o, "\nNot diagnosed: {}.\n", a.unsupported);
+    out += '\n';
+    append_wrapped(out, fmt::format("Not diagnosed: {}.", a.unsupported), 0);
     return out;
   }
   if (a.gpu_kernels == 0) {
-    out += "\nNo GPU kernels in this trace: it was recorded without CUDA activity. Record one with "
-           "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]), or run the program "
-           "under `attnprof record -o trace.json.gz -- CMD`.\n";
+    out += '\n';
+    append_wrapped(out,
+                   "No GPU kernels in this trace: it was recorded without CUDA activity. Record one with "
+                   "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]), or run the "
+                   "program under `attnprof record -o trace.json.gz -- CMD`.",
+                   0);
     return out;
   }
 
@@ -170,24 +212,34 @@ std::string text_report(const Analysis& a) {
     fmt::format_to(o, "  ({} GPU activities were launched before the trace's window and are left out)\n",
                    a.launchless_activities);
   if (a.setup_copies.count > 0)
-    fmt::format_to(o, "  (set-up apart: {} host-to-device copies, {:.1f} MB, {} ms: weights and inputs being loaded)\n",
-                   a.setup_copies.count, static_cast<double>(a.setup_copies.bytes) / 1e6, ms(a.setup_copies.ns));
+    append_wrapped(out,
+                   fmt::format("(set-up apart: {} host-to-device copies, {:.1f} MB, {} ms: weights and inputs being "
+                               "loaded)",
+                               a.setup_copies.count, static_cast<double>(a.setup_copies.bytes) / 1e6,
+                               ms(a.setup_copies.ns)),
+                   2);
 
   if (!a.kernels.empty()) {
-    out += "\nKernels in these regions, by GPU time\n";
-    fmt::format_to(o, "  {:>6} {:>10} {:>6}  {:<15} {:<13} {:<11} {:<9} {}\n", "count", "total ms", "share",
-                   "category", "op", "unit", "precision", "kernel");
+    out += "\nKernels in these regions, by GPU time (unit: TC tensor cores, CUDA FP32 FFMA on CUDA cores)\n";
+    fmt::format_to(o, "  {:>6} {:>9} {:>5}  {:<13} {:<14} {}\n", "count", "total ms", "share", "op", "unit", "kernel");
     constexpr std::size_t kShown = 15;
+    constexpr std::size_t kName = kWidth - 55;
+    std::vector<std::string> shown;
     for (std::size_t i = 0; i < a.kernels.size() && i < kShown; ++i) {
       const KernelSummary& k = a.kernels[i];
-      std::string name = short_kernel_name(k.name);
-      if (name.size() > 70) name = name.substr(0, 67) + "...";
-      fmt::format_to(o, "  {:>6} {:>10} {:>6}  {:<15} {:<13} {:<11} {:<9} {}\n", k.count, ms(k.total_ns),
-                     percent(busy > 0 ? static_cast<double>(k.total_ns) / static_cast<double>(busy) : -1),
-                     to_string(k.cls.category), to_string(k.cls.op), to_string(k.cls.unit),
-                     to_string(k.cls.precision), name);
+      std::string name = fit(display_name(k.name), kName);
+      // Two kernels whose names differ only past the cut: numbered, so they do not read as one.
+      const auto same = static_cast<std::size_t>(std::count(shown.begin(), shown.end(), name));
+      shown.push_back(name);
+      if (same > 0) name = fit(name, kName - 4) + fmt::format(" #{}", same + 1);
+      const std::string_view what =
+          k.cls.op == KernelOp::None || k.cls.op == KernelOp::Other ? to_string(k.cls.category) : to_string(k.cls.op);
+      fmt::format_to(o, "  {:>6} {:>9} {:>5}  {:<13} {:<14} {}\n", k.count, ms(k.total_ns),
+                     percent(busy > 0 ? static_cast<double>(k.total_ns) / static_cast<double>(busy) : -1), what,
+                     unit_precision(k.cls), name);
     }
-    if (a.kernels.size() > kShown) fmt::format_to(o, "  ... {} more kernel names\n", a.kernels.size() - kShown);
+    if (a.kernels.size() > kShown)
+      fmt::format_to(o, "  ... {} more kernel names (--json lists all, with full names)\n", a.kernels.size() - kShown);
   }
 
   if (a.findings.empty()) {
@@ -201,9 +253,12 @@ std::string text_report(const Analysis& a) {
                                     [&](const GroupStats& g) { return g.group.name == f.group; });
     const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
     const std::string where = n == 1 ? fmt::format("in '{}'", f.group) : fmt::format("per {}", f.group);
-    fmt::format_to(o, "\n  {}. [{}] {} ({}): {} ms {} ({} of its GPU time; seen in {} of {})\n", i + 1,
-                   to_string(f.severity), f.id, to_string(f.scope), ms(f.time_ns / static_cast<std::int64_t>(n)),
-                   where, percent(f.share), f.instances, n);
+    out += '\n';
+    append_wrapped(out,
+                   fmt::format("{}. [{}] {} ({}): {} ms {} ({} of its GPU time; seen in {} of {})", i + 1,
+                               to_string(f.severity), f.id, to_string(f.scope),
+                               ms(f.time_ns / static_cast<std::int64_t>(n)), where, percent(f.share), f.instances, n),
+                   2);
     append_wrapped(out, f.title, 5);
     if (!f.detail.empty()) append_wrapped(out, f.detail, 5);
     if (!f.evidence.empty()) {
@@ -211,9 +266,9 @@ std::string text_report(const Analysis& a) {
       for (std::size_t e = 0; e < f.evidence.size() && e < 8; ++e) {
         const Evidence& ev = f.evidence[e];
         if (ev.total_ns > 0)
-          fmt::format_to(o, "       {:>4}x {:>9} ms  {}\n", ev.count, ms(ev.total_ns), ev.what);
+          fmt::format_to(o, "       {:>4}x {:>9} ms  {}\n", ev.count, ms(ev.total_ns), fit(display_name(ev.what), kWidth - 27));
         else
-          fmt::format_to(o, "       {}\n", ev.what);
+          fmt::format_to(o, "       {}\n", fit(ev.what, kWidth - 7));
       }
     }
     if (!f.fix.empty()) {

@@ -35,9 +35,12 @@ TEST(DoctorCli, JsonIsReadableByOurOwnReader) {
 }
 
 TEST(DoctorCli, RegionOption) {
+  // The user's name, as given (fwd2 was reported as 'fwd').
   const auto r = run_command(doctor("--region fwd2 " + test::example_trace("sdpa_math.json")));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("Region 'fwd': 1 instance"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Region 'fwd2': 1 instance"), std::string::npos) << r.out;
+  const auto stem = run_command(doctor("--region fwd " + test::example_trace("sdpa_math.json")));
+  EXPECT_NE(stem.out.find("Region 'fwd': 3 instances"), std::string::npos) << stem.out;
   const auto missing = run_command(doctor("--region nope " + test::example_trace("sdpa_math.json")));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no range named 'nope'"), std::string::npos) << missing.err;
@@ -97,6 +100,51 @@ TEST(DoctorCli, UsageErrorsExitTwo) {
   const auto help = run_command(test::attnprof_binary() + " doctor --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--region"), std::string::npos);
+  // Every finding id, and what the columns mean.
+  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax", "unfused-attention",
+                         "hidden-copy"})
+    EXPECT_NE(help.out.find(id), std::string::npos) << id;
+  EXPECT_NE(help.out.find("idle = span - busy"), std::string::npos);
+}
+
+TEST(DoctorCli, MistypedCommandGetsASuggestion) {
+  const auto r = run_command(test::attnprof_binary() + " doctr x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown command 'doctr'; did you mean 'doctor'?"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(DoctorCli, OneTraceAtATime) {
+  const auto r = run_command(doctor(test::example_trace("sdpa_math.json") + " " + test::example_trace("manual.json")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("doctor reads one trace, 2 were given"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(DoctorCli, DashReadsStandardInput) {
+  const auto r = run_command("(gzip -c " + test::example_trace("sdpa_math.json") + " | " + doctor("--json -") + ")");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"trace\": \"<stdin>\""), std::string::npos) << r.out.substr(0, 200);
+  EXPECT_NE(r.out.find("\"implementation\": \"sdpa-math\""), std::string::npos);
+  const auto empty = run_command(doctor("- < /dev/null"));
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("<stdin>: empty input"), std::string::npos) << empty.err;
+}
+
+// The report fits a 100-column terminal, on every real trace (it was 150 wide).
+TEST(DoctorCli, ReportFitsOneHundredColumns) {
+  for (const std::string& path : test::real_trace_files()) {
+    const auto r = run_command(doctor(path));
+    ASSERT_EQ(r.exit_code, 0) << path << ": " << r.err;
+    std::size_t line = 0, longest = 0;
+    for (std::size_t at = 0; at < r.out.size();) {
+      const std::size_t nl = r.out.find('\n', at);
+      const std::size_t len = (nl == std::string::npos ? r.out.size() : nl) - at;
+      if (line++ > 0) longest = std::max(longest, len);  // the first line is the path as given
+      at = nl == std::string::npos ? r.out.size() : nl + 1;
+    }
+    EXPECT_LE(longest, 100u) << path;
+  }
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ using Rule = void (*)(const RuleContext&, std::vector<Finding>&);
 struct RuleEntry {
   std::string_view id;
   Rule run;
+  std::string_view summary;  // one line, for `doctor --help`
 };
 std::span<const RuleEntry> all_rules();
 
