@@ -178,6 +178,17 @@ void install_handlers() {
   }
 }
 
+// One word for `attnprof record`, which cannot see whether the recorder ran:
+// "started" or "refused" (no file: the program never initialized CUDA).
+void report_status(const char* status) {
+  const char* path = std::getenv("ATTNPROF_RECORD_STATUS");
+  if (path == nullptr || *path == '\0') return;
+  if (std::FILE* f = std::fopen(path, "w")) {
+    std::fputs(status, f);
+    std::fclose(f);
+  }
+}
+
 void start_recording() {
   g_output = output_path();
   std::uint32_t kinds = attnprof::capture::kAllKinds;
@@ -186,6 +197,7 @@ void start_recording() {
     const auto parsed = attnprof::capture::parse_record_kinds(env, &bad);
     if (!parsed) {
       std::fprintf(stderr, "attnprof record: ATTNPROF_RECORD_KINDS: unknown kind '%s'\n", bad.c_str());
+      report_status("refused");
       return;
     }
     kinds = *parsed;
@@ -197,9 +209,11 @@ void start_recording() {
     attnprof::capture::start(options);
   } catch (const RecorderError& e) {
     std::fprintf(stderr, "%s; no trace will be written\n", e.what());
+    report_status("refused");
     return;
   }
   g_started = true;
+  report_status("started");
   std::atexit(finish);  // exit() from any thread runs it; stops CUPTI before CUDA tears down
   install_handlers();
 }

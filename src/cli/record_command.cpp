@@ -3,6 +3,7 @@
 // the library writes the trace when the program ends (see src/capture/inject.cpp).
 #include "cli/record_command.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
@@ -111,19 +113,62 @@ int run_with_environment(const std::vector<std::string>& argv,
   return 1;
 }
 
+std::string cuda_device_problem() {
+  // Loaded by name, never linked: attnprof itself runs where no CUDA library is installed.
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (cuda == nullptr) {
+    const char* why = dlerror();
+    return fmt::format("no NVIDIA driver found on this machine (libcuda.so.1 cannot be loaded: {})",
+                       why != nullptr ? why : "unknown reason");
+  }
+  using Init = int (*)(unsigned);
+  using Count = int (*)(int*);
+  using ErrorString = int (*)(int, const char**);
+  const auto init = reinterpret_cast<Init>(dlsym(cuda, "cuInit"));
+  const auto count = reinterpret_cast<Count>(dlsym(cuda, "cuDeviceGetCount"));
+  const auto error_string = reinterpret_cast<ErrorString>(dlsym(cuda, "cuGetErrorString"));
+  if (init == nullptr || count == nullptr) return "the NVIDIA driver's libcuda.so.1 lacks cuInit: a broken install";
+  if (const int rc = init(0); rc != 0) {
+    const char* text = nullptr;
+    if (error_string != nullptr) error_string(rc, &text);
+    return fmt::format("the NVIDIA driver found no usable GPU (cuInit: {}, error {})",
+                       text != nullptr ? text : "unknown", rc);
+  }
+  int devices = 0;
+  if (count(&devices) != 0 || devices == 0) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    return visible != nullptr ? fmt::format("no NVIDIA GPU visible (CUDA_VISIBLE_DEVICES={})", visible)
+                              : std::string("no NVIDIA GPU found: the driver sees no device");
+  }
+  return {};  // the library stays loaded: unloading a driver after cuInit is not safe
+}
+
 int run_record(const RecordOptions& options) {
   validate_record_options(options);
   const std::string lib = find_inject_library();
-  const auto env = record_environment(options, lib);
+  if (const char* skip = std::getenv("ATTNPROF_RECORD_NO_GPU_CHECK"); skip == nullptr || *skip == '\0')
+    if (const std::string problem = cuda_device_problem(); !problem.empty())
+      throw InputError(fmt::format("record: {}; nothing to record, {} was not started", problem,
+                                   options.command.front()));
+  auto env = record_environment(options, lib);
   const std::string trace_path = env[2].second;
+  // The recorder says here whether it started: the only way to tell a program
+  // that never used CUDA from a recorder that could not start.
+  const std::string status_path = trace_path + ".status";
+  env.emplace_back("ATTNPROF_RECORD_STATUS", status_path);
   std::error_code ec;
   fs::remove(trace_path, ec);  // so a stale trace is never taken for this run's
+  fs::remove(status_path, ec);
   const int code = run_with_environment(options.command, env);
+  std::string status;
+  std::ifstream(status_path) >> status;
+  fs::remove(status_path, ec);
   if (!fs::exists(trace_path, ec)) {
-    fmt::print(stderr,
-               "attnprof record: no trace written to {} (the program never initialized CUDA, or the "
-               "recorder refused: see above)\n",
-               trace_path);
+    const std::string why =
+        status.empty() ? "the program made no CUDA call, so the recorder never started"
+        : status == "refused" ? "the recorder could not start; its reason is printed above"
+                              : "the recorder started but could not write it; its reason is printed above";
+    fmt::print(stderr, "attnprof record: no trace written to {}: {}\n", trace_path, why);
     return code;
   }
   if (options.doctor) {
@@ -147,7 +192,10 @@ void add_record_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--doctor", options->doctor, "print the doctor report of the trace afterwards");
   // Everything after "--" is positional, so the program's own options pass through.
   cmd->add_option("command", options->command, "the program and its arguments, after --");
-  cmd->footer("Example: attnprof record -o t.json -- python3 train.py --steps 10");
+  cmd->footer(
+      "Needs an NVIDIA GPU and its driver: without them it says so and starts nothing "
+      "(ATTNPROF_RECORD_NO_GPU_CHECK=1 skips that check).\n"
+      "Example: attnprof record -o t.json -- python3 train.py --steps 10");
   cmd->callback([options, &exit_code] { exit_code = run_record(*options); });
 }
 

@@ -84,6 +84,7 @@ TEST(RecordArgs, ChildExitCodeAndEnvironmentPassThrough) {
 TEST(RecordArgs, ParsesOptionsAndPassesTheProgramsOwnOptionsThrough) {
   // Through the real CLI: the child's "-o" and "--doctor" after "--" are its own.
   setenv("ATTNPROF_INJECT_LIBRARY", "/bin/true", 1);  // any file: sh never starts CUDA
+  setenv("ATTNPROF_RECORD_NO_GPU_CHECK", "1", 1);     // this test needs no GPU
   CLI::App app;
   int exit_code = -1;
   add_record_command(app, exit_code);
@@ -94,7 +95,46 @@ TEST(RecordArgs, ParsesOptionsAndPassesTheProgramsOwnOptionsThrough) {
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector last-first
   app.parse(args);
   unsetenv("ATTNPROF_INJECT_LIBRARY");
+  unsetenv("ATTNPROF_RECORD_NO_GPU_CHECK");
   EXPECT_EQ(exit_code, 5);
+}
+
+// Without a driver (this machine, CI), record says so in those words and starts nothing
+// ("no trace written ... see above" pointed at nothing). With a GPU the check passes.
+TEST(RecordArgs, NoDriverOrGpuIsSaidFirst) {
+  const std::string problem = cuda_device_problem();
+  if (problem.empty()) GTEST_SKIP() << "this machine has an NVIDIA driver and GPU";
+  EXPECT_TRUE(problem.starts_with("no NVIDIA driver found") || problem.starts_with("no NVIDIA GPU") ||
+              problem.starts_with("the NVIDIA driver found no usable GPU"))
+      << problem;
+  setenv("ATTNPROF_INJECT_LIBRARY", "/bin/true", 1);
+  RecordOptions options;
+  options.output = (std::filesystem::temp_directory_path() / "attnprof_nogpu.json").string();
+  options.command = {"sh", "-c", "touch " + options.output + ".ran"};
+  try {
+    run_record(options);
+    ADD_FAILURE() << "record ran without a GPU";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing to record, sh was not started"), std::string::npos) << e.what();
+  }
+  unsetenv("ATTNPROF_INJECT_LIBRARY");
+  EXPECT_FALSE(std::filesystem::exists(options.output + ".ran"));
+}
+
+// A program that makes no CUDA call: the message says exactly that.
+TEST(RecordArgs, NoCudaCallIsSaidAsSuch) {
+  setenv("ATTNPROF_INJECT_LIBRARY", "/bin/true", 1);
+  setenv("ATTNPROF_RECORD_NO_GPU_CHECK", "1", 1);
+  RecordOptions options;
+  options.output = (std::filesystem::temp_directory_path() / "attnprof_nocuda.json").string();
+  options.command = {"sh", "-c", "exit 0"};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_record(options), 0);
+  const std::string err = testing::internal::GetCapturedStderr();
+  unsetenv("ATTNPROF_INJECT_LIBRARY");
+  unsetenv("ATTNPROF_RECORD_NO_GPU_CHECK");
+  EXPECT_NE(err.find("the program made no CUDA call, so the recorder never started"), std::string::npos) << err;
+  EXPECT_EQ(err.find("see above"), std::string::npos) << err;
 }
 
 TEST(RecordArgs, MissingInjectLibraryIsAnInputError) {
