@@ -48,12 +48,27 @@ std::string names(const std::vector<Implementation>& impls) {
   return s;
 }
 
+// Implementations that exist only on a GPU: on a CPU run they are listed as
+// skipped (the README's `--impl math,manual,cudnn,fused` works anywhere).
+bool gpu_only(const std::string& name) {
+  for (std::string_view n : {"math-no-upcast", "math-cached-mask", "math-plain-softmax", "cudnn", "fused"})
+    if (name == n) return true;
+  return false;
+}
+
+// Seconds a CPU run of `impls` takes, roughly: each implementation runs about
+// five times (check, warm-up, at least three timed) at ~5 GFLOP/s on one of
+// these cores (measured: 7-13 GFLOP/s for math/manual/flash at B1 H8 S512 D64).
+double cpu_seconds(const attention::AttentionParams& p, std::size_t impls) {
+  return attention::attention_flops(p) * 5.0 * static_cast<double>(impls) / 5e9;
+}
+
 }  // namespace
 
-BenchRun run_bench(const BenchOptions& o) {
+BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
   BenchRun run;
-  std::string why_no_gpu;
-  const std::string gpu_name = cuda_device_name(&why_no_gpu);
+  std::string why_no_gpu = o.no_gpu;
+  const std::string gpu_name = o.no_gpu.empty() ? cuda_device_name(&why_no_gpu) : std::string();
   bool gpu = false;
   switch (o.device) {
     case DeviceChoice::cuda:
@@ -68,7 +83,7 @@ BenchRun run_bench(const BenchOptions& o) {
       break;
   }
   if (!gpu && o.device == DeviceChoice::automatic)
-    run.note = "no GPU (" + why_no_gpu + "): running the CPU implementations";
+    run.note = why_no_gpu + ": running the CPU implementations";
   std::string shape_note;
   Plan plan;
   plan.shape = shape_for(o, gpu, shape_note);
@@ -82,6 +97,11 @@ BenchRun run_bench(const BenchOptions& o) {
   } else {
     for (const auto& name : o.impls) {
       auto it = std::find_if(all.begin(), all.end(), [&](const auto& i) { return i.name == name; });
+      if (it == all.end() && !gpu && gpu_only(name)) {
+        plan.impls.push_back({name, true, nullptr, nullptr, "needs an NVIDIA GPU, and there is none here", ""});
+        plan.explicitly_asked.push_back(false);
+        continue;
+      }
       if (it == all.end())
         throw InputError(
             fmt::format("--impl {}: no such implementation on {} (have: {})", name, gpu ? "cuda" : "cpu", names(all)));
@@ -114,6 +134,15 @@ BenchRun run_bench(const BenchOptions& o) {
   if (!gpu && !o.trace_dir.empty())
     run.note += std::string(run.note.empty() ? "" : "; ") +
                 "--trace: the CPU implementations launch no kernels, no trace written";
+  if (!gpu) {
+    std::size_t runnable = 0;
+    for (const auto& impl : plan.impls) runnable += impl.unavailable.empty();
+    if (const double s = cpu_seconds(plan.shape, runnable); s > 60)
+      run.note += fmt::format("{}warning: this shape takes about {:.0f} minutes on this CPU; a smaller --seq or "
+                              "--batch is quicker",
+                              run.note.empty() ? "" : "; ", s / 60);
+  }
+  plan.progress = &progress;
   if (gpu) {
     run.device = gpu_name;
     run_on_cuda(plan, run);

@@ -15,9 +15,16 @@ namespace attnprof::bench {
 // Throws attnprof::InputError (exit 2) for bad shapes, unknown implementations,
 // a device that is not there, or an explicitly asked-for implementation that
 // cannot run (unsupported dtype, out of memory).
-BenchRun run_bench(const BenchOptions& options);
+BenchRun run_bench(const BenchOptions& options, const BenchProgress& progress = {});
 
+// The table: print_table is the three parts at once; a caller that prints as
+// the run goes calls print_header from BenchProgress::started, print_row from
+// ::finished and print_footer at the end. GPU-only columns (share of the GEMM
+// rate, kernels, GEMM unit) are left out of a CPU run's table.
 void print_table(const BenchRun& run, std::FILE* out);
+void print_header(const BenchRun& run, std::FILE* out);
+void print_row(const BenchRun& run, const ImplResult& row, std::FILE* out);
+void print_footer(const BenchRun& run, std::FILE* out);
 std::string to_json(const BenchRun& run);
 
 // --- used by the device runners -------------------------------------------
@@ -29,6 +36,7 @@ struct Plan {
   int repeats = 0;
   std::string trace_dir;
   unsigned seed = 0;
+  const BenchProgress* progress = nullptr;  // never null inside the runners
 };
 void run_on_cpu(const Plan& plan, BenchRun& run);
 void run_on_cuda(const Plan& plan, BenchRun& run);  // throws InputError without CUDA

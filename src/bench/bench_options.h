@@ -2,6 +2,7 @@
 // to run and what to write. Plain data, filled by the CLI.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,18 @@ struct BenchOptions {
   std::optional<bool> check;  // unset: on (on a sample of heads when the reference is slow)
   int repeats = 0;            // 0: enough runs for ~0.3 s per implementation (10..200)
   unsigned seed = 0;          // 0: a fresh seed every run
+  std::string no_gpu;         // set by the caller when it found no NVIDIA GPU/driver: why
+};
+
+struct BenchRun;
+struct ImplResult;
+// What a caller hears while the bench runs, so a long run is not silent:
+// the run's header facts once they are known, each implementation as it
+// starts and as it finishes.
+struct BenchProgress {
+  std::function<void(const BenchRun&)> started;
+  std::function<void(const BenchRun&, const std::string& impl)> running;
+  std::function<void(const BenchRun&, const ImplResult&)> finished;
 };
 
 }  // namespace attnprof::bench

@@ -19,15 +19,22 @@ void run_on_cpu(const Plan& plan, BenchRun& run) {
   run.kernel_count_source = "n/a on the CPU";
   HostInputs in = make_host_inputs(plan.shape, plan.seed);
   const double flops = attention::attention_flops(plan.shape);
+  const BenchProgress& progress = *plan.progress;
+  if (progress.started) progress.started(run);
+  const auto finished = [&](ImplResult row) {
+    run.rows.push_back(std::move(row));
+    if (progress.finished) progress.finished(run, run.rows.back());
+  };
   for (const Implementation& impl : plan.impls) {
     ImplResult row;
     row.name = impl.name;
     row.gemm_unit = "n/a";
     if (!impl.unavailable.empty() || !impl.run) {
       row.skipped = impl.unavailable;
-      run.rows.push_back(row);
+      finished(std::move(row));
       continue;
     }
+    if (progress.running) progress.running(run, impl.name);
     std::vector<std::uint8_t> workspace(impl.workspace ? impl.workspace(in.params) : 0);
     const attention::ExecContext ctx{nullptr, workspace.data(), workspace.size()};
     if (plan.check_slices > 0) {
@@ -56,7 +63,7 @@ void run_on_cpu(const Plan& plan, BenchRun& run) {
     row.runs = reps;
     row.tflops = flops / (st.median * 1e-3) / 1e12;
     row.bytes_model = bytes_moved(impl.name, plan.shape);
-    run.rows.push_back(row);
+    finished(std::move(row));
   }
 }
 

@@ -159,6 +159,12 @@ void run_on_cuda(const Plan& plan, BenchRun& run) {
   const double flops = attention::attention_flops(plan.shape);
   if (!plan.trace_dir.empty()) std::filesystem::create_directories(plan.trace_dir);
 
+  const BenchProgress& progress = *plan.progress;
+  if (progress.started) progress.started(run);
+  const auto finished = [&](ImplResult row) {
+    run.rows.push_back(std::move(row));
+    if (progress.finished) progress.finished(run, run.rows.back());
+  };
   for (std::size_t i = 0; i < plan.impls.size(); ++i) {
     const Implementation& impl = plan.impls[i];
     ImplResult row;
@@ -166,9 +172,10 @@ void run_on_cuda(const Plan& plan, BenchRun& run) {
     row.gemm_unit = "n/a";
     if (!impl.unavailable.empty() || !impl.run) {
       row.skipped = impl.unavailable;
-      run.rows.push_back(row);
+      finished(std::move(row));
       continue;
     }
+    if (progress.running) progress.running(run, impl.name);
     try {
       const std::size_t ws_bytes = impl.workspace ? impl.workspace(dev.params) : 0;
       if (static_cast<double>(ws_bytes) > 0.9 * static_cast<double>(free_device_bytes()))
@@ -255,7 +262,7 @@ void run_on_cuda(const Plan& plan, BenchRun& run) {
       if (plan.explicitly_asked[i]) throw;
       row.skipped = e.what();
     }
-    run.rows.push_back(row);
+    finished(std::move(row));
   }
 }
 

@@ -93,40 +93,66 @@ std::string json_string(const std::string& s) {
 
 std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
 
+// Two timings this run cannot tell apart: their p10-p90 ranges overlap.
+bool within_noise(const ImplResult& a, const ImplResult& b) { return a.p10_ms <= b.p90_ms && b.p10_ms <= a.p90_ms; }
+
 }  // namespace
 
-void print_table(const BenchRun& run, std::FILE* out) {
+void print_header(const BenchRun& run, std::FILE* out) {
   fmt::print(out, "attnprof bench: {} on {}\n", shape_text(run.shape), run.device);
   if (!run.note.empty()) fmt::print(out, "note: {}\n", run.note);
   if (run.gemm_tflops)
     fmt::print(out, "bf16 GEMM rate in this run: {:.0f} TFLOP/s ({})\n", *run.gemm_tflops, run.gemm_rate_shape);
-  fmt::print(out, "{:<19} {:>9} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", "impl", "median ms", "p10-p90 ms",
-             "TFLOP/s", "%GEMM", "kernels", "GEMM unit", "bytes", "rel err");
-  for (const ImplResult& r : run.rows) {
-    if (!r.skipped.empty()) {
-      fmt::print(out, "{:<19} skipped: {}\n", r.name, r.skipped);
-      continue;
-    }
-    const std::string pct = r.pct_of_gemm ? fmt::format("{:.1f}", *r.pct_of_gemm) : "n/a";
-    const std::string kernels = r.kernels ? fmt::format("{}", *r.kernels) : "n/a";
-    std::string err = "unchecked";
-    if (r.rel_error) {
-      err = std::isfinite(*r.rel_error) ? fmt::format("{:.2e}", *r.rel_error) : "NaN/unwritten";
-      if (!r.check_passed) err += " FAIL";
-    }
-    fmt::print(out, "{:<19} {:>9.3f} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", r.name, r.median_ms,
-               fmt::format("{:.3f}-{:.3f}", r.p10_ms, r.p90_ms),
-               r.tflops >= 10 ? fmt::format("{:.1f}", r.tflops) : fmt::format("{:.3g}", r.tflops), pct, kernels,
-               r.gemm_unit, bytes_text(r.bytes_model), err);
+  if (run.on_gpu)
+    fmt::print(out, "{:<19} {:>9} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", "impl", "median ms", "p10-p90 ms",
+               "TFLOP/s", "%GEMM", "kernels", "GEMM unit", "bytes", "rel err");
+  else
+    fmt::print(out, "{:<19} {:>9} {:>17} {:>8} {:>10} {:>10}\n", "impl", "median ms", "p10-p90 ms", "TFLOP/s", "bytes",
+               "rel err");
+  std::fflush(out);
+}
+
+void print_row(const BenchRun& run, const ImplResult& r, std::FILE* out) {
+  if (!r.skipped.empty()) {
+    fmt::print(out, "{:<19} skipped: {}\n", r.name, r.skipped);
+    std::fflush(out);
+    return;
   }
+  std::string err = "unchecked";
+  if (r.rel_error) {
+    err = std::isfinite(*r.rel_error) ? fmt::format("{:.2e}", *r.rel_error) : "NaN/unwritten";
+    if (!r.check_passed) err += " FAIL";
+  }
+  const std::string spread = fmt::format("{:.3f}-{:.3f}", r.p10_ms, r.p90_ms);
+  const std::string tflops = r.tflops >= 10 ? fmt::format("{:.1f}", r.tflops) : fmt::format("{:.3g}", r.tflops);
+  if (run.on_gpu)
+    fmt::print(out, "{:<19} {:>9.3f} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", r.name, r.median_ms, spread,
+               tflops, r.pct_of_gemm ? fmt::format("{:.1f}", *r.pct_of_gemm) : "n/a",
+               r.kernels ? fmt::format("{}", *r.kernels) : "n/a", r.gemm_unit, bytes_text(r.bytes_model), err);
+  else
+    fmt::print(out, "{:<19} {:>9.3f} {:>17} {:>8} {:>10} {:>10}\n", r.name, r.median_ms, spread, tflops,
+               bytes_text(r.bytes_model), err);
+  std::fflush(out);
+}
+
+void print_table(const BenchRun& run, std::FILE* out) {
+  print_header(run, out);
+  for (const ImplResult& r : run.rows) print_row(run, r, out);
+  print_footer(run, out);
+}
+
+void print_footer(const BenchRun& run, std::FILE* out) {
+  const ImplResult* checked = nullptr;
+  for (const ImplResult& r : run.rows)
+    if (r.skipped.empty() && checked == nullptr) checked = &r;
   fmt::print(out,
              "TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
-             "outputs once (model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads; "
-             "kernels: {}\n",
-             run.shape.causal ? ", halved for causal" : "", run.rows.empty() ? 0 : run.rows.front().slices_checked,
-             run.rows.empty() ? 0 : run.rows.front().slices_total,
-             run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source);
-  bool header = false;
+             "outputs once (model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}\n",
+             run.shape.causal ? ", halved for causal" : "", checked ? checked->slices_checked : 0,
+             checked ? checked->slices_total : 0,
+             run.on_gpu ? fmt::format("; kernels: {}", run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source)
+                        : std::string());
+  bool header = false, noisy = false;
   for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
     if (!header) {
       fmt::print(out, "\nladder (each step removes one cause):\n{:<42} {:>34} {:>10} {:>9}\n", "cause removed",
@@ -134,9 +160,13 @@ void print_table(const BenchRun& run, std::FILE* out) {
       header = true;
     }
     const double saved = a.median_ms - b.median_ms;
-    fmt::print(out, "{:<42} {:>34} {:>10.3f} {:>9}\n", s.cause, fmt::format("{} -> {}", s.from, s.to), saved,
-               base > 0 ? fmt::format("{:.1f}", 100.0 * saved / base) : "n/a");
+    const bool noise = within_noise(a, b);
+    noisy |= noise;
+    fmt::print(out, "{:<42} {:>34} {:>10.3f} {:>9}{}\n", s.cause, fmt::format("{} -> {}", s.from, s.to), saved,
+               base > 0 ? fmt::format("{:.1f}", 100.0 * saved / base) : "n/a", noise ? "  (within noise)" : "");
   });
+  if (noisy)
+    fmt::print(out, "(within noise: the two runs' p10-p90 ranges overlap, so this run cannot tell them apart)\n");
   for (const ImplResult& r : run.rows)
     if (r.rel_error && !r.check_passed)
       fmt::print(out, "CHECK FAILED: {} differs from fp64 by {:.2e}\n", r.name, *r.rel_error);
@@ -186,9 +216,10 @@ std::string to_json(const BenchRun& run) {
   bool first = true;
   for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
     j += fmt::format(
-        "{}\n    {{\"from\": \"{}\", \"to\": \"{}\", \"cause\": {}, \"saved_ms\": {}, \"pct_of_math\": {}}}",
+        "{}\n    {{\"from\": \"{}\", \"to\": \"{}\", \"cause\": {}, \"saved_ms\": {}, \"pct_of_math\": {}, "
+        "\"within_noise\": {}}}",
         first ? "" : ",", s.from, s.to, json_string(s.cause), json_number(a.median_ms - b.median_ms),
-        base > 0 ? json_number(100.0 * (a.median_ms - b.median_ms) / base) : "null");
+        base > 0 ? json_number(100.0 * (a.median_ms - b.median_ms) / base) : "null", within_noise(a, b));
     first = false;
   });
   j += first ? "]\n}\n" : "\n  ]\n}\n";

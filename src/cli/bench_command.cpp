@@ -13,6 +13,7 @@
 #include "bench/bench.h"
 #include "bench/kernel_counter.h"
 #include "cli/commands.h"
+#include "cli/cuda_probe.h"
 #include "trace/trace_error.h"
 
 namespace attnprof::cli {
@@ -121,8 +122,28 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     if (check->count()) o.check = args->check;
     if (o.repeats < 0) throw InputError("--repeats must be positive");
 
+    // No NVIDIA driver or GPU: said in those words, before any CUDA library is loaded.
+    if (o.device != bench::DeviceChoice::cpu) {
+      const std::string problem = cuda_device_problem();
+      if (!problem.empty() && o.device == bench::DeviceChoice::cuda) throw InputError("--device cuda: " + problem);
+      o.no_gpu = problem;
+    }
     bench::set_gemm_unit_classifier(classify_gemms);
-    const bench::BenchRun run = bench::run_bench(o);
+    // The table prints as the run goes: the header at once, a row per implementation as it
+    // finishes; on a CPU, where one can take minutes, each start is said on stderr too.
+    bench::BenchProgress progress;
+    if (!o.json) {
+      progress.started = [](const bench::BenchRun& r) { bench::print_header(r, stdout); };
+      progress.running = [](const bench::BenchRun& r, const std::string& impl) {
+        // Only where the wait is long enough to wonder: ~5 runs at ~5 GFLOP/s over 3 s.
+        if (!r.on_gpu && attention::attention_flops(r.shape) * 5 / 5e9 > 3)
+          fmt::print(stderr, "  running {} ...\n", impl);
+      };
+      progress.finished = [](const bench::BenchRun& r, const bench::ImplResult& row) {
+        bench::print_row(r, row, stdout);
+      };
+    }
+    const bench::BenchRun run = bench::run_bench(o, progress);
     if (!args->json_file.empty()) {
       std::ofstream file(args->json_file);
       file << bench::to_json(run);
@@ -131,7 +152,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     if (o.json) {
       fmt::print("{}", bench::to_json(run));
     } else {
-      bench::print_table(run, stdout);
+      bench::print_footer(run, stdout);
     }
     exit_code = 0;
     for (const auto& row : run.rows)

@@ -34,10 +34,6 @@ std::string find_inject_library();
 int run_with_environment(const std::vector<std::string>& argv,
                          const std::vector<std::pair<std::string, std::string>>& env);
 
-// Why CUDA programs cannot run here ("no NVIDIA driver found ..."), or ""
-// when the driver loads and sees a GPU. Loads libcuda.so.1 at run time.
-std::string cuda_device_problem();
-
 // The whole command: validate, record, optionally run the doctor. Returns the
 // recorded program's exit code.
 int run_record(const RecordOptions& options);

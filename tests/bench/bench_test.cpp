@@ -1,7 +1,10 @@
 // attnprof bench on the CPU: a real small run (checked, timed, ladder), its
 // JSON, the byte model, the statistics and the one-line errors for bad input.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -66,6 +69,78 @@ TEST(Bench, CpuDefaultShapeIsSmallerAndSaysSo) {
   EXPECT_EQ(run.shape.batch, 1);
   EXPECT_EQ(run.shape.q_len, 512);
   EXPECT_NE(run.note.find("instead of the GPU default"), std::string::npos);
+}
+
+// The README's example names GPU implementations: on a CPU they are listed as
+// skipped and the rest runs (it exited 2 before).
+TEST(Bench, GpuOnlyImplementationsAreSkippedOnTheCpu) {
+  BenchOptions o = small_cpu();
+  o.impls = {"math", "manual", "cudnn", "fused"};
+  const BenchRun run = run_bench(o);
+  ASSERT_EQ(run.rows.size(), 4u);
+  EXPECT_TRUE(run.rows[0].skipped.empty());
+  EXPECT_TRUE(run.rows[1].skipped.empty());
+  EXPECT_NE(run.rows[2].skipped.find("needs an NVIDIA GPU"), std::string::npos);
+  EXPECT_NE(run.rows[3].skipped.find("needs an NVIDIA GPU"), std::string::npos);
+}
+
+// The header is out before the first implementation runs, each row as it finishes.
+TEST(Bench, ProgressComesAsTheRunGoes) {
+  std::vector<std::string> events;
+  BenchProgress p;
+  p.started = [&](const BenchRun& r) { events.push_back("started " + std::to_string(r.rows.size())); };
+  p.running = [&](const BenchRun&, const std::string& impl) { events.push_back("running " + impl); };
+  p.finished = [&](const BenchRun& r, const ImplResult& row) {
+    events.push_back("finished " + row.name + " " + std::to_string(r.rows.size()));
+  };
+  const BenchRun run = run_bench(small_cpu(), p);
+  const std::vector<std::string> want = {"started 0",     "running math",    "finished math 1", "running manual",
+                                         "finished manual 2", "running flash", "finished flash 3"};
+  EXPECT_EQ(events, want);
+}
+
+std::string printed(void (*print)(const BenchRun&, std::FILE*), const BenchRun& run) {
+  char* buf = nullptr;
+  std::size_t size = 0;
+  std::FILE* f = open_memstream(&buf, &size);
+  print(run, f);
+  std::fclose(f);
+  std::string s(buf, size);
+  std::free(buf);
+  return s;
+}
+
+// A CPU table has no GPU-only columns; ladder steps this run cannot tell apart say so.
+TEST(Bench, CpuTableAndNoiseMarks) {
+  BenchRun run;
+  run.on_gpu = false;
+  run.shape = attention::make_params(1, 8, 8, 512, 512, 64, true, attention::DType::bf16);
+  ImplResult math, manual, flash;
+  math.name = "math";
+  math.median_ms = 40;
+  math.p10_ms = 33;
+  math.p90_ms = 46;
+  manual.name = "manual";
+  manual.median_ms = 44;  // the -22.9% .. +14.9% swings between runs: inside math's spread
+  manual.p10_ms = 41;
+  manual.p90_ms = 53;
+  flash.name = "flash";
+  flash.median_ms = 20;
+  flash.p10_ms = 18;
+  flash.p90_ms = 25;
+  run.rows = {math, manual, flash};
+  const std::string header = printed(print_header, run);
+  EXPECT_EQ(header.find("%GEMM"), std::string::npos) << header;
+  EXPECT_EQ(header.find("kernels"), std::string::npos) << header;
+  EXPECT_EQ(header.find("GEMM unit"), std::string::npos) << header;
+  const std::string footer = printed(print_footer, run);
+  const auto line_of = [&](std::string_view step) {
+    const auto at = footer.find(step);
+    return at == std::string::npos ? std::string() : footer.substr(at, footer.find('\n', at) - at);
+  };
+  EXPECT_NE(line_of("math -> manual").find("(within noise)"), std::string::npos) << footer;
+  EXPECT_EQ(line_of("manual -> flash").find("(within noise)"), std::string::npos) << footer;
+  EXPECT_NE(to_json(run).find("\"within_noise\": true"), std::string::npos);
 }
 
 TEST(Bench, BadInputIsOneLineInputError) {

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/cuda_probe.h"
 #include "trace/trace_error.h"
 
 namespace attnprof::cli {

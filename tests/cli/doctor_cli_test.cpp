@@ -149,3 +149,23 @@ TEST(DoctorCli, ReportFitsOneHundredColumns) {
 
 }  // namespace
 }  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// Without a GPU, bench says so in plain words ("CUDA driver version is
+// insufficient" before), shows the header first, and skips what needs a GPU.
+TEST(BenchCli, NoGpuSaidPlainly) {
+  const auto r = test::run_command(test::attnprof_binary() +
+                                   " bench --batch 1 --heads 2 --seq 64 --repeats 1 --impl math,manual,cudnn,fused");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("attnprof bench: ", 0), 0u) << r.out;
+  if (r.out.find("on cpu") == std::string::npos) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_NE(r.out.find("no NVIDIA"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("insufficient"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cudnn               skipped: needs an NVIDIA GPU"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("n/a"), std::string::npos) << "no GPU-only columns on a CPU run:\n" << r.out;
+}
+
+}  // namespace
+}  // namespace attnprof
