@@ -19,8 +19,15 @@ test: deps build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE gpu
 
 # The main job on a bundled real trace: PyTorch SDPA's math backend on an H200.
-demo: deps build
-	./$(BUILD)/attnprof doctor examples/traces/sdpa_math.json
+# Builds only what it runs: the attnprof CLI without CUDA targets or tests
+# (doctor's output is the same; record and bench's GPU side need `make build`).
+DEMO_BUILD ?= build-demo
+demo: deps
+	@echo "make demo: building the attnprof CLI only (no CUDA kernels, no tests) in $(DEMO_BUILD)/"
+	cmake -S . -B $(DEMO_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_WITH_CUDA=OFF \
+	  -DATTNPROF_BUILD_TESTS=OFF -DATTNPROF_BUILD_BENCHMARKS=OFF
+	cmake --build $(DEMO_BUILD) -j $(JOBS) --target attnprof
+	./$(DEMO_BUILD)/attnprof doctor examples/traces/sdpa_math.json
 
 # Reader throughput and peak memory on a large synthetic trace built from the real ones.
 bench: deps build
