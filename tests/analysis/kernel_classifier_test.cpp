@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +37,8 @@ struct Case {
   MathUnit unit;
   Precision precision;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class GemmUnitTest : public ::testing::TestWithParam<Case> {};
 
@@ -106,7 +110,15 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"void cunn_SoftMaxForward<4, float, float, float, Epilogue>(float*, float const*, int)",
              KernelCategory::Softmax, MathUnit::None, Precision::Unknown},
         Case{"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", KernelCategory::Communication,
-             MathUnit::None, Precision::Unknown}));
+             MathUnit::None, Precision::Unknown}),
+    // Readable test names: the case's index and the start of its kernel name.
+    [](const ::testing::TestParamInfo<Case>& p) {
+      std::string n = std::to_string(p.index) + "_";
+      std::string_view kernel = p.param.name;
+      if (kernel.starts_with("void ")) kernel.remove_prefix(5);
+      for (char c : kernel.substr(0, 40)) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+      return n;
+    });
 
 TEST(KernelClassifier, CastDirections) {
   const KernelClass up = classify_kernel(
