@@ -22,6 +22,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || { echo "no GPU here"; exit 1; }
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 python3 "$here/make_corpus.py" --set "$set_name" --list >"$O/facts.json" || exit 1
+if [ -n "$only" ]; then  # the facts of the programs asked for only, so the check covers what was made
+  python3 -c "import json, sys; f = json.load(open(sys.argv[1])); json.dump([x for x in f if x['name'] in sys.argv[2].split(',')], open(sys.argv[1], 'w'), indent=1)" "$O/facts.json" "$only"
+fi
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 status=0
 timeout "${CORPUS_TIMEOUT:-420}" python3 "$here/make_corpus.py" --set "$set_name" --out "$O" ${only:+--only "$only"} || status=1

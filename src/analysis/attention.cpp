@@ -281,32 +281,41 @@ class Finder {
     }
   }
 
+  // From the anchor seq[p], one way (dir -1 or +1) over chain kernels, at most
+  // kReach of them, taking up to `want` GEMMs and stopping at anything else.
+  struct Walk {
+    int gemms = 0;
+    std::size_t farthest = 0;   // position of the last GEMM taken
+    bool safe_softmax = false;  // an isneginf / all-reduce on the way (_safe_softmax)
+  };
+  Walk walk(const std::vector<std::size_t>& seq, std::size_t p, int dir, int want) const {
+    constexpr std::size_t kReach = 10;
+    Walk w{0, p, false};
+    for (std::size_t step = 1; step <= kReach && w.gemms < want; ++step) {
+      if (dir < 0 ? step > p : p + step >= seq.size()) break;
+      const std::size_t q = dir < 0 ? p - step : p + step;
+      if (!free(seq[q])) break;
+      const KernelClass& k = cls(seq[q]);
+      if (k.category == KernelCategory::Gemm) {
+        ++w.gemms;
+        w.farthest = q;
+      } else if (chain_kernel(k)) {
+        w.safe_softmax |= k.op == KernelOp::IsNegInf || k.op == KernelOp::AllReduce;
+      } else {
+        break;
+      }
+    }
+    return w;
+  }
+
   // 3a. Unfused forward: QK^T GEMM, chain kernels, softmax, chain kernels, PV GEMM.
   void unfused_forward(const std::vector<std::size_t>& seq) {
-    constexpr std::size_t kReach = 10;
     for (std::size_t p = 0; p < seq.size(); ++p) {
       if (!free(seq[p]) || cls(seq[p]).op != KernelOp::Softmax) continue;
-      std::size_t qk = p, pv = p;
-      for (std::size_t q = p; q-- > 0 && p - q <= kReach;) {
-        if (!free(seq[q])) break;
-        if (cls(seq[q]).category == KernelCategory::Gemm) {
-          qk = q;
-          break;
-        }
-        if (!chain_kernel(cls(seq[q]))) break;
-      }
-      bool safe_softmax = false;
-      for (std::size_t q = p + 1; q < seq.size() && q - p <= kReach; ++q) {
-        if (!free(seq[q])) break;
-        const KernelClass& k = cls(seq[q]);
-        if (k.category == KernelCategory::Gemm) {
-          pv = q;
-          break;
-        }
-        if (!chain_kernel(k)) break;
-        safe_softmax |= k.op == KernelOp::IsNegInf || k.op == KernelOp::AllReduce;
-      }
-      if (qk == p || pv == p) continue;
+      const Walk before = walk(seq, p, -1, 1), after = walk(seq, p, +1, 1);
+      if (before.gemms == 0 || after.gemms == 0) continue;
+      const std::size_t qk = before.farthest, pv = after.farthest;
+      const bool safe_softmax = after.safe_softmax;
       std::size_t first = qk, last = pv;
       // SDPA math without CPU ops: its prologue (upcasts, scaling, mask) and
       // the cast of the output back to 16 bits are part of the call.
@@ -341,32 +350,11 @@ class Finder {
 
   // 3b. Unfused backward: dV and dP GEMMs, softmax backward, dQ and dK GEMMs.
   void unfused_backward(const std::vector<std::size_t>& seq, AttentionImpl impl) {
-    constexpr std::size_t kReach = 10;
     for (std::size_t p = 0; p < seq.size(); ++p) {
       if (!free(seq[p]) || cls(seq[p]).op != KernelOp::SoftmaxBackward) continue;
-      std::size_t first = p, last = p;
-      int before = 0, after = 0;
-      for (std::size_t q = p; q-- > 0 && p - q <= kReach && before < 2;) {
-        if (!free(seq[q])) break;
-        const KernelClass& k = cls(seq[q]);
-        if (k.category == KernelCategory::Gemm) {
-          ++before;
-          first = q;
-        } else if (!chain_kernel(k)) {
-          break;
-        }
-      }
-      for (std::size_t q = p + 1; q < seq.size() && q - p <= kReach && after < 2; ++q) {
-        if (!free(seq[q])) break;
-        const KernelClass& k = cls(seq[q]);
-        if (k.category == KernelCategory::Gemm) {
-          ++after;
-          last = q;
-        } else if (!chain_kernel(k)) {
-          break;
-        }
-      }
-      if (before == 0 || after == 0) continue;
+      const Walk before = walk(seq, p, -1, 2), after = walk(seq, p, +1, 2);
+      if (before.gemms == 0 || after.gemms == 0) continue;
+      const std::size_t first = before.farthest, last = after.farthest;
       AttentionCall c;
       c.impl = impl;
       c.pass = AttentionPass::Backward;

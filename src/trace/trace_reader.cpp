@@ -406,15 +406,21 @@ class Reader {
       limit = nl;
       const char* next = json_scan::skip_space(nl + 1, end);
       if (next == end || *next != '{') continue;
-      const char* p = nl;
-      while (p > first && json_scan::is_space(p[-1])) --p;
-      if (p == first || p[-1] != ',') continue;
-      const char* comma = p - 1;
-      p = comma;
-      while (p > first && json_scan::is_space(p[-1])) --p;
-      if (p > first && p[-1] == '}') return comma;
+      if (const char* comma = comma_after_object(first, nl)) return comma;
     }
     return nullptr;
+  }
+
+  // The ',' before `at` when "}" "," (spaces around the comma allowed) ends
+  // the text [first, at), else nullptr.
+  static const char* comma_after_object(const char* first, const char* at) {
+    const char* p = at;
+    while (p > first && json_scan::is_space(p[-1])) --p;
+    if (p == first || p[-1] != ',') return nullptr;
+    const char* comma = p - 1;
+    p = comma;
+    while (p > first && json_scan::is_space(p[-1])) --p;
+    return p > first && p[-1] == '}' ? comma : nullptr;
   }
 
   // The ',' of the last "}" "," "{" in [first, end) (spaces allowed around
@@ -425,13 +431,7 @@ class Reader {
       const auto* open = static_cast<const char*>(::memrchr(first, '{', static_cast<std::size_t>(limit - first)));
       if (open == nullptr) return nullptr;
       limit = open;
-      const char* p = open;
-      while (p > first && json_scan::is_space(p[-1])) --p;
-      if (p == first || p[-1] != ',') continue;
-      const char* comma = p - 1;
-      p = comma;
-      while (p > first && json_scan::is_space(p[-1])) --p;
-      if (p > first && p[-1] == '}') return comma;
+      if (const char* comma = comma_after_object(first, open)) return comma;
     }
     return nullptr;
   }
