@@ -38,12 +38,12 @@ struct Step {
 
 // Each step removes one cause; the ladder prints the steps whose both ends ran.
 constexpr Step kGpuLadder[] = {
-    {"math", "math-no-upcast", "fp32 upcast: FP32 GEMMs on CUDA cores + 5 cast kernels"},
-    {"math-no-upcast", "math-cached-mask", "causal mask rebuilt every forward (5 kernels)"},
+    {"math", "math-no-upcast", "fp32 upcast (FFMA GEMMs, 5 casts)"},
+    {"math-no-upcast", "math-cached-mask", "mask rebuilt every call (5 kernels)"},
     {"math-cached-mask", "math-plain-softmax", "_safe_softmax's eq/all/where passes"},
-    {"math-plain-softmax", "manual", "q, k scaled + additive mask vs scores scaled + masked_fill_"},
-    {"manual", "cudnn", "unfused: the score matrix goes through memory"},
-    {"manual", "fused", "unfused: the score matrix goes through memory (own kernel)"},
+    {"math-plain-softmax", "manual", "scale q,k + add mask vs masked_fill_"},
+    {"manual", "cudnn", "unfused: scores through memory"},
+    {"manual", "fused", "unfused: scores through memory (ours)"},
 };
 constexpr Step kCpuLadder[] = {
     {"math", "manual", "fp32 upcast and separate q/k scaling"},
@@ -93,6 +93,27 @@ std::string json_string(const std::string& s) {
 
 std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
 
+// `text` on lines of at most 100 columns, broken at spaces (a word longer than that stays whole).
+void print_wrapped(std::FILE* out, std::string_view text) {
+  constexpr std::size_t kWidth = 100;
+  while (text.size() > kWidth) {
+    std::size_t cut = text.rfind(' ', kWidth);
+    if (cut == std::string_view::npos || cut == 0) cut = text.find(' ', kWidth);
+    if (cut == std::string_view::npos) break;
+    fmt::print(out, "{}\n", text.substr(0, cut));
+    text.remove_prefix(cut + 1);
+  }
+  fmt::print(out, "{}\n", text);
+}
+
+// The GEMM unit column's short form ("tensor-core bf16" as "TC bf16"); the footer says what TC and CUDA are.
+std::string short_unit(std::string unit) {
+  for (const auto& [long_name, short_name] : {std::pair{"tensor-core", "TC"}, std::pair{"cuda-core", "CUDA"}})
+    for (auto at = unit.find(long_name); at != std::string::npos; at = unit.find(long_name))
+      unit.replace(at, std::string_view(long_name).size(), short_name);
+  return unit;
+}
+
 // Two timings this run cannot tell apart: their p10-p90 ranges overlap.
 bool within_noise(const ImplResult& a, const ImplResult& b) { return a.p10_ms <= b.p90_ms && b.p10_ms <= a.p90_ms; }
 
@@ -100,21 +121,21 @@ bool within_noise(const ImplResult& a, const ImplResult& b) { return a.p10_ms <=
 
 void print_header(const BenchRun& run, std::FILE* out) {
   fmt::print(out, "attnprof bench: {} on {}\n", shape_text(run.shape), run.device);
-  if (!run.note.empty()) fmt::print(out, "note: {}\n", run.note);
+  if (!run.note.empty()) print_wrapped(out, "note: " + run.note);
   if (run.gemm_tflops)
     fmt::print(out, "bf16 GEMM rate in this run: {:.0f} TFLOP/s ({})\n", *run.gemm_tflops, run.gemm_rate_shape);
   if (run.on_gpu)
-    fmt::print(out, "{:<19} {:>9} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", "impl", "median ms", "p10-p90 ms",
+    fmt::print(out, "{:<18} {:>9} {:>12} {:>7} {:>5} {:>7} {:<15} {:>9} {}\n", "impl", "median ms", "p10-p90 ms",
                "TFLOP/s", "%GEMM", "kernels", "GEMM unit", "bytes", "rel err");
   else
-    fmt::print(out, "{:<19} {:>9} {:>17} {:>8} {:>10} {:>10}\n", "impl", "median ms", "p10-p90 ms", "TFLOP/s", "bytes",
+    fmt::print(out, "{:<18} {:>9} {:>12} {:>7} {:>9} {}\n", "impl", "median ms", "p10-p90 ms", "TFLOP/s", "bytes",
                "rel err");
   std::fflush(out);
 }
 
 void print_row(const BenchRun& run, const ImplResult& r, std::FILE* out) {
   if (!r.skipped.empty()) {
-    fmt::print(out, "{:<19} skipped: {}\n", r.name, r.skipped);
+    fmt::print(out, "{:<18} skipped: {}\n", r.name, r.skipped);
     std::fflush(out);
     return;
   }
@@ -126,11 +147,12 @@ void print_row(const BenchRun& run, const ImplResult& r, std::FILE* out) {
   const std::string spread = fmt::format("{:.3f}-{:.3f}", r.p10_ms, r.p90_ms);
   const std::string tflops = r.tflops >= 10 ? fmt::format("{:.1f}", r.tflops) : fmt::format("{:.3g}", r.tflops);
   if (run.on_gpu)
-    fmt::print(out, "{:<19} {:>9.3f} {:>17} {:>8} {:>7} {:>7} {:<22} {:>10} {:>10}\n", r.name, r.median_ms, spread,
-               tflops, r.pct_of_gemm ? fmt::format("{:.1f}", *r.pct_of_gemm) : "n/a",
-               r.kernels ? fmt::format("{}", *r.kernels) : "n/a", r.gemm_unit, bytes_text(r.bytes_model), err);
+    fmt::print(out, "{:<18} {:>9.3f} {:>12} {:>7} {:>5} {:>7} {:<15} {:>9} {}\n", r.name, r.median_ms, spread, tflops,
+               r.pct_of_gemm ? fmt::format("{:.1f}", *r.pct_of_gemm) : "n/a",
+               r.kernels ? fmt::format("{}", *r.kernels) : "n/a", short_unit(r.gemm_unit), bytes_text(r.bytes_model),
+               err);
   else
-    fmt::print(out, "{:<19} {:>9.3f} {:>17} {:>8} {:>10} {:>10}\n", r.name, r.median_ms, spread, tflops,
+    fmt::print(out, "{:<18} {:>9.3f} {:>12} {:>7} {:>9} {}\n", r.name, r.median_ms, spread, tflops,
                bytes_text(r.bytes_model), err);
   std::fflush(out);
 }
@@ -145,28 +167,29 @@ void print_footer(const BenchRun& run, std::FILE* out) {
   const ImplResult* checked = nullptr;
   for (const ImplResult& r : run.rows)
     if (r.skipped.empty() && checked == nullptr) checked = &r;
-  fmt::print(out,
-             "TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
-             "outputs once (model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}\n",
-             run.shape.causal ? ", halved for causal" : "", checked ? checked->slices_checked : 0,
-             checked ? checked->slices_total : 0,
-             run.on_gpu ? fmt::format("; kernels: {}", run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source)
-                        : std::string());
+  print_wrapped(out, fmt::format("TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
+                                 "outputs once (a model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}",
+                                 run.shape.causal ? ", halved for causal" : "", checked ? checked->slices_checked : 0,
+                                 checked ? checked->slices_total : 0,
+                                 run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores",
+                                                          run.kernel_count_source.empty() ? "n/a"
+                                                                                          : run.kernel_count_source)
+                                            : std::string()));
   bool header = false, noisy = false;
   for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
     if (!header) {
-      fmt::print(out, "\nladder (each step removes one cause):\n{:<42} {:>34} {:>10} {:>9}\n", "cause removed",
-                 "from -> to", "saved ms", "% of math");
+      fmt::print(out, "\nladder (each step removes one cause):\n{:<36} {:<38} {:>9} {:>6}\n", "cause removed",
+                 "from -> to", "saved ms", "% math");
       header = true;
     }
     const double saved = a.median_ms - b.median_ms;
     const bool noise = within_noise(a, b);
     noisy |= noise;
-    fmt::print(out, "{:<42} {:>34} {:>10.3f} {:>9}{}\n", s.cause, fmt::format("{} -> {}", s.from, s.to), saved,
-               base > 0 ? fmt::format("{:.1f}", 100.0 * saved / base) : "n/a", noise ? "  (within noise)" : "");
+    fmt::print(out, "{:<36} {:<38} {:>9.3f} {:>6}{}\n", s.cause, fmt::format("{} -> {}", s.from, s.to), saved,
+               base > 0 ? fmt::format("{:.1f}", 100.0 * saved / base) : "n/a", noise ? " *" : "");
   });
   if (noisy)
-    fmt::print(out, "(within noise: the two runs' p10-p90 ranges overlap, so this run cannot tell them apart)\n");
+    fmt::print(out, "* within noise: the two p10-p90 ranges overlap, so this run cannot tell them apart\n");
   for (const ImplResult& r : run.rows)
     if (r.rel_error && !r.check_passed)
       fmt::print(out, "CHECK FAILED: {} differs from fp64 by {:.2e}\n", r.name, *r.rel_error);

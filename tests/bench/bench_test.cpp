@@ -138,9 +138,47 @@ TEST(Bench, CpuTableAndNoiseMarks) {
     const auto at = footer.find(step);
     return at == std::string::npos ? std::string() : footer.substr(at, footer.find('\n', at) - at);
   };
-  EXPECT_NE(line_of("math -> manual").find("(within noise)"), std::string::npos) << footer;
-  EXPECT_EQ(line_of("manual -> flash").find("(within noise)"), std::string::npos) << footer;
+  EXPECT_TRUE(line_of("math -> manual").ends_with(" *")) << footer;
+  EXPECT_FALSE(line_of("manual -> flash").ends_with(" *")) << footer;
+  EXPECT_NE(footer.find("* within noise"), std::string::npos) << footer;
+  for (const std::string& text : {header, footer})
+    for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {
+      nl = text.find('\n', at);
+      if (nl == std::string::npos) nl = text.size();
+      EXPECT_LE(nl - at, 100u) << text.substr(at, nl - at);
+    }
   EXPECT_NE(to_json(run).find("\"within_noise\": true"), std::string::npos);
+}
+
+// A GPU run's table, with its longest names and units, fits 100 columns too.
+TEST(Bench, GpuTableFitsOneHundredColumns) {
+  BenchRun run;
+  run.on_gpu = true;
+  run.device = "NVIDIA H200";
+  run.gemm_tflops = 879;
+  run.gemm_rate_shape = "bf16 8192x8192x8192 cuBLAS GEMM";
+  run.kernel_count_source = "CUPTI recorder";
+  run.shape = attention::make_params(8, 16, 16, 1024, 1024, 64, true, attention::DType::bf16);
+  ImplResult r;
+  r.name = "math-plain-softmax";
+  r.median_ms = 1234.567;
+  r.p10_ms = 1230.001;
+  r.p90_ms = 1240.002;
+  r.tflops = 12.2;
+  r.pct_of_gemm = 1.4;
+  r.kernels = 20;
+  r.gemm_unit = "tensor-core bf16/fp16";
+  r.bytes_model = 6.39e9;
+  r.rel_error = 4.22e-3;
+  r.check_passed = true;
+  run.rows = {r};
+  const std::string text = printed(print_table, run);
+  EXPECT_NE(text.find("TC bf16/fp16"), std::string::npos) << text;
+  for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {
+    nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    EXPECT_LE(nl - at, 100u) << text.substr(at, nl - at);
+  }
 }
 
 TEST(Bench, BadInputIsOneLineInputError) {
