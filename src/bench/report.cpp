@@ -108,7 +108,8 @@ void print_wrapped(std::FILE* out, std::string_view text) {
 
 // The GEMM unit column's short form ("tensor-core bf16" as "TC bf16"); the footer says what TC and CUDA are.
 std::string short_unit(std::string unit) {
-  for (const auto& [long_name, short_name] : {std::pair{"tensor-core", "TC"}, std::pair{"cuda-core", "CUDA"}})
+  for (const auto& [long_name, short_name] :
+       {std::pair{"tensor-core", "TC"}, std::pair{"cuda-core", "CUDA"}, std::pair{"fused attention", "fused"}})
     for (auto at = unit.find(long_name); at != std::string::npos; at = unit.find(long_name))
       unit.replace(at, std::string_view(long_name).size(), short_name);
   return unit;
@@ -125,7 +126,7 @@ void print_header(const BenchRun& run, std::FILE* out) {
   if (run.gemm_tflops)
     fmt::print(out, "bf16 GEMM rate in this run: {:.0f} TFLOP/s ({})\n", *run.gemm_tflops, run.gemm_rate_shape);
   if (run.on_gpu)
-    fmt::print(out, "{:<18} {:>9} {:>12} {:>7} {:>5} {:>7} {:<15} {:>9} {}\n", "impl", "median ms", "p10-p90 ms",
+    fmt::print(out, "{:<18} {:>9} {:>13} {:>7} {:>5} {:>7} {:<12} {:>9} {}\n", "impl", "median ms", "p10-p90 ms",
                "TFLOP/s", "%GEMM", "kernels", "GEMM unit", "bytes", "rel err");
   else
     fmt::print(out, "{:<18} {:>9} {:>12} {:>7} {:>9} {}\n", "impl", "median ms", "p10-p90 ms", "TFLOP/s", "bytes",
@@ -147,7 +148,7 @@ void print_row(const BenchRun& run, const ImplResult& r, std::FILE* out) {
   const std::string spread = fmt::format("{:.3f}-{:.3f}", r.p10_ms, r.p90_ms);
   const std::string tflops = r.tflops >= 10 ? fmt::format("{:.1f}", r.tflops) : fmt::format("{:.3g}", r.tflops);
   if (run.on_gpu)
-    fmt::print(out, "{:<18} {:>9.3f} {:>12} {:>7} {:>5} {:>7} {:<15} {:>9} {}\n", r.name, r.median_ms, spread, tflops,
+    fmt::print(out, "{:<18} {:>9.3f} {:>13} {:>7} {:>5} {:>7} {:<12} {:>9} {}\n", r.name, r.median_ms, spread, tflops,
                r.pct_of_gemm ? fmt::format("{:.1f}", *r.pct_of_gemm) : "n/a",
                r.kernels ? fmt::format("{}", *r.kernels) : "n/a", short_unit(r.gemm_unit), bytes_text(r.bytes_model),
                err);
