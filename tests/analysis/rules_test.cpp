@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "analysis/analysis.h"
 #include "analysis/rules/rule.h"
 #include "report/report.h"
@@ -316,6 +318,23 @@ TEST(Wording, CitedFindingsFired) {
             return g.id == rule.id && g.group == f.group;
           })) << path << ": " << f.id << " cites " << rule.id;
         }
+  }
+}
+
+// A finding's title states the same time per region instance as its header
+// line and the tables (the report prints time_ns / instances for both).
+TEST(Wording, TitleNumbersAgreeWithTheHeader) {
+  for (const std::string& path : test::real_trace_files()) {
+    const Doctor d(path);
+    for (const Finding& f : d.analysis.findings) {
+      const auto g = std::find_if(d.analysis.groups.begin(), d.analysis.groups.end(),
+                                  [&](const GroupStats& s) { return s.group.name == f.group; });
+      ASSERT_NE(g, d.analysis.groups.end()) << path << ": " << f.id;
+      const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, g->group.instances.size()));
+      const std::string per = fmt::format("{:.3f} ms", static_cast<double>(f.time_ns / n) / 1e6);
+      EXPECT_NE(f.title.find(per), std::string::npos) << path << ": " << f.id << " says " << f.title << ", header "
+                                                      << per;
+    }
   }
 }
 
