@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::attention {
 

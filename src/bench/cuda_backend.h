@@ -17,10 +17,16 @@ struct CudaBackend {
   std::vector<Implementation> (*implementations)();
   std::string (*device_name)(std::string* why);
   void (*run)(const Plan& plan, BenchRun& run);
-  // The plugin has its own copy of the bench core's state: the GEMM-unit hook
-  // the CLI installed is handed over before each run.
-  void (*set_gemm_unit_classifier)(GemmUnitFn fn);
 };
+
+// The plugin's side of the seam (cuda_plugin.cpp hands these over); the core's
+// cuda_implementations, cuda_device_name and run_on_cuda (cuda_loader.cpp) call
+// them through the loaded CudaBackend.
+namespace plugin {
+std::vector<Implementation> implementations();
+std::string device_name(std::string* why);
+void run(const Plan& plan, BenchRun& run);
+}  // namespace plugin
 
 }  // namespace attnprof::bench
 

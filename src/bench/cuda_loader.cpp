@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 
 #include "bench/cuda_backend.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::bench {
 namespace {
@@ -73,7 +73,6 @@ std::string cuda_device_name(std::string* why) {
 
 void run_on_cuda(const Plan& plan, BenchRun& run) {
   if (loaded().backend == nullptr) throw InputError(fmt::format("--device cuda: {}", loaded().why));
-  loaded().backend->set_gemm_unit_classifier(gemm_unit_classifier());
   loaded().backend->run(plan, run);
 }
 

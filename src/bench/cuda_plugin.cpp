@@ -4,10 +4,9 @@
 
 extern "C" __attribute__((visibility("default"))) const attnprof::bench::CudaBackend* attnprof_bench_cuda_backend() {
   static const attnprof::bench::CudaBackend backend{
-      &attnprof::bench::cuda_implementations,
-      &attnprof::bench::cuda_device_name,
-      &attnprof::bench::run_on_cuda,
-      &attnprof::bench::set_gemm_unit_classifier,
+      &attnprof::bench::plugin::implementations,
+      &attnprof::bench::plugin::device_name,
+      &attnprof::bench::plugin::run,
   };
   return &backend;
 }

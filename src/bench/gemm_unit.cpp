@@ -1,19 +1,28 @@
-// The GEMM-unit hook: the bench stays independent of the classifier; the CLI
-// plugs it in.
+// The GEMM unit of a forward, from the kernel classifier (CUDA-free code the
+// bench links like the doctor does).
+#include <set>
+
+#include <fmt/core.h>
+
+#include "analysis/kernel_classifier.h"
 #include "bench/kernel_counter.h"
 
 namespace attnprof::bench {
 
-namespace {
-GemmUnitFn classifier = nullptr;
-}
-
-void set_gemm_unit_classifier(GemmUnitFn fn) { classifier = fn; }
-GemmUnitFn gemm_unit_classifier() { return classifier; }
-
 std::string gemm_unit(const std::vector<std::string>& kernel_names) {
-  if (!classifier || kernel_names.empty()) return "n/a";
-  return classifier(kernel_names);
+  if (kernel_names.empty()) return "n/a";
+  std::set<std::string> units;
+  bool fused = false;
+  for (const auto& name : kernel_names) {
+    const KernelClass c = classify_kernel(name);
+    if (c.category == KernelCategory::Gemm)
+      units.insert(fmt::format("{} {}", to_string(c.unit), to_string(c.precision)));
+    fused = fused || c.category == KernelCategory::FusedAttention;
+  }
+  if (units.empty()) return fused ? "fused attention" : "no GEMM kernel";
+  std::string out;
+  for (const auto& u : units) out += (out.empty() ? "" : ", ") + u;
+  return out;
 }
 
 }  // namespace attnprof::bench

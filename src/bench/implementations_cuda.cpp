@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "attention/cuda/cuda_attention.h"
+#include "bench/cuda_backend.h"
 #include "bench/implementations.h"
 #if ATTNPROF_BENCH_HAVE_FUSED
 #include "attention/fused/attention_fn.h"
@@ -9,7 +10,7 @@
 
 namespace attnprof::bench {
 
-std::vector<Implementation> cuda_implementations() {
+std::vector<Implementation> plugin::implementations() {
   namespace cu = attention::cuda;
   const std::string cudnn_reason = cu::cudnn_unavailable_reason();
   return {
@@ -48,7 +49,7 @@ std::vector<Implementation> cuda_implementations() {
   };
 }
 
-std::string cuda_device_name(std::string* why) {
+std::string plugin::device_name(std::string* why) {
   if (!attention::cuda::device_available(why)) return {};
   int device = 0;
   cudaDeviceProp prop{};

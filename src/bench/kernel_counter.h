@@ -28,12 +28,10 @@ class KernelCounter {
 
 std::unique_ptr<KernelCounter> make_kernel_counter();
 
-// GEMM unit and precision of a forward from its kernel names ("tensor core bf16",
-// "cuda core fp32"); set by whoever links the kernel classifier (src/analysis).
-using GemmUnitFn = std::string (*)(const std::vector<std::string>& kernel_names);
-void set_gemm_unit_classifier(GemmUnitFn fn);
-GemmUnitFn gemm_unit_classifier();
-// "n/a" when no classifier is set or there are no names.
+// GEMM unit and precision of a forward from its kernel names, by the kernel
+// classifier (src/analysis): every distinct "unit precision" of its GEMM
+// kernels ("tensor-core bf16"), "fused attention" for one fused kernel, "n/a"
+// when there are no names.
 std::string gemm_unit(const std::vector<std::string>& kernel_names);
 
 }  // namespace attnprof::bench

@@ -4,17 +4,15 @@
 // implementation fails its fp64 check.
 #include <cstdio>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <fmt/core.h>
 
-#include "analysis/kernel_classifier.h"
 #include "bench/bench.h"
 #include "bench/kernel_counter.h"
 #include "cli/commands.h"
 #include "cli/cuda_probe.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::cli {
 
@@ -31,23 +29,6 @@ struct BenchArgs {
   std::string json_file;
   int batch = 0, heads = 0, kv_heads = 0, seq = 0, kv_seq = 0, head_dim = 0;
 };
-
-// GEMM unit and precision of a forward, from the kernel classifier: every
-// distinct "unit precision" of its GEMM kernels ("tensor-core bf16").
-std::string classify_gemms(const std::vector<std::string>& kernel_names) {
-  std::set<std::string> units;
-  bool fused = false;
-  for (const auto& name : kernel_names) {
-    const KernelClass c = classify_kernel(name);
-    if (c.category == KernelCategory::Gemm)
-      units.insert(fmt::format("{} {}", to_string(c.unit), to_string(c.precision)));
-    fused = fused || c.category == KernelCategory::FusedAttention;
-  }
-  if (units.empty()) return fused ? "fused attention" : "no GEMM kernel";
-  std::string out;
-  for (const auto& u : units) out += (out.empty() ? "" : ", ") + u;
-  return out;
-}
 
 std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   std::vector<std::string> out;
@@ -128,7 +109,6 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       if (!problem.empty() && o.device == bench::DeviceChoice::cuda) throw InputError("--device cuda: " + problem);
       o.no_gpu = problem;
     }
-    bench::set_gemm_unit_classifier(classify_gemms);
     // The table prints as the run goes: the header at once, a row per implementation as it
     // finishes; on a CPU, where one can take minutes, each start is said on stderr too.
     bench::BenchProgress progress;

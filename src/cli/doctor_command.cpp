@@ -11,7 +11,7 @@
 #include "analysis/rules/rule.h"
 #include "cli/commands.h"
 #include "report/report.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 #include "trace/trace_reader.h"
 
 namespace attnprof::cli {

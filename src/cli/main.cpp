@@ -11,7 +11,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include "capture/record_kinds.h"
 #include "cli/commands.h"
 #include "cli/cuda_probe.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::cli {
 namespace fs = std::filesystem;

@@ -15,7 +15,7 @@
 
 #include <fmt/core.h>
 
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof {
 namespace {

@@ -17,7 +17,7 @@
 #include "trace/catalogue.h"
 #include "trace/event_scanner.h"
 #include "trace/json_text.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof {
 namespace {

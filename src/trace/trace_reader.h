@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "trace/trace.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof {
 

@@ -14,7 +14,7 @@
 #include "attention/cpu/check.h"
 #include "attention/cuda/cuda_attention.h"
 #include "attention_test_data.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 #if ATTNPROF_TEST_HAVE_FUSED
 #include "attention/fused/attention_fn.h"
 #endif

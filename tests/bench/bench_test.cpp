@@ -11,7 +11,7 @@
 #include "bench/bench.h"
 #include "bench/bytes_model.h"
 #include "bench/timing_stats.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::bench {
 namespace {

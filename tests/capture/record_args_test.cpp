@@ -13,7 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/cuda_probe.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::cli {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 using namespace attnprof;
 

@@ -1,7 +1,7 @@
 // Stands in for cudnn_sdpa.cpp when the build found no cuDNN or no
 // cudnn-frontend headers: the cudnn implementation says why it cannot run.
 #include "attention/cuda/cuda_attention.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::attention::cuda {
 

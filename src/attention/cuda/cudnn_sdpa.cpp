@@ -14,7 +14,7 @@
 
 #include "attention/cuda/cuda_attention.h"
 #include "attention/cuda/cuda_check.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::attention::cuda {
 

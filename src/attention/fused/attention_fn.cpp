@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fused_attention.h"
-#include "trace/trace_error.h"
+#include "common/input_error.h"
 
 namespace attnprof::fused {
 
