@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "bench/bench.h"
+#include "common/json.h"
 
 namespace attnprof::bench {
 
@@ -65,33 +66,8 @@ void for_each_step(const BenchRun& run, F&& f) {
   }
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          out += fmt::format("\\u{:04x}", c);
-        else
-          out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
+// Six significant digits, as the bench's JSON always had them.
+std::string json_number(double v) { return fmt::format("{:.6g}", v); }
 
 // `text` on lines of at most 100 columns, broken at spaces (a word longer than that stays whole).
 void print_wrapped(std::FILE* out, std::string_view text) {
@@ -198,56 +174,85 @@ void print_footer(const BenchRun& run, std::FILE* out) {
 
 std::string to_json(const BenchRun& run) {
   const auto& p = run.shape;
-  std::string j = "{\n";
-  j += fmt::format("  \"device\": {},\n  \"on_gpu\": {},\n", json_string(run.device), run.on_gpu);
-  j += fmt::format(
-      "  \"shape\": {{\"batch\": {}, \"heads\": {}, \"kv_heads\": {}, \"seq\": {}, \"kv_seq\": {}, "
-      "\"head_dim\": {}, \"dtype\": \"{}\", \"layout\": \"{}\", \"causal\": {}, \"bottom_right\": {}, "
-      "\"scale\": {}}},\n",
-      p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len, p.head_dim, attention::dtype_name(p.dtype),
-      attention::layout_name(p.layout), p.causal, p.causal_align == attention::CausalAlign::bottom_right,
-      json_number(p.scale));
-  j += fmt::format("  \"flops\": {},\n", json_number(attention::attention_flops(p)));
-  j += fmt::format("  \"note\": {},\n  \"seed\": {},\n", json_string(run.note), run.seed);
-  j += fmt::format("  \"gemm_tflops\": {},\n", run.gemm_tflops ? json_number(*run.gemm_tflops) : "null");
-  j += fmt::format("  \"kernel_count_source\": {},\n", json_string(run.kernel_count_source));
-  j += "  \"impls\": [\n";
-  for (std::size_t i = 0; i < run.rows.size(); ++i) {
-    const ImplResult& r = run.rows[i];
-    j += fmt::format("    {{\"name\": {}", json_string(r.name));
+  std::string out;
+  JsonWriter j(out);
+  // A number, or null where it is not finite (NaN from an unwritten output).
+  const auto number = [&](std::string_view key, double v) {
+    if (std::isfinite(v)) j.num(key, json_number(v));
+    else j.null(key);
+  };
+  j.begin_object();
+  j.str("device", run.device);
+  j.boolean("on_gpu", run.on_gpu);
+  j.begin_object("shape");
+  j.num("batch", p.batch);
+  j.num("heads", p.q_heads);
+  j.num("kv_heads", p.kv_heads);
+  j.num("seq", p.q_len);
+  j.num("kv_seq", p.kv_len);
+  j.num("head_dim", p.head_dim);
+  j.str("dtype", attention::dtype_name(p.dtype));
+  j.str("layout", attention::layout_name(p.layout));
+  j.boolean("causal", p.causal);
+  j.boolean("bottom_right", p.causal_align == attention::CausalAlign::bottom_right);
+  number("scale", p.scale);
+  j.end_object();
+  number("flops", attention::attention_flops(p));
+  j.str("note", run.note);
+  j.num("seed", run.seed);
+  if (run.gemm_tflops) number("gemm_tflops", *run.gemm_tflops);
+  else j.null("gemm_tflops");
+  j.str("kernel_count_source", run.kernel_count_source);
+  j.begin_array("impls");
+  for (const ImplResult& r : run.rows) {
+    j.begin_object();
+    j.str("name", r.name);
     if (!r.skipped.empty()) {
-      j += fmt::format(", \"skipped\": {}}}", json_string(r.skipped));
-    } else {
-      std::string names = "[";
-      for (std::size_t k = 0; k < r.kernel_names.size(); ++k) names += (k ? ", " : "") + json_string(r.kernel_names[k]);
-      names += "]";
-      std::string us = "[";
-      for (std::size_t k = 0; k < r.kernel_us.size(); ++k) us += (k ? ", " : "") + json_number(r.kernel_us[k]);
-      us += "]";
-      j += fmt::format(
-          ", \"median_ms\": {}, \"p10_ms\": {}, \"p90_ms\": {}, \"runs\": {}, \"tflops\": {}, "
-          "\"pct_of_gemm\": {}, \"kernels\": {}, \"gemm_unit\": {}, \"bytes_model\": {}, \"rel_error\": {}, "
-          "\"slices_checked\": {}, \"slices_total\": {}, \"check_passed\": {}, \"kernel_names\": {}, "
-          "\"kernel_us\": {}}}",
-          json_number(r.median_ms), json_number(r.p10_ms), json_number(r.p90_ms), r.runs, json_number(r.tflops),
-          r.pct_of_gemm ? json_number(*r.pct_of_gemm) : "null", r.kernels ? fmt::format("{}", *r.kernels) : "null",
-          json_string(r.gemm_unit), json_number(r.bytes_model), r.rel_error ? json_number(*r.rel_error) : "null",
-          r.slices_checked, r.slices_total, r.check_passed, names, us);
+      j.str("skipped", r.skipped);
+      j.end_object();
+      continue;
     }
-    j += i + 1 < run.rows.size() ? ",\n" : "\n";
+    number("median_ms", r.median_ms);
+    number("p10_ms", r.p10_ms);
+    number("p90_ms", r.p90_ms);
+    j.num("runs", r.runs);
+    number("tflops", r.tflops);
+    if (r.pct_of_gemm) number("pct_of_gemm", *r.pct_of_gemm);
+    else j.null("pct_of_gemm");
+    if (r.kernels) j.num("kernels", *r.kernels);
+    else j.null("kernels");
+    j.str("gemm_unit", r.gemm_unit);
+    number("bytes_model", r.bytes_model);
+    if (r.rel_error) number("rel_error", *r.rel_error);
+    else j.null("rel_error");
+    j.num("slices_checked", r.slices_checked);
+    j.num("slices_total", r.slices_total);
+    j.boolean("check_passed", r.check_passed);
+    j.begin_array("kernel_names");
+    for (const auto& name : r.kernel_names) j.str({}, name);
+    j.end_array();
+    j.begin_array("kernel_us");
+    for (const double us : r.kernel_us) number({}, us);
+    j.end_array();
+    j.end_object();
   }
-  j += "  ],\n  \"ladder\": [";
-  bool first = true;
+  j.end_array();
+  j.begin_array("ladder");
   for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
-    j += fmt::format(
-        "{}\n    {{\"from\": \"{}\", \"to\": \"{}\", \"cause\": {}, \"saved_ms\": {}, \"pct_of_math\": {}, "
-        "\"within_noise\": {}}}",
-        first ? "" : ",", s.from, s.to, json_string(s.cause), json_number(a.median_ms - b.median_ms),
-        base > 0 ? json_number(100.0 * (a.median_ms - b.median_ms) / base) : "null", within_noise(a, b));
-    first = false;
+    j.begin_object();
+    j.str("from", s.from);
+    j.str("to", s.to);
+    j.str("cause", s.cause);
+    number("saved_ms", a.median_ms - b.median_ms);
+    if (base > 0) number("pct_of_math", 100.0 * (a.median_ms - b.median_ms) / base);
+    else j.null("pct_of_math");
+    j.boolean("within_noise", within_noise(a, b));
+    j.end_object();
   });
-  j += first ? "]\n}\n" : "\n  ]\n}\n";
-  return j;
+  j.end_array();
+  j.end_object();
+  out += '\n';
+  return out;
 }
 
 }  // namespace attnprof::bench

@@ -4,79 +4,17 @@
 
 #include <fmt/format.h>
 
+#include "common/json.h"
 #include "report/report.h"
-#include "trace/json_text.h"
 
 namespace attnprof {
 namespace {
 
 double us(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
-// A small JSON emitter: separators are inserted by the container, so callers
-// only name fields. Strings go through the one escaper (json_text).
-class Json {
- public:
-  explicit Json(std::string& out) : out_(out) {}
-  void begin_object(std::string_view k = {}) { open(k, '{'); }
-  void begin_array(std::string_view k = {}) { open(k, '['); }
-  void end_object() { close('}'); }
-  void end_array() { close(']'); }
-  void str(std::string_view k, std::string_view v) {
-    key(k);
-    json_text::append_quoted(out_, v);
-  }
-  template <typename T>
-  void num(std::string_view k, T v) {
-    key(k);
-    fmt::format_to(std::back_inserter(out_), "{}", v);
-  }
-  void real(std::string_view k, double v, int decimals = 3) {
-    key(k);
-    fmt::format_to(std::back_inserter(out_), "{:.{}f}", v, decimals);
-  }
-  void boolean(std::string_view k, bool v) {
-    key(k);
-    out_ += v ? "true" : "false";
-  }
-  void null(std::string_view k) {
-    key(k);
-    out_ += "null";
-  }
-
- private:
-  // Separator before a new member; then its key when in an object.
-  void key(std::string_view k) {
-    if (!first_.empty()) {
-      // One line per top-level member and per element of a top-level array.
-      const bool own_line = first_.size() == 1 || (first_.size() == 2 && arrays_.back());
-      if (!first_.back()) out_ += own_line ? ",\n  " : ", ";
-      first_.back() = false;
-    }
-    if (!k.empty()) {
-      json_text::append_quoted(out_, k);
-      out_ += ": ";
-    }
-  }
-  void open(std::string_view k, char bracket) {
-    key(k);
-    out_ += bracket;
-    first_.push_back(true);
-    arrays_.push_back(bracket == '[');
-  }
-  void close(char bracket) {
-    first_.pop_back();
-    arrays_.pop_back();
-    out_ += bracket;
-  }
-
-  std::string& out_;
-  std::vector<bool> first_;   // per open container: no member written yet
-  std::vector<bool> arrays_;  // per open container: is it an array
-};
-
 std::string_view or_null_text(Precision p) { return p == Precision::Unknown ? std::string_view() : to_string(p); }
 
-void attention_entry(Json& j, const AttentionSummary& s) {
+void attention_entry(JsonWriter& j, const AttentionSummary& s) {
   j.begin_object();
   j.str("implementation", to_string(s.impl));
   j.str("pass", to_string(s.pass));
@@ -111,7 +49,7 @@ void attention_entry(Json& j, const AttentionSummary& s) {
 
 std::string json_report(const Analysis& a) {
   std::string out;
-  Json j(out);
+  JsonWriter j(out);
   j.begin_object();
   j.num("schema_version", kJsonSchemaVersion);
   j.str("trace", a.label);

@@ -1,4 +1,4 @@
-// JSON escaping and exact microsecond <-> nanosecond conversion.
+// Exact microsecond <-> nanosecond conversion for the trace's JSON numbers.
 #include "trace/json_text.h"
 
 #include <charconv>
@@ -9,20 +9,6 @@
 
 namespace attnprof::json_text {
 namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  return n;
-}
 
 // Up to eight ASCII digits in one 64-bit word (SWAR; the multiply-shift steps
 // of simdjson's and fast_float's parse_eight_digits).
@@ -50,39 +36,6 @@ std::int64_t digits_value(std::uint64_t v, int n) {
 constexpr std::int64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 }  // namespace
-
-void append_quoted(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
-    }
-    if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-    } else if (const std::size_t n = utf8_length(s, i); n != 0) {
-      out.append(s.substr(i, n));
-      i += n - 1;
-    } else {
-      out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not valid UTF-8
-    }
-  }
-  out.push_back('"');
-}
-
-std::string quoted(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  append_quoted(out, s);
-  return out;
-}
 
 std::optional<std::int64_t> microseconds_to_ns(std::string_view t) {
   // Copied where 8 bytes after it are readable (zero bytes: not digits).

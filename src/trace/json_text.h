@@ -1,4 +1,4 @@
-// Small JSON text helpers shared by the trace writer and the reports.
+// JSON number helpers of the trace reader and writer (strings: common/json.h).
 #pragma once
 
 #include <cstddef>
@@ -9,11 +9,6 @@
 #include <string_view>
 
 namespace attnprof::json_text {
-
-// Appends `s` as a quoted JSON string (escapes quotes, backslashes, control
-// characters; invalid UTF-8 bytes become U+FFFD so the output is always valid).
-void append_quoted(std::string& out, std::string_view s);
-std::string quoted(std::string_view s);
 
 // Parses a JSON number of microseconds ("5128492346300.414", "1694039969479080",
 // "1.5e3") into integer nanoseconds, exactly for plain decimals (rounded past

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "trace/catalogue.h"
+#include "common/json.h"
 #include "trace/json_text.h"
 #include "common/input_error.h"
 
@@ -35,12 +36,12 @@ class JsonOut {
 
   void raw(std::string_view s) { buf_.append(s); }
   void key(std::string_view k) {
-    json_text::append_quoted(buf_, k);
+    append_quoted(buf_, k);
     buf_ += ": ";
   }
   void str(std::string_view k, std::string_view v) {
     key(k);
-    json_text::append_quoted(buf_, v);
+    append_quoted(buf_, v);
   }
   void num(std::string_view k, std::int64_t v) {
     key(k);

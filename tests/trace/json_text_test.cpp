@@ -1,6 +1,8 @@
 // Exact microsecond parsing and JSON escaping.
 #include "trace/json_text.h"
 
+#include "common/json.h"
+
 #include <gtest/gtest.h>
 
 
@@ -108,6 +110,7 @@ TEST(JsonText, DoublesToInt64OnlyInRange) {
 }
 
 TEST(JsonText, Quoting) {
+  using attnprof::quoted;
   EXPECT_EQ(quoted("a\"b"), "\"a\\\"b\"");
   EXPECT_EQ(quoted("\x1f"), "\"\\u001f\"");
   EXPECT_EQ(quoted("caf\xC3\xA9"), "\"caf\xC3\xA9\"");  // valid UTF-8 kept
