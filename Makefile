@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus fuzz clean
+.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus fuzz clean format format-check
 
 deps:
 	./scripts/setup.sh
@@ -14,9 +14,15 @@ configure:
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The whole test suite (what .ci/run runs).
-test: deps build
+# The whole test suite (what .ci/run runs): formatting, then every CPU test.
+test: deps format-check build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE gpu
+
+# clang-format 19.1.7 (pinned, from PyPI into build-format/): check, or fix in place.
+format-check:
+	./scripts/check_format.sh
+format:
+	./scripts/check_format.sh --fix
 
 # The main job on a bundled real trace: PyTorch SDPA's math backend on an H200.
 # Builds only what it runs: the attnprof CLI without CUDA targets or tests

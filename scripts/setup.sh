@@ -3,7 +3,7 @@
 # Idempotent: installs only what is missing; downloads nothing of its own.
 set -euo pipefail
 pkgs=(cmake make g++ pkg-config zlib1g-dev libsimdjson-dev libfmt-dev libcli11-dev
-      libgtest-dev libgmock-dev libbenchmark-dev python3 ninja-build time)
+      libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv ninja-build time)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
