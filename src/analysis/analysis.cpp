@@ -111,7 +111,7 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       }
       if (call.impl != AttentionImpl::Fused) {
         const FusedEstimate e = estimate_fused(call, measured, cc, device.num_sms);
-        it->fused_ns += std::min(e.ns, call.kernel_ns);
+        it->fused_ns += std::clamp<std::int64_t>(e.ns, 0, call.kernel_ns);
         if (it->estimate_source.empty()) it->estimate_source = describe(e, call);
       }
     }

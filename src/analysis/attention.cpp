@@ -28,7 +28,9 @@ bool is_attention_op(std::string_view op) {
 constexpr double kFp32FfmaSlowdown = 6.0;
 
 std::int64_t gemm_as_16bit(const KernelClass& c, std::int64_t ns) {
-  if (c.unit == MathUnit::CudaCore) return static_cast<std::int64_t>(static_cast<double>(ns) / kFp32FfmaSlowdown);
+  // Only FP32 FFMA GEMMs: a 16-bit gemv on CUDA cores is bandwidth-bound, not 6x slower.
+  if (c.unit == MathUnit::CudaCore && c.precision == Precision::FP32)
+    return static_cast<std::int64_t>(static_cast<double>(ns) / kFp32FfmaSlowdown);
   if (c.precision == Precision::TF32) return ns / 2;  // TF32 tensor cores run at half the 16-bit rate
   return ns;
 }
@@ -37,30 +39,45 @@ std::int64_t gemm_as_16bit(const KernelClass& c, std::int64_t ns) {
 // next to them rather than start their own.
 enum class FusedRole : std::uint8_t { Main, Before, After };
 FusedRole fused_role(std::string_view n) {
-  if (has(n, "dot_do_o")) return FusedRole::Before;
-  if (has(n, "convert_dq") || has(n, "splitkv_combine") || has(n, "reduce_head") || has(n, "cudnn::fusion::"))
+  // FlashAttention 2 (dot_do_o), 3 (FlashAttnBwdPreprocess), Triton (_attn_bwd_preprocess).
+  if (has(n, "dot_do_o") || has(n, "BwdPreprocess") || has(n, "bwd_preprocess")) return FusedRole::Before;
+  if (has(n, "convert_dq") || has(n, "ConvertdQ") || has(n, "BwdPostprocess") || has(n, "splitkv_combine") ||
+      has(n, "FwdCombine") || has(n, "reduce_head") || has(n, "cudnn::fusion::"))
     return FusedRole::After;
   return FusedRole::Main;
 }
 
 bool fused_backward(std::string_view n) {
-  return has(n, "bwd") || has(n, "bprop") || has(n, "Backward") || has(n, "cutlassB") || has(n, "dot_do_o") ||
-         has(n, "convert_dq") || has(n, "reduce_head") || has(n, "backward");
+  return has(n, "bwd") || has(n, "Bwd") || has(n, "bprop") || has(n, "Backward") || has(n, "cutlassB") ||
+         has(n, "dot_do_o") || has(n, "convert_dq") || has(n, "ConvertdQ") || has(n, "reduce_head") ||
+         has(n, "backward");
 }
 
 // Kernels that may sit inside an unfused attention chain between its GEMMs
 // and the softmax: scale, mask, casts, dropout, the safe-softmax checks.
-bool chain_kernel(const KernelClass& c) {
+bool chain_kernel(const KernelClass& c, std::string_view name) {
   switch (c.category) {
     case KernelCategory::Elementwise:
     case KernelCategory::FillMask:
     case KernelCategory::CopyCast:
     case KernelCategory::Memset:
-    case KernelCategory::Memcpy:  // an out-of-place masked_fill copies the scores first
       return true;
+    case KernelCategory::Memcpy:  // an out-of-place masked_fill copies the scores first; a host copy is no link
+      return has(name, "DtoD");
+    case KernelCategory::Softmax:  // a softmax split over kernels (Inductor's reduction + pointwise)
+      return c.op == KernelOp::Softmax;
     case KernelCategory::Reduction: return c.op == KernelOp::AllReduce;
     default: return false;
   }
+}
+
+// The CPU op that launched a GEMM, when the trace has ops: attention's matmuls
+// are batched (aten::bmm, aten::baddbmm, or aten::matmul / einsum on 3-d and
+// 4-d tensors, which run as bmm); a linear layer's (aten::mm, addmm, linear)
+// are not, so a classifier head or a gate before a softmax is no QK^T.
+bool batched_matmul_op(std::string_view op) {
+  return op == "aten::bmm" || op == "aten::baddbmm" || op == "aten::_bmm" || op == "aten::matmul" ||
+         op.starts_with("aten::einsum");
 }
 
 // The prologue SDPA's math backend runs before QK^T (upcasts, scaling, the
@@ -147,6 +164,10 @@ class Finder {
     const OpInputs* in = inputs_of(range);
     if (in == nullptr) return s;
     const std::string_view op = index_.name(index_.ranges()[static_cast<std::size_t>(range)]);
+    // Only SDPA's ops: the backends' own (aten::_flash_attention_forward, ...) take
+    // [B, S, H, D] and other argument lists.
+    if (!op.starts_with("aten::scaled_dot_product_attention") && !op.starts_with("aten::_scaled_dot_product_"))
+      return s;
     const std::size_t q = has(op, "backward") ? 1 : 0;
     if (in->dims.size() < q + 2) return s;
     const auto& qd = in->dims[q];
@@ -180,13 +201,17 @@ class Finder {
          r = index_.ranges()[static_cast<std::size_t>(r)].parent) {
       const OpInputs* in = inputs_of(r);
       if (in == nullptr || in->dims.size() < 2) continue;
-      const auto& a = in->dims[0];
-      const auto& b = in->dims[1];
       const std::string_view op = index_.name(index_.ranges()[static_cast<std::size_t>(r)]);
+      // baddbmm(self, batch1, batch2, beta, alpha): the product's operands come second and third.
+      const std::size_t first = op == "aten::baddbmm" ? 1 : 0;
+      if (in->dims.size() < first + 2) continue;
+      const auto& a = in->dims[first];
+      const auto& b = in->dims[first + 1];
+      // kv heads stay unknown (0): eager GQA repeats K and V to the query heads before its matmul.
       if (a.size() == 4 && b.size() == 4 && a[3] == b[2])
-        return {a[0], a[1], b[1], a[2], b[3], a[3], std::nullopt, ShapeFrom::QkMatmul, op, false};
+        return {a[0], a[1], 0, a[2], b[3], a[3], std::nullopt, ShapeFrom::QkMatmul, op, false};
       if (a.size() == 3 && b.size() == 3 && a[2] == b[1])
-        s = {a[0], 1, 1, a[1], b[2], a[2], std::nullopt, ShapeFrom::QkBmm, op, false};
+        s = {a[0], 1, 0, a[1], b[2], a[2], std::nullopt, ShapeFrom::QkBmm, op, false};
     }
     return s;
   }
@@ -281,6 +306,20 @@ class Finder {
     }
   }
 
+  // Whether a GEMM may be one of attention's: without CPU ops, any; with them,
+  // only one launched under a batched matmul op (batched_matmul_op).
+  bool attention_matmul(std::size_t i) const {
+    if (!index_.has_cpu_ops()) return true;
+    const std::int32_t op = index_.activities()[i].range;
+    if (op == kNone) return true;  // launched outside every op (a library's own thread): no evidence
+    for (std::int32_t r = op; r != kNone; r = index_.ranges()[static_cast<std::size_t>(r)].parent) {
+      const CpuRange& range = index_.ranges()[static_cast<std::size_t>(r)];
+      if (range.kind != EventKind::CpuOp) continue;
+      return batched_matmul_op(index_.name(range));  // the innermost ATen op decides
+    }
+    return true;
+  }
+
   // From the anchor seq[p], one way (dir -1 or +1) over chain kernels, at most
   // kReach of them, taking up to `want` GEMMs and stopping at anything else.
   struct Walk {
@@ -297,9 +336,10 @@ class Finder {
       if (!free(seq[q])) break;
       const KernelClass& k = cls(seq[q]);
       if (k.category == KernelCategory::Gemm) {
+        if (!attention_matmul(seq[q])) break;
         ++w.gemms;
         w.farthest = q;
-      } else if (chain_kernel(k)) {
+      } else if (chain_kernel(k, name(seq[q]))) {
         w.safe_softmax |= k.op == KernelOp::IsNegInf || k.op == KernelOp::AllReduce;
       } else {
         break;

@@ -32,7 +32,12 @@ struct AttentionShape {
   ShapeFrom from = ShapeFrom::None;
   std::string_view op;          // the op whose inputs gave it (the trace's string pool)
   bool from_forward = false;    // a backward chain's, taken from its forward calls
-  bool known() const { return batch > 0 && q_heads > 0 && q_len > 0 && kv_len > 0 && head_dim > 0; }
+  // All sizes positive and below 2^31 (record_shapes values are the trace's, not to be trusted blindly).
+  bool known() const {
+    for (const std::int64_t v : {batch, q_heads, q_len, kv_len, head_dim})
+      if (v <= 0 || v >= (std::int64_t{1} << 31)) return false;
+    return kv_heads >= 0 && kv_heads < (std::int64_t{1} << 31);
+  }
   std::string source() const;   // for the report
   // Matmul work of the call: 4*B*H*Sq*Skv*D forward (two GEMMs), 2.5x that backward;
   // halved (the unmasked triangle) when causal.

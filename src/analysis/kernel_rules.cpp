@@ -259,7 +259,9 @@ MathUnit gemm_unit(std::string_view lo, KernelCategory category) {
 Precision gemm_precision(std::string_view lo, MathUnit unit) {
   if (has(lo, "e4m3") || has(lo, "e5m2") || has(lo, "fp8") || has(lo, "qgmma")) return Precision::FP8;
   if (has(lo, "i8816") || has(lo, "imma") || has(lo, "int8") || has(lo, "igemm")) return Precision::INT8;
-  if (has(lo, "dgemm") || has(lo, "dmma") || has(lo, "f64") || has(lo, "double") || has(lo, "_dfma"))
+  // "dmma" as a token: CuTe's "TiledMMA" lower-cased holds it too.
+  const bool dmma = has(lo, "_dmma") || has(lo, "dmma_") || lo.starts_with("dmma");
+  if (has(lo, "dgemm") || dmma || has(lo, "f64") || has(lo, "double") || has(lo, "_dfma"))
     return Precision::FP64;
   if (has(lo, "tf32")) return Precision::TF32;
   if (has(lo, "bf16") || has(lo, "bfloat16")) return Precision::BF16;
