@@ -84,6 +84,8 @@ def main():
                     continue
                 est = a["fused_estimate_us"] / a["calls"]
                 src = "shape" if a["shape"] else "matmuls"
+                if a["precision"] == "fp32":
+                    src += " (modelled in bf16: not comparable with the fp32 twin)"
                 print(f"{f['name']:40} {a['pass']:9} {a['time_us'] / a['calls']:15.1f} {est:9.1f} "
                       f"{measured[a['pass']]:9.1f} {est / measured[a['pass']]:8.2f}  {src}")
     return 1 if failed else 0
