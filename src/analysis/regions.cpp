@@ -139,28 +139,45 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
   // window, run inside it) goes by the GPU-side span of a chosen range of the
   // same name, when Kineto wrote one; else it is left out: its CPU time is not
   // its launch's, and placing it by that time counts it in the wrong step.
-  // Both lists are made only when such work turns up (a pass over every event).
-  std::map<std::string_view, std::pair<RegionGroup*, std::size_t>> instance_by_name;
-  std::vector<const Event*> gpu_spans;
+  // A GPU-side span belongs to the instance of its name that started last on
+  // the CPU before it (names repeat: fwd, fwd, ...). Both lists are made only
+  // when such work turns up (a pass over every event).
+  struct Placed {
+    std::int64_t gpu_start, gpu_end;
+    RegionGroup* group;
+    std::size_t slot;
+  };
+  std::vector<Placed> gpu_spans;  // by GPU start
   bool spans_listed = false;
   const auto list_spans = [&] {
     spans_listed = true;
-    for (const Span& sp : spans) instance_by_name[sp.group->instances[sp.slot].name] = {sp.group, sp.slot};
-    for (const Event& e : t.events)
-      if (e.kind == EventKind::GpuUserAnnotation && instance_by_name.contains(t.name(e))) gpu_spans.push_back(&e);
+    std::map<std::string_view, std::vector<const Span*>> by_name;  // each in CPU start order (spans is sorted)
+    for (const Span& sp : spans) by_name[sp.group->instances[sp.slot].name].push_back(&sp);
+    for (const Event& e : t.events) {
+      if (e.kind != EventKind::GpuUserAnnotation) continue;
+      const auto it = by_name.find(t.name(e));
+      if (it == by_name.end()) continue;
+      const auto& cands = it->second;
+      const auto after = std::upper_bound(cands.begin(), cands.end(), e.ts_ns,
+                                          [](std::int64_t ts, const Span* sp) { return ts < sp->start; });
+      if (after == cands.begin()) continue;
+      const Span* sp = *std::prev(after);
+      gpu_spans.push_back({e.ts_ns, e.end_ns(), sp->group, sp->slot});
+    }
+    std::sort(gpu_spans.begin(), gpu_spans.end(),
+              [](const Placed& a, const Placed& b) { return a.gpu_start < b.gpu_start; });
   };
   const bool any_launch = std::any_of(acts.begin(), acts.end(), [](const GpuActivity& a) { return a.launch != kNone; });
   auto after = spans.begin();  // first span starting after the last activity's launch
   for (std::size_t i = 0; i < acts.size(); ++i) {
     if (acts[i].launch == kNone && any_launch) {
       if (!spans_listed) list_spans();
-      const Event& e = index.event(acts[i]);
-      for (const Event* span : gpu_spans)
-        if (span->ts_ns <= e.ts_ns && e.ts_ns < span->end_ns()) {
-          auto [group, slot] = instance_by_name[t.name(*span)];
-          group->instances[slot].activities.push_back(i);
-          break;
-        }
+      const std::int64_t ts = index.event(acts[i]).ts_ns;
+      // The last span starting at or before the activity, if it is still open then.
+      const auto next_span = std::upper_bound(gpu_spans.begin(), gpu_spans.end(), ts,
+                                              [](std::int64_t v, const Placed& p) { return v < p.gpu_start; });
+      if (next_span != gpu_spans.begin() && ts < std::prev(next_span)->gpu_end)
+        std::prev(next_span)->group->instances[std::prev(next_span)->slot].activities.push_back(i);
       continue;
     }
     const std::int64_t ts = index.launch_time(acts[i]);

@@ -487,9 +487,11 @@ void complete_begin_end_pairs(Trace& trace) {
   std::vector<Event> kept;
   kept.reserve(trace.events.size());
   // Where each event went (op_inputs name events by index; "E" events go away).
-  std::vector<std::uint32_t> moved_to(trace.op_inputs.empty() ? 0 : trace.events.size());
+  constexpr std::uint32_t kGone = UINT32_MAX;  // an "E" event: merged into its "B"
+  std::vector<std::uint32_t> moved_to(trace.op_inputs.empty() ? 0 : trace.events.size(), kGone);
   for (const auto& e : trace.events) {
-    if (!moved_to.empty()) moved_to[static_cast<std::size_t>(&e - trace.events.data())] = static_cast<std::uint32_t>(kept.size());
+    if (!moved_to.empty() && e.phase != 'E')
+      moved_to[static_cast<std::size_t>(&e - trace.events.data())] = static_cast<std::uint32_t>(kept.size());
     const LaneKey lane{e.pid.value(), e.pid.is_string, e.tid.value(), e.tid.is_string};
     if (e.phase == 'B') {
       open[lane].push_back(kept.size());
@@ -512,6 +514,7 @@ void complete_begin_end_pairs(Trace& trace) {
   }
   trace.events = std::move(kept);
   for (OpInputs& in : trace.op_inputs) in.event = moved_to[in.event];
+  std::erase_if(trace.op_inputs, [](const OpInputs& in) { return in.event == kGone; });
 }
 
 }  // namespace attnprof

@@ -371,7 +371,8 @@ class Reader {
   const char* try_line_batch(const char* first, const char* end) {
     const char* comma = last_event_boundary(first, end);
     if (comma == nullptr) return nullptr;
-    const std::size_t events = trace_.events.size(), args = trace_.gpu_args.size(), seen = events_seen_;
+    const std::size_t events = trace_.events.size(), args = trace_.gpu_args.size(),
+                      inputs = trace_.op_inputs.size(), seen = events_seen_;
     simdjson::error_code err = simdjson::SUCCESS;
     try {
       err = parse_run(const_cast<char*>(first) - 1, const_cast<char*>(comma));
@@ -386,6 +387,7 @@ class Reader {
     ++stats_.line_misses;
     trace_.events.resize(events);
     trace_.gpu_args.resize(args);
+    trace_.op_inputs.resize(inputs);
     events_seen_ = seen;
     // Text laid out some other way fails every time: stop trying.
     if (++line_failures_ >= 3) line_batches_ = false;

@@ -262,6 +262,33 @@ TEST(Regions, KernelsLaunchedBeforeTheWindowAreLeftOut) {
   EXPECT_EQ(a.launchless_activities, 1);
 }
 
+// Repeated range names: a launchless kernel goes to the instance whose GPU-side
+// span holds it, not to the last instance of that name.
+TEST(Regions, LaunchlessKernelsFollowTheirGpuSpan) {
+  const std::string json = R"([
+    {"ph": "X", "cat": "user_annotation", "name": "fwd", "pid": 1, "tid": 2, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 110, "dur": 1,
+     "args": {"correlation": 8}},
+    {"ph": "X", "cat": "user_annotation", "name": "fwd", "pid": 1, "tid": 2, "ts": 300, "dur": 100},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 310, "dur": 1,
+     "args": {"correlation": 9}},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "fwd", "pid": 0, "tid": 7, "ts": 150, "dur": 100},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "fwd", "pid": 0, "tid": 7, "ts": 350, "dur": 100},
+    {"ph": "X", "cat": "kernel", "name": "own1", "pid": 0, "tid": 7, "ts": 150, "dur": 3,
+     "args": {"correlation": 8, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "no_launch", "pid": 0, "tid": 7, "ts": 160, "dur": 3,
+     "args": {"correlation": 5, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "own2", "pid": 0, "tid": 7, "ts": 350, "dur": 3,
+     "args": {"correlation": 9, "stream": 7}}])";
+  const Trace t = read_trace_bytes(json, "spans.json");
+  const TraceIndex index(t);
+  const auto groups = find_regions(index, {}, "spans.json");
+  ASSERT_EQ(groups.size(), 1u);
+  ASSERT_EQ(groups[0].instances.size(), 2u);
+  EXPECT_EQ(groups[0].instances[0].activities.size(), 2u);  // own1 and no_launch
+  EXPECT_EQ(groups[0].instances[1].activities.size(), 1u);  // own2
+}
+
 // Host-to-device copies of a whole-program trace are its set-up (weights), not its work.
 TEST(Regions, WeightUploadIsReportedApart) {
   const Trace t = read_trace_file(test::data_file("corpus/llama_eager_bf16_train_record.json.gz"));
