@@ -12,6 +12,12 @@ namespace {
 
 double us(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
+// Share of GEMM and attention time on tensor cores; null where there was none.
+void share(JsonWriter& j, double tensor_core_share) {
+  if (tensor_core_share < 0) j.null("tensor_core_share");
+  else j.real("tensor_core_share", tensor_core_share);
+}
+
 std::string_view or_null_text(Precision p) { return p == Precision::Unknown ? std::string_view() : to_string(p); }
 
 void attention_entry(JsonWriter& j, const AttentionSummary& s) {
@@ -31,9 +37,17 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
     j.null("shape");
   } else {
     j.begin_object("shape");
-    j.num("batch", s.shape.batch);
-    j.num("q_heads", s.shape.q_heads);
-    j.num("kv_heads", s.shape.kv_heads);
+    // aten::bmm's inputs hold batch x heads in one dimension: then both are null and the product is given.
+    if (s.shape.from == ShapeFrom::QkBmm) {
+      j.null("batch");
+      j.null("q_heads");
+      j.num("batch_x_heads", s.shape.batch);
+    } else {
+      j.num("batch", s.shape.batch);
+      j.num("q_heads", s.shape.q_heads);
+    }
+    if (s.shape.kv_heads > 0) j.num("kv_heads", s.shape.kv_heads);
+    else j.null("kv_heads");  // eager GQA repeats K and V before its matmul: not in the trace
     j.num("q_len", s.shape.q_len);
     j.num("kv_len", s.shape.kv_len);
     j.num("head_dim", s.shape.head_dim);
@@ -76,7 +90,7 @@ std::string json_report(const Analysis& a) {
     j.num("instances", gs.group.instances.size());
     j.real("kernels_per_instance", gs.kernels_per_instance);
     j.real("gpu_time_us", us(gs.busy_ns));
-    j.real("tensor_core_share", gs.tensor_core_share);
+    share(j, gs.tensor_core_share);
     j.real("attention_time_us", us(gs.attention_ns));
     j.begin_array("attention");
     for (const AttentionSummary& s : gs.attention) attention_entry(j, s);
@@ -98,8 +112,7 @@ std::string json_report(const Analysis& a) {
       j.real("span_us", us(s.span_ns));
       j.real("idle_us", us(s.idle_ns));
       j.real("launch_api_us", us(s.launch_api_ns));
-      j.real("tensor_core_share",
-             s.matmul_ns > 0 ? static_cast<double>(s.tensor_core_ns) / static_cast<double>(s.matmul_ns) : -1.0);
+      share(j, s.matmul_ns > 0 ? static_cast<double>(s.tensor_core_ns) / static_cast<double>(s.matmul_ns) : -1.0);
       j.end_object();
     }
   j.end_array();

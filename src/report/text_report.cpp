@@ -159,8 +159,12 @@ void attention_headline(std::string& out, const GroupStats& g) {
   for (const AttentionSummary& s : g.attention) {
     std::string what = s.kernel;
     if (s.shape.known())
-      what += fmt::format("{}B{} H{}/{} S{}{} D{}{}{}", what.empty() ? "" : ", ", s.shape.batch, s.shape.q_heads,
-                          s.shape.kv_heads, s.shape.q_len,
+      what += fmt::format("{}{} S{}{} D{}{}{}", what.empty() ? "" : ", ",
+                          s.shape.from == ShapeFrom::QkBmm
+                              ? fmt::format("BxH{}", s.shape.batch)
+                              : fmt::format("B{} H{}/{}", s.shape.batch, s.shape.q_heads,
+                                            s.shape.kv_heads > 0 ? std::to_string(s.shape.kv_heads) : "?"),
+                          s.shape.q_len,
                           s.shape.kv_len == s.shape.q_len ? std::string() : fmt::format("x{}", s.shape.kv_len),
                           s.shape.head_dim, s.shape.causal.value_or(false) ? " causal" : "",
                           s.one_shape ? "" : " (and others)");

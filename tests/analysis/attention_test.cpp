@@ -161,9 +161,11 @@ TEST_P(Corpus, ShapesComeFromRecordShapes) {
     EXPECT_EQ(s.shape.q_len, facts.shape.q_len);
     EXPECT_EQ(s.shape.kv_len, facts.shape.kv_len);
     EXPECT_EQ(s.shape.head_dim, facts.shape.head_dim);
-    if (from_sdpa_op) {
-      // The SDPA op sees the real kv heads (GQA); eager attention expands them
-      // (repeat_kv) before its matmul, so there the trace cannot say.
+    if (!from_sdpa_op) {
+      // Eager attention expands the kv heads (repeat_kv) before its matmul: the trace cannot say them.
+      EXPECT_EQ(s.shape.kv_heads, 0) << "unknown, not a guess";
+    } else {
+      // The SDPA op sees the real kv heads (GQA).
       EXPECT_EQ(s.shape.kv_heads, facts.shape.kv_heads);
       ASSERT_TRUE(s.shape.causal.has_value());
       EXPECT_EQ(*s.shape.causal, *facts.shape.causal);
