@@ -408,14 +408,10 @@ class Finder {
   // Times, kernels, precisions; calls in GPU order.
   void finish() {
     for (AttentionCall& c : view_.calls) {
-      c.start_ns = INT64_MAX;
-      c.end_ns = INT64_MIN;
       Precision cast_to = Precision::Unknown;
       for (std::size_t i : c.activities) {
         const Event& e = event(i);
         const KernelClass& k = cls(i);
-        c.start_ns = std::min(c.start_ns, e.ts_ns);
-        c.end_ns = std::max(c.end_ns, e.end_ns());
         if (e.kind != EventKind::Kernel) continue;
         ++c.kernels;
         c.kernel_ns += e.dur_ns;
@@ -504,18 +500,6 @@ std::string AttentionShape::source() const {
 }
 
 std::string_view to_string(AttentionPass pass) { return pass == AttentionPass::Forward ? "forward" : "backward"; }
-
-double AttentionShape::flops(bool backward) const {
-  double f = 4.0 * static_cast<double>(batch) * static_cast<double>(q_heads) * static_cast<double>(q_len) *
-             static_cast<double>(kv_len) * static_cast<double>(head_dim);
-  if (causal.value_or(false)) {
-    // Top-left causal: query i sees keys 0..i, so (Sq*Skv - the masked triangle).
-    const double sq = static_cast<double>(q_len), skv = static_cast<double>(kv_len);
-    const double seen = sq <= skv ? sq * (sq + 1) / 2 : skv * (skv + 1) / 2 + (sq - skv) * skv;
-    f *= seen / (sq * skv);
-  }
-  return backward ? 2.5 * f : f;
-}
 
 AttentionView find_attention(const TraceIndex& index) { return Finder(index).run(); }
 

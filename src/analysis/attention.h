@@ -39,9 +39,6 @@ struct AttentionShape {
     return kv_heads >= 0 && kv_heads < (std::int64_t{1} << 31);
   }
   std::string source() const;   // for the report
-  // Matmul work of the call: 4*B*H*Sq*Skv*D forward (two GEMMs), 2.5x that backward;
-  // halved (the unmasked triangle) when causal.
-  double flops(bool backward) const;
   friend bool operator==(const AttentionShape& a, const AttentionShape& b) {
     return a.batch == b.batch && a.q_heads == b.q_heads && a.kv_heads == b.kv_heads && a.q_len == b.q_len &&
            a.kv_len == b.kv_len && a.head_dim == b.head_dim && a.causal == b.causal;
@@ -54,7 +51,6 @@ struct AttentionCall {
   std::vector<std::size_t> activities;  // indices into TraceIndex::activities(), GPU order
   int kernels = 0;                      // of which kernels (not memcpy/memset)
   std::int64_t kernel_ns = 0;           // summed durations
-  std::int64_t start_ns = 0, end_ns = 0;  // first start, last end on the GPU
   Precision precision = Precision::Unknown;       // of q, k, v
   Precision gemm_precision = Precision::Unknown;  // of its matmuls (unfused calls)
   std::string_view family;              // fused kernel family ("FlashAttention", "cuDNN", ...)

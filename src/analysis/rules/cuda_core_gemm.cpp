@@ -70,9 +70,9 @@ void rule_cuda_core_gemm(const RuleContext& ctx, std::vector<Finding>& out) {
       device_note = fmt::format("This {} (sm_{}) has no tensor cores: FP32 FFMA is its only GEMM path.", d.name, sm);
       f.severity = Severity::Info;
     }
-    f.detail = fmt::format("{} of the {} GEMM time in the {} region{} ran on CUDA cores {}. {}", format_ms(ns),
-                           format_ms(gemm_ns), ctx.group.group.name,
-                           ctx.group.group.instances.size() == 1 ? "" : "s", scope_words(scope), device_note);
+    f.detail = fmt::format("{} of the {} of GEMM time {} ran on CUDA cores {}. {}", format_ms(ns / static_cast<std::int64_t>(n)),
+                           format_ms(gemm_ns / static_cast<std::int64_t>(n)), per_instance(ctx), scope_words(scope),
+                           device_note);
     const bool has_tensor_cores = d.name.empty() || sm >= 70;
     if (has_tensor_cores) f.after_ns = ns / 6;  // bf16 tensor cores vs FP32 FFMA: ~6x on the same GEMMs (H200)
     if (scope == Scope::Attention && from_upcast(ctx, these)) {

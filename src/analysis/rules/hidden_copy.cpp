@@ -38,55 +38,62 @@ std::string fix_for(std::string_view op) {
 }  // namespace
 
 void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
-  struct Source { std::vector<std::size_t> copies; std::int64_t ns = 0, bytes = 0; std::set<int> instances; };
-  std::map<std::string, Source> by_op;
-  int slot = 0;
-  for (const auto& inst : ctx.group.group.instances) {
-    for (std::size_t i : inst.activities) {
-      const Event& e = ctx.event(i);
-      if (e.kind != EventKind::GpuMemcpy || ctx.trace.name(e).find("DtoD") == std::string_view::npos) continue;
-      const std::int32_t op = ctx.index.outermost_op(ctx.activity(i));
-      const std::string name =
-          op == kNone ? std::string() : std::string(ctx.index.name(ctx.index.ranges()[static_cast<std::size_t>(op)]));
-      Source& s = by_op[name];
-      s.copies.push_back(i);
-      s.ns += e.dur_ns;
-      if (const GpuArgs* g = ctx.trace.args(e); g && g->bytes > 0) s.bytes += g->bytes;
-      s.instances.insert(slot);
+  // One finding per scope: copies inside attention calls (an out-of-place
+  // masked_fill between QK^T and the softmax) and the model's own.
+  for (const Scope scope : {Scope::Attention, Scope::Model}) {
+    struct Source { std::vector<std::size_t> copies; std::int64_t ns = 0, bytes = 0; std::set<int> instances; };
+    std::map<std::string, Source> by_op;
+    int slot = 0;
+    for (const auto& inst : ctx.group.group.instances) {
+      for (std::size_t i : inst.activities) {
+        const Event& e = ctx.event(i);
+        if (e.kind != EventKind::GpuMemcpy || ctx.trace.name(e).find("DtoD") == std::string_view::npos) continue;
+        if (ctx.in_attention(i) != (scope == Scope::Attention)) continue;
+        const std::int32_t op = ctx.index.outermost_op(ctx.activity(i));
+        const std::string name =
+            op == kNone ? std::string() : std::string(ctx.index.name(ctx.index.ranges()[static_cast<std::size_t>(op)]));
+        Source& s = by_op[name];
+        s.copies.push_back(i);
+        s.ns += e.dur_ns;
+        if (const GpuArgs* g = ctx.trace.args(e); g && g->bytes > 0) s.bytes += g->bytes;
+        s.instances.insert(slot);
+      }
+      ++slot;
     }
-    ++slot;
+    if (by_op.empty()) continue;
+    // Its sources ranked by time.
+    std::vector<std::pair<std::string, const Source*>> ranked;
+    std::int64_t ns = 0, bytes = 0;
+    std::size_t copies = 0;
+    std::set<int> instances;
+    for (const auto& [op, s] : by_op) {
+      ranked.emplace_back(op, &s);
+      copies += s.copies.size();
+      ns += s.ns;
+      bytes += s.bytes;
+      instances.insert(s.instances.begin(), s.instances.end());
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.second->ns > b.second->ns; });
+    const auto n = static_cast<double>(ctx.group.group.instances.size());
+    Finding f;
+    f.id = "hidden-copy";
+    f.scope = scope;
+    set_cost(f, ctx, ns, static_cast<int>(instances.size()));
+    if (scope == Scope::Attention) f.after_ns = 0;  // the in-place op (or a fused kernel) copies nothing
+    const std::string& top = ranked.front().first;
+    const double per = static_cast<double>(copies) / n;
+    f.title = fmt::format("{:.{}f} device-to-device cop{} {} {} ({:.1f} MB){}, {}", per, per == std::floor(per) ? 0 : 1,
+                          per == 1 ? "y" : "ies", scope_words(scope), per_instance(ctx),
+                          static_cast<double>(bytes) / n / 1e6, top.empty() ? "" : fmt::format(", mostly from {}", top),
+                          per_instance_ms(ctx, ns));
+    f.detail = "Whole-tensor copies inside the region: memory traffic that computes nothing.";
+    f.fix = fix_for(top);
+    for (const auto& [op, s] : ranked)
+      f.evidence.push_back({op.empty() ? std::string("copies with no CPU op recorded") : "launched by " + op,
+                            static_cast<int>(s->copies.size()), s->ns});
+    out.push_back(std::move(f));
   }
-  if (by_op.empty()) return;
-  // One finding per group; its sources ranked by time.
-  std::vector<std::pair<std::string, const Source*>> ranked;
-  std::vector<std::size_t> all;
-  std::int64_t ns = 0, bytes = 0;
-  std::set<int> instances;
-  for (const auto& [op, s] : by_op) {
-    ranked.emplace_back(op, &s);
-    all.insert(all.end(), s.copies.begin(), s.copies.end());
-    ns += s.ns;
-    bytes += s.bytes;
-    instances.insert(s.instances.begin(), s.instances.end());
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& a, const auto& b) { return a.second->ns > b.second->ns; });
-  const auto n = static_cast<double>(ctx.group.group.instances.size());
-  Finding f;
-  f.id = "hidden-copy";
-  f.scope = split_by_scope(ctx, all).attention.empty() ? Scope::Model : Scope::Attention;
-  set_cost(f, ctx, ns, static_cast<int>(instances.size()));
-  const std::string& top = ranked.front().first;
-  const double per = static_cast<double>(all.size()) / n;
-  f.title = fmt::format("{:.{}f} device-to-device cop{} {} ({:.1f} MB){}, {}", per, per == std::floor(per) ? 0 : 1,
-                        per == 1 ? "y" : "ies", per_instance(ctx), static_cast<double>(bytes) / n / 1e6,
-                        top.empty() ? "" : fmt::format(", mostly from {}", top), per_instance_ms(ctx, ns));
-  f.detail = "Whole-tensor copies inside the region: memory traffic that computes nothing.";
-  f.fix = fix_for(top);
-  for (const auto& [op, s] : ranked)
-    f.evidence.push_back({op.empty() ? std::string("copies with no CPU op recorded") : "launched by " + op,
-                          static_cast<int>(s->copies.size()), s->ns});
-  out.push_back(std::move(f));
 }
 
 }  // namespace attnprof
