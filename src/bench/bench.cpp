@@ -48,12 +48,12 @@ std::string names(const std::vector<Implementation>& impls) {
   return s;
 }
 
-// Implementations that exist only on a GPU: on a CPU run they are listed as
-// skipped (the README's `--impl math,manual,cudnn,fused` works anywhere).
+// An implementation of the GPU registry: on a CPU run it is listed as skipped
+// (the README's `--impl math,manual,cudnn,fused` works anywhere). Asks the CUDA
+// plugin, loaded only for this question; a build without it knows no GPU names.
 bool gpu_only(const std::string& name) {
-  for (std::string_view n : {"math-no-upcast", "math-cached-mask", "math-plain-softmax", "cudnn", "fused"})
-    if (name == n) return true;
-  return false;
+  const auto gpu = cuda_implementations();
+  return std::any_of(gpu.begin(), gpu.end(), [&](const Implementation& i) { return i.name == name; });
 }
 
 // Seconds a CPU run of `impls` takes, roughly: each implementation runs about
@@ -64,6 +64,15 @@ double cpu_seconds(const attention::AttentionParams& p, std::size_t impls) {
 }
 
 }  // namespace
+
+ImplResult start_row(const Implementation& impl) {
+  ImplResult row;
+  row.name = impl.name;
+  row.gemm_unit = "n/a";
+  row.ladder_from = impl.ladder_from;
+  row.ladder_cause = impl.ladder_cause;
+  return row;
+}
 
 BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
   BenchRun run;
@@ -98,7 +107,11 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
     for (const auto& name : o.impls) {
       auto it = std::find_if(all.begin(), all.end(), [&](const auto& i) { return i.name == name; });
       if (it == all.end() && !gpu && gpu_only(name)) {
-        plan.impls.push_back({name, true, nullptr, nullptr, "needs an NVIDIA GPU, and there is none here", ""});
+        Implementation missing;
+        missing.name = name;
+        missing.on_gpu = true;
+        missing.unavailable = "needs an NVIDIA GPU, and there is none here";
+        plan.impls.push_back(missing);
         plan.explicitly_asked.push_back(false);
         continue;
       }

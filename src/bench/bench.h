@@ -38,6 +38,8 @@ struct Plan {
   unsigned seed = 0;
   const BenchProgress* progress = nullptr;  // never null inside the runners
 };
+// A row for `impl` as the runners start it: its name and ladder step, no numbers.
+ImplResult start_row(const Implementation& impl);
 void run_on_cpu(const Plan& plan, BenchRun& run);
 void run_on_cuda(const Plan& plan, BenchRun& run);  // throws InputError without CUDA
 

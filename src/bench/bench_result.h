@@ -25,6 +25,7 @@ struct ImplResult {
   std::optional<double> rel_error;        // vs fp64, on checked slices
   int slices_checked = 0, slices_total = 0;
   bool check_passed = true;
+  std::string ladder_from, ladder_cause;  // the registry row's ladder step into this implementation
 };
 
 struct BenchRun {

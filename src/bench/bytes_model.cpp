@@ -1,8 +1,8 @@
-// The pass-by-pass byte model; mirrors the kernel sequences in src/attention.
+// The pass-by-pass byte models; they mirror the kernel sequences in src/attention.
 #include "bench/bytes_model.h"
 
 namespace attnprof::bench {
-
+namespace bytes {
 namespace {
 
 struct Sizes {
@@ -35,23 +35,29 @@ double math_bytes(const attention::AttentionParams& p, bool upcast, bool cached_
 
 }  // namespace
 
-double bytes_moved(const std::string& impl, const attention::AttentionParams& p) {
+}  // namespace bytes
+
+double bytes::math(const attention::AttentionParams& p) {
+  return math_bytes(p, p.dtype != attention::DType::fp32, false, true);
+}
+double bytes::math_no_upcast(const attention::AttentionParams& p) { return math_bytes(p, false, false, true); }
+double bytes::math_cached_mask(const attention::AttentionParams& p) { return math_bytes(p, false, true, true); }
+double bytes::math_plain_softmax(const attention::AttentionParams& p) { return math_bytes(p, false, true, false); }
+
+double bytes::manual(const attention::AttentionParams& p) {
   const Sizes n = sizes(p);
   const double e = static_cast<double>(attention::dtype_bytes(p.dtype));
-  if (impl == "math") return math_bytes(p, p.dtype != attention::DType::fp32, false, true);
-  if (impl == "math-no-upcast") return math_bytes(p, false, false, true);
-  if (impl == "math-cached-mask") return math_bytes(p, false, true, true);
-  if (impl == "math-plain-softmax") return math_bytes(p, false, true, false);
-  if (impl == "manual") {
-    double b = e * (n.q + n.k + n.s);      // QK^T
-    b += 2 * e * n.s;                      // scale
-    if (p.causal) b += 2 * e * n.s + n.m;  // masked_fill_
-    b += 2 * e * n.s;                      // softmax
-    b += e * (n.s + n.k + n.q);            // PV
-    return b;
-  }
-  // Fused (cudnn, fused, flash) and the reference: q, k, v read once, out written once.
-  return e * (2 * n.q + 2 * n.k);
+  double b = e * (n.q + n.k + n.s);      // QK^T
+  b += 2 * e * n.s;                      // scale
+  if (p.causal) b += 2 * e * n.s + n.m;  // masked_fill_
+  b += 2 * e * n.s;                      // softmax
+  b += e * (n.s + n.k + n.q);            // PV
+  return b;
+}
+
+double bytes::fused(const attention::AttentionParams& p) {
+  const Sizes n = sizes(p);
+  return static_cast<double>(attention::dtype_bytes(p.dtype)) * (2 * n.q + 2 * n.k);
 }
 
 }  // namespace attnprof::bench

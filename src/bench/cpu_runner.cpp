@@ -8,7 +8,6 @@
 
 #include "attention/cpu/check.h"
 #include "bench/bench.h"
-#include "bench/bytes_model.h"
 #include "bench/host_inputs.h"
 #include "bench/timing_stats.h"
 
@@ -26,9 +25,7 @@ void run_on_cpu(const Plan& plan, BenchRun& run) {
     if (progress.finished) progress.finished(run, run.rows.back());
   };
   for (const Implementation& impl : plan.impls) {
-    ImplResult row;
-    row.name = impl.name;
-    row.gemm_unit = "n/a";
+    ImplResult row = start_row(impl);
     if (!impl.unavailable.empty() || !impl.run) {
       row.skipped = impl.unavailable;
       finished(std::move(row));
@@ -62,7 +59,7 @@ void run_on_cpu(const Plan& plan, BenchRun& run) {
     row.p90_ms = st.p90;
     row.runs = reps;
     row.tflops = flops / (st.median * 1e-3) / 1e12;
-    row.bytes_model = bytes_moved(impl.name, plan.shape);
+    row.bytes_model = impl.bytes ? impl.bytes(plan.shape) : 0.0;
     finished(std::move(row));
   }
 }

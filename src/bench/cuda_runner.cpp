@@ -15,7 +15,6 @@
 #include "attention/cuda/cuda_check.h"
 #include "bench/bench.h"
 #include "bench/cuda_backend.h"
-#include "bench/bytes_model.h"
 #include "bench/host_inputs.h"
 #include "bench/kernel_counter.h"
 #include "bench/timing_stats.h"
@@ -168,9 +167,7 @@ void plugin::run(const Plan& plan, BenchRun& run) {
   };
   for (std::size_t i = 0; i < plan.impls.size(); ++i) {
     const Implementation& impl = plan.impls[i];
-    ImplResult row;
-    row.name = impl.name;
-    row.gemm_unit = "n/a";
+    ImplResult row = start_row(impl);
     if (!impl.unavailable.empty() || !impl.run) {
       row.skipped = impl.unavailable;
       finished(std::move(row));
@@ -255,7 +252,7 @@ void plugin::run(const Plan& plan, BenchRun& run) {
       row.runs = reps;
       row.tflops = flops / (st.median * 1e-3) / 1e12;
       if (run.gemm_tflops) row.pct_of_gemm = 100.0 * row.tflops / *run.gemm_tflops;
-      row.bytes_model = bytes_moved(impl.name, plan.shape);
+      row.bytes_model = impl.bytes ? impl.bytes(plan.shape) : 0.0;
     } catch (const attention::cuda::DeviceOutOfMemory& e) {
       if (plan.explicitly_asked[i]) throw InputError(fmt::format("{}: out of device memory: {}", impl.name, e.what()));
       row.skipped = fmt::format("out of device memory: {}", e.what());

@@ -1,6 +1,8 @@
-// Every attention implementation the bench knows, by name, with where it runs,
-// its scratch needs, and why it cannot run when it cannot (the `fused` slot
-// until the project's kernel lands, cudnn without cuDNN, ...).
+// The registry: one row per attention implementation, with everything the
+// bench needs of it (how to run it, its scratch, its byte model, the step of
+// the ladder that leads to it, one line about it, and why it cannot run where
+// it cannot). The ladder, `bench --list` and the table legend come from these
+// rows; adding an implementation is one row plus its code.
 #pragma once
 
 #include <string>
@@ -10,13 +12,18 @@
 
 namespace attnprof::bench {
 
+using ByteModel = double (*)(const attention::AttentionParams& p);
+
 struct Implementation {
   std::string name;
   bool on_gpu = false;
   attention::AttentionFn run = nullptr;
   attention::WorkspaceFn workspace = nullptr;  // null: none
   std::string unavailable;                     // non-empty: why it cannot run
-  std::string about;                           // one line for --help and the table legend
+  std::string about;                           // one line for --list and the table legend
+  ByteModel bytes = nullptr;                   // bytes a forward moves (bytes_model.h)
+  std::string ladder_from;                     // the implementation one cause away, "" if none
+  std::string ladder_cause;                    // the cause this one removes from ladder_from
 };
 
 // In ladder order: the slow path first, then each fix, then the fused ones.

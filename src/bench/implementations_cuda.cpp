@@ -1,7 +1,10 @@
-// The CUDA implementations as bench entries (built only with a CUDA toolkit).
+// The CUDA registry (built only with a CUDA toolkit, into the bench plugin):
+// the SDPA-math reproduction, each cause removed one step at a time, the
+// hand-written sequence, cuDNN and the project's fused kernel.
 #include <cuda_runtime.h>
 
 #include "attention/cuda/cuda_attention.h"
+#include "bench/bytes_model.h"
 #include "bench/cuda_backend.h"
 #include "bench/implementations.h"
 #if ATTNPROF_BENCH_HAVE_FUSED
@@ -13,39 +16,36 @@ namespace attnprof::bench {
 std::vector<Implementation> plugin::implementations() {
   namespace cu = attention::cuda;
   const std::string cudnn_reason = cu::cudnn_unavailable_reason();
-  return {
-    {"math",   true,
-     cu::math, cu::math_workspace,
-     "",       "PyTorch SDPA math, kernel for kernel: fp32 upcast, FP32 GEMMs, mask rebuilt, safe softmax"},
-        {"math-no-upcast",
-         true,
-         cu::math_no_upcast,
-         cu::math_no_upcast_workspace,
-         "",
-         "math in the input dtype: GEMMs on tensor cores"},
-        {"math-cached-mask",           true, cu::math_cached_mask,
-         cu::math_no_upcast_workspace, "",   "and the causal mask built once"},
-        {"math-plain-softmax",         true, cu::math_plain_softmax,
-         cu::math_no_upcast_workspace, "",   "and a plain softmax instead of _safe_softmax"},
-        {"manual",   true,
-         cu::manual, cu::manual_workspace,
-         "",         "hand-written: bf16 QK^T, scale, in-place mask fill, softmax, PV"},
-        {"cudnn", true, cu::cudnn, nullptr, cudnn_reason, "cuDNN fused SDPA (graph API)"},
 #if ATTNPROF_BENCH_HAVE_FUSED
-        {"fused",
-         true,
-         fused::attention_forward,
-         fused::attention_workspace,
-         "",
-         "the project's own fused kernel: one launch, tensor cores, online softmax"},
+  const attention::AttentionFn fused_run = fused::attention_forward;
+  const attention::WorkspaceFn fused_workspace = fused::attention_workspace;
+  const std::string fused_reason;
 #else
-        {"fused",
-         true,
-         nullptr,
-         nullptr,
-         "the project's fused kernel (src/attention/fused) was not built",
-         "the project's own fused kernel"},
+  const attention::AttentionFn fused_run = nullptr;
+  const attention::WorkspaceFn fused_workspace = nullptr;
+  const std::string fused_reason = "the project's fused kernel (src/attention/fused) was not built";
 #endif
+  return {
+      {"math", true, cu::math, cu::math_workspace, "",
+       "PyTorch SDPA math, kernel for kernel: fp32 upcast, FP32 GEMMs, mask rebuilt, safe softmax", bytes::math, "",
+       ""},
+      {"math-no-upcast", true, cu::math_no_upcast, cu::math_no_upcast_workspace, "",
+       "math in the input dtype: GEMMs on tensor cores", bytes::math_no_upcast, "math",
+       "fp32 upcast (FFMA GEMMs, 5 casts)"},
+      {"math-cached-mask", true, cu::math_cached_mask, cu::math_no_upcast_workspace, "",
+       "and the causal mask built once", bytes::math_cached_mask, "math-no-upcast",
+       "mask rebuilt every call (5 kernels)"},
+      {"math-plain-softmax", true, cu::math_plain_softmax, cu::math_no_upcast_workspace, "",
+       "and a plain softmax instead of _safe_softmax", bytes::math_plain_softmax, "math-cached-mask",
+       "_safe_softmax's eq/all/where passes"},
+      {"manual", true, cu::manual, cu::manual_workspace, "",
+       "hand-written: bf16 QK^T, scale, in-place mask fill, softmax, PV", bytes::manual, "math-plain-softmax",
+       "scale q,k + add mask vs masked_fill_"},
+      {"cudnn", true, cu::cudnn, nullptr, cudnn_reason, "cuDNN fused SDPA (graph API)", bytes::fused, "manual",
+       "unfused: scores through memory"},
+      {"fused", true, fused_run, fused_workspace, fused_reason,
+       "the project's own fused kernel: one launch, tensor cores, online softmax", bytes::fused, "manual",
+       "unfused: scores through memory (ours)"},
   };
 }
 

@@ -31,38 +31,15 @@ const ImplResult* find(const BenchRun& run, const std::string& name) {
   return nullptr;
 }
 
-struct Step {
-  const char* from;
-  const char* to;
-  const char* cause;
-};
-
-// Each step removes one cause; the ladder prints the steps whose both ends ran.
-constexpr Step kGpuLadder[] = {
-    {"math", "math-no-upcast", "fp32 upcast (FFMA GEMMs, 5 casts)"},
-    {"math-no-upcast", "math-cached-mask", "mask rebuilt every call (5 kernels)"},
-    {"math-cached-mask", "math-plain-softmax", "_safe_softmax's eq/all/where passes"},
-    {"math-plain-softmax", "manual", "scale q,k + add mask vs masked_fill_"},
-    {"manual", "cudnn", "unfused: scores through memory"},
-    {"manual", "fused", "unfused: scores through memory (ours)"},
-};
-constexpr Step kCpuLadder[] = {
-    {"math", "manual", "fp32 upcast and separate q/k scaling"},
-    {"manual", "flash", "the score matrix materialised"},
-};
-
+// Each row names the implementation one cause away (the registry's ladder
+// step); the ladder prints the steps whose both ends ran, in row order.
 template <typename F>
 void for_each_step(const BenchRun& run, F&& f) {
-  const double base = find(run, "math") ? find(run, "math")->median_ms : 0.0;
-  auto visit = [&](const Step& s) {
-    const ImplResult* a = find(run, s.from);
-    const ImplResult* b = find(run, s.to);
-    if (a && b) f(s, *a, *b, base);
-  };
-  if (run.on_gpu) {
-    for (const Step& s : kGpuLadder) visit(s);
-  } else {
-    for (const Step& s : kCpuLadder) visit(s);
+  const ImplResult* math = find(run, "math");
+  const double base = math ? math->median_ms : 0.0;
+  for (const ImplResult& b : run.rows) {
+    if (b.ladder_from.empty() || !b.skipped.empty()) continue;
+    if (const ImplResult* a = find(run, b.ladder_from)) f(b.ladder_cause, *a, b, base);
   }
 }
 
@@ -153,7 +130,7 @@ void print_footer(const BenchRun& run, std::FILE* out) {
                                                                                           : run.kernel_count_source)
                                             : std::string()));
   bool header = false, noisy = false;
-  for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
+  for_each_step(run, [&](const std::string& cause, const ImplResult& a, const ImplResult& b, double base) {
     if (!header) {
       fmt::print(out, "\nladder (each step removes one cause):\n{:<36} {:<38} {:>9} {:>6}\n", "cause removed",
                  "from -> to", "saved ms", "% math");
@@ -162,7 +139,7 @@ void print_footer(const BenchRun& run, std::FILE* out) {
     const double saved = a.median_ms - b.median_ms;
     const bool noise = within_noise(a, b);
     noisy |= noise;
-    fmt::print(out, "{:<36} {:<38} {:>9.3f} {:>6}{}\n", s.cause, fmt::format("{} -> {}", s.from, s.to), saved,
+    fmt::print(out, "{:<36} {:<38} {:>9.3f} {:>6}{}\n", cause, fmt::format("{} -> {}", a.name, b.name), saved,
                base > 0 ? fmt::format("{:.1f}", 100.0 * saved / base) : "n/a", noise ? " *" : "");
   });
   if (noisy)
@@ -238,11 +215,11 @@ std::string to_json(const BenchRun& run) {
   }
   j.end_array();
   j.begin_array("ladder");
-  for_each_step(run, [&](const Step& s, const ImplResult& a, const ImplResult& b, double base) {
+  for_each_step(run, [&](const std::string& cause, const ImplResult& a, const ImplResult& b, double base) {
     j.begin_object();
-    j.str("from", s.from);
-    j.str("to", s.to);
-    j.str("cause", s.cause);
+    j.str("from", a.name);
+    j.str("to", b.name);
+    j.str("cause", cause);
     number("saved_ms", a.median_ms - b.median_ms);
     if (base > 0) number("pct_of_math", 100.0 * (a.median_ms - b.median_ms) / base);
     else j.null("pct_of_math");

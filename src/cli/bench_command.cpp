@@ -26,6 +26,7 @@ struct BenchArgs {
   std::string device = "auto";
   bool causal = true;
   bool check = true;
+  bool list = false;
   std::string json_file;
   int batch = 0, heads = 0, kv_heads = 0, seq = 0, kv_seq = 0, head_dim = 0;
 };
@@ -48,8 +49,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "bench", "Run, check (fp64) and time the attention implementations on one shape, with the ladder of causes");
   cmd->add_option("--impl", args->impls,
-                  "Implementations, comma-separated (default: all on the device). CUDA: math, math-no-upcast, "
-                  "math-cached-mask, math-plain-softmax, manual, cudnn, fused; CPU: math, manual, flash, reference");
+                  "Implementations, comma-separated (default: all on the device); --list shows them");
   auto* batch = cmd->add_option("--batch,-b", args->batch, "Batch size (GPU default 8)");
   auto* heads = cmd->add_option("--heads", args->heads, "Query heads (GPU default 16)");
   auto* kv_heads =
@@ -70,8 +70,26 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                     "fp64 check of every head (default: on, on a sample of heads when the reference is slow)");
   cmd->add_option("--repeats", args->options.repeats, "Timed runs per implementation (default: ~0.3 s worth)");
   cmd->add_option("--seed", args->options.seed, "Random seed for the inputs (default: fresh each run)");
+  cmd->add_flag("--list", args->list, "List the implementations of this machine's device (the registry) and exit");
 
   cmd->callback([args, &exit_code, batch, heads, kv_heads, seq, kv_seq, head_dim, check] {
+    if (args->list) {
+      // The registry rows: the CPU's always, the GPU's where a GPU and the CUDA plugin are.
+      const std::string problem = cuda_device_problem();
+      for (const bool gpu : {false, true}) {
+        if (gpu && !problem.empty()) {
+          fmt::print("cuda: none here ({})\n", problem);
+          continue;
+        }
+        const auto rows = gpu ? bench::cuda_implementations() : bench::cpu_implementations();
+        fmt::print("{}:\n", gpu ? "cuda" : "cpu");
+        for (const auto& impl : rows)
+          fmt::print("  {:<19} {}{}\n", impl.name, impl.about,
+                     impl.unavailable.empty() ? std::string() : " (unavailable: " + impl.unavailable + ")");
+      }
+      exit_code = 0;
+      return;
+    }
     bench::BenchOptions o = args->options;
     o.impls = split_commas(args->impls);
     auto take = [](CLI::Option* opt, int value, std::optional<int>& dst) {

@@ -74,6 +74,7 @@ TEST(Bench, CpuDefaultShapeIsSmallerAndSaysSo) {
 // The README's example names GPU implementations: on a CPU they are listed as
 // skipped and the rest runs (it exited 2 before).
 TEST(Bench, GpuOnlyImplementationsAreSkippedOnTheCpu) {
+  if (cuda_implementations().empty()) GTEST_SKIP() << "built without CUDA: no GPU registry to know the names by";
   BenchOptions o = small_cpu();
   o.impls = {"math", "manual", "cudnn", "fused"};
   const BenchRun run = run_bench(o);
@@ -82,6 +83,18 @@ TEST(Bench, GpuOnlyImplementationsAreSkippedOnTheCpu) {
   EXPECT_TRUE(run.rows[1].skipped.empty());
   EXPECT_NE(run.rows[2].skipped.find("needs an NVIDIA GPU"), std::string::npos);
   EXPECT_NE(run.rows[3].skipped.find("needs an NVIDIA GPU"), std::string::npos);
+}
+
+// The ladder comes from the registry rows: every CPU step the run had both ends of.
+TEST(Bench, LadderComesFromTheRegistry) {
+  const BenchRun run = run_bench(small_cpu());
+  const std::string json = to_json(run);
+  for (const Implementation& impl : cpu_implementations()) {
+    if (impl.ladder_from.empty() || impl.name == "reference") continue;
+    EXPECT_NE(json.find("\"from\": \"" + impl.ladder_from + "\", \"to\": \"" + impl.name + "\""), std::string::npos)
+        << impl.name << "\n" << json;
+    EXPECT_NE(json.find(impl.ladder_cause), std::string::npos) << impl.ladder_cause;
+  }
 }
 
 // The header is out before the first implementation runs, each row as it finishes.
@@ -128,6 +141,13 @@ TEST(Bench, CpuTableAndNoiseMarks) {
   flash.median_ms = 20;
   flash.p10_ms = 18;
   flash.p90_ms = 25;
+  // The CPU registry's ladder steps, as the runner copies them into its rows.
+  for (const Implementation& impl : cpu_implementations())
+    for (ImplResult* r : {&math, &manual, &flash})
+      if (r->name == impl.name) {
+        r->ladder_from = impl.ladder_from;
+        r->ladder_cause = impl.ladder_cause;
+      }
   run.rows = {math, manual, flash};
   const std::string header = printed(print_header, run);
   EXPECT_EQ(header.find("%GEMM"), std::string::npos) << header;
@@ -206,15 +226,15 @@ TEST(Bench, BadInputIsOneLineInputError) {
 TEST(Bench, ByteModelOrdersTheLadder) {
   auto p = attention::make_params(8, 16, 16, 1024, 1024, 64, true, attention::DType::bf16);
   const double io = 2.0 * (4.0 * 8 * 16 * 1024 * 64);  // q, k, v, out in bf16
-  EXPECT_DOUBLE_EQ(bytes_moved("cudnn", p), io);
-  EXPECT_GT(bytes_moved("math", p), bytes_moved("math-no-upcast", p));
-  EXPECT_GT(bytes_moved("math-no-upcast", p), bytes_moved("math-cached-mask", p));
-  EXPECT_GT(bytes_moved("math-cached-mask", p), bytes_moved("math-plain-softmax", p));
+  EXPECT_DOUBLE_EQ(bytes::fused(p), io);
+  EXPECT_GT(bytes::math(p), bytes::math_no_upcast(p));
+  EXPECT_GT(bytes::math_no_upcast(p), bytes::math_cached_mask(p));
+  EXPECT_GT(bytes::math_cached_mask(p), bytes::math_plain_softmax(p));
   // manual scales the whole score matrix (one pass more than scaling q and k),
   // so it moves more than math-plain-softmax: the model says so, not a typo.
-  EXPECT_GT(bytes_moved("manual", p), bytes_moved("math-plain-softmax", p));
-  EXPECT_GT(bytes_moved("math-cached-mask", p), bytes_moved("manual", p));
-  EXPECT_GT(bytes_moved("manual", p), bytes_moved("cudnn", p));
+  EXPECT_GT(bytes::manual(p), bytes::math_plain_softmax(p));
+  EXPECT_GT(bytes::math_cached_mask(p), bytes::manual(p));
+  EXPECT_GT(bytes::manual(p), bytes::fused(p));
 }
 
 TEST(Bench, TimingStats) {
