@@ -9,8 +9,8 @@
 #include <simdjson.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "analysis/analysis.h"

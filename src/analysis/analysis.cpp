@@ -21,10 +21,18 @@ InstanceStats instance_stats(const TraceIndex& index, const RegionInstance& inst
     const GpuActivity& a = index.activities()[i];
     const Event& e = index.event(a);
     switch (e.kind) {
-      case EventKind::Kernel: ++s.kernels; s.kernel_ns += e.dur_ns; break;
-      case EventKind::GpuMemcpy: ++s.memcpys; break;
-      case EventKind::GpuMemset: ++s.memsets; break;
-      default: break;
+      case EventKind::Kernel:
+        ++s.kernels;
+        s.kernel_ns += e.dur_ns;
+        break;
+      case EventKind::GpuMemcpy:
+        ++s.memcpys;
+        break;
+      case EventKind::GpuMemset:
+        ++s.memsets;
+        break;
+      default:
+        break;
     }
     if (a.cls.category == KernelCategory::Gemm || a.cls.category == KernelCategory::FusedAttention) {
       s.matmul_ns += e.dur_ns;
@@ -65,7 +73,8 @@ GroupStats group_stats(const TraceIndex& index, RegionGroup group) {
     tc += s.tensor_core_ns;
     g.instances.push_back(s);
   }
-  if (!g.instances.empty()) g.kernels_per_instance = static_cast<double>(total_kernels) / static_cast<double>(g.instances.size());
+  if (!g.instances.empty())
+    g.kernels_per_instance = static_cast<double>(total_kernels) / static_cast<double>(g.instances.size());
   g.tensor_core_share = matmul > 0 ? static_cast<double>(tc) / static_cast<double>(matmul) : -1.0;
   return g;
 }
@@ -91,9 +100,8 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       const AttentionCall& call = view.calls[static_cast<std::size_t>(c)];
       if (call.activities.front() != i) continue;  // counted where it starts
       seen[static_cast<std::size_t>(c)] = 1;
-      auto it = std::find_if(out.begin(), out.end(), [&](const AttentionSummary& s) {
-        return s.impl == call.impl && s.pass == call.pass;
-      });
+      auto it = std::find_if(out.begin(), out.end(),
+                             [&](const AttentionSummary& s) { return s.impl == call.impl && s.pass == call.pass; });
       if (it == out.end()) {
         it = out.insert(out.end(), AttentionSummary{});
         it->impl = call.impl;
@@ -106,8 +114,10 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       it->kernels += call.kernels;
       it->kernel_ns += call.kernel_ns;
       if (call.shape.known()) {
-        if (!it->shape.known()) it->shape = call.shape;
-        else if (!(it->shape == call.shape)) it->one_shape = false;
+        if (!it->shape.known())
+          it->shape = call.shape;
+        else if (!(it->shape == call.shape))
+          it->one_shape = false;
       }
       if (call.impl != AttentionImpl::Fused) {
         const FusedEstimate e = estimate_fused(call, measured, cc, device.num_sms);
@@ -127,10 +137,14 @@ std::string_view to_string(Scope s) { return s == Scope::Attention ? "attention"
 
 std::string_view to_string(Severity s) {
   switch (s) {
-    case Severity::Info: return "info";
-    case Severity::Low: return "low";
-    case Severity::Medium: return "medium";
-    case Severity::High: return "high";
+    case Severity::Info:
+      return "info";
+    case Severity::Low:
+      return "low";
+    case Severity::Medium:
+      return "medium";
+    case Severity::High:
+      return "high";
   }
   return "info";
 }
@@ -142,8 +156,7 @@ Severity severity_for_share(double share) {
   return Severity::Info;
 }
 
-Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOptions& options,
-                 const std::string& label) {
+Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOptions& options, const std::string& label) {
   Analysis out;
   out.label = label;
   if (!trace.devices.empty()) {
@@ -151,11 +164,13 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
     out.device = {d.name, d.compute_major, d.compute_minor, d.num_sms};
   }
   if (rocm_device(out.device))
-    out.unsupported = fmt::format("{} is an AMD GPU (a ROCm trace): attnprof diagnoses NVIDIA GPUs only, for now",
-                                  out.device.name);
+    out.unsupported =
+        fmt::format("{} is an AMD GPU (a ROCm trace): attnprof diagnoses NVIDIA GPUs only, for now", out.device.name);
   for (const GpuActivity& a : index.activities()) out.gpu_kernels += index.event(a).kind == EventKind::Kernel;
-  if (out.unsupported.empty()) out.attention_calls = find_attention(index);
-  else out.attention_calls.call_of.assign(index.activities().size(), kNone);
+  if (out.unsupported.empty())
+    out.attention_calls = find_attention(index);
+  else
+    out.attention_calls.call_of.assign(index.activities().size(), kNone);
   std::vector<char> assigned(index.activities().size(), 0);
   std::vector<const RegionInstance*> all_instances;
   for (RegionGroup& g : find_regions(index, options, label)) {

@@ -16,13 +16,13 @@ struct InstanceStats {
   int kernels = 0;
   int memcpys = 0;
   int memsets = 0;
-  std::int64_t kernel_ns = 0;      // sum of kernel durations
-  std::int64_t busy_ns = 0;        // GPU busy: union of all activity intervals
-  std::int64_t span_ns = 0;        // first GPU start to last GPU end
-  std::int64_t idle_ns = 0;        // span - busy: gaps between GPU work
-  std::int64_t launch_api_ns = 0;  // CPU time in the launch calls
-  std::int64_t matmul_ns = 0;      // GEMM + fused attention kernels
-  std::int64_t tensor_core_ns = 0; // ... of which on tensor cores
+  std::int64_t kernel_ns = 0;       // sum of kernel durations
+  std::int64_t busy_ns = 0;         // GPU busy: union of all activity intervals
+  std::int64_t span_ns = 0;         // first GPU start to last GPU end
+  std::int64_t idle_ns = 0;         // span - busy: gaps between GPU work
+  std::int64_t launch_api_ns = 0;   // CPU time in the launch calls
+  std::int64_t matmul_ns = 0;       // GEMM + fused attention kernels
+  std::int64_t tensor_core_ns = 0;  // ... of which on tensor cores
 };
 
 // One implementation and pass of attention in a region group (or, in
@@ -31,13 +31,13 @@ struct AttentionSummary {
   AttentionImpl impl = AttentionImpl::Unfused;
   AttentionPass pass = AttentionPass::Forward;
   int calls = 0;
-  int kernels = 0;                 // over all calls
-  std::int64_t kernel_ns = 0;      // over all calls
+  int kernels = 0;             // over all calls
+  std::int64_t kernel_ns = 0;  // over all calls
   Precision precision = Precision::Unknown;
-  std::string kernel;              // fused kernel family, "" when not fused
-  AttentionShape shape;            // of the first call with a known shape
-  bool one_shape = true;           // every call with a known shape has that one
-  std::int64_t fused_ns = -1;      // estimated, as fused kernels (not fused calls only)
+  std::string kernel;          // fused kernel family, "" when not fused
+  AttentionShape shape;        // of the first call with a known shape
+  bool one_shape = true;       // every call with a known shape has that one
+  std::int64_t fused_ns = -1;  // estimated, as fused kernels (not fused calls only)
   std::string estimate_source;
 };
 
@@ -47,8 +47,8 @@ struct GroupStats {
   double kernels_per_instance = 0;
   int min_kernels = 0;
   int max_kernels = 0;
-  std::int64_t busy_ns = 0;  // all instances
-  double tensor_core_share = 0;  // of GEMM + attention time; -1 when there is none
+  std::int64_t busy_ns = 0;                 // all instances
+  double tensor_core_share = 0;             // of GEMM + attention time; -1 when there is none
   std::vector<AttentionSummary> attention;  // by implementation and pass
   std::int64_t attention_ns = 0;            // kernel time of the attention calls in the group
 };
@@ -74,22 +74,22 @@ enum class Scope : std::uint8_t { Attention, Model };
 std::string_view to_string(Scope s);
 
 struct Finding {
-  std::string id;       // stable: cuda-core-gemm, fp32-upcast, ...
+  std::string id;  // stable: cuda-core-gemm, fp32-upcast, ...
   Scope scope = Scope::Model;
   Severity severity = Severity::Info;
-  std::string group;    // region group it was found in
-  std::string title;    // one line, with numbers
-  std::string detail;   // what the numbers are and why it matters
-  std::int64_t time_ns = 0;  // GPU time it costs, summed over the group's instances
+  std::string group;           // region group it was found in
+  std::string title;           // one line, with numbers
+  std::string detail;          // what the numbers are and why it matters
+  std::int64_t time_ns = 0;    // GPU time it costs, summed over the group's instances
   std::int64_t after_ns = -1;  // estimated GPU time of the same work after the fix; -1 unknown
-  double share = 0;          // of the group's GPU busy time
-  int instances = 0;         // instances it was seen in
+  double share = 0;            // of the group's GPU busy time
+  int instances = 0;           // instances it was seen in
   std::vector<Evidence> evidence;
   std::string fix;
 };
 
 struct DeviceSummary {
-  std::string name;          // "NVIDIA H200", or "" when the trace does not say
+  std::string name;  // "NVIDIA H200", or "" when the trace does not say
   int compute_major = 0;
   int compute_minor = 0;
   int num_sms = 0;
@@ -106,10 +106,10 @@ struct HostCopies {
 struct Analysis {
   std::string label;  // the trace's path
   DeviceSummary device;
-  std::string unsupported;  // why this trace cannot be diagnosed (e.g. a ROCm trace); "" when it can
-  int gpu_kernels = 0;      // in the whole trace
-  AttentionView attention_calls;           // every call in the trace
-  std::vector<AttentionSummary> attention; // in the analysed regions, by implementation and pass
+  std::string unsupported;                  // why this trace cannot be diagnosed (e.g. a ROCm trace); "" when it can
+  int gpu_kernels = 0;                      // in the whole trace
+  AttentionView attention_calls;            // every call in the trace
+  std::vector<AttentionSummary> attention;  // in the analysed regions, by implementation and pass
   HostCopies setup_copies;
   int launchless_activities = 0;  // GPU work whose launch is not in the trace (before its window): left out
   std::vector<GroupStats> groups;
@@ -118,8 +118,7 @@ struct Analysis {
   std::vector<Finding> findings;       // ranked by time
 };
 
-Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOptions& options,
-                 const std::string& label);
+Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOptions& options, const std::string& label);
 
 // Severity from the share of the region's GPU time a finding costs.
 Severity severity_for_share(double share);

@@ -66,8 +66,10 @@ bool chain_kernel(const KernelClass& c, std::string_view name) {
       return has(name, "DtoD");
     case KernelCategory::Softmax:  // a softmax split over kernels (Inductor's reduction + pointwise)
       return c.op == KernelOp::Softmax;
-    case KernelCategory::Reduction: return c.op == KernelOp::AllReduce;
-    default: return false;
+    case KernelCategory::Reduction:
+      return c.op == KernelOp::AllReduce;
+    default:
+      return false;
   }
 }
 
@@ -153,7 +155,8 @@ class Finder {
   const OpInputs* inputs_of(std::int32_t range) const {
     const std::uint32_t e = index_.ranges()[static_cast<std::size_t>(range)].event;
     const auto& all = t_.op_inputs;
-    const auto it = std::lower_bound(all.begin(), all.end(), e, [](const OpInputs& in, std::uint32_t v) { return in.event < v; });
+    const auto it =
+        std::lower_bound(all.begin(), all.end(), e, [](const OpInputs& in, std::uint32_t v) { return in.event < v; });
     return it != all.end() && it->event == e ? &*it : nullptr;
   }
 
@@ -181,8 +184,8 @@ class Finder {
     for (const std::string& v : in->concrete) {
       if (!after_dropout) {
         double d = 0;
-        after_dropout = v.find('.') != std::string::npos &&
-                        std::from_chars(v.data(), v.data() + v.size(), d).ec == std::errc();
+        after_dropout =
+            v.find('.') != std::string::npos && std::from_chars(v.data(), v.data() + v.size(), d).ec == std::errc();
         continue;
       }
       if (v == "True" || v == "False") {
@@ -481,9 +484,12 @@ class Finder {
 
 std::string_view to_string(AttentionImpl impl) {
   switch (impl) {
-    case AttentionImpl::Fused: return "fused";
-    case AttentionImpl::SdpaMath: return "sdpa-math";
-    case AttentionImpl::Unfused: return "unfused";
+    case AttentionImpl::Fused:
+      return "fused";
+    case AttentionImpl::SdpaMath:
+      return "sdpa-math";
+    case AttentionImpl::Unfused:
+      return "unfused";
   }
   return "unfused";
 }
@@ -491,10 +497,17 @@ std::string_view to_string(AttentionImpl impl) {
 std::string AttentionShape::source() const {
   std::string s;
   switch (from) {
-    case ShapeFrom::None: return "unknown";
-    case ShapeFrom::AttentionOp: s = std::string(op) + " inputs (record_shapes)"; break;
-    case ShapeFrom::QkMatmul: s = std::string(op) + " inputs of QK^T (record_shapes)"; break;
-    case ShapeFrom::QkBmm: s = std::string(op) + " inputs of QK^T, batch x heads (record_shapes)"; break;
+    case ShapeFrom::None:
+      return "unknown";
+    case ShapeFrom::AttentionOp:
+      s = std::string(op) + " inputs (record_shapes)";
+      break;
+    case ShapeFrom::QkMatmul:
+      s = std::string(op) + " inputs of QK^T (record_shapes)";
+      break;
+    case ShapeFrom::QkBmm:
+      s = std::string(op) + " inputs of QK^T, batch x heads (record_shapes)";
+      break;
   }
   return from_forward ? "the forward calls' shape: " + s : s;
 }

@@ -28,17 +28,17 @@ enum class ShapeFrom : std::uint8_t { None, AttentionOp, QkMatmul, QkBmm };
 
 struct AttentionShape {
   std::int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
-  std::optional<bool> causal;   // unknown unless the op's inputs say
+  std::optional<bool> causal;  // unknown unless the op's inputs say
   ShapeFrom from = ShapeFrom::None;
-  std::string_view op;          // the op whose inputs gave it (the trace's string pool)
-  bool from_forward = false;    // a backward chain's, taken from its forward calls
+  std::string_view op;        // the op whose inputs gave it (the trace's string pool)
+  bool from_forward = false;  // a backward chain's, taken from its forward calls
   // All sizes positive and below 2^31 (record_shapes values are the trace's, not to be trusted blindly).
   bool known() const {
     for (const std::int64_t v : {batch, q_heads, q_len, kv_len, head_dim})
       if (v <= 0 || v >= (std::int64_t{1} << 31)) return false;
     return kv_heads >= 0 && kv_heads < (std::int64_t{1} << 31);
   }
-  std::string source() const;   // for the report
+  std::string source() const;  // for the report
   friend bool operator==(const AttentionShape& a, const AttentionShape& b) {
     return a.batch == b.batch && a.q_heads == b.q_heads && a.kv_heads == b.kv_heads && a.q_len == b.q_len &&
            a.kv_len == b.kv_len && a.head_dim == b.head_dim && a.causal == b.causal;
@@ -48,12 +48,12 @@ struct AttentionShape {
 struct AttentionCall {
   AttentionImpl impl = AttentionImpl::Unfused;
   AttentionPass pass = AttentionPass::Forward;
-  std::vector<std::size_t> activities;  // indices into TraceIndex::activities(), GPU order
-  int kernels = 0;                      // of which kernels (not memcpy/memset)
-  std::int64_t kernel_ns = 0;           // summed durations
+  std::vector<std::size_t> activities;            // indices into TraceIndex::activities(), GPU order
+  int kernels = 0;                                // of which kernels (not memcpy/memset)
+  std::int64_t kernel_ns = 0;                     // summed durations
   Precision precision = Precision::Unknown;       // of q, k, v
   Precision gemm_precision = Precision::Unknown;  // of its matmuls (unfused calls)
-  std::string_view family;              // fused kernel family ("FlashAttention", "cuDNN", ...)
+  std::string_view family;                        // fused kernel family ("FlashAttention", "cuDNN", ...)
   AttentionShape shape;
   std::int64_t gemm16_ns = 0;  // unfused: its matmuls' time as 16-bit tensor-core GEMMs (estimated)
   bool causal_mask = false;    // a triangular mask was built inside the call

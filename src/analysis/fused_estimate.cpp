@@ -22,12 +22,8 @@ struct Rate {
   double tb_per_s;  // device memory bandwidth: H200 copy measured 4.3 TB/s here, others the datasheets'
 };
 constexpr Rate kRates[] = {
-    {90, 330, 480, 30, 4.3},
-    {89, 110, 140, 8, 0.9},
-    {86, 60, 75, 5, 0.9},
-    {80, 170, 210, 8, 1.9},
-    {75, 35, 40, 3, 0.6},
-    {70, 50, 60, 4, 0.85},
+    {90, 330, 480, 30, 4.3}, {89, 110, 140, 8, 0.9}, {86, 60, 75, 5, 0.9},
+    {80, 170, 210, 8, 1.9},  {75, 35, 40, 3, 0.6},   {70, 50, 60, 4, 0.85},
 };
 
 Rate rate_for(int cc) {
@@ -55,8 +51,8 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
   // In double throughout: record_shapes values are the trace's, not checked to be sane.
   const double rows = std::min(fp32 ? 64.0 : 128.0, static_cast<double>(s.q_len));
   const double slots = static_cast<double>(sms) * (fp32 ? 2 : 1);
-  const double tiles = static_cast<double>(s.batch) * static_cast<double>(s.q_heads) *
-                       std::ceil(static_cast<double>(s.q_len) / rows);
+  const double tiles =
+      static_cast<double>(s.batch) * static_cast<double>(s.q_heads) * std::ceil(static_cast<double>(s.q_len) / rows);
   const double waves = std::max(1.0, tiles / slots);
   double keys = static_cast<double>(s.kv_len);
   if (s.causal.value_or(false) && tiles > slots) keys = keys / 2 + 64;
@@ -65,11 +61,12 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
   if (tiles < slots && s.q_len <= 64) keys = std::max(64.0, keys * tiles / slots);
   const double tile_ns = rows * keys * static_cast<double>(s.head_dim) * 4.0 / (tflops * 1e12 / slots) * 1e9;
   // Every kernel reads q, k, v and writes the output once: no faster than the memory allows.
-  const double bytes = static_cast<double>(bytes_per_element(precision == Precision::Unknown ? Precision::BF16 : precision)) *
-                       static_cast<double>(s.head_dim) *
-                       (2.0 * static_cast<double>(s.batch) * static_cast<double>(s.q_heads) * static_cast<double>(s.q_len) +
-                        2.0 * static_cast<double>(s.batch) * static_cast<double>(s.kv_heads > 0 ? s.kv_heads : s.q_heads) *
-                            static_cast<double>(s.kv_len));
+  const double bytes =
+      static_cast<double>(bytes_per_element(precision == Precision::Unknown ? Precision::BF16 : precision)) *
+      static_cast<double>(s.head_dim) *
+      (2.0 * static_cast<double>(s.batch) * static_cast<double>(s.q_heads) * static_cast<double>(s.q_len) +
+       2.0 * static_cast<double>(s.batch) * static_cast<double>(s.kv_heads > 0 ? s.kv_heads : s.q_heads) *
+           static_cast<double>(s.kv_len));
   const double memory_ns = bytes / (r.tb_per_s * 1e12) * 1e9;
   double ns = kLaunchNs + std::max(waves * tile_ns, memory_ns);
   // Backward: 2.5x the matmul work at about 3/4 of the rate, twice the bytes, and three kernels.
@@ -124,13 +121,15 @@ FusedEstimate estimate_fused(const AttentionCall& call, const MeasuredFused& mea
 
 std::string describe(const FusedEstimate& e, const AttentionCall& call) {
   switch (e.from) {
-    case FusedEstimate::From::Measured: return "measured: fused calls of the same shape in this trace";
+    case FusedEstimate::From::Measured:
+      return "measured: fused calls of the same shape in this trace";
     case FusedEstimate::From::Shape: {
       const AttentionShape& s = call.shape;
-      return fmt::format("modelled from the shape (B{} H{}/{} Sq{} Skv{} D{}{}{}; {})", s.batch, s.q_heads,
-                         s.kv_heads > 0 ? std::to_string(s.kv_heads) : std::string("?"), s.q_len, s.kv_len, s.head_dim,
-                         s.causal ? (*s.causal ? " causal" : " not causal") : ", causality unknown: taken as not causal",
-                         call.precision == Precision::FP32 ? ", in bf16" : "", s.source());
+      return fmt::format(
+          "modelled from the shape (B{} H{}/{} Sq{} Skv{} D{}{}{}; {})", s.batch, s.q_heads,
+          s.kv_heads > 0 ? std::to_string(s.kv_heads) : std::string("?"), s.q_len, s.kv_len, s.head_dim,
+          s.causal ? (*s.causal ? " causal" : " not causal") : ", causality unknown: taken as not causal",
+          call.precision == Precision::FP32 ? ", in bf16" : "", s.source());
     }
     case FusedEstimate::From::Matmuls:
       return "from the call's own matmuls as 16-bit tensor-core work (no shapes in the trace)";

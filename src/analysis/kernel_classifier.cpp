@@ -44,80 +44,134 @@ std::int64_t estimate_elements(std::string_view name, std::int64_t grid_x, std::
 
 std::string_view to_string(KernelCategory c) {
   switch (c) {
-    case KernelCategory::Gemm: return "gemm";
-    case KernelCategory::FusedAttention: return "fused-attention";
-    case KernelCategory::Softmax: return "softmax";
-    case KernelCategory::Elementwise: return "elementwise";
-    case KernelCategory::Reduction: return "reduction";
-    case KernelCategory::CopyCast: return "copy/cast";
-    case KernelCategory::FillMask: return "fill/mask";
-    case KernelCategory::Memcpy: return "memcpy";
-    case KernelCategory::Memset: return "memset";
-    case KernelCategory::Convolution: return "convolution";
-    case KernelCategory::Communication: return "communication";
-    case KernelCategory::Other: return "other";
+    case KernelCategory::Gemm:
+      return "gemm";
+    case KernelCategory::FusedAttention:
+      return "fused-attention";
+    case KernelCategory::Softmax:
+      return "softmax";
+    case KernelCategory::Elementwise:
+      return "elementwise";
+    case KernelCategory::Reduction:
+      return "reduction";
+    case KernelCategory::CopyCast:
+      return "copy/cast";
+    case KernelCategory::FillMask:
+      return "fill/mask";
+    case KernelCategory::Memcpy:
+      return "memcpy";
+    case KernelCategory::Memset:
+      return "memset";
+    case KernelCategory::Convolution:
+      return "convolution";
+    case KernelCategory::Communication:
+      return "communication";
+    case KernelCategory::Other:
+      return "other";
   }
   return "other";
 }
 
 std::string_view to_string(MathUnit u) {
   switch (u) {
-    case MathUnit::None: return "-";
-    case MathUnit::TensorCore: return "tensor-core";
-    case MathUnit::CudaCore: return "cuda-core";
-    case MathUnit::Unknown: return "unknown";
+    case MathUnit::None:
+      return "-";
+    case MathUnit::TensorCore:
+      return "tensor-core";
+    case MathUnit::CudaCore:
+      return "cuda-core";
+    case MathUnit::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 std::string_view to_string(Precision p) {
   switch (p) {
-    case Precision::Unknown: return "-";
-    case Precision::FP64: return "fp64";
-    case Precision::FP32: return "fp32";
-    case Precision::TF32: return "tf32";
-    case Precision::BF16: return "bf16";
-    case Precision::FP16: return "fp16";
-    case Precision::Half16: return "bf16/fp16";
-    case Precision::FP8: return "fp8";
-    case Precision::INT8: return "int8";
+    case Precision::Unknown:
+      return "-";
+    case Precision::FP64:
+      return "fp64";
+    case Precision::FP32:
+      return "fp32";
+    case Precision::TF32:
+      return "tf32";
+    case Precision::BF16:
+      return "bf16";
+    case Precision::FP16:
+      return "fp16";
+    case Precision::Half16:
+      return "bf16/fp16";
+    case Precision::FP8:
+      return "fp8";
+    case Precision::INT8:
+      return "int8";
   }
   return "-";
 }
 
 std::string_view to_string(KernelOp o) {
   switch (o) {
-    case KernelOp::None: return "-";
-    case KernelOp::Matmul: return "matmul";
-    case KernelOp::Attention: return "attention";
-    case KernelOp::Softmax: return "softmax";
-    case KernelOp::CastToFp32: return "cast-to-fp32";
-    case KernelOp::CastTo16Bit: return "cast-to-16bit";
-    case KernelOp::Copy: return "copy";
-    case KernelOp::TriangularMask: return "triu/tril";
-    case KernelOp::Fill: return "fill";
-    case KernelOp::Where: return "where";
-    case KernelOp::MaskedFill: return "masked_fill";
-    case KernelOp::IsNegInf: return "isneginf";
-    case KernelOp::AllReduce: return "all-reduce";
-    case KernelOp::Mul: return "mul";
-    case KernelOp::Add: return "add";
-    case KernelOp::Reduce: return "reduce";
-    case KernelOp::SoftmaxBackward: return "softmax-bwd";
-    case KernelOp::LogSoftmax: return "log-softmax";
-    case KernelOp::Dropout: return "dropout";
-    case KernelOp::Other: return "other";
+    case KernelOp::None:
+      return "-";
+    case KernelOp::Matmul:
+      return "matmul";
+    case KernelOp::Attention:
+      return "attention";
+    case KernelOp::Softmax:
+      return "softmax";
+    case KernelOp::CastToFp32:
+      return "cast-to-fp32";
+    case KernelOp::CastTo16Bit:
+      return "cast-to-16bit";
+    case KernelOp::Copy:
+      return "copy";
+    case KernelOp::TriangularMask:
+      return "triu/tril";
+    case KernelOp::Fill:
+      return "fill";
+    case KernelOp::Where:
+      return "where";
+    case KernelOp::MaskedFill:
+      return "masked_fill";
+    case KernelOp::IsNegInf:
+      return "isneginf";
+    case KernelOp::AllReduce:
+      return "all-reduce";
+    case KernelOp::Mul:
+      return "mul";
+    case KernelOp::Add:
+      return "add";
+    case KernelOp::Reduce:
+      return "reduce";
+    case KernelOp::SoftmaxBackward:
+      return "softmax-bwd";
+    case KernelOp::LogSoftmax:
+      return "log-softmax";
+    case KernelOp::Dropout:
+      return "dropout";
+    case KernelOp::Other:
+      return "other";
   }
   return "-";
 }
 
 int bytes_per_element(Precision p) {
   switch (p) {
-    case Precision::FP64: return 8;
-    case Precision::FP32: case Precision::TF32: return 4;
-    case Precision::BF16: case Precision::FP16: case Precision::Half16: return 2;
-    case Precision::FP8: case Precision::INT8: return 1;
-    case Precision::Unknown: return 0;
+    case Precision::FP64:
+      return 8;
+    case Precision::FP32:
+    case Precision::TF32:
+      return 4;
+    case Precision::BF16:
+    case Precision::FP16:
+    case Precision::Half16:
+      return 2;
+    case Precision::FP8:
+    case Precision::INT8:
+      return 1;
+    case Precision::Unknown:
+      return 0;
   }
   return 0;
 }

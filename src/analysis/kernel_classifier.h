@@ -11,16 +11,44 @@
 namespace attnprof {
 
 enum class KernelCategory : std::uint8_t {
-  Gemm, FusedAttention, Softmax, Elementwise, Reduction, CopyCast, FillMask, Memcpy, Memset, Convolution,
-  Communication, Other
+  Gemm,
+  FusedAttention,
+  Softmax,
+  Elementwise,
+  Reduction,
+  CopyCast,
+  FillMask,
+  Memcpy,
+  Memset,
+  Convolution,
+  Communication,
+  Other
 };
 enum class MathUnit : std::uint8_t { None, TensorCore, CudaCore, Unknown };
 enum class Precision : std::uint8_t { Unknown, FP64, FP32, TF32, BF16, FP16, Half16, FP8, INT8 };
 
 // What a kernel does, finer than its category; the diagnosis rules use it.
 enum class KernelOp : std::uint8_t {
-  None, Matmul, Attention, Softmax, CastToFp32, CastTo16Bit, Copy, TriangularMask, Fill, Where,
-  MaskedFill, IsNegInf, AllReduce, Mul, Add, Reduce, SoftmaxBackward, LogSoftmax, Dropout, Other
+  None,
+  Matmul,
+  Attention,
+  Softmax,
+  CastToFp32,
+  CastTo16Bit,
+  Copy,
+  TriangularMask,
+  Fill,
+  Where,
+  MaskedFill,
+  IsNegInf,
+  AllReduce,
+  Mul,
+  Add,
+  Reduce,
+  SoftmaxBackward,
+  LogSoftmax,
+  Dropout,
+  Other
 };
 
 struct KernelClass {

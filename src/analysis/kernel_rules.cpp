@@ -32,9 +32,12 @@ bool log_softmax(std::string_view n) {
     std::size_t p = at + warp.size();
     int depth = 0, commas = 0;
     for (; p < n.size() && commas < 4; ++p) {
-      if (n[p] == '<') ++depth;
-      else if (n[p] == '>') --depth;
-      else if (n[p] == ',' && depth == 0) ++commas;
+      if (n[p] == '<')
+        ++depth;
+      else if (n[p] == '>')
+        --depth;
+      else if (n[p] == ',' && depth == 0)
+        ++commas;
     }
     while (p < n.size() && n[p] == ' ') ++p;
     return n.substr(p).starts_with("true");
@@ -47,8 +50,8 @@ bool log_softmax(std::string_view n) {
 bool convolution(std::string_view n) {
   if (has(n, "sdpa") || has(n, "fmha") || has(n, "flash") || has(n, "attention") || has(n, "Attention")) return false;
   return has(n, "implicit_gemm") || has(n, "implicit_convolve") || has(n, "dgrad") || has(n, "wgrad") ||
-         has(n, "Wgrad") || has(n, "Dgrad") || has(n, "winograd") || has(n, "cudnn::cnn::") ||
-         has(n, "conv2d") || has(n, "conv_depthwise") || has(n, "convolve") ||
+         has(n, "Wgrad") || has(n, "Dgrad") || has(n, "winograd") || has(n, "cudnn::cnn::") || has(n, "conv2d") ||
+         has(n, "conv_depthwise") || has(n, "convolve") ||
          (has(n, "fprop") && (has(n, "xmma") || has(n, "cudnn") || has(n, "nhwc") || has(n, "nchw")));
 }
 
@@ -249,9 +252,9 @@ MathUnit gemm_unit(std::string_view lo, KernelCategory category) {
       (has(lo, "dgemm") && !has(lo, "dmma")) || has(lo, "_dfma") || (fp32_pair && !has(lo, "tf32")))
     return MathUnit::CudaCore;
   if (category == KernelCategory::FusedAttention) return MathUnit::TensorCore;
-  for (std::string_view m : {"nvjet", "tensorop", "hmma", "imma", "gmma", "dmma", "tf32", "xmma", "s1688",
-                             "s16816", "h1688", "h16816", "h884", "s884", "i8816", "bf16", "f16", "e4m3",
-                             "e5m2", "cutlass3x", "tensor"})
+  for (std::string_view m :
+       {"nvjet",  "tensorop", "hmma", "imma",  "gmma", "dmma", "tf32", "xmma", "s1688",     "s16816", "h1688",
+        "h16816", "h884",     "s884", "i8816", "bf16", "f16",  "e4m3", "e5m2", "cutlass3x", "tensor"})
     if (has(lo, m)) return MathUnit::TensorCore;
   return MathUnit::Unknown;
 }
@@ -261,8 +264,7 @@ Precision gemm_precision(std::string_view lo, MathUnit unit) {
   if (has(lo, "i8816") || has(lo, "imma") || has(lo, "int8") || has(lo, "igemm")) return Precision::INT8;
   // "dmma" as a token: CuTe's "TiledMMA" lower-cased holds it too.
   const bool dmma = has(lo, "_dmma") || has(lo, "dmma_") || lo.starts_with("dmma");
-  if (has(lo, "dgemm") || dmma || has(lo, "f64") || has(lo, "double") || has(lo, "_dfma"))
-    return Precision::FP64;
+  if (has(lo, "dgemm") || dmma || has(lo, "f64") || has(lo, "double") || has(lo, "_dfma")) return Precision::FP64;
   if (has(lo, "tf32")) return Precision::TF32;
   if (has(lo, "bf16") || has(lo, "bfloat16")) return Precision::BF16;
   if (has(lo, "cudnn") && has(lo, "f16")) return Precision::Half16;  // cuDNN's "wgmma_f16": bf16 or fp16

@@ -19,9 +19,27 @@ bool is_step(std::string_view name) { return name.starts_with("ProfilerStep#"); 
 
 // Ranges a library or PyTorch itself opens: never what a user means by a region.
 bool library_range(std::string_view n) {
-  for (std::string_view prefix : {"cub::", "thrust::", "cudnn", "cuDNN", "cublas", "cuBLAS", "nccl", "NCCL", "c10d::",
-                                  "cutlass", "CUTLASS", "Optimizer.", "enumerate(DataLoader)", "autograd::", "aten::",
-                                  "torch::", "## ", "cuda", "CUDA", "nvtx", "NVTX"})
+  for (std::string_view prefix : {"cub::",
+                                  "thrust::",
+                                  "cudnn",
+                                  "cuDNN",
+                                  "cublas",
+                                  "cuBLAS",
+                                  "nccl",
+                                  "NCCL",
+                                  "c10d::",
+                                  "cutlass",
+                                  "CUTLASS",
+                                  "Optimizer.",
+                                  "enumerate(DataLoader)",
+                                  "autograd::",
+                                  "aten::",
+                                  "torch::",
+                                  "## ",
+                                  "cuda",
+                                  "CUDA",
+                                  "nvtx",
+                                  "NVTX"})
     if (n.starts_with(prefix)) return true;
   return false;
 }
@@ -124,7 +142,12 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
   const Trace& t = index.trace();
   GroupsByStem groups(chosen.source);
   // Range instances, then each activity goes to the instance whose span holds its launch.
-  struct Span { std::int64_t start, end; std::int64_t pid; RegionGroup* group; std::size_t slot; };
+  struct Span {
+    std::int64_t start, end;
+    std::int64_t pid;
+    RegionGroup* group;
+    std::size_t slot;
+  };
   std::vector<Span> spans;
   for (std::size_t r : chosen.ranges) {
     const Event& e = index.event(index.ranges()[r]);
@@ -187,8 +210,8 @@ std::vector<RegionGroup> group_instances(const TraceIndex& index, const Chosen& 
     // Activities come in GPU order, so their launches mostly fall in the
     // span found for the one before: try that before searching.
     if (!((after == spans.begin() || std::prev(after)->start <= ts) && (after == spans.end() || ts < after->start)))
-      after = std::upper_bound(spans.begin(), spans.end(), ts,
-                               [](std::int64_t v, const Span& s) { return v < s.start; });
+      after =
+          std::upper_bound(spans.begin(), spans.end(), ts, [](std::int64_t v, const Span& s) { return v < s.start; });
     auto it = after;
     // Chosen ranges rarely nest, so the containing span is among the last few.
     for (int tries = 0; it != spans.begin() && tries < 64; ++tries) {
@@ -234,8 +257,8 @@ std::string region_stem(std::string_view name) {
   std::size_t end = name.size();
   while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
   if (end == name.size()) return std::string(name);
-  while (end > 0 && (name[end - 1] == '#' || name[end - 1] == '_' || name[end - 1] == '-' ||
-                     name[end - 1] == ' ' || name[end - 1] == '.'))
+  while (end > 0 && (name[end - 1] == '#' || name[end - 1] == '_' || name[end - 1] == '-' || name[end - 1] == ' ' ||
+                     name[end - 1] == '.'))
     --end;
   return end == 0 ? std::string(name) : std::string(name.substr(0, end));
 }
@@ -268,13 +291,12 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
       if (!gpu.empty()) return gpu;
       std::set<std::string> names;
       for (const CpuRange& r : index.ranges())
-        if (r.kind == EventKind::UserAnnotation || is_step(index.name(r)))
-          names.insert(region_stem(index.name(r)));
+        if (r.kind == EventKind::UserAnnotation || is_step(index.name(r))) names.insert(region_stem(index.name(r)));
       std::string known;
       for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
       if (known.size() > 200) known = known.substr(0, 200) + "...";
-      throw InputError(fmt::format("{}: no range named '{}' in the trace (ranges: {})", trace_label,
-                                   options.name, known.empty() ? "none" : known));
+      throw InputError(fmt::format("{}: no range named '{}' in the trace (ranges: {})", trace_label, options.name,
+                                   known.empty() ? "none" : known));
     }
   } else {
     chosen = choose_automatically(index);

@@ -14,10 +14,10 @@
 namespace attnprof {
 
 struct RegionInstance {
-  std::string name;                    // "fwd0", "ProfilerStep#3", "whole trace"
-  std::int64_t start_ns = 0;           // the range, on the CPU (or GPU for GPU-only spans)
+  std::string name;           // "fwd0", "ProfilerStep#3", "whole trace"
+  std::int64_t start_ns = 0;  // the range, on the CPU (or GPU for GPU-only spans)
   std::int64_t end_ns = 0;
-  std::vector<std::size_t> activities; // indices into TraceIndex::activities(), in GPU time order
+  std::vector<std::size_t> activities;  // indices into TraceIndex::activities(), in GPU time order
 };
 
 struct RegionGroup {

@@ -8,15 +8,15 @@ namespace attnprof {
 namespace {
 
 bool is_cpu_range(const Event& e) {
-  return e.phase == 'X' && (e.kind == EventKind::CpuOp || e.kind == EventKind::UserAnnotation ||
-                            e.kind == EventKind::PythonFunction);
+  return e.phase == 'X' &&
+         (e.kind == EventKind::CpuOp || e.kind == EventKind::UserAnnotation || e.kind == EventKind::PythonFunction);
 }
 
 KernelClass classify_activity(const Trace& t, const Event& e) {
-  if (e.kind == EventKind::GpuMemcpy) return {KernelCategory::Memcpy, MathUnit::None, Precision::Unknown,
-                                               KernelOp::Copy, "memcpy", "CUDA"};
-  if (e.kind == EventKind::GpuMemset) return {KernelCategory::Memset, MathUnit::None, Precision::Unknown,
-                                               KernelOp::Fill, "memset", "CUDA"};
+  if (e.kind == EventKind::GpuMemcpy)
+    return {KernelCategory::Memcpy, MathUnit::None, Precision::Unknown, KernelOp::Copy, "memcpy", "CUDA"};
+  if (e.kind == EventKind::GpuMemset)
+    return {KernelCategory::Memset, MathUnit::None, Precision::Unknown, KernelOp::Fill, "memset", "CUDA"};
   return classify_kernel(t.name(e));
 }
 
@@ -147,9 +147,8 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   // Launch calls by correlation id: a flat table when the ids are dense (as
   // CUPTI hands them out), else a sorted list searched by binary search. Of
   // two launches with one id (a malformed trace), the first in the file wins.
-  const bool dense = !launches.empty() &&
-                     static_cast<std::uint64_t>(max_correlation - min_correlation) <
-                         4 * static_cast<std::uint64_t>(events.size()) + 1024;
+  const bool dense = !launches.empty() && static_cast<std::uint64_t>(max_correlation - min_correlation) <
+                                              4 * static_cast<std::uint64_t>(events.size()) + 1024;
   std::vector<std::int32_t> launch_table;  // correlation - min -> index into launches
   if (dense) {
     launch_table.assign(static_cast<std::size_t>(max_correlation - min_correlation) + 1, kNone);
@@ -178,7 +177,8 @@ TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
     std::stable_sort(activities_.begin(), activities_.end(), [&](const GpuActivity& x, const GpuActivity& y) {
       return events[x.event].ts_ns < events[y.event].ts_ns;
     });
-    for (std::size_t i = 0; i < activities_.size(); ++i) activity_correlation[i] = events[activities_[i].event].correlation;
+    for (std::size_t i = 0; i < activities_.size(); ++i)
+      activity_correlation[i] = events[activities_[i].event].correlation;
   }
   for (std::size_t i = 0; i < activities_.size(); ++i) {
     const LaunchCall* l = launch_of(activity_correlation[i]);

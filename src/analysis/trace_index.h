@@ -19,18 +19,18 @@ inline constexpr std::int32_t kNone = -1;
 // kind are copies of the event's: region selection reads them for every range,
 // and a trace has millions of ranges, each a cache line away from the next.
 struct CpuRange {
-  std::uint32_t event;             // index into Trace::events
-  std::int32_t parent = kNone;     // enclosing range on the same thread
+  std::uint32_t event;          // index into Trace::events
+  std::int32_t parent = kNone;  // enclosing range on the same thread
   StringId name = kNoString;
   EventKind kind = EventKind::Other;
 };
 static_assert(sizeof(CpuRange) == 16);
 
 struct GpuActivity {
-  std::size_t event;               // index into Trace::events
-  std::int32_t launch = kNone;     // index into Trace::events of the launching API call
-  std::int32_t range = kNone;      // innermost CPU range around the launch (index into ranges)
-  KernelClass cls;                 // classification (memcpy/memset get their own category)
+  std::size_t event;            // index into Trace::events
+  std::int32_t launch = kNone;  // index into Trace::events of the launching API call
+  std::int32_t range = kNone;   // innermost CPU range around the launch (index into ranges)
+  KernelClass cls;              // classification (memcpy/memset get their own category)
 };
 
 class TraceIndex {

@@ -91,8 +91,7 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
       gpu = !gpu_name.empty();
       break;
   }
-  if (!gpu && o.device == DeviceChoice::automatic)
-    run.note = why_no_gpu + ": running the CPU implementations";
+  if (!gpu && o.device == DeviceChoice::automatic) run.note = why_no_gpu + ": running the CPU implementations";
   std::string shape_note;
   Plan plan;
   plan.shape = shape_for(o, gpu, shape_note);
@@ -151,9 +150,10 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
     std::size_t runnable = 0;
     for (const auto& impl : plan.impls) runnable += impl.unavailable.empty();
     if (const double s = cpu_seconds(plan.shape, runnable); s > 60)
-      run.note += fmt::format("{}warning: this shape takes about {:.0f} minutes on this CPU; a smaller --seq or "
-                              "--batch is quicker",
-                              run.note.empty() ? "" : "; ", s / 60);
+      run.note += fmt::format(
+          "{}warning: this shape takes about {:.0f} minutes on this CPU; a smaller --seq or "
+          "--batch is quicker",
+          run.note.empty() ? "" : "; ", s / 60);
   }
   plan.progress = &progress;
   if (gpu) {

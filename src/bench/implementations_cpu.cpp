@@ -11,8 +11,9 @@ std::vector<Implementation> cpu_implementations() {
   return {
       {"math", false, cpu::math, nullptr, "", "PyTorch math sequence: fp32 upcast, q and k scaled, safe softmax",
        bytes::math, "", ""},
-      {"manual", false, cpu::manual, nullptr, "", "hand-written: QK^T, scale, mask fill, softmax, PV at storage precision",
-       bytes::manual, "math", "fp32 upcast and separate q/k scaling"},
+      {"manual", false, cpu::manual, nullptr, "",
+       "hand-written: QK^T, scale, mask fill, softmax, PV at storage precision", bytes::manual, "math",
+       "fp32 upcast and separate q/k scaling"},
       {"flash", false, cpu::flash, nullptr, "", "tiled online softmax, no score matrix", bytes::fused, "manual",
        "the score matrix materialised"},
       {"reference", false, cpu::reference, nullptr, "", "fp64 oracle", bytes::fused, "", ""},

@@ -121,14 +121,14 @@ void print_footer(const BenchRun& run, std::FILE* out) {
   const ImplResult* checked = nullptr;
   for (const ImplResult& r : run.rows)
     if (r.skipped.empty() && checked == nullptr) checked = &r;
-  print_wrapped(out, fmt::format("TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
-                                 "outputs once (a model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}",
-                                 run.shape.causal ? ", halved for causal" : "", checked ? checked->slices_checked : 0,
-                                 checked ? checked->slices_total : 0,
-                                 run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores",
-                                                          run.kernel_count_source.empty() ? "n/a"
-                                                                                          : run.kernel_count_source)
-                                            : std::string()));
+  print_wrapped(out,
+                fmt::format("TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
+                            "outputs once (a model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}",
+                            run.shape.causal ? ", halved for causal" : "", checked ? checked->slices_checked : 0,
+                            checked ? checked->slices_total : 0,
+                            run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores",
+                                                     run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source)
+                                       : std::string()));
   bool header = false, noisy = false;
   for_each_step(run, [&](const std::string& cause, const ImplResult& a, const ImplResult& b, double base) {
     if (!header) {
@@ -142,8 +142,7 @@ void print_footer(const BenchRun& run, std::FILE* out) {
     fmt::print(out, "{:<36} {:<38} {:>9.3f} {:>6}{}\n", cause, fmt::format("{} -> {}", a.name, b.name), saved,
                base > 0 ? fmt::format("{:.1f}", 100.0 * saved / base) : "n/a", noise ? " *" : "");
   });
-  if (noisy)
-    fmt::print(out, "* within noise: the two p10-p90 ranges overlap, so this run cannot tell them apart\n");
+  if (noisy) fmt::print(out, "* within noise: the two p10-p90 ranges overlap, so this run cannot tell them apart\n");
   for (const ImplResult& r : run.rows)
     if (r.rel_error && !r.check_passed)
       fmt::print(out, "CHECK FAILED: {} differs from fp64 by {:.2e}\n", r.name, *r.rel_error);
@@ -155,8 +154,10 @@ std::string to_json(const BenchRun& run) {
   JsonWriter j(out);
   // A number, or null where it is not finite (NaN from an unwritten output).
   const auto number = [&](std::string_view key, double v) {
-    if (std::isfinite(v)) j.num(key, json_number(v));
-    else j.null(key);
+    if (std::isfinite(v))
+      j.num(key, json_number(v));
+    else
+      j.null(key);
   };
   j.begin_object();
   j.str("device", run.device);
@@ -177,8 +178,10 @@ std::string to_json(const BenchRun& run) {
   number("flops", attention::attention_flops(p));
   j.str("note", run.note);
   j.num("seed", run.seed);
-  if (run.gemm_tflops) number("gemm_tflops", *run.gemm_tflops);
-  else j.null("gemm_tflops");
+  if (run.gemm_tflops)
+    number("gemm_tflops", *run.gemm_tflops);
+  else
+    j.null("gemm_tflops");
   j.str("kernel_count_source", run.kernel_count_source);
   j.begin_array("impls");
   for (const ImplResult& r : run.rows) {
@@ -194,14 +197,20 @@ std::string to_json(const BenchRun& run) {
     number("p90_ms", r.p90_ms);
     j.num("runs", r.runs);
     number("tflops", r.tflops);
-    if (r.pct_of_gemm) number("pct_of_gemm", *r.pct_of_gemm);
-    else j.null("pct_of_gemm");
-    if (r.kernels) j.num("kernels", *r.kernels);
-    else j.null("kernels");
+    if (r.pct_of_gemm)
+      number("pct_of_gemm", *r.pct_of_gemm);
+    else
+      j.null("pct_of_gemm");
+    if (r.kernels)
+      j.num("kernels", *r.kernels);
+    else
+      j.null("kernels");
     j.str("gemm_unit", r.gemm_unit);
     number("bytes_model", r.bytes_model);
-    if (r.rel_error) number("rel_error", *r.rel_error);
-    else j.null("rel_error");
+    if (r.rel_error)
+      number("rel_error", *r.rel_error);
+    else
+      j.null("rel_error");
     j.num("slices_checked", r.slices_checked);
     j.num("slices_total", r.slices_total);
     j.boolean("check_passed", r.check_passed);
@@ -221,8 +230,10 @@ std::string to_json(const BenchRun& run) {
     j.str("to", b.name);
     j.str("cause", cause);
     number("saved_ms", a.median_ms - b.median_ms);
-    if (base > 0) number("pct_of_math", 100.0 * (a.median_ms - b.median_ms) / base);
-    else j.null("pct_of_math");
+    if (base > 0)
+      number("pct_of_math", 100.0 * (a.median_ms - b.median_ms) / base);
+    else
+      j.null("pct_of_math");
     j.boolean("within_noise", within_noise(a, b));
     j.end_object();
   });

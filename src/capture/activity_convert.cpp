@@ -18,40 +18,64 @@ std::int64_t duration(std::uint64_t start, std::uint64_t end) {
 
 std::string_view copy_kind_name(std::uint8_t kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "HtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "AtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "AtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "AtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "DtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
-    default: return "Unknown";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return "HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return "AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return "AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return "AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return "DtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "Unknown";
   }
 }
 
 std::string_view memory_kind_name(std::uint16_t kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "Pageable";
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "Pinned";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "Device";
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return "Array";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "Managed";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "Device Static";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "Managed Static";
-    default: return "Unknown";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return "Pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return "Pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+      return "Device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return "Array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+      return "Managed";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return "Device Static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return "Managed Static";
+    default:
+      return "Unknown";
   }
 }
 
 std::string_view sync_name(CUpti_ActivitySynchronizationType type) {
   switch (type) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "Event Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "Stream Wait Event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "Stream Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "Context Sync";
-    default: return "Unknown Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return "Event Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return "Stream Wait Event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return "Stream Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return "Context Sync";
+    default:
+      return "Unknown Sync";
   }
 }
 
@@ -149,8 +173,7 @@ void ActivityConverter::add_memset(const CUpti_ActivityMemset4& m) {
 }
 
 void ActivityConverter::add_api(const CUpti_ActivityAPI& a, bool driver) {
-  const ApiCall* call =
-      find_api_call(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, a.cbid);
+  const ApiCall* call = find_api_call(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, a.cbid);
   if (call == nullptr) return;  // a call that neither launches nor synchronizes
   Event e;
   e.kind = driver ? EventKind::CudaDriver : EventKind::CudaRuntime;
@@ -181,8 +204,8 @@ void ActivityConverter::add_sync(const CUpti_ActivitySynchronization2& s) {
 void ActivityConverter::add_marker(const CUpti_ActivityMarker2& m) {
   const auto ts = ns(m.timestamp);
   seen(ts);
-  const bool thread_object = m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ||
-                             m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS;
+  const bool thread_object =
+      m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS;
   const std::int64_t pid = thread_object ? m.objectId.pt.processId : process_id_;
   const std::int64_t tid = thread_object ? m.objectId.pt.threadId : 0;
   if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {

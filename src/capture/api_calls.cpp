@@ -5,8 +5,6 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
-
-
 namespace attnprof::capture {
 namespace {
 

@@ -50,25 +50,22 @@ std::optional<DeviceProperties> query_device_properties(int device) {
   DeviceProperties p;
   p.id = device;
   std::array<char, 256> name{};
-  if (driver().get_name(name.data(), static_cast<int>(name.size()), dev) != CUDA_SUCCESS)
-    return std::nullopt;
+  if (driver().get_name(name.data(), static_cast<int>(name.size()), dev) != CUDA_SUCCESS) return std::nullopt;
   p.name = name.data();
   std::size_t total = 0;
   if (driver().total_mem(&total, dev) != CUDA_SUCCESS) return std::nullopt;
   p.total_global_mem = static_cast<std::int64_t>(total);
-  const bool ok =
-      attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, p.compute_major) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, p.compute_minor) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, p.num_sms) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, p.max_threads_per_block) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, p.max_threads_per_sm) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, p.regs_per_block) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, p.regs_per_sm) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, p.warp_size) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, p.shared_mem_per_block) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                p.shared_mem_per_block_optin) &&
-      attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, p.shared_mem_per_sm);
+  const bool ok = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, p.compute_major) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, p.compute_minor) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, p.num_sms) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, p.max_threads_per_block) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, p.max_threads_per_sm) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, p.regs_per_block) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, p.regs_per_sm) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, p.warp_size) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, p.shared_mem_per_block) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, p.shared_mem_per_block_optin) &&
+                  attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, p.shared_mem_per_sm);
   if (!ok) return std::nullopt;
   return p;
 }

@@ -17,8 +17,8 @@
 #include <cupti.h>
 
 #include <array>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -40,8 +40,8 @@ std::atomic<bool> g_started{false};
 // Never destroyed: signals and exit() from other threads may still use them
 // while static destructors run.
 std::string& g_output = *new std::string;  // set once in start_recording
-int g_wake_pipe[2] = {-1, -1};  // signal handler -> writer thread: a Request
-int g_done_pipe[2] = {-1, -1};  // writer thread -> signal handler: trace written
+int g_wake_pipe[2] = {-1, -1};             // signal handler -> writer thread: a Request
+int g_done_pipe[2] = {-1, -1};             // writer thread -> signal handler: trace written
 
 constexpr std::array kHandledSignals = {SIGINT, SIGTERM, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
 struct sigaction g_previous[64];
@@ -86,8 +86,8 @@ void write_trace(bool final) {
     g_finished = true;
     std::size_t kernels = 0;
     for (const auto& e : g_trace.events) kernels += e.kind == attnprof::EventKind::Kernel;
-    std::fprintf(stderr, "attnprof record: wrote %zu events (%zu kernels) to %s\n",
-                 g_trace.events.size(), kernels, g_output.c_str());
+    std::fprintf(stderr, "attnprof record: wrote %zu events (%zu kernels) to %s\n", g_trace.events.size(), kernels,
+                 g_output.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnprof record: no trace written: %s\n", e.what());
     g_finished = final;
@@ -133,8 +133,10 @@ bool is_function(const struct sigaction& sa) {
 
 void call_previous(int signo, siginfo_t* info, void* context) {
   const struct sigaction& prev = g_previous[signo];
-  if (prev.sa_flags & SA_SIGINFO) prev.sa_sigaction(signo, info, context);
-  else prev.sa_handler(signo);
+  if (prev.sa_flags & SA_SIGINFO)
+    prev.sa_sigaction(signo, info, context);
+  else
+    prev.sa_handler(signo);
 }
 
 void on_signal(int signo, siginfo_t* info, void* context) {
@@ -169,12 +171,11 @@ void install_handlers() {
   }
   std::thread(writer_thread).detach();
   for (int signo : kHandledSignals) {
-    struct sigaction sa {};
+    struct sigaction sa{};
     sa.sa_sigaction = &on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(signo, &sa, &g_previous[signo]) != 0)
-      std::perror("attnprof record: sigaction");
+    if (sigaction(signo, &sa, &g_previous[signo]) != 0) std::perror("attnprof record: sigaction");
   }
 }
 
@@ -231,8 +232,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
   std::call_once(g_start_once, start_recording);
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) == 0 || info.dli_fname == nullptr)
-    return 0;
+  if (dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) == 0 || info.dli_fname == nullptr) return 0;
   void* cupti = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
   if (cupti == nullptr) return 0;
   using Init = int (*)(const void*);

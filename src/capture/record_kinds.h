@@ -38,8 +38,7 @@ inline constexpr std::array<RecordKindName, 7> kRecordKindNames{{
 
 // Parses a comma-separated list ("kernel,nvtx", "all"); nullopt names the
 // first unknown word through `bad` so the caller can report it.
-inline std::optional<std::uint32_t> parse_record_kinds(std::string_view list,
-                                                       std::string* bad = nullptr) {
+inline std::optional<std::uint32_t> parse_record_kinds(std::string_view list, std::string* bad = nullptr) {
   std::uint32_t kinds = 0;
   while (!list.empty()) {
     const auto comma = list.find(',');

@@ -34,8 +34,7 @@ std::string cupti_error_text(CUptiResult result) {
 
 void check_cupti(CUptiResult result, const char* call) {
   if (result != CUPTI_SUCCESS)
-    throw RecorderError(std::string("attnprof recorder: ") + call + " failed: " +
-                        cupti_error_text(result));
+    throw RecorderError(std::string("attnprof recorder: ") + call + " failed: " + cupti_error_text(result));
 }
 
 namespace {
@@ -58,8 +57,8 @@ constexpr std::array kActivityKinds = {
 // keeps those in api_calls.cpp), or with `filtered` only those, one by one.
 CUptiResult enable_api_calls(std::uint32_t kinds, bool enable, bool filtered) {
   if (!filtered) {
-    for (const auto& [bit, kind] : {std::pair{kRuntime, CUPTI_ACTIVITY_KIND_RUNTIME},
-                                    std::pair{kDriver, CUPTI_ACTIVITY_KIND_DRIVER}}) {
+    for (const auto& [bit, kind] :
+         {std::pair{kRuntime, CUPTI_ACTIVITY_KIND_RUNTIME}, std::pair{kDriver, CUPTI_ACTIVITY_KIND_DRIVER}}) {
       if (!(kinds & bit)) continue;
       const CUptiResult r = enable ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
       if (r != CUPTI_SUCCESS) return r;
@@ -91,8 +90,8 @@ struct State {
   CUpti_SubscriberHandle subscriber = nullptr;
   std::optional<BufferPool> pool;
   std::optional<ActivityConverter> converter;
-  std::int64_t dropped = 0;       // records CUPTI reported dropped, since the last take
-  std::size_t refused_seen = 0;   // pool refusals already reported
+  std::int64_t dropped = 0;      // records CUPTI reported dropped, since the last take
+  std::size_t refused_seen = 0;  // pool refusals already reported
   std::uint64_t buffers_done = 0;
 };
 
@@ -108,16 +107,15 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
   *max_records = 0;  // as many as fit
 }
 
-void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint8_t* buffer,
-                               std::size_t /*size*/, std::size_t valid_size) {
+void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint8_t* buffer, std::size_t /*size*/,
+                               std::size_t valid_size) {
   auto& s = state();
   {
     std::lock_guard lock(s.data);
     if (s.converter) {
       CUpti_Activity* record = nullptr;
       CUptiResult r = CUPTI_SUCCESS;
-      while ((r = cuptiActivityGetNextRecord(buffer, valid_size, &record)) == CUPTI_SUCCESS)
-        s.converter->add(*record);
+      while ((r = cuptiActivityGetNextRecord(buffer, valid_size, &record)) == CUPTI_SUCCESS) s.converter->add(*record);
       if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)  // the normal end of a buffer
         std::fprintf(stderr, "attnprof recorder: warning: reading an activity buffer stopped early: %s\n",
                      cupti_error_text(r).c_str());
@@ -138,9 +136,8 @@ void check_version() {
   std::uint32_t version = 0;
   ATTNPROF_CUPTI_CHECK(cuptiGetVersion(&version));
   if (version < kMinCuptiVersion)
-    throw RecorderError("attnprof recorder: the CUPTI library loaded (API version " +
-                        std::to_string(version) + ") is older than the one attnprof was built for (" +
-                        std::to_string(CUPTI_API_VERSION) +
+    throw RecorderError("attnprof recorder: the CUPTI library loaded (API version " + std::to_string(version) +
+                        ") is older than the one attnprof was built for (" + std::to_string(CUPTI_API_VERSION) +
                         "); put a matching libcupti.so first on LD_LIBRARY_PATH");
 }
 
@@ -203,8 +200,7 @@ void start(const RecorderOptions& options) {
       cuptiUnsubscribe(s.subscriber);
       s.subscriber = nullptr;
       throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI ") + k.name +
-                          " activity: " + cupti_error_text(r) +
-                          " (another profiler may own CUPTI in this process)");
+                          " activity: " + cupti_error_text(r) + " (another profiler may own CUPTI in this process)");
     }
     enabled |= k.bit;
   }

@@ -25,7 +25,7 @@ class RecorderError : public std::runtime_error {
 };
 
 struct RecorderOptions {
-  std::uint32_t kinds = kAllKinds;     // see record_kinds.h
+  std::uint32_t kinds = kAllKinds;      // see record_kinds.h
   std::size_t buffer_bytes = 8u << 20;  // one CUPTI activity buffer
   std::size_t max_buffers = 64;         // pool cap; past it CUPTI drops (and counts) records
   // Ask CUPTI for records of the kept runtime/driver calls only (api_calls.cpp)

@@ -10,8 +10,8 @@
 #include "analysis/analysis.h"
 #include "analysis/rules/rule.h"
 #include "cli/commands.h"
-#include "report/report.h"
 #include "common/input_error.h"
+#include "report/report.h"
 #include "trace/trace_reader.h"
 
 namespace attnprof::cli {
@@ -52,7 +52,8 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("doctor", "Diagnose attention in a PyTorch profiler / Kineto trace (.json or .json.gz)");
+  auto* cmd =
+      app.add_subcommand("doctor", "Diagnose attention in a PyTorch profiler / Kineto trace (.json or .json.gz)");
   cmd->add_option("trace", opts->traces, "Trace file (Chrome-trace JSON, plain or gzip; - for standard input)")
       ->required();
   cmd->add_option("--region", opts->region,
@@ -64,8 +65,8 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     if (opts->traces.size() != 1) {
       std::string names;
       for (const auto& t : opts->traces) names += (names.empty() ? "" : ", ") + t;
-      throw InputError(fmt::format("doctor reads one trace, {} were given ({}): run it once per trace",
-                                   opts->traces.size(), names));
+      throw InputError(
+          fmt::format("doctor reads one trace, {} were given ({}): run it once per trace", opts->traces.size(), names));
     }
     const std::string& path = opts->traces.front();
     const Trace trace = read_input(path);

@@ -38,13 +38,11 @@ void validate_record_options(const RecordOptions& options) {
     throw InputError("record: no program given; usage: attnprof record [-o trace.json] -- CMD ARGS...");
   if (options.output.empty()) throw InputError("record: -o: empty output path");
   if (!ends_with(options.output, ".json") && !ends_with(options.output, ".json.gz"))
-    throw InputError(fmt::format("record: -o {}: the trace name must end in .json or .json.gz",
-                                 options.output));
+    throw InputError(fmt::format("record: -o {}: the trace name must end in .json or .json.gz", options.output));
   const fs::path dir = fs::absolute(options.output).parent_path();
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw InputError(fmt::format("record: -o {}: folder {} does not exist", options.output,
-                                 dir.string()));
+    throw InputError(fmt::format("record: -o {}: folder {} does not exist", options.output, dir.string()));
   std::string bad;
   if (!capture::parse_record_kinds(options.kinds, &bad))
     throw InputError(fmt::format("record: --kinds {}: {}; known kinds: all,{}", options.kinds,
@@ -65,17 +63,17 @@ std::vector<std::pair<std::string, std::string>> record_environment(const Record
 std::string find_inject_library() {
   std::error_code ec;
   if (const char* env = std::getenv("ATTNPROF_INJECT_LIBRARY"); env != nullptr && *env != '\0') {
-    if (!fs::exists(env, ec))
-      throw InputError(fmt::format("record: ATTNPROF_INJECT_LIBRARY={}: no such file", env));
+    if (!fs::exists(env, ec)) throw InputError(fmt::format("record: ATTNPROF_INJECT_LIBRARY={}: no such file", env));
     return fs::absolute(env).string();
   }
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw InputError("record: cannot locate the attnprof binary (/proc/self/exe)");
   const fs::path lib = self.parent_path() / kInjectLibrary;
   if (!fs::exists(lib, ec))
-    throw InputError(fmt::format("record: {} not found next to {} (was attnprof built "
-                                 "with the CUDA toolkit?)",
-                                 kInjectLibrary, self.string()));
+    throw InputError(
+        fmt::format("record: {} not found next to {} (was attnprof built "
+                    "with the CUDA toolkit?)",
+                    kInjectLibrary, self.string()));
   return lib.string();
 }
 
@@ -96,7 +94,7 @@ int run_with_environment(const std::vector<std::string>& argv,
   }
   // Ctrl-C reaches the whole foreground group: the program gets it and writes
   // its trace; we wait for it instead of dying first.
-  struct sigaction ignore {}, old_int {}, old_term {};
+  struct sigaction ignore{}, old_int{}, old_term{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGTERM, &ignore, &old_term);
@@ -118,8 +116,8 @@ int run_record(const RecordOptions& options) {
   const std::string lib = find_inject_library();
   if (const char* skip = std::getenv("ATTNPROF_RECORD_NO_GPU_CHECK"); skip == nullptr || *skip == '\0')
     if (const std::string problem = cuda_device_problem(); !problem.empty())
-      throw InputError(fmt::format("record: {}; nothing to record, {} was not started", problem,
-                                   options.command.front()));
+      throw InputError(
+          fmt::format("record: {}; nothing to record, {} was not started", problem, options.command.front()));
   auto env = record_environment(options, lib);
   const std::string trace_path = env[2].second;
   // The recorder says here whether it started: the only way to tell a program
@@ -134,10 +132,10 @@ int run_record(const RecordOptions& options) {
   std::ifstream(status_path) >> status;
   fs::remove(status_path, ec);
   if (!fs::exists(trace_path, ec)) {
-    const std::string why =
-        status.empty() ? "the program made no CUDA call, so the recorder never started"
-        : status == "refused" ? "the recorder could not start; its reason is printed above"
-                              : "the recorder started but could not write it; its reason is printed above";
+    const std::string why = status.empty() ? "the program made no CUDA call, so the recorder never started"
+                            : status == "refused"
+                                ? "the recorder could not start; its reason is printed above"
+                                : "the recorder started but could not write it; its reason is printed above";
     fmt::print(stderr, "attnprof record: no trace written to {}: {}\n", trace_path, why);
     return code;
   }
@@ -154,10 +152,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<RecordOptions>();
   auto* cmd = app.add_subcommand(
       "record", "Run a CUDA program unchanged and record its kernels, copies, API calls and NVTX ranges");
-  cmd->add_option("-o,--output", options->output, "trace to write (.json or .json.gz)")
-      ->capture_default_str();
-  cmd->add_option("--kinds", options->kinds,
-                  "what to record, comma-separated: all," + capture::record_kinds_list())
+  cmd->add_option("-o,--output", options->output, "trace to write (.json or .json.gz)")->capture_default_str();
+  cmd->add_option("--kinds", options->kinds, "what to record, comma-separated: all," + capture::record_kinds_list())
       ->capture_default_str();
   cmd->add_flag("--doctor", options->doctor, "print the doctor report of the trace afterwards");
   // Everything after "--" is positional, so the program's own options pass through.

@@ -14,8 +14,10 @@ double us(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 // Share of GEMM and attention time on tensor cores; null where there was none.
 void share(JsonWriter& j, double tensor_core_share) {
-  if (tensor_core_share < 0) j.null("tensor_core_share");
-  else j.real("tensor_core_share", tensor_core_share);
+  if (tensor_core_share < 0)
+    j.null("tensor_core_share");
+  else
+    j.real("tensor_core_share", tensor_core_share);
 }
 
 std::string_view or_null_text(Precision p) { return p == Precision::Unknown ? std::string_view() : to_string(p); }
@@ -27,12 +29,18 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
   j.num("calls", s.calls);
   j.real("kernels_per_call", s.calls > 0 ? static_cast<double>(s.kernels) / s.calls : 0.0, 2);
   j.real("time_us", us(s.kernel_ns));
-  if (const std::string_view p = or_null_text(s.precision); p.empty()) j.null("precision");
-  else j.str("precision", p);
-  if (s.kernel.empty()) j.null("kernel");
-  else j.str("kernel", s.kernel);
-  if (s.fused_ns < 0) j.null("fused_estimate_us");
-  else j.real("fused_estimate_us", us(s.fused_ns));
+  if (const std::string_view p = or_null_text(s.precision); p.empty())
+    j.null("precision");
+  else
+    j.str("precision", p);
+  if (s.kernel.empty())
+    j.null("kernel");
+  else
+    j.str("kernel", s.kernel);
+  if (s.fused_ns < 0)
+    j.null("fused_estimate_us");
+  else
+    j.real("fused_estimate_us", us(s.fused_ns));
   if (!s.shape.known()) {
     j.null("shape");
   } else {
@@ -46,13 +54,17 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
       j.num("batch", s.shape.batch);
       j.num("q_heads", s.shape.q_heads);
     }
-    if (s.shape.kv_heads > 0) j.num("kv_heads", s.shape.kv_heads);
-    else j.null("kv_heads");  // eager GQA repeats K and V before its matmul: not in the trace
+    if (s.shape.kv_heads > 0)
+      j.num("kv_heads", s.shape.kv_heads);
+    else
+      j.null("kv_heads");  // eager GQA repeats K and V before its matmul: not in the trace
     j.num("q_len", s.shape.q_len);
     j.num("kv_len", s.shape.kv_len);
     j.num("head_dim", s.shape.head_dim);
-    if (s.shape.causal) j.boolean("causal", *s.shape.causal);
-    else j.null("causal");
+    if (s.shape.causal)
+      j.boolean("causal", *s.shape.causal);
+    else
+      j.null("causal");
     j.str("source", s.shape.source());
     j.end_object();
   }
@@ -76,8 +88,10 @@ std::string json_report(const Analysis& a) {
     j.num("sms", a.device.num_sms);
     j.end_object();
   }
-  if (a.unsupported.empty()) j.null("unsupported");
-  else j.str("unsupported", a.unsupported);
+  if (a.unsupported.empty())
+    j.null("unsupported");
+  else
+    j.str("unsupported", a.unsupported);
   j.num("gpu_kernels", a.gpu_kernels);
   j.begin_array("attention");
   for (const AttentionSummary& s : a.attention) attention_entry(j, s);
@@ -139,8 +153,10 @@ std::string json_report(const Analysis& a) {
     j.str("region", f.group);
     j.real("time_us", us(f.time_ns));
     j.real("share", f.share, 4);
-    if (f.after_ns < 0) j.null("after_fix_us");
-    else j.real("after_fix_us", us(f.after_ns));
+    if (f.after_ns < 0)
+      j.null("after_fix_us");
+    else
+      j.real("after_fix_us", us(f.after_ns));
     j.num("instances", f.instances);
     j.str("title", f.title);
     j.str("detail", f.detail);

@@ -65,10 +65,17 @@ std::string display_name(std::string_view name) {
 std::string unit_precision(const KernelClass& c) {
   std::string_view unit;
   switch (c.unit) {
-    case MathUnit::TensorCore: unit = "TC"; break;
-    case MathUnit::CudaCore: unit = "CUDA"; break;
-    case MathUnit::Unknown: unit = "?"; break;
-    case MathUnit::None: return "-";
+    case MathUnit::TensorCore:
+      unit = "TC";
+      break;
+    case MathUnit::CudaCore:
+      unit = "CUDA";
+      break;
+    case MathUnit::Unknown:
+      unit = "?";
+      break;
+    case MathUnit::None:
+      return "-";
   }
   if (c.precision == Precision::Unknown) return std::string(unit);
   return fmt::format("{} {}", unit, to_string(c.precision));
@@ -77,11 +84,12 @@ std::string unit_precision(const KernelClass& c) {
 void regions_section(std::string& out, const GroupStats& g) {
   auto o = std::back_inserter(out);
   out += '\n';
-  append_wrapped(out, fmt::format("Region '{}': {} instance{} ({})", g.group.name, g.group.instances.size(),
-                                  g.group.instances.size() == 1 ? "" : "s", g.group.source),
+  append_wrapped(out,
+                 fmt::format("Region '{}': {} instance{} ({})", g.group.name, g.group.instances.size(),
+                             g.group.instances.size() == 1 ? "" : "s", g.group.source),
                  0);
-  fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "region", "kernels", "memcpy",
-                 "memset", "GPU busy ms", "span ms", "idle ms", "tensor-core");
+  fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "region", "kernels", "memcpy", "memset",
+                 "GPU busy ms", "span ms", "idle ms", "tensor-core");
   constexpr std::size_t kShown = 12;
   for (std::size_t i = 0; i < g.instances.size(); ++i) {
     if (i == kShown) {
@@ -92,13 +100,13 @@ void regions_section(std::string& out, const GroupStats& g) {
     const double tc = s.matmul_ns > 0 ? static_cast<double>(s.tensor_core_ns) / static_cast<double>(s.matmul_ns) : -1;
     std::string name = g.group.instances[i].name;
     if (name.size() > 24) name = name.substr(0, 21) + "...";
-    fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", name, s.kernels, s.memcpys,
-                   s.memsets, ms(s.busy_ns), ms(s.span_ns), ms(s.idle_ns), percent(tc));
+    fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", name, s.kernels, s.memcpys, s.memsets,
+                   ms(s.busy_ns), ms(s.span_ns), ms(s.idle_ns), percent(tc));
   }
   if (g.instances.size() > 1) {
     const auto n = static_cast<double>(g.instances.size());
     // A count per instance: exact when every instance has the same, else the mean.
-    auto per_instance = [&](int InstanceStats::*count) {
+    auto per_instance = [&](int InstanceStats::* count) {
       int lo = g.instances.front().*count, hi = lo;
       double sum = 0;
       for (const auto& s : g.instances) {
@@ -115,7 +123,8 @@ void regions_section(std::string& out, const GroupStats& g) {
     }
     fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", fit("per " + g.group.name, 24),
                    per_instance(&InstanceStats::kernels), per_instance(&InstanceStats::memcpys),
-                   per_instance(&InstanceStats::memsets), ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
+                   per_instance(&InstanceStats::memsets),
+                   ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
                    ms(static_cast<std::int64_t>(static_cast<double>(span) / n)),
                    ms(static_cast<std::int64_t>(static_cast<double>(idle) / n)), percent(g.tensor_core_share));
   }
@@ -148,10 +157,10 @@ void attention_headline(std::string& out, const GroupStats& g) {
     estimated |= s.fused_ns >= 0;
     impls += fmt::format("{}{} {}", impls.empty() ? "" : ", ", to_string(s.impl), to_string(s.pass));
   }
-  std::string line = fmt::format(
-      "Attention {}: {} ms ({} of GPU time) in {:g} calls ({})", per_group(g), per(g.attention_ns),
-      percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1), calls / n,
-      impls);
+  std::string line =
+      fmt::format("Attention {}: {} ms ({} of GPU time) in {:g} calls ({})", per_group(g), per(g.attention_ns),
+                  percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1),
+                  calls / n, impls);
   if (estimated) line += fmt::format("; fused: ~{} ms (estimated)", per(fused));
   append_wrapped(out, line, 2);
   fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7} {:>8} {:>8} {:<9} {}\n", "attention", "pass", "calls", "kernels", "ms",
@@ -159,15 +168,13 @@ void attention_headline(std::string& out, const GroupStats& g) {
   for (const AttentionSummary& s : g.attention) {
     std::string what = s.kernel;
     if (s.shape.known())
-      what += fmt::format("{}{} S{}{} D{}{}{}", what.empty() ? "" : ", ",
-                          s.shape.from == ShapeFrom::QkBmm
-                              ? fmt::format("BxH{}", s.shape.batch)
-                              : fmt::format("B{} H{}/{}", s.shape.batch, s.shape.q_heads,
-                                            s.shape.kv_heads > 0 ? std::to_string(s.shape.kv_heads) : "?"),
-                          s.shape.q_len,
-                          s.shape.kv_len == s.shape.q_len ? std::string() : fmt::format("x{}", s.shape.kv_len),
-                          s.shape.head_dim, s.shape.causal.value_or(false) ? " causal" : "",
-                          s.one_shape ? "" : " (and others)");
+      what += fmt::format(
+          "{}{} S{}{} D{}{}{}", what.empty() ? "" : ", ",
+          s.shape.from == ShapeFrom::QkBmm ? fmt::format("BxH{}", s.shape.batch)
+                                           : fmt::format("B{} H{}/{}", s.shape.batch, s.shape.q_heads,
+                                                         s.shape.kv_heads > 0 ? std::to_string(s.shape.kv_heads) : "?"),
+          s.shape.q_len, s.shape.kv_len == s.shape.q_len ? std::string() : fmt::format("x{}", s.shape.kv_len),
+          s.shape.head_dim, s.shape.causal.value_or(false) ? " causal" : "", s.one_shape ? "" : " (and others)");
     fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7.1f} {:>8} {:>8} {:<9} {}\n", to_string(s.impl), to_string(s.pass),
                    fmt::format("{:g}", s.calls / n), static_cast<double>(s.kernels) / std::max(1, s.calls),
                    per(s.kernel_ns), s.fused_ns >= 0 ? per(s.fused_ns) : std::string("-"), to_string(s.precision),
@@ -216,12 +223,12 @@ std::string text_report(const Analysis& a) {
     fmt::format_to(o, "  ({} GPU activities were launched before the trace's window and are left out)\n",
                    a.launchless_activities);
   if (a.setup_copies.count > 0)
-    append_wrapped(out,
-                   fmt::format("(set-up apart: {} host-to-device copies, {:.1f} MB, {} ms: weights and inputs being "
-                               "loaded)",
-                               a.setup_copies.count, static_cast<double>(a.setup_copies.bytes) / 1e6,
-                               ms(a.setup_copies.ns)),
-                   2);
+    append_wrapped(
+        out,
+        fmt::format("(set-up apart: {} host-to-device copies, {:.1f} MB, {} ms: weights and inputs being "
+                    "loaded)",
+                    a.setup_copies.count, static_cast<double>(a.setup_copies.bytes) / 1e6, ms(a.setup_copies.ns)),
+        2);
 
   if (!a.kernels.empty()) {
     out += "\nKernels in these regions, by GPU time (unit: TC tensor cores, CUDA FP32 FFMA on CUDA cores)\n";
@@ -253,8 +260,8 @@ std::string text_report(const Analysis& a) {
   out += "\nFindings, by GPU time they cost\n";
   for (std::size_t i = 0; i < a.findings.size(); ++i) {
     const Finding& f = a.findings[i];
-    const auto group = std::find_if(a.groups.begin(), a.groups.end(),
-                                    [&](const GroupStats& g) { return g.group.name == f.group; });
+    const auto group =
+        std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
     const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
     const std::string where = n == 1 ? fmt::format("in '{}'", f.group) : fmt::format("per {}", f.group);
     out += '\n';
@@ -270,7 +277,8 @@ std::string text_report(const Analysis& a) {
       for (std::size_t e = 0; e < f.evidence.size() && e < 8; ++e) {
         const Evidence& ev = f.evidence[e];
         if (ev.total_ns > 0)
-          fmt::format_to(o, "       {:>4}x {:>9} ms  {}\n", ev.count, ms(ev.total_ns), fit(display_name(ev.what), kWidth - 27));
+          fmt::format_to(o, "       {:>4}x {:>9} ms  {}\n", ev.count, ms(ev.total_ns),
+                         fit(display_name(ev.what), kWidth - 27));
         else
           fmt::format_to(o, "       {}\n", fit(ev.what, kWidth - 7));
       }
@@ -280,9 +288,10 @@ std::string text_report(const Analysis& a) {
       append_wrapped(out, f.fix, 7);
     }
     if (f.after_ns >= 0)
-      fmt::format_to(o, "     after the fix: ~{} ms {} for this work (from {} ms)\n",
-                     ms(f.after_ns / static_cast<std::int64_t>(n)), where,
-                     ms((f.id == "unfused-attention" ? f.time_ns + f.after_ns : f.time_ns) / static_cast<std::int64_t>(n)));
+      fmt::format_to(
+          o, "     after the fix: ~{} ms {} for this work (from {} ms)\n",
+          ms(f.after_ns / static_cast<std::int64_t>(n)), where,
+          ms((f.id == "unfused-attention" ? f.time_ns + f.after_ns : f.time_ns) / static_cast<std::int64_t>(n)));
   }
   return out;
 }

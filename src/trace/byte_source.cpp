@@ -127,8 +127,7 @@ class MemorySource final : public ByteSource {
 // Inflates a gzip stream (several concatenated members allowed) from `raw`.
 class GzipSource final : public ByteSource {
  public:
-  GzipSource(std::unique_ptr<ByteSource> raw, std::string prefix)
-      : raw_(std::move(raw)), in_(kInBytes) {
+  GzipSource(std::unique_ptr<ByteSource> raw, std::string prefix) : raw_(std::move(raw)), in_(kInBytes) {
     std::memcpy(in_.data(), prefix.data(), prefix.size());
     zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
     zs_.avail_in = static_cast<uInt>(prefix.size());
@@ -153,8 +152,7 @@ class GzipSource final : public ByteSource {
       }
       if (zs_.avail_in == 0 && raw_eof_) {
         if (!member_ended_)
-          throw InputError(fmt::format("{}: truncated gzip data (the compressed stream ends early)",
-                                       label()));
+          throw InputError(fmt::format("{}: truncated gzip data (the compressed stream ends early)", label()));
         done_ = true;
         break;
       }
@@ -166,8 +164,8 @@ class GzipSource final : public ByteSource {
       } else if (rc == Z_BUF_ERROR) {
         continue;  // needs more input
       } else if (rc != Z_OK) {
-        throw InputError(fmt::format("{}: bad gzip data ({})", label(),
-                                     zs_.msg != nullptr ? zs_.msg : "corrupt stream"));
+        throw InputError(
+            fmt::format("{}: bad gzip data ({})", label(), zs_.msg != nullptr ? zs_.msg : "corrupt stream"));
       }
     }
     return want - zs_.avail_out;
@@ -229,7 +227,7 @@ std::unique_ptr<ByteSource> maybe_gunzip(std::unique_ptr<ByteSource> raw, bool r
 std::unique_ptr<ByteSource> open_file_source(const std::string& path, bool map) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  struct stat st {};
+  struct stat st{};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);

@@ -32,9 +32,9 @@ constexpr std::array kCategories = {
     CategoryName{"Python", EventKind::PythonFunction, false},
 };
 
-#define ATTNPROF_DEVICE_FIELD(key, member)                                                     \
-  DeviceField {                                                                                \
-    key, [](const DeviceProperties& d) -> std::int64_t { return d.member; },                   \
+#define ATTNPROF_DEVICE_FIELD(key, member)                                                         \
+  DeviceField {                                                                                    \
+    key, [](const DeviceProperties& d) -> std::int64_t { return d.member; },                       \
         [](DeviceProperties& d, std::int64_t v) { d.member = static_cast<decltype(d.member)>(v); } \
   }
 

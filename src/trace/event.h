@@ -36,9 +36,7 @@ inline bool is_gpu_activity(EventKind k) {
 }
 // Chrome's flow phases: start, finish, step.
 inline bool is_flow_phase(char ph) { return ph == 's' || ph == 'f' || ph == 't'; }
-inline bool is_launch_api(EventKind k) {
-  return k == EventKind::CudaRuntime || k == EventKind::CudaDriver;
-}
+inline bool is_launch_api(EventKind k) { return k == EventKind::CudaRuntime || k == EventKind::CudaDriver; }
 
 // A process or thread id. Kineto writes integers, and strings for its own
 // pseudo-processes ("Spans", "Traces"); a string is kept as an interned id.
@@ -65,7 +63,7 @@ struct GpuArgs {
   std::int32_t device = -1;
   std::int32_t context = -1;
   std::int64_t stream = -1;
-  std::int64_t bytes = -1;                  // memcpy / memset size
+  std::int64_t bytes = -1;  // memcpy / memset size
   std::array<std::int32_t, 3> grid{-1, -1, -1};
   std::array<std::int32_t, 3> block{-1, -1, -1};
   std::int32_t registers_per_thread = -1;
@@ -88,7 +86,7 @@ struct Event {
   std::int64_t external_id = -1;  // links GPU work and launches to the CPU op ("External id")
   StringId name = kNoString;
   std::uint32_t gpu_args = kNoGpuArgs;  // index into Trace::gpu_args, for kernels/memcpy/memset
-  StringId category = kNoString;  // the category as written, for round trips of unknown kinds
+  StringId category = kNoString;        // the category as written, for round trips of unknown kinds
   Lane pid;
   Lane tid;
   EventKind kind = EventKind::Other;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -14,10 +14,10 @@
 
 #include <fmt/core.h>
 
+#include "common/input_error.h"
 #include "trace/catalogue.h"
 #include "trace/event_scanner.h"
 #include "trace/json_text.h"
-#include "common/input_error.h"
 
 namespace attnprof {
 namespace {
@@ -39,7 +39,8 @@ enum class EventKey : std::uint8_t { Ph, Cat, Name, Pid, Tid, Ts, Dur, Id, Args,
 
 constexpr std::uint64_t quoted_word(std::string_view key) {  // little-endian "key\"" as a word
   std::uint64_t w = 0;
-  for (std::size_t i = 0; i < key.size(); ++i) w |= static_cast<std::uint64_t>(static_cast<unsigned char>(key[i])) << (8 * i);
+  for (std::size_t i = 0; i < key.size(); ++i)
+    w |= static_cast<std::uint64_t>(static_cast<unsigned char>(key[i])) << (8 * i);
   return w | (std::uint64_t{'"'} << (8 * key.size()));
 }
 constexpr std::uint64_t word_mask(std::string_view key) {  // the key and its closing quote
@@ -60,16 +61,27 @@ EventKey event_key(const od::raw_json_string& raw) {
       if (is_key<cat::kPh>(w)) return EventKey::Ph;
       if (is_key<cat::kPid>(w)) return EventKey::Pid;
       break;
-    case 'c': if (is_key<cat::kCat>(w)) return EventKey::Cat; break;
-    case 'n': if (is_key<cat::kName>(w)) return EventKey::Name; break;
+    case 'c':
+      if (is_key<cat::kCat>(w)) return EventKey::Cat;
+      break;
+    case 'n':
+      if (is_key<cat::kName>(w)) return EventKey::Name;
+      break;
     case 't':
       if (is_key<cat::kTs>(w)) return EventKey::Ts;
       if (is_key<cat::kTid>(w)) return EventKey::Tid;
       break;
-    case 'd': if (is_key<cat::kDur>(w)) return EventKey::Dur; break;
-    case 'i': if (is_key<cat::kId>(w)) return EventKey::Id; break;
-    case 'a': if (is_key<cat::kArgs>(w)) return EventKey::Args; break;
-    default: break;
+    case 'd':
+      if (is_key<cat::kDur>(w)) return EventKey::Dur;
+      break;
+    case 'i':
+      if (is_key<cat::kId>(w)) return EventKey::Id;
+      break;
+    case 'a':
+      if (is_key<cat::kArgs>(w)) return EventKey::Args;
+      break;
+    default:
+      break;
   }
   return EventKey::Other;
 }
@@ -260,8 +272,10 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
         if (key == cat::kBlocksPerSm && !lean) real = &g.blocks_per_sm;
         break;
       case 'd':
-        if (key == cat::kDevice) narrow = &g.device;
-        else if (key == cat::kDynamicSharedMemory) narrow = &g.dynamic_shared_memory;
+        if (key == cat::kDevice)
+          narrow = &g.device;
+        else if (key == cat::kDynamicSharedMemory)
+          narrow = &g.dynamic_shared_memory;
         break;
       case 's':
         if (key == cat::kStream) {
@@ -286,8 +300,10 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
       if (arg_int(v, n)) *narrow = static_cast<std::int32_t>(n);
     } else if (real != nullptr) {
       double d = 0;
-      if (v.get_double().get(d)) check_unread(v);
-      else if (d > -3e38 && d < 3e38) *real = static_cast<float>(d);
+      if (v.get_double().get(d))
+        check_unread(v);
+      else if (d > -3e38 && d < 3e38)
+        *real = static_cast<float>(d);
     } else {
       check_unread(v);
     }
@@ -304,9 +320,9 @@ void EventParser::read_op_inputs(od::object args, OpInputs& out) {
     const Key key{field.key()};
     od::value& v = field.value();
     const bool dims = key == cat::kInputDims;
-    std::vector<std::string>* strings = key == cat::kInputType ? &out.types
+    std::vector<std::string>* strings = key == cat::kInputType        ? &out.types
                                         : key == cat::kConcreteInputs ? &out.concrete
-                                                                        : nullptr;
+                                                                      : nullptr;
     od::array list;
     if ((!dims && strings == nullptr) || v.get_array().get(list) != simdjson::SUCCESS) {
       check_unread(v);
@@ -317,7 +333,8 @@ void EventParser::read_op_inputs(od::object args, OpInputs& out) {
       od::value& e = element.value_unsafe();
       if (strings != nullptr) {
         std::string_view text;
-        if (e.get_string().get(text) == simdjson::SUCCESS) strings->emplace_back(text);
+        if (e.get_string().get(text) == simdjson::SUCCESS)
+          strings->emplace_back(text);
         else {
           check_unread(e);
           strings->emplace_back();
@@ -333,8 +350,10 @@ void EventParser::read_op_inputs(od::object args, OpInputs& out) {
       for (auto size : sizes) {
         if (auto err = size.error(); err) json_error(err);
         std::int64_t n = 0;
-        if (arg_int(size.value_unsafe(), n)) shape.push_back(n);
-        else shape.clear();  // a tensor list: not one shape
+        if (arg_int(size.value_unsafe(), n))
+          shape.push_back(n);
+        else
+          shape.clear();  // a tensor list: not one shape
       }
     }
   }
@@ -390,10 +409,10 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
   GpuArgs g;
   bool have_ph = false;
   bool have_ts = false;
-  bool skipping_flow = false;  // lean: a flow; only "ph" is looked at from there on
-  bool skipped_args = false;   // lean: args of a CPU-side event were not read
+  bool skipping_flow = false;      // lean: a flow; only "ph" is looked at from there on
+  bool skipped_args = false;       // lean: args of a CPU-side event were not read
   std::optional<OpInputs> inputs;  // record_shapes of an op the attention view reads
-  for (auto item : object) {  // by reference, as in read_args
+  for (auto item : object) {       // by reference, as in read_args
     if (auto err = item.error(); err) json_error(err);
     od::field& field = item.value_unsafe();
     od::value& v = field.value();
@@ -409,8 +428,12 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
         // Flows link launches to kernels, which the analysis does by correlation id.
         skipping_flow |= lean && is_flow_phase(ev.phase);
         break;
-      case EventKey::Cat: ev.category = intern_category(v); break;
-      case EventKey::Name: ev.name = intern_string(v, cat::kName, "a string"); break;
+      case EventKey::Cat:
+        ev.category = intern_category(v);
+        break;
+      case EventKey::Name:
+        ev.name = intern_string(v, cat::kName, "a string");
+        break;
       case EventKey::Ts:
         ev.ts_ns = read_time(v, cat::kTs);
         have_ts = true;
@@ -419,8 +442,12 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
         ev.dur_ns = read_time(v, cat::kDur);
         if (ev.dur_ns < 0) field_error(cat::kDur, "a duration >= 0");
         break;
-      case EventKey::Pid: ev.pid = read_lane_cached(v, cat::kPid, pid_cache_); break;
-      case EventKey::Tid: ev.tid = read_lane_cached(v, cat::kTid, tid_cache_); break;
+      case EventKey::Pid:
+        ev.pid = read_lane_cached(v, cat::kPid, pid_cache_);
+        break;
+      case EventKey::Tid:
+        ev.tid = read_lane_cached(v, cat::kTid, tid_cache_);
+        break;
       case EventKey::Id: {
         const Lane id = read_lane(v, cat::kId);
         if (!id.is_string) flow_id = id.value();
@@ -444,7 +471,9 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
         read_args(args, ev, g, lean);
         break;
       }
-      case EventKey::Other: check_unread(v); break;
+      case EventKey::Other:
+        check_unread(v);
+        break;
     }
   }
   if (skipping_flow) return is_flow_phase(ev.phase);
@@ -456,10 +485,20 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
   std::optional<EventKind> kind;
   if (ev.category != kNoString) kind = kind_of(ev.category);
   switch (ev.phase) {
-    case 'M': kind = EventKind::Metadata; break;
-    case 's': case 'f': case 't': kind = EventKind::Flow; break;
-    case 'i': case 'I': if (!kind) kind = EventKind::Instant; break;
-    default: break;
+    case 'M':
+      kind = EventKind::Metadata;
+      break;
+    case 's':
+    case 'f':
+    case 't':
+      kind = EventKind::Flow;
+      break;
+    case 'i':
+    case 'I':
+      if (!kind) kind = EventKind::Instant;
+      break;
+    default:
+      break;
   }
   ev.kind = kind.value_or(EventKind::Other);
   if (std::int64_t end = 0; __builtin_add_overflow(ev.ts_ns, ev.dur_ns, &end))

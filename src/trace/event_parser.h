@@ -69,7 +69,7 @@ class EventParser {
 
   Trace& trace_;
   std::string label_;
-  std::size_t index_ = 0;  // of the event being parsed, for messages
+  std::size_t index_ = 0;                   // of the event being parsed, for messages
   std::vector<std::int8_t> category_kind_;  // by category StringId
   std::vector<std::int8_t> keeps_inputs_;   // by name StringId: keeps_op_inputs, decided once
   bool saw_begin_end_ = false;

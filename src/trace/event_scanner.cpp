@@ -146,8 +146,8 @@ __attribute__((target("avx2,pclmul,bmi"))) ElementScan scan_elements_avx2(const 
 }  // namespace
 
 bool simd_scanner_available() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
-                         __builtin_cpu_supports("bmi");
+  static const bool ok =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("bmi");
   return ok;
 }
 

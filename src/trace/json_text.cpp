@@ -100,8 +100,7 @@ std::optional<std::int64_t> microseconds_to_ns_padded(std::string_view t) {
     char* endp = nullptr;
     const std::string copy(t);
     const double us = std::strtod(copy.c_str(), &endp);
-    if (endp != copy.c_str() + copy.size() || !std::isfinite(us) || std::fabs(us) > 9.0e15)
-      return std::nullopt;
+    if (endp != copy.c_str() + copy.size() || !std::isfinite(us) || std::fabs(us) > 9.0e15) return std::nullopt;
     return static_cast<std::int64_t>(std::llround(us * 1000.0));
   }
   if (i != t.size()) return std::nullopt;

@@ -49,7 +49,7 @@ class StringIndex {
   };
   void place(const Slot& slot);
   void rebuild(std::size_t size);  // rehashes every slot into `size` slots
-  std::vector<Slot> slots_;  // a power of two in size, at most half full
+  std::vector<Slot> slots_;        // a power of two in size, at most half full
   std::size_t mask_ = 0;
   std::size_t used_ = 0;
   bool every_byte_ = false;

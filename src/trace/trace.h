@@ -17,10 +17,10 @@ namespace attnprof {
 // values, in argument order. Kept only for the ops the attention view reads
 // (scaled_dot_product_attention and its backends, the batched matmuls).
 struct OpInputs {
-  std::uint32_t event = 0;                       // index into Trace::events
-  std::vector<std::vector<std::int64_t>> dims;   // [] for a non-tensor argument
-  std::vector<std::string> types;                // "c10::BFloat16", "float", "Scalar", ...
-  std::vector<std::string> concrete;             // scalar values as written ("True", "0.125"), else ""
+  std::uint32_t event = 0;                      // index into Trace::events
+  std::vector<std::vector<std::int64_t>> dims;  // [] for a non-tensor argument
+  std::vector<std::string> types;               // "c10::BFloat16", "float", "Scalar", ...
+  std::vector<std::string> concrete;            // scalar values as written ("True", "0.125"), else ""
   friend bool operator==(const OpInputs&, const OpInputs&) = default;
 };
 
@@ -35,7 +35,7 @@ struct Trace {
   std::vector<DeviceProperties> devices;
   std::optional<std::int64_t> base_time_ns;  // "baseTimeNanoseconds" (newer Kineto)
   std::int64_t schema_version = 1;
-  std::string trace_name;            // "traceName"
+  std::string trace_name;  // "traceName"
   std::int64_t cuda_runtime_version = -1;
   std::int64_t cuda_driver_version = -1;
   std::int64_t cupti_version = -1;
@@ -43,9 +43,7 @@ struct Trace {
   std::uint64_t source_bytes = 0;    // size of the JSON text read (after gunzip)
 
   std::string_view name(const Event& e) const { return strings.view(e.name); }
-  const GpuArgs* args(const Event& e) const {
-    return e.has_gpu_args() ? &gpu_args[e.gpu_args] : nullptr;
-  }
+  const GpuArgs* args(const Event& e) const { return e.has_gpu_args() ? &gpu_args[e.gpu_args] : nullptr; }
   const DeviceProperties* device(int id) const;
 
   // Appends an event; `args`, when given, is stored and linked to it.

@@ -38,8 +38,7 @@ std::string describe_char(char c) {
 
 class Reader {
  public:
-  Reader(ByteSource& source, const ReadOptions& options)
-      : source_(source), options_(options), view_(source.view()) {
+  Reader(ByteSource& source, const ReadOptions& options) : source_(source), options_(options), view_(source.view()) {
     if (view_.empty()) {
       data_.resize(1 + options_.chunk_bytes + kPad);
       base_ = data_.data();
@@ -69,14 +68,11 @@ class Reader {
       ++start_;
       read_top_object();
     } else {
-      fail(fmt::format("not a JSON trace: expected '{{' or '[' at byte {}, found {}",
-                       offset(start_), describe(c)));
+      fail(fmt::format("not a JSON trace: expected '{{' or '[' at byte {}, found {}", offset(start_), describe(c)));
     }
     if (const int t = peek_nonspace(); t != kEnd)
-      fail(fmt::format("unexpected {} at byte {} after the end of the trace", describe(t),
-                       offset(start_)));
-    if (!saw_events_)
-      fail("no \"traceEvents\" array: not a PyTorch profiler / Chrome trace");
+      fail(fmt::format("unexpected {} at byte {} after the end of the trace", describe(t), offset(start_)));
+    if (!saw_events_) fail("no \"traceEvents\" array: not a PyTorch profiler / Chrome trace");
     if (events_.saw_begin_end()) complete_begin_end_pairs(trace_);
     if (options_.stats != nullptr) {
       stats_.mapped_file = !view_.empty();
@@ -102,8 +98,8 @@ class Reader {
   void fill() {
     const std::size_t keep = end_ - start_;
     if (keep > options_.max_event_bytes)
-      fail(fmt::format("a single JSON value near byte {} is larger than {} MiB: not a usable trace",
-                       offset(start_), options_.max_event_bytes >> 20));
+      fail(fmt::format("a single JSON value near byte {} is larger than {} MiB: not a usable trace", offset(start_),
+                       options_.max_event_bytes >> 20));
     // A value longer than a chunk is rescanned from its start after each read: read
     // as much again as is kept, so one huge value costs O(size), not O(size^2 / chunk).
     const std::size_t want = std::max(options_.chunk_bytes, keep);
@@ -169,8 +165,8 @@ class Reader {
     const int c = peek_nonspace();
     if (c == kEnd) fail(fmt::format("truncated: the file ends {}", where));
     if (c != want)
-      fail(fmt::format("invalid JSON: expected '{}' {} at byte {}, found {}", want, where,
-                       offset(start_), describe(c)));
+      fail(
+          fmt::format("invalid JSON: expected '{}' {} at byte {}, found {}", want, where, offset(start_), describe(c)));
     ++start_;
   }
 
@@ -185,23 +181,19 @@ class Reader {
       }
       if (!first) {
         if (c != ',')
-          fail(fmt::format("invalid JSON: expected ',' or '}}' at byte {}, found {}",
-                           offset(start_), describe(c)));
+          fail(fmt::format("invalid JSON: expected ',' or '}}' at byte {}, found {}", offset(start_), describe(c)));
         ++start_;
         c = peek_nonspace();
       }
       first = false;
-      if (c != '"')
-        fail(fmt::format("invalid JSON: expected a key at byte {}, found {}", offset(start_),
-                         describe(c)));
+      if (c != '"') fail(fmt::format("invalid JSON: expected a key at byte {}, found {}", offset(start_), describe(c)));
       const std::string_view raw_key = take_value("a top-level key");
       const std::string key(raw_key.substr(1, raw_key.size() - 2));
       expect(':', fmt::format("after the key \"{}\"", key));
       if (key == cat::kTraceEvents) {
         const int v = peek_nonspace();
         if (v != '[')
-          fail(fmt::format("\"traceEvents\" is not an array (found {} at byte {})", describe(v),
-                           offset(start_)));
+          fail(fmt::format("\"traceEvents\" is not an array (found {} at byte {})", describe(v), offset(start_)));
         ++start_;
         read_events();
         saw_events_ = true;
@@ -215,9 +207,8 @@ class Reader {
   // Top-level metadata: small values, parsed with the DOM API.
   void read_top_value(const std::string& key, std::string_view text) {
     const bool wanted = key == cat::kDeviceProperties || key == cat::kBaseTimeNanoseconds ||
-                        key == cat::kSchemaVersion || key == cat::kTraceName ||
-                        key == cat::kCudaRuntimeVersion || key == cat::kCudaDriverVersion ||
-                        key == cat::kCuptiVersion || key == cat::kDroppedRecords;
+                        key == cat::kSchemaVersion || key == cat::kTraceName || key == cat::kCudaRuntimeVersion ||
+                        key == cat::kCudaDriverVersion || key == cat::kCuptiVersion || key == cat::kDroppedRecords;
     simdjson::padded_string padded(text);
     simdjson::dom::element v;
     if (auto err = dom_.parse(padded).get(v); err)
@@ -271,9 +262,12 @@ class Reader {
           continue;
         }
         std::int64_t n = 0;
-        if (val.is_int64()) n = val.get_int64().value_unsafe();
-        else if (val.is_uint64()) n = static_cast<std::int64_t>(val.get_uint64().value_unsafe());
-        else continue;  // tolerate producer-specific fields
+        if (val.is_int64())
+          n = val.get_int64().value_unsafe();
+        else if (val.is_uint64())
+          n = static_cast<std::int64_t>(val.get_uint64().value_unsafe());
+        else
+          continue;  // tolerate producer-specific fields
         for (const cat::DeviceField& f : cat::device_fields())
           if (k == f.key) f.set(p, n);
       }
@@ -352,8 +346,7 @@ class Reader {
       start_ = static_cast<std::size_t>(cur - base);
       if (closed) return;
       if (eof_)
-        fail(fmt::format("truncated: the file ends inside \"traceEvents\" after {} complete events",
-                         events_seen_));
+        fail(fmt::format("truncated: the file ends inside \"traceEvents\" after {} complete events", events_seen_));
       fill();
     }
   }
@@ -371,8 +364,8 @@ class Reader {
   const char* try_line_batch(const char* first, const char* end) {
     const char* comma = last_event_boundary(first, end);
     if (comma == nullptr) return nullptr;
-    const std::size_t events = trace_.events.size(), args = trace_.gpu_args.size(),
-                      inputs = trace_.op_inputs.size(), seen = events_seen_;
+    const std::size_t events = trace_.events.size(), args = trace_.gpu_args.size(), inputs = trace_.op_inputs.size(),
+                      seen = events_seen_;
     simdjson::error_code err = simdjson::SUCCESS;
     try {
       err = parse_run(const_cast<char*>(first) - 1, const_cast<char*>(comma));
@@ -488,21 +481,21 @@ class Reader {
   ByteSource& source_;
   ReadOptions options_;
   Trace trace_;
-  std::span<char> view_;        // the whole input, when the source is mapped
-  std::vector<char> data_;      // otherwise the buffer; data_[0] is spare: parse_run writes '[' before the first event
-  char* base_ = nullptr;        // data_.data(), or one byte before view_
-  std::size_t capacity_ = 0;    // readable bytes from base_
-  std::size_t released_ = 1;    // view_ bytes before this were handed back (release_before)
-  std::size_t start_ = 1;       // first unconsumed byte
-  std::size_t end_ = 1;         // one past the last byte read
-  std::uint64_t discarded_ = 0; // bytes dropped from the front so far
+  std::span<char> view_;         // the whole input, when the source is mapped
+  std::vector<char> data_;       // otherwise the buffer; data_[0] is spare: parse_run writes '[' before the first event
+  char* base_ = nullptr;         // data_.data(), or one byte before view_
+  std::size_t capacity_ = 0;     // readable bytes from base_
+  std::size_t released_ = 1;     // view_ bytes before this were handed back (release_before)
+  std::size_t start_ = 1;        // first unconsumed byte
+  std::size_t end_ = 1;          // one past the last byte read
+  std::uint64_t discarded_ = 0;  // bytes dropped from the front so far
   bool eof_ = false;
   bool saw_events_ = false;
   std::size_t events_seen_ = 0;
   std::vector<const char*> ends_;  // event ends found by the scanner in the current buffer
   ReadStats stats_;
-  bool line_batches_ = true;       // try_line_batch is worth trying
-  int line_failures_ = 0;          // its failures in a row
+  bool line_batches_ = true;  // try_line_batch is worth trying
+  int line_failures_ = 0;     // its failures in a row
   od::parser parser_;
   EventParser events_{trace_, source_.label(), options_.detail == ReadDetail::Analysis};
   simdjson::dom::parser dom_;

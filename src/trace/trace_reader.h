@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "trace/trace.h"
 #include "common/input_error.h"
+#include "trace/trace.h"
 
 namespace attnprof {
 
@@ -34,7 +34,7 @@ struct ReadOptions {
   // and the walk over it stay in the L2 cache (measured: 512 KiB ~4% faster
   // end to end than 4 MiB).
   std::size_t chunk_bytes = 512u << 10;
-  std::size_t max_event_bytes = 256u << 20;   // a single event larger than this is an error
+  std::size_t max_event_bytes = 256u << 20;  // a single event larger than this is an error
   ReadDetail detail = ReadDetail::Full;
   // A plain file: read() in chunks like any other input (false), or mapped
   // and parsed in place (true). Reading is the default: it measured as fast
@@ -49,7 +49,6 @@ struct ReadOptions {
 Trace read_trace_file(const std::string& path, const ReadOptions& options = {});
 
 // Same, on bytes in memory (plain or gzip); `label` names the input in errors.
-Trace read_trace_bytes(std::string_view bytes, std::string_view label,
-                       const ReadOptions& options = {});
+Trace read_trace_bytes(std::string_view bytes, std::string_view label, const ReadOptions& options = {});
 
 }  // namespace attnprof

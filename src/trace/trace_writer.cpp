@@ -16,10 +16,10 @@
 
 #include <fmt/format.h>
 
-#include "trace/catalogue.h"
-#include "common/json.h"
-#include "trace/json_text.h"
 #include "common/input_error.h"
+#include "common/json.h"
+#include "trace/catalogue.h"
+#include "trace/json_text.h"
 
 namespace attnprof {
 namespace {
@@ -56,8 +56,10 @@ class JsonOut {
     json_text::append_ns_as_us(buf_, ns);
   }
   void lane(std::string_view k, const Lane& l, const StringPool& strings) {
-    if (l.is_string) str(k, strings.view(static_cast<StringId>(l.value())));
-    else num(k, l.value());
+    if (l.is_string)
+      str(k, strings.view(static_cast<StringId>(l.value())));
+    else
+      num(k, l.value());
   }
   void maybe_flush() {
     if (buf_.size() >= kFlushBytes) flush();
@@ -76,15 +78,39 @@ class JsonOut {
 // `sep` writes the separator before each field (nothing before the first).
 template <typename Sep>
 void write_gpu_args(JsonOut& o, const GpuArgs& g, EventKind kind, Sep&& sep) {
-  if (g.device >= 0) { sep(); o.num(cat::kDevice, g.device); }
-  if (g.context >= 0) { sep(); o.num(cat::kContext, g.context); }
-  if (g.stream >= 0) { sep(); o.num(cat::kStream, g.stream); }
+  if (g.device >= 0) {
+    sep();
+    o.num(cat::kDevice, g.device);
+  }
+  if (g.context >= 0) {
+    sep();
+    o.num(cat::kContext, g.context);
+  }
+  if (g.stream >= 0) {
+    sep();
+    o.num(cat::kStream, g.stream);
+  }
   if (kind == EventKind::Kernel) {
-    if (g.registers_per_thread >= 0) { sep(); o.num(cat::kRegistersPerThread, g.registers_per_thread); }
-    if (g.shared_memory >= 0) { sep(); o.num(cat::kSharedMemory, g.shared_memory); }
-    if (g.dynamic_shared_memory >= 0) { sep(); o.num(cat::kDynamicSharedMemory, g.dynamic_shared_memory); }
-    if (g.blocks_per_sm >= 0) { sep(); o.real(cat::kBlocksPerSm, g.blocks_per_sm); }
-    if (g.warps_per_sm >= 0) { sep(); o.real(cat::kWarpsPerSm, g.warps_per_sm); }
+    if (g.registers_per_thread >= 0) {
+      sep();
+      o.num(cat::kRegistersPerThread, g.registers_per_thread);
+    }
+    if (g.shared_memory >= 0) {
+      sep();
+      o.num(cat::kSharedMemory, g.shared_memory);
+    }
+    if (g.dynamic_shared_memory >= 0) {
+      sep();
+      o.num(cat::kDynamicSharedMemory, g.dynamic_shared_memory);
+    }
+    if (g.blocks_per_sm >= 0) {
+      sep();
+      o.real(cat::kBlocksPerSm, g.blocks_per_sm);
+    }
+    if (g.warps_per_sm >= 0) {
+      sep();
+      o.real(cat::kWarpsPerSm, g.warps_per_sm);
+    }
     if (g.grid[0] >= 0) {
       sep();
       o.key(cat::kGrid);
@@ -95,9 +121,15 @@ void write_gpu_args(JsonOut& o, const GpuArgs& g, EventKind kind, Sep&& sep) {
       o.key(cat::kBlock);
       o.raw(fmt::format("[{}, {}, {}]", g.block[0], g.block[1], g.block[2]));
     }
-    if (g.occupancy_pct >= 0) { sep(); o.real(cat::kOccupancy, g.occupancy_pct); }
+    if (g.occupancy_pct >= 0) {
+      sep();
+      o.real(cat::kOccupancy, g.occupancy_pct);
+    }
   }
-  if (g.bytes >= 0) { sep(); o.num(cat::kBytes, g.bytes); }
+  if (g.bytes >= 0) {
+    sep();
+    o.num(cat::kBytes, g.bytes);
+  }
 }
 
 void write_event(JsonOut& o, const Trace& t, const Event& e) {
@@ -105,7 +137,10 @@ void write_event(JsonOut& o, const Trace& t, const Event& e) {
   o.str(cat::kPh, std::string_view(&e.phase, 1));
   std::string_view category = cat::category_of_kind(e.kind);
   if (category.empty() || e.kind == EventKind::Flow) category = t.strings.view(e.category);
-  if (!category.empty()) { o.raw(", "); o.str(cat::kCat, category); }
+  if (!category.empty()) {
+    o.raw(", ");
+    o.str(cat::kCat, category);
+  }
   o.raw(", ");
   o.str(cat::kName, t.name(e));
   o.raw(", ");
@@ -114,11 +149,17 @@ void write_event(JsonOut& o, const Trace& t, const Event& e) {
   o.lane(cat::kTid, e.tid, t.strings);
   o.raw(", ");
   o.us(cat::kTs, e.ts_ns);
-  if (e.phase == 'X') { o.raw(", "); o.us(cat::kDur, e.dur_ns); }
+  if (e.phase == 'X') {
+    o.raw(", ");
+    o.us(cat::kDur, e.dur_ns);
+  }
   if (e.kind == EventKind::Flow) {
     o.raw(", ");
     o.num(cat::kId, e.correlation);
-    if (e.phase == 'f') { o.raw(", "); o.str(cat::kBindingPoint, "e"); }
+    if (e.phase == 'f') {
+      o.raw(", ");
+      o.str(cat::kBindingPoint, "e");
+    }
     o.raw("}");
     return;
   }
@@ -128,9 +169,18 @@ void write_event(JsonOut& o, const Trace& t, const Event& e) {
     o.key(cat::kArgs);
     o.raw("{");
     bool first = true;
-    auto sep = [&] { if (!first) o.raw(", "); first = false; };
-    if (e.external_id >= 0) { sep(); o.num(cat::kExternalId, e.external_id); }
-    if (e.correlation >= 0) { sep(); o.num(cat::kCorrelation, e.correlation); }
+    auto sep = [&] {
+      if (!first) o.raw(", ");
+      first = false;
+    };
+    if (e.external_id >= 0) {
+      sep();
+      o.num(cat::kExternalId, e.external_id);
+    }
+    if (e.correlation >= 0) {
+      sep();
+      o.num(cat::kCorrelation, e.correlation);
+    }
     if (const GpuArgs* g = t.args(e)) write_gpu_args(o, *g, e.kind, sep);
     o.raw("}");
   }
@@ -158,7 +208,10 @@ void render(const Trace& t, const Sink& sink) {
     o.raw("\n  ]");
   }
   auto opt = [&](std::string_view k, std::int64_t v) {
-    if (v >= 0) { o.raw(",\n  "); o.num(k, v); }
+    if (v >= 0) {
+      o.raw(",\n  ");
+      o.num(k, v);
+    }
   };
   opt(cat::kCudaRuntimeVersion, t.cuda_runtime_version);
   opt(cat::kCudaDriverVersion, t.cuda_driver_version);

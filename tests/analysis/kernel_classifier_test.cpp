@@ -71,10 +71,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"ampere_sgemm_128x64_nn", KernelCategory::Gemm, MathUnit::CudaCore, Precision::FP32},
         Case{"volta_sgemm_64x64_nt", KernelCategory::Gemm, MathUnit::CudaCore, Precision::FP32},
         Case{"volta_h884gemm_64x64_ldg8_nn", KernelCategory::Gemm, MathUnit::TensorCore, Precision::FP16},
-        Case{"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", KernelCategory::Gemm,
-             MathUnit::TensorCore, Precision::BF16},
-        Case{"ampere_fp16_s16816gemm_fp16_256x128_ldg8_f2f_stages_64x3_tn", KernelCategory::Gemm,
-             MathUnit::TensorCore, Precision::FP16},
+        Case{"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", KernelCategory::Gemm, MathUnit::TensorCore,
+             Precision::BF16},
+        Case{"ampere_fp16_s16816gemm_fp16_256x128_ldg8_f2f_stages_64x3_tn", KernelCategory::Gemm, MathUnit::TensorCore,
+             Precision::FP16},
         Case{"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(cutlass_80_tensorop_"
              "s1688gemm_64x64_16x6_nn_align4::Params)",
              KernelCategory::Gemm, MathUnit::TensorCore, Precision::TF32},
@@ -133,7 +133,8 @@ TEST(KernelClassifier, CastDirections) {
   EXPECT_EQ(down.op, KernelOp::CastTo16Bit);
   const KernelClass same = classify_kernel(
       "void at::native::vectorized_elementwise_kernel<4, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)"
-      "::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul> >");
+      "::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul> "
+      ">");
   EXPECT_EQ(same.op, KernelOp::Copy);  // float to float: a copy, not a conversion
 }
 
@@ -162,18 +163,15 @@ TEST(KernelClassifier, OwnBenchKernels) {
     KernelOp op;
   };
   const std::string ns = "void attnprof::attention::cuda::elementwise_kernel<attnprof::attention::cuda::";
-  for (const Own& o : {Own{"ToDenseScaled<__nv_bfloat16, float> >", KernelOp::CastToFp32},
-                       Own{"Convert<float, __nv_bfloat16> >", KernelOp::CastTo16Bit},
-                       Own{"Convert<__half, __half> >", KernelOp::Copy},
-                       Own{"Tril>", KernelOp::TriangularMask},
-                       Own{"Fill<bool> >", KernelOp::Fill},
-                       Own{"WhereScalars<float> >", KernelOp::Where},
-                       Own{"AddBroadcast<float> >", KernelOp::Add},
-                       Own{"EqNegInf<float> >", KernelOp::IsNegInf},
-                       Own{"WhereRowElse<float> >", KernelOp::Where},
-                       Own{"MaskedFillNegInf<__nv_bfloat16> >", KernelOp::MaskedFill},
-                       Own{"Scale<__nv_bfloat16, __nv_bfloat16> >", KernelOp::Mul},
-                       Own{"MapAt<attnprof::attention::cuda::Convert<__nv_bfloat16, float> > >", KernelOp::CastToFp32}}) {
+  for (const Own& o :
+       {Own{"ToDenseScaled<__nv_bfloat16, float> >", KernelOp::CastToFp32},
+        Own{"Convert<float, __nv_bfloat16> >", KernelOp::CastTo16Bit}, Own{"Convert<__half, __half> >", KernelOp::Copy},
+        Own{"Tril>", KernelOp::TriangularMask}, Own{"Fill<bool> >", KernelOp::Fill},
+        Own{"WhereScalars<float> >", KernelOp::Where}, Own{"AddBroadcast<float> >", KernelOp::Add},
+        Own{"EqNegInf<float> >", KernelOp::IsNegInf}, Own{"WhereRowElse<float> >", KernelOp::Where},
+        Own{"MaskedFillNegInf<__nv_bfloat16> >", KernelOp::MaskedFill},
+        Own{"Scale<__nv_bfloat16, __nv_bfloat16> >", KernelOp::Mul},
+        Own{"MapAt<attnprof::attention::cuda::Convert<__nv_bfloat16, float> > >", KernelOp::CastToFp32}}) {
     const std::string name = ns + o.name + "(long, ...)";
     EXPECT_EQ(classify_kernel(name).op, o.op) << name;
   }
@@ -202,9 +200,9 @@ TEST(KernelClassifier, OwnBenchKernelsRecordedOnH200) {
   };
   using enum KernelOp;
   EXPECT_EQ(ops_of("math"),
-            (std::vector<KernelOp>{CastToFp32, CastToFp32, CastToFp32, Mul, Fill, TriangularMask, Fill, Fill, Where,
-                                   Mul, Matmul, Add, Softmax, IsNegInf, AllReduce, Fill, Where, CastTo16Bit, Matmul,
-                                   CastTo16Bit}));
+            (std::vector<KernelOp>{CastToFp32, CastToFp32, CastToFp32, Mul,         Fill,   TriangularMask, Fill,
+                                   Fill,       Where,      Mul,        Matmul,      Add,    Softmax,        IsNegInf,
+                                   AllReduce,  Fill,       Where,      CastTo16Bit, Matmul, CastTo16Bit}));
   EXPECT_EQ(ops_of("manual"), (std::vector<KernelOp>{Matmul, Mul, MaskedFill, Softmax, Matmul}));
   EXPECT_EQ(ops_of("fused"), (std::vector<KernelOp>{Attention}));
 }

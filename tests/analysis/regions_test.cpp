@@ -64,13 +64,15 @@ TEST(TraceIndexLinks, DuplicateCorrelationIdLinksTheFirstLaunch) {
       {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 10, "dur": 2,
        "args": {"correlation": 5}},
       {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 2, "ts": 15, "dur": 2,
-       "args": {"correlation": )" + o + R"(}},
+       "args": {"correlation": )" +
+                             o + R"(}},
       {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 20, "dur": 2,
        "args": {"correlation": 5}},
       {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": 3,
        "args": {"correlation": 5, "stream": 7}},
       {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 40, "dur": 3,
-       "args": {"correlation": )" + o + R"(, "stream": 7}},
+       "args": {"correlation": )" +
+                             o + R"(, "stream": 7}},
       {"ph": "X", "cat": "kernel", "name": "k3", "pid": 0, "tid": 7, "ts": 50, "dur": 3,
        "args": {"correlation": 77, "stream": 7}}])";
     const Trace t = read_trace_bytes(json, "dup.json");

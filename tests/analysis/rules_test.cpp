@@ -132,7 +132,8 @@ TEST(Rules, UnfusedAttentionIsChargedWithWhatFusingSaves) {
 
 TEST(Rules, ManualHasOnlyWhatIsTrue) {
   const Doctor d(test::example_trace("manual.json"));
-  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"}) EXPECT_EQ(d.find(id), nullptr) << id;
+  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"})
+    EXPECT_EQ(d.find(id), nullptr) << id;
   EXPECT_EQ(d.analysis.groups[0].tensor_core_share, 1.0);
   // True of manual: 5 kernels where 1 would do, and masked_fill copying its input.
   const Finding* count = d.find("unfused-attention");
@@ -178,9 +179,9 @@ TEST(Rules, OtherTracesReadAndStayQuiet) {
   EXPECT_EQ(a100.find("fp32-upcast"), nullptr);
   EXPECT_EQ(a100.find("safe-softmax"), nullptr);
   EXPECT_LE(a100.count("hidden-copy"), 1);
-  for (const char* f : {"amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-                        "cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-                        "triton_example__triton_example.json.gz"}) {
+  for (const char* f :
+       {"amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "triton_example__triton_example.json.gz"}) {
     const Doctor d(test::data_file(f));
     EXPECT_TRUE(d.analysis.findings.empty()) << f;
   }
@@ -314,9 +315,9 @@ TEST(Wording, CitedFindingsFired) {
       for (const std::string* text : {&f.title, &f.detail, &f.fix})
         for (const RuleEntry& rule : all_rules()) {
           if (rule.id == f.id || text->find("see " + std::string(rule.id)) == std::string::npos) continue;
-          EXPECT_TRUE(std::any_of(d.analysis.findings.begin(), d.analysis.findings.end(), [&](const Finding& g) {
-            return g.id == rule.id && g.group == f.group;
-          })) << path << ": " << f.id << " cites " << rule.id;
+          EXPECT_TRUE(std::any_of(d.analysis.findings.begin(), d.analysis.findings.end(),
+                                  [&](const Finding& g) { return g.id == rule.id && g.group == f.group; }))
+              << path << ": " << f.id << " cites " << rule.id;
         }
   }
 }
@@ -332,8 +333,8 @@ TEST(Wording, TitleNumbersAgreeWithTheHeader) {
       ASSERT_NE(g, d.analysis.groups.end()) << path << ": " << f.id;
       const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, g->group.instances.size()));
       const std::string per = fmt::format("{:.3f} ms", static_cast<double>(f.time_ns / n) / 1e6);
-      EXPECT_NE(f.title.find(per), std::string::npos) << path << ": " << f.id << " says " << f.title << ", header "
-                                                      << per;
+      EXPECT_NE(f.title.find(per), std::string::npos)
+          << path << ": " << f.id << " says " << f.title << ", header " << per;
     }
   }
 }
@@ -343,7 +344,8 @@ TEST(Wording, TitleNumbersAgreeWithTheHeader) {
 TEST(Wording, SeverityIsTheShares) {
   for (const std::string& path : test::real_trace_files()) {
     const Doctor d(path);
-    for (const Finding& f : d.analysis.findings) EXPECT_EQ(f.severity, severity_for_share(f.share)) << path << ": " << f.id;
+    for (const Finding& f : d.analysis.findings)
+      EXPECT_EQ(f.severity, severity_for_share(f.share)) << path << ": " << f.id;
   }
 }
 

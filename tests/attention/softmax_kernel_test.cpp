@@ -31,7 +31,7 @@ TEST_P(SoftmaxKernel, SpecialRowsAndOrdinaryRows) {
   std::vector<float> in(static_cast<std::size_t>(kRows) * cols);
   for (int c = 0; c < cols; ++c) {
     const float x = std::sin(0.37f * static_cast<float>(c)) * 4.0f;
-    in[0 * cols + c] = -inf;                    // fully masked
+    in[0 * cols + c] = -inf;                     // fully masked
     in[1 * cols + c] = c == cols / 2 ? nan : x;  // one NaN
     in[2 * cols + c] = c == 0 ? inf : x;         // one +inf
     in[3 * cols + c] = x;                        // ordinary

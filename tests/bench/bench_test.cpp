@@ -92,7 +92,8 @@ TEST(Bench, LadderComesFromTheRegistry) {
   for (const Implementation& impl : cpu_implementations()) {
     if (impl.ladder_from.empty() || impl.name == "reference") continue;
     EXPECT_NE(json.find("\"from\": \"" + impl.ladder_from + "\", \"to\": \"" + impl.name + "\""), std::string::npos)
-        << impl.name << "\n" << json;
+        << impl.name << "\n"
+        << json;
     EXPECT_NE(json.find(impl.ladder_cause), std::string::npos) << impl.ladder_cause;
   }
 }
@@ -107,7 +108,7 @@ TEST(Bench, ProgressComesAsTheRunGoes) {
     events.push_back("finished " + row.name + " " + std::to_string(r.rows.size()));
   };
   const BenchRun run = run_bench(small_cpu(), p);
-  const std::vector<std::string> want = {"started 0",     "running math",    "finished math 1", "running manual",
+  const std::vector<std::string> want = {"started 0",         "running math",  "finished math 1", "running manual",
                                          "finished manual 2", "running flash", "finished flash 3"};
   EXPECT_EQ(events, want);
 }

@@ -227,8 +227,8 @@ TEST(ActivityConvert, KindsNotAskedForAreSkipped) {
 TEST(ApiCalls, TableRows) {
   EXPECT_EQ(find_api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000)->name,
             "__cudaLaunchKernel");
-  EXPECT_TRUE(find_api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020)
-                  ->synchronizes);
+  EXPECT_TRUE(
+      find_api_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020)->synchronizes);
   EXPECT_FALSE(find_api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch)->synchronizes);
   EXPECT_EQ(find_api_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2), nullptr);
 }

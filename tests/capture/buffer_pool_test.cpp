@@ -26,8 +26,7 @@ TEST(BufferPool, RefusesPastItsCapAndCountsIt) {
 
 TEST(BufferPool, BuffersAreAlignedForCupti) {
   BufferPool pool(4096, 4);
-  for (int i = 0; i < 4; ++i)
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(pool.acquire()) % 8, 0u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(reinterpret_cast<std::uintptr_t>(pool.acquire()) % 8, 0u);
 }
 
 }  // namespace

@@ -25,9 +25,7 @@ RecordOptions with_command(std::vector<std::string> cmd) {
   return o;
 }
 
-TEST(RecordArgs, RequiresAProgram) {
-  EXPECT_THROW(validate_record_options(with_command({})), InputError);
-}
+TEST(RecordArgs, RequiresAProgram) { EXPECT_THROW(validate_record_options(with_command({})), InputError); }
 
 TEST(RecordArgs, OutputMustBeJsonInAnExistingFolder) {
   auto o = with_command({"true"});
@@ -75,9 +73,7 @@ TEST(RecordArgs, EnvironmentNamesTheLibraryAndAnAbsoluteOutput) {
 
 TEST(RecordArgs, ChildExitCodeAndEnvironmentPassThrough) {
   EXPECT_EQ(run_with_environment({"sh", "-c", "exit 3"}, {}), 3);
-  EXPECT_EQ(run_with_environment({"sh", "-c", "test \"$X\" = 1 && test -n \"$ATTNPROF_RECORD_PID\""},
-                                 {{"X", "1"}}),
-            0);
+  EXPECT_EQ(run_with_environment({"sh", "-c", "test \"$X\" = 1 && test -n \"$ATTNPROF_RECORD_PID\""}, {{"X", "1"}}), 0);
   EXPECT_EQ(run_with_environment({"sh", "-c", "kill -TERM $$"}, {}), 128 + 15);
   EXPECT_EQ(run_with_environment({"/no/such/program"}, {}), 127);
 }
@@ -90,9 +86,10 @@ TEST(RecordArgs, ParsesOptionsAndPassesTheProgramsOwnOptionsThrough) {
   int exit_code = -1;
   add_record_command(app, exit_code);
   const auto out = (std::filesystem::temp_directory_path() / "attnprof_args.json").string();
-  std::vector<std::string> args = {"record", "--kinds", "kernel", "-o", out, "--", "sh", "-c",
-                                   "test \"$0\" = -o && test \"$1\" = --doctor && exit 5", "-o",
-                                   "--doctor"};
+  std::vector<std::string> args = {"record", "--kinds", "kernel",
+                                   "-o",     out,       "--",
+                                   "sh",     "-c",      "test \"$0\" = -o && test \"$1\" = --doctor && exit 5",
+                                   "-o",     "--doctor"};
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector last-first
   app.parse(args);
   unsetenv("ATTNPROF_INJECT_LIBRARY");

@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
   setup();
   if (mode == "conflict") {
     CUpti_SubscriberHandle other = nullptr;
-    const CUptiResult r = cuptiSubscribe(
-        &other, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr);
+    const CUptiResult r =
+        cuptiSubscribe(&other, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr);
     if (r != CUPTI_SUCCESS) {
       std::fprintf(stderr, "record_demo: cuptiSubscribe failed (%d)\n", static_cast<int>(r));
       return 1;

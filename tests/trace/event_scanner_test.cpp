@@ -15,9 +15,9 @@ std::ptrdiff_t end_of(std::string_view s, bool eof = false) {
 
 TEST(EventScanner, FindsTheEndOfValues) {
   EXPECT_EQ(end_of(R"({"a": 1}, {)"), 8);
-  EXPECT_EQ(end_of(R"({"a": "}"}])"), 10);              // brace inside a string
-  EXPECT_EQ(end_of(R"({"a": "\"}"}x)"), 12);            // escaped quote
-  EXPECT_EQ(end_of(R"({"a": "\\"}x)"), 11);             // escaped backslash, then a real quote
+  EXPECT_EQ(end_of(R"({"a": "}"}])"), 10);    // brace inside a string
+  EXPECT_EQ(end_of(R"({"a": "\"}"}x)"), 12);  // escaped quote
+  EXPECT_EQ(end_of(R"({"a": "\\"}x)"), 11);   // escaped backslash, then a real quote
   EXPECT_EQ(end_of(R"({"a": [1, {"b": [2]}]} )"), 22);
   EXPECT_EQ(end_of(R"("x\\\"y" ,)"), 8);
   EXPECT_EQ(end_of("123,"), 3);

@@ -44,8 +44,8 @@ TEST(FuzzRegressions, EveryCrashInputIsHandled) {
         lean.detail = ReadDetail::Analysis;
         Trace l;
         ASSERT_NO_THROW(l = read_trace_bytes(bytes.str(), "fuzz", lean));
-        const auto flows = std::count_if(t.events.begin(), t.events.end(),
-                                         [](const Event& e) { return is_flow_phase(e.phase); });
+        const auto flows =
+            std::count_if(t.events.begin(), t.events.end(), [](const Event& e) { return is_flow_phase(e.phase); });
         EXPECT_EQ(l.events.size(), t.events.size() - static_cast<std::size_t>(flows));
         const TraceIndex lean_index(l);
         EXPECT_EQ(json_report(analyze(l, lean_index, {}, "fuzz")), json_report(a));

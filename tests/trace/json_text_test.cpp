@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-
 #include <cmath>
 #include <random>
 #include <string>
@@ -17,7 +16,7 @@ TEST(JsonText, MicrosecondsToNanoseconds) {
   EXPECT_EQ(microseconds_to_ns("5128492346300.414"), 5128492346300414);
   EXPECT_EQ(microseconds_to_ns("1694039969479080"), 1694039969479080000);
   EXPECT_EQ(microseconds_to_ns("162.4"), 162400);
-  EXPECT_EQ(microseconds_to_ns("0.0005"), 1);      // rounds past the third decimal
+  EXPECT_EQ(microseconds_to_ns("0.0005"), 1);  // rounds past the third decimal
   EXPECT_EQ(microseconds_to_ns("0.0004"), 0);
   EXPECT_EQ(microseconds_to_ns("-2.5"), -2500);
   EXPECT_EQ(microseconds_to_ns("1.5e3"), 1500000);
@@ -60,8 +59,10 @@ std::optional<std::int64_t> reference_us_to_ns(const std::string& t) {
     std::size_t f = 0;
     int round = 0;
     for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++f) {
-      if (f < 3) frac = frac * 10 + (t[i] - '0');
-      else if (f == 3) round = t[i] - '0';
+      if (f < 3)
+        frac = frac * 10 + (t[i] - '0');
+      else if (f == 3)
+        round = t[i] - '0';
     }
     if (f == 0) return std::nullopt;
     for (std::size_t k = f; k < 3; ++k) frac *= 10;
@@ -114,7 +115,7 @@ TEST(JsonText, Quoting) {
   EXPECT_EQ(quoted("a\"b"), "\"a\\\"b\"");
   EXPECT_EQ(quoted("\x1f"), "\"\\u001f\"");
   EXPECT_EQ(quoted("caf\xC3\xA9"), "\"caf\xC3\xA9\"");  // valid UTF-8 kept
-  EXPECT_EQ(quoted("\xC3"), "\"\xEF\xBF\xBD\"");         // truncated sequence replaced
+  EXPECT_EQ(quoted("\xC3"), "\"\xEF\xBF\xBD\"");        // truncated sequence replaced
 }
 
 }  // namespace

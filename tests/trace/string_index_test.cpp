@@ -16,8 +16,8 @@ TEST(StringIndex, FindsEveryTextAcrossGrowth) {
   StringIndex index;
   for (StringId id = 1; id <= 5000; ++id) {
     // Short names and long kernel-like names that differ only in the middle.
-    const std::string& t = texts.emplace_back(id % 2 ? "op" + std::to_string(id)
-                                                     : std::string(300, 'k') + std::to_string(id) + std::string(300, 'k'));
+    const std::string& t = texts.emplace_back(
+        id % 2 ? "op" + std::to_string(id) : std::string(300, 'k') + std::to_string(id) + std::string(300, 'k'));
     index.insert(t, id);
   }
   for (StringId id = 1; id <= 5000; ++id) {

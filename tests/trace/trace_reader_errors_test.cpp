@@ -74,8 +74,9 @@ TEST(TraceReaderErrors, WrongFieldTypes) {
                "traceEvents[0].ts: expected a number");
   expect_error(R"({"traceEvents": [{"ph": "X", "name": 5, "ts": 1, "dur": 1}]})",
                "traceEvents[0].name: expected a string");
-  expect_error(R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}, {"ph": "X", "name": "b", "ts": 1, "dur": 1, "args": 3}]})",
-               "traceEvents[1].args: expected an object");
+  expect_error(
+      R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}, {"ph": "X", "name": "b", "ts": 1, "dur": 1, "args": 3}]})",
+      "traceEvents[1].args: expected an object");
   expect_error(R"({"traceEvents": [{"ph": 1, "ts": 1}]})", "traceEvents[0].ph: expected a string");
   expect_error(R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": -4}]})", "dur: expected a duration");
   expect_error(R"({"traceEvents": [{"ph": "X", "ts": 1, "pid": [1]}]})", "pid: expected a number or a string");
@@ -95,9 +96,7 @@ TEST(TraceReaderErrors, InvalidJsonInsideEvent) {
   expect_error(R"({"traceEvents": [{"ph": "X", "ts": 1} {"ph": "X", "ts": 2}]})", "expected ',' or ']'");
   expect_error(R"({"traceEvents": [{"ph": "X", "ts": 1},]})", "not an object");
 }
-TEST(TraceReaderErrors, TrailingGarbage) {
-  expect_error(std::string(kGood) + " xyz", "after the end of the trace");
-}
+TEST(TraceReaderErrors, TrailingGarbage) { expect_error(std::string(kGood) + " xyz", "after the end of the trace"); }
 TEST(TraceReaderErrors, BadGzip) {
   std::string gz = gzip(kGood);
   EXPECT_EQ(error_of(gz), "no error");

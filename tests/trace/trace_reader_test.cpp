@@ -66,8 +66,8 @@ TEST(TraceReader, KeepsKernelArgumentsAndExactTimes) {
 
 TEST(TraceReader, ReadsMemcpyBytesAndFlows) {
   const Trace t = read_trace_file(test::example_trace("manual.json"));
-  const auto memcpy = std::find_if(t.events.begin(), t.events.end(),
-                                   [](const Event& e) { return e.kind == EventKind::GpuMemcpy; });
+  const auto memcpy =
+      std::find_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.kind == EventKind::GpuMemcpy; });
   ASSERT_NE(memcpy, t.events.end());
   EXPECT_EQ(t.args(*memcpy)->bytes, 536870912);
   EXPECT_GT(count_kind(t, EventKind::Flow), 0u);
@@ -79,8 +79,7 @@ TEST(TraceReader, ReadsMemcpyBytesAndFlows) {
 
 TEST(TraceReader, StringProcessIdsAreInterned) {
   const Trace t = read_trace_file(test::example_trace("manual.json"));
-  const auto spans = std::find_if(t.events.begin(), t.events.end(),
-                                  [](const Event& e) { return e.pid.is_string; });
+  const auto spans = std::find_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.pid.is_string; });
   ASSERT_NE(spans, t.events.end());
   EXPECT_EQ(t.strings.view(static_cast<StringId>(spans->pid.value())), "Spans");
 }
@@ -105,8 +104,8 @@ TEST(TraceReader, OldLayoutAbsoluteTimestampsAndAsyncFlows) {
   EXPECT_FALSE(t.base_time_ns.has_value());
   EXPECT_EQ(count_kind(t, EventKind::Kernel), 8568u);
   EXPECT_EQ(count_kind(t, EventKind::Flow), 24692u + 9450u);
-  const auto k = std::find_if(t.events.begin(), t.events.end(),
-                              [](const Event& e) { return e.kind == EventKind::Kernel; });
+  const auto k =
+      std::find_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.kind == EventKind::Kernel; });
   EXPECT_EQ(k->ts_ns, 1661203463029566000);  // absolute epoch microseconds, read exactly
 }
 
@@ -262,7 +261,8 @@ TEST(TraceReader, MappedFileAndCopiedChunksGiveTheSameTrace) {
 // Kineto's (an event over several lines, as in the real H200 traces) and one
 // event per line (attnprof's writer).
 TEST(TraceReader, RealLayoutsAreReadALineBatchAtATime) {
-  for (const std::string& path : {test::example_trace("sdpa_math.json"), test::data_file("sdpa_math_attnprof_record.json")}) {
+  for (const std::string& path :
+       {test::example_trace("sdpa_math.json"), test::data_file("sdpa_math_attnprof_record.json")}) {
     SCOPED_TRACE(path);
     const std::string text = file_text(path);
     const bool kineto_layout = text.find("\n    \"ph\"") != std::string::npos;  // an event over several lines
@@ -372,7 +372,8 @@ TEST(TraceReader, ErrorInsideALineOfEventsNamesTheEvent) {
 // analysis reads (the reports are compared in report_test).
 TEST(TraceReader, AnalysisDetailKeepsWhatTheAnalysisReads) {
   const Trace full = read_trace_file(test::example_trace("sdpa_math.json"));
-  const Trace lean = read_trace_file(test::example_trace("sdpa_math.json"), ReadOptions{.detail = ReadDetail::Analysis});
+  const Trace lean =
+      read_trace_file(test::example_trace("sdpa_math.json"), ReadOptions{.detail = ReadDetail::Analysis});
   const auto is_flow = [](const Event& e) { return is_flow_phase(e.phase); };
   const auto flows = static_cast<std::size_t>(std::count_if(full.events.begin(), full.events.end(), is_flow));
   EXPECT_GT(flows, 0u);

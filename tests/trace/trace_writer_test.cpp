@@ -17,7 +17,8 @@ void expect_same(const Trace& a, const Trace& b) {
   EXPECT_EQ(a.base_time_ns, b.base_time_ns);
   EXPECT_EQ(a.trace_name, b.trace_name);
   std::vector<const Event*> ea, eb;
-  for (const auto& e : a.events) if (e.kind != EventKind::Metadata) ea.push_back(&e);
+  for (const auto& e : a.events)
+    if (e.kind != EventKind::Metadata) ea.push_back(&e);
   for (const auto& e : b.events) eb.push_back(&e);
   ASSERT_EQ(ea.size(), eb.size());
   for (std::size_t i = 0; i < ea.size(); ++i) {

@@ -40,8 +40,10 @@ std::string short_kernel_name(std::string_view name) {
   int depth = 0;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    if (c == '<') ++depth;
-    else if (c == '>') --depth;
+    if (c == '<')
+      ++depth;
+    else if (c == '>')
+      --depth;
     else if (c == '(' && depth == 0 && i > 0 && name[i - 1] != ' ') {
       // "(anonymous namespace)" is part of a name, not a parameter list.
       if (name.substr(i).starts_with("(anonymous namespace)")) {

@@ -55,40 +55,44 @@ void rule_cuda_core_gemm(const RuleContext& ctx, std::vector<Finding>& out) {
                           static_cast<double>(these.size()) / n, gemms / n, per_instance(ctx), scope_words(scope),
                           per_instance_ms(ctx, ns), 100.0 * f.share);
     std::string device_note;
-    const std::string tc_share =
-        ctx.group.tensor_core_share >= 0
-            ? fmt::format(" {:.0f}% of this region's GEMM time ran on tensor cores.", 100.0 * ctx.group.tensor_core_share)
-            : std::string();
+    const std::string tc_share = ctx.group.tensor_core_share >= 0
+                                     ? fmt::format(" {:.0f}% of this region's GEMM time ran on tensor cores.",
+                                                   100.0 * ctx.group.tensor_core_share)
+                                     : std::string();
     if (d.name.empty()) {
       device_note = "The trace has no device properties; every NVIDIA GPU since Volta (sm_70) has tensor cores.";
     } else if (sm >= 80) {
       device_note = fmt::format("This {} (sm_{}) has bf16, fp16 and TF32 tensor cores; these GEMMs used none.{}",
                                 d.name, sm, tc_share);
     } else if (sm >= 70) {
-      device_note = fmt::format("This {} (sm_{}) has fp16 tensor cores only (no TF32, no bf16).{}", d.name, sm, tc_share);
+      device_note =
+          fmt::format("This {} (sm_{}) has fp16 tensor cores only (no TF32, no bf16).{}", d.name, sm, tc_share);
     } else {
       device_note = fmt::format("This {} (sm_{}) has no tensor cores: FP32 FFMA is its only GEMM path.", d.name, sm);
       f.severity = Severity::Info;
     }
-    f.detail = fmt::format("{} of the {} of GEMM time {} ran on CUDA cores {}. {}", format_ms(ns / static_cast<std::int64_t>(n)),
-                           format_ms(gemm_ns / static_cast<std::int64_t>(n)), per_instance(ctx), scope_words(scope),
-                           device_note);
+    f.detail = fmt::format(
+        "{} of the {} of GEMM time {} ran on CUDA cores {}. {}", format_ms(ns / static_cast<std::int64_t>(n)),
+        format_ms(gemm_ns / static_cast<std::int64_t>(n)), per_instance(ctx), scope_words(scope), device_note);
     const bool has_tensor_cores = d.name.empty() || sm >= 70;
     if (has_tensor_cores) f.after_ns = ns / 6;  // bf16 tensor cores vs FP32 FFMA: ~6x on the same GEMMs (H200)
     if (scope == Scope::Attention && from_upcast(ctx, these)) {
-      f.fix = "These GEMMs are FP32 because attention upcast its 16-bit q, k, v: keep attention in "
-              "bf16/fp16 so its matmuls run on tensor cores. PyTorch SDPA's math backend upcasts internally: let SDPA "
-              "dispatch to a fused backend (torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, "
-              "SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])).";
+      f.fix =
+          "These GEMMs are FP32 because attention upcast its 16-bit q, k, v: keep attention in "
+          "bf16/fp16 so its matmuls run on tensor cores. PyTorch SDPA's math backend upcasts internally: let SDPA "
+          "dispatch to a fused backend (torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, "
+          "SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])).";
     } else if (!has_tensor_cores) {
       f.fix = "No tensor cores on this GPU: reduce GEMM work or move to a GPU with tensor cores (sm_70+).";
     } else if (sm >= 80 || d.name.empty()) {
-      f.fix = fmt::format("The inputs are FP32. Allow TF32 tensor cores (torch.set_float32_matmul_precision('high')) "
-                          "or run under torch.autocast('cuda', dtype=torch.bfloat16){}.",
-                          scope == Scope::Attention ? ", then a fused attention backend" : "");
+      f.fix = fmt::format(
+          "The inputs are FP32. Allow TF32 tensor cores (torch.set_float32_matmul_precision('high')) "
+          "or run under torch.autocast('cuda', dtype=torch.bfloat16){}.",
+          scope == Scope::Attention ? ", then a fused attention backend" : "");
     } else {
-      f.fix = "The inputs are FP32 and this GPU has no TF32: run under torch.autocast('cuda', dtype=torch.float16) "
-              "to use its fp16 tensor cores.";
+      f.fix =
+          "The inputs are FP32 and this GPU has no TF32: run under torch.autocast('cuda', dtype=torch.float16) "
+          "to use its fp16 tensor cores.";
     }
     add_kernel_evidence(f, ctx, these);
     out.push_back(std::move(f));

@@ -45,10 +45,10 @@ void rule_fp32_upcast(const RuleContext& ctx, std::vector<Finding>& out) {
     f.scope = scope;
     set_cost(f, ctx, cast_ns, instances);
     const double per = static_cast<double>(instances);
-    f.title = fmt::format("16-bit data upcast to FP32 and back {}: {:.0f} casts up and {:.0f} down {}, {} ({:.0f}% of "
-                          "GPU time)",
-                          scope_words(scope), up / per, down / per, per_instance(ctx), per_instance_ms(ctx, cast_ns),
-                          100.0 * f.share);
+    f.title = fmt::format(
+        "16-bit data upcast to FP32 and back {}: {:.0f} casts up and {:.0f} down {}, {} ({:.0f}% of "
+        "GPU time)",
+        scope_words(scope), up / per, down / per, per_instance(ctx), per_instance_ms(ctx, cast_ns), 100.0 * f.share);
     const std::string moved =
         bytes_known ? fmt::format("The casts move about {:.1f} MB {} (read + write, from the launch grids). ",
                                   static_cast<double>(bytes) / per / 1e6, per_instance(ctx))
@@ -60,20 +60,23 @@ void rule_fp32_upcast(const RuleContext& ctx, std::vector<Finding>& out) {
       for (std::size_t i : casts)
         if (const AttentionCall* c = ctx.call_of(i))
           for (std::size_t j : c->activities)
-            slow_matmuls |= ctx.activity(j).cls.category == KernelCategory::Gemm &&
-                            ctx.activity(j).cls.unit == MathUnit::CudaCore;
+            slow_matmuls |=
+                ctx.activity(j).cls.category == KernelCategory::Gemm && ctx.activity(j).cls.unit == MathUnit::CudaCore;
       f.detail = moved + (slow_matmuls ? "The FP32 operands also push attention's matmuls off tensor cores."
                                        : "Only the softmax runs in FP32; the matmuls stay 16-bit.");
-      f.fix = "Keep attention in bf16/fp16 end to end: fused attention kernels already compute the softmax and "
-              "accumulate in FP32 inside the kernel. With PyTorch SDPA, the math backend does this upcast "
-              "internally, so let SDPA dispatch to a fused backend (flash, cuDNN or efficient); in hand-written "
-              "attention, drop the .float() around the scores.";
+      f.fix =
+          "Keep attention in bf16/fp16 end to end: fused attention kernels already compute the softmax and "
+          "accumulate in FP32 inside the kernel. With PyTorch SDPA, the math backend does this upcast "
+          "internally, so let SDPA dispatch to a fused backend (flash, cuDNN or efficient); in hand-written "
+          "attention, drop the .float() around the scores.";
       f.after_ns = 0;
     } else {
-      f.detail = moved + "These casts are outside attention: normalization statistics, rotary-embedding frequencies "
-                         "and the loss are kept in FP32 on purpose in most models.";
-      f.fix = "Usually deliberate, for accuracy: leave them, or let torch.compile fuse them into the neighbouring "
-              "kernels. They are not attention's.";
+      f.detail = moved +
+                 "These casts are outside attention: normalization statistics, rotary-embedding frequencies "
+                 "and the loss are kept in FP32 on purpose in most models.";
+      f.fix =
+          "Usually deliberate, for accuracy: leave them, or let torch.compile fuse them into the neighbouring "
+          "kernels. They are not attention's.";
     }
     add_kernel_evidence(f, ctx, casts);
     out.push_back(std::move(f));

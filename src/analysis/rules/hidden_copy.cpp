@@ -21,17 +21,21 @@ std::string fix_for(std::string_view op) {
   std::string_view base = op;
   if (base.starts_with("aten::")) base.remove_prefix(6);
   if (base == "clone" || base == "contiguous" || base == "copy_" || base == "to" || base == "_to_copy")
-    return fmt::format("{} copies the tensor on the device: avoid it in the hot path (keep layouts contiguous "
-                       "where they are produced).", op);
+    return fmt::format(
+        "{} copies the tensor on the device: avoid it in the hot path (keep layouts contiguous "
+        "where they are produced).",
+        op);
   // Only ATen ops that have an in-place twin get the in-place advice.
   static constexpr std::string_view kWithInPlace[] = {
-      "masked_fill", "masked_scatter", "index_fill", "index_put", "index_add", "index_copy", "scatter",
-      "scatter_add", "add", "sub", "mul", "div", "clamp", "fill", "zero", "relu"};
+      "masked_fill", "masked_scatter", "index_fill", "index_put", "index_add", "index_copy",
+      "scatter",     "scatter_add",    "add",        "sub",       "mul",       "div",
+      "clamp",       "fill",           "zero",       "relu"};
   const bool aten = op.starts_with("aten::");
   if (aten && std::find(std::begin(kWithInPlace), std::end(kWithInPlace), base) != std::end(kWithInPlace))
-    return fmt::format("{} is out of place: it copies its input before writing. Use the in-place {}_ "
-                       "(tensor.{}_(...)) when the input is not needed afterwards.",
-                       op, op, base);
+    return fmt::format(
+        "{} is out of place: it copies its input before writing. Use the in-place {}_ "
+        "(tensor.{}_(...)) when the input is not needed afterwards.",
+        op, op, base);
   return fmt::format("{} copies a tensor on the device: check whether the copy is needed.", op);
 }
 
@@ -41,7 +45,11 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
   // One finding per scope: copies inside attention calls (an out-of-place
   // masked_fill between QK^T and the softmax) and the model's own.
   for (const Scope scope : {Scope::Attention, Scope::Model}) {
-    struct Source { std::vector<std::size_t> copies; std::int64_t ns = 0, bytes = 0; std::set<int> instances; };
+    struct Source {
+      std::vector<std::size_t> copies;
+      std::int64_t ns = 0, bytes = 0;
+      std::set<int> instances;
+    };
     std::map<std::string, Source> by_op;
     int slot = 0;
     for (const auto& inst : ctx.group.group.instances) {
@@ -83,10 +91,10 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
     if (scope == Scope::Attention) f.after_ns = 0;  // the in-place op (or a fused kernel) copies nothing
     const std::string& top = ranked.front().first;
     const double per = static_cast<double>(copies) / n;
-    f.title = fmt::format("{:.{}f} device-to-device cop{} {} {} ({:.1f} MB){}, {}", per, per == std::floor(per) ? 0 : 1,
-                          per == 1 ? "y" : "ies", scope_words(scope), per_instance(ctx),
-                          static_cast<double>(bytes) / n / 1e6, top.empty() ? "" : fmt::format(", mostly from {}", top),
-                          per_instance_ms(ctx, ns));
+    f.title =
+        fmt::format("{:.{}f} device-to-device cop{} {} {} ({:.1f} MB){}, {}", per, per == std::floor(per) ? 0 : 1,
+                    per == 1 ? "y" : "ies", scope_words(scope), per_instance(ctx), static_cast<double>(bytes) / n / 1e6,
+                    top.empty() ? "" : fmt::format(", mostly from {}", top), per_instance_ms(ctx, ns));
     f.detail = "Whole-tensor copies inside the region: memory traffic that computes nothing.";
     f.fix = fix_for(top);
     for (const auto& [op, s] : ranked)

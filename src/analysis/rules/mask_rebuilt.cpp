@@ -41,16 +41,17 @@ void rule_mask_rebuilt(const RuleContext& ctx, std::vector<Finding>& out) {
   f.after_ns = 0;
   const double per = static_cast<double>(mask.size()) / instances;
   if (total > 1) {
-    f.title = fmt::format("causal mask rebuilt on the GPU in {} of {} {} regions ({:.0f} kernels each), {}",
-                          instances, total, ctx.group.group.name, per, per_instance_ms(ctx, mask_ns));
+    f.title = fmt::format("causal mask rebuilt on the GPU in {} of {} {} regions ({:.0f} kernels each), {}", instances,
+                          total, ctx.group.group.name, per, per_instance_ms(ctx, mask_ns));
   } else {
     f.title = fmt::format("causal mask built on the GPU inside {} ({:.0f} kernels), {}; rebuilt each time it runs",
                           ctx.group.group.name, per, format_ms(mask_ns));
   }
   f.detail = "A triangular (tril/triu) mask is materialized with fill/where kernels every time instead of once.";
-  f.fix = "Build the mask once and reuse it (cache it per sequence length, e.g. a registered buffer), or pass "
-          "is_causal=True to a fused attention backend, which applies causality inside the kernel without any "
-          "mask. PyTorch SDPA's math backend rebuilds the mask from is_causal on every call.";
+  f.fix =
+      "Build the mask once and reuse it (cache it per sequence length, e.g. a registered buffer), or pass "
+      "is_causal=True to a fused attention backend, which applies causality inside the kernel without any "
+      "mask. PyTorch SDPA's math backend rebuilds the mask from is_causal on every call.";
   add_kernel_evidence(f, ctx, mask);
   out.push_back(std::move(f));
 }

@@ -14,7 +14,7 @@ struct RuleContext {
   const Trace& trace;
   const TraceIndex& index;
   const DeviceSummary& device;
-  const GroupStats& group;  // the rule runs once per region group
+  const GroupStats& group;         // the rule runs once per region group
   const AttentionView& attention;  // every attention call of the trace
   bool in_attention(std::size_t activity) const { return attention.in_attention(activity); }
   const AttentionCall* call_of(std::size_t activity) const {

@@ -18,8 +18,10 @@ std::span<const RuleEntry> all_rules() {
       RuleEntry{"cuda-core-gemm", rule_cuda_core_gemm, "GEMMs run as FP32 FFMA on CUDA cores instead of tensor cores"},
       RuleEntry{"fp32-upcast", rule_fp32_upcast, "16-bit data cast to FP32 and back (in attention, or in the model)"},
       RuleEntry{"mask-rebuilt", rule_mask_rebuilt, "a causal mask built with fill/tril/where kernels on every call"},
-      RuleEntry{"safe-softmax", rule_safe_softmax, "PyTorch's _safe_softmax passes (isneginf, all-reduce, where) after each softmax"},
-      RuleEntry{"unfused-attention", rule_unfused_attention, "attention run as many kernels where one fused kernel would do, and what fusing saves"},
+      RuleEntry{"safe-softmax", rule_safe_softmax,
+                "PyTorch's _safe_softmax passes (isneginf, all-reduce, where) after each softmax"},
+      RuleEntry{"unfused-attention", rule_unfused_attention,
+                "attention run as many kernels where one fused kernel would do, and what fusing saves"},
       RuleEntry{"hidden-copy", rule_hidden_copy, "device-to-device copies, named by the op that made them"},
   };
   return kRules;

@@ -41,20 +41,23 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
         "a fused kernel keeps it on chip. Fused estimate {}.",
         s.estimate_source);
     if (s.precision == Precision::FP32)
-      f.fix = "Run attention in bf16 or fp16 (torch.autocast('cuda', dtype=torch.bfloat16)) through "
-              "torch.nn.functional.scaled_dot_product_attention, so it runs a fused kernel on tensor cores: the "
-              "estimate above is that. In FP32 a fused kernel (memory-efficient) is barely faster than these calls.";
+      f.fix =
+          "Run attention in bf16 or fp16 (torch.autocast('cuda', dtype=torch.bfloat16)) through "
+          "torch.nn.functional.scaled_dot_product_attention, so it runs a fused kernel on tensor cores: the "
+          "estimate above is that. In FP32 a fused kernel (memory-efficient) is barely faster than these calls.";
     else if (math)
-      f.fix = "PyTorch fell back to SDPA's math backend: let it dispatch to a fused one. Remove a "
-              "sdpa_kernel(SDPBackend.MATH) context, keep q, k, v in bf16/fp16 and contiguous in the last dim, and "
-              "pass is_causal=True instead of a materialized mask; torch.nn.attention.sdpa_kernel([SDPBackend."
-              "FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]) then raises if it still cannot. `attnprof bench` "
-              "compares the backends on your shape.";
+      f.fix =
+          "PyTorch fell back to SDPA's math backend: let it dispatch to a fused one. Remove a "
+          "sdpa_kernel(SDPBackend.MATH) context, keep q, k, v in bf16/fp16 and contiguous in the last dim, and "
+          "pass is_causal=True instead of a materialized mask; torch.nn.attention.sdpa_kernel([SDPBackend."
+          "FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]) then raises if it still cannot. `attnprof bench` "
+          "compares the backends on your shape.";
     else
-      f.fix = "Replace the hand-written matmul/softmax/matmul with torch.nn.functional.scaled_dot_product_attention "
-              "(is_causal=True for a causal mask) so it runs a fused kernel (flash, cuDNN, efficient); in Hugging Face "
-              "transformers, attn_implementation=\"sdpa\" (or \"flash_attention_2\"). `attnprof bench` compares the "
-              "fused kernels on your shape.";
+      f.fix =
+          "Replace the hand-written matmul/softmax/matmul with torch.nn.functional.scaled_dot_product_attention "
+          "(is_causal=True for a causal mask) so it runs a fused kernel (flash, cuDNN, efficient); in Hugging Face "
+          "transformers, attn_implementation=\"sdpa\" (or \"flash_attention_2\"). `attnprof bench` compares the "
+          "fused kernels on your shape.";
     add_kernel_evidence(f, ctx, acts);
     out.push_back(std::move(f));
   }

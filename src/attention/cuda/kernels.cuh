@@ -76,7 +76,8 @@ void launch_elementwise(std::int64_t n, F f, cudaStream_t stream) {
   if (n <= 0) return;
   constexpr std::int64_t per_block = static_cast<std::int64_t>(kThreads) * VT;
   if (fits_int32(n, per_block))
-    elementwise_kernel<VT, std::int32_t><<<blocks_for(n, per_block), kThreads, 0, stream>>>(static_cast<std::int32_t>(n), f);
+    elementwise_kernel<VT, std::int32_t>
+        <<<blocks_for(n, per_block), kThreads, 0, stream>>>(static_cast<std::int32_t>(n), f);
   else
     elementwise_kernel<VT, std::int64_t><<<blocks_for(n, per_block), kThreads, 0, stream>>>(n, f);
   ATTNPROF_CUDA_CHECK_LAUNCH();
@@ -467,18 +468,30 @@ void launch_softmax(const Tin* in, Tout* out, std::int64_t rows, int cols, cudaS
     int log2 = 0;
     while ((1 << log2) < cols) ++log2;
     switch (log2) {
-      case 0: return launch_softmax_warp<Tin, Tout, 0>(in, out, rows, cols, stream);
-      case 1: return launch_softmax_warp<Tin, Tout, 1>(in, out, rows, cols, stream);
-      case 2: return launch_softmax_warp<Tin, Tout, 2>(in, out, rows, cols, stream);
-      case 3: return launch_softmax_warp<Tin, Tout, 3>(in, out, rows, cols, stream);
-      case 4: return launch_softmax_warp<Tin, Tout, 4>(in, out, rows, cols, stream);
-      case 5: return launch_softmax_warp<Tin, Tout, 5>(in, out, rows, cols, stream);
-      case 6: return launch_softmax_warp<Tin, Tout, 6>(in, out, rows, cols, stream);
-      case 7: return launch_softmax_warp<Tin, Tout, 7>(in, out, rows, cols, stream);
-      case 8: return launch_softmax_warp<Tin, Tout, 8>(in, out, rows, cols, stream);
-      case 9: return launch_softmax_warp<Tin, Tout, 9>(in, out, rows, cols, stream);
-      case 10: return launch_softmax_warp<Tin, Tout, 10>(in, out, rows, cols, stream);
-      default: return launch_softmax_warp<Tin, Tout, 11>(in, out, rows, cols, stream);
+      case 0:
+        return launch_softmax_warp<Tin, Tout, 0>(in, out, rows, cols, stream);
+      case 1:
+        return launch_softmax_warp<Tin, Tout, 1>(in, out, rows, cols, stream);
+      case 2:
+        return launch_softmax_warp<Tin, Tout, 2>(in, out, rows, cols, stream);
+      case 3:
+        return launch_softmax_warp<Tin, Tout, 3>(in, out, rows, cols, stream);
+      case 4:
+        return launch_softmax_warp<Tin, Tout, 4>(in, out, rows, cols, stream);
+      case 5:
+        return launch_softmax_warp<Tin, Tout, 5>(in, out, rows, cols, stream);
+      case 6:
+        return launch_softmax_warp<Tin, Tout, 6>(in, out, rows, cols, stream);
+      case 7:
+        return launch_softmax_warp<Tin, Tout, 7>(in, out, rows, cols, stream);
+      case 8:
+        return launch_softmax_warp<Tin, Tout, 8>(in, out, rows, cols, stream);
+      case 9:
+        return launch_softmax_warp<Tin, Tout, 9>(in, out, rows, cols, stream);
+      case 10:
+        return launch_softmax_warp<Tin, Tout, 10>(in, out, rows, cols, stream);
+      default:
+        return launch_softmax_warp<Tin, Tout, 11>(in, out, rows, cols, stream);
     }
   }
   // Rows stay in shared memory up to 40 KB (under the 48 KB default, with the

@@ -38,8 +38,8 @@ void manual_forward(const AttentionParams& p, const ExecContext& ctx) {
   if (masked_out) launch_elementwise<kMaskedFillVT>(ns, MaskedFillNegInf<T>{scores, masked_out, nm}, stream);
   launch_softmax(scores, scores, static_cast<std::int64_t>(B) * H * S, Skv, stream);
 
-  run_batched_gemm(output_gemm(p, p.dtype, dense_operand(scores, H, S, Skv), strided_operand(p.v, p.v_strides),
-                               p.out, p.out_strides),
+  run_batched_gemm(output_gemm(p, p.dtype, dense_operand(scores, H, S, Skv), strided_operand(p.v, p.v_strides), p.out,
+                               p.out_strides),
                    stream);
 }
 

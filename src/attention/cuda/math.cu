@@ -203,8 +203,8 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
     launch_map(ns, EqNegInf<T>{{buf.attn, buf.is_neg_inf}}, stream);
     launch_all_rows(buf.is_neg_inf, buf.row_all, rows, Skv, stream);
     launch_map(1, Fill<T>{buf.probs_zero, from_f<T>(0.0f)}, stream);
-    launch_elementwise<kBroadcastVT>(
-        ns, WhereRowElse<T>{buf.row_all, buf.probs_zero, buf.softmax_out, buf.probs, Skv}, stream);
+    launch_elementwise<kBroadcastVT>(ns, WhereRowElse<T>{buf.row_all, buf.probs_zero, buf.softmax_out, buf.probs, Skv},
+                                     stream);
     probs = buf.probs;
   }
 

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "fused_attention.h"
 #include "common/input_error.h"
+#include "fused_attention.h"
 
 namespace attnprof::fused {
 

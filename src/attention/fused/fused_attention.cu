@@ -15,9 +15,9 @@ const char* validate(const Params& p) {
   if (p.heads % p.kv_heads != 0) return "fused attention: heads must be a multiple of kv_heads";
   for (const void* ptr : {p.q, p.k, p.v, static_cast<const void*>(p.out)})
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "fused attention: q/k/v/out must be 16-byte aligned";
-  for (int64_t s : {p.q_batch_stride, p.q_head_stride, p.q_seq_stride, p.k_batch_stride, p.k_head_stride,
-                    p.k_seq_stride, p.v_batch_stride, p.v_head_stride, p.v_seq_stride, p.o_batch_stride,
-                    p.o_head_stride, p.o_seq_stride})
+  for (int64_t s :
+       {p.q_batch_stride, p.q_head_stride, p.q_seq_stride, p.k_batch_stride, p.k_head_stride, p.k_seq_stride,
+        p.v_batch_stride, p.v_head_stride, p.v_seq_stride, p.o_batch_stride, p.o_head_stride, p.o_seq_stride})
     if (s % 8 != 0) return "fused attention: strides must be multiples of 8 elements (16 bytes)";
   return "";
 }
@@ -37,10 +37,14 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
   Params p = params;
   p.scale = p.softmax_scale();  // the kernels read p.scale as given
   switch (resolve_path(path)) {
-    case Path::hopper: return launch_hopper(p, stream);
-    case Path::hopper_overlap: return launch_hopper_overlap(p, stream);
-    case Path::hopper_m192: return launch_hopper_m192(p, stream);
-    default: return launch_portable(p, stream);
+    case Path::hopper:
+      return launch_hopper(p, stream);
+    case Path::hopper_overlap:
+      return launch_hopper_overlap(p, stream);
+    case Path::hopper_m192:
+      return launch_hopper_m192(p, stream);
+    default:
+      return launch_portable(p, stream);
   }
 }
 

@@ -5,7 +5,8 @@
 //   attnprof_fused_bench --check --small    a few small shapes (for compute-sanitizer)
 //   --case N                                 only the N-th case of the check list (0-based), so
 //                                            sanitizer runs can go one case per process
-//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|auto (default: auto for timing, every available for checks)
+//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|auto (default: auto for timing, every available for
+//   checks)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -65,11 +66,16 @@ std::vector<TimedShape> timed_shapes() {
 
 const char* path_name(Path p) {
   switch (p) {
-    case Path::hopper: return "hopper";
-    case Path::hopper_overlap: return "hopper_overlap";
-    case Path::hopper_m192: return "hopper_m192";
-    case Path::portable: return "portable";
-    default: return "auto";
+    case Path::hopper:
+      return "hopper";
+    case Path::hopper_overlap:
+      return "hopper_overlap";
+    case Path::hopper_m192:
+      return "hopper_m192";
+    case Path::portable:
+      return "portable";
+    default:
+      return "auto";
   }
 }
 
@@ -80,11 +86,16 @@ std::vector<Path> parse_paths(const std::string& s) {
   while (pos <= s.size()) {
     const size_t end = std::min(s.find(',', pos), s.size());
     const std::string w = s.substr(pos, end - pos);
-    if (w == "portable") out.push_back(Path::portable);
-    else if (w == "hopper") out.push_back(Path::hopper);
-    else if (w == "hopper_overlap") out.push_back(Path::hopper_overlap);
-    else if (w == "hopper_m192") out.push_back(Path::hopper_m192);
-    else if (w == "auto") out.push_back(resolve_path(Path::automatic));
+    if (w == "portable")
+      out.push_back(Path::portable);
+    else if (w == "hopper")
+      out.push_back(Path::hopper);
+    else if (w == "hopper_overlap")
+      out.push_back(Path::hopper_overlap);
+    else if (w == "hopper_m192")
+      out.push_back(Path::hopper_m192);
+    else if (w == "auto")
+      out.push_back(resolve_path(Path::automatic));
     pos = end + 1;
   }
   return out;
@@ -97,15 +108,25 @@ int main(int argc, char** argv) {
   std::string csv, path_arg;
   int only_case = -1;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--check")) do_check = true;
-    else if (!std::strcmp(argv[i], "--time")) do_time = true;
-    else if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--small")) small = true;
-    else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
-    else if (!std::strcmp(argv[i], "--path") && i + 1 < argc) path_arg = argv[++i];
-    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only_case = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--check"))
+      do_check = true;
+    else if (!std::strcmp(argv[i], "--time"))
+      do_time = true;
+    else if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[i], "--small"))
+      small = true;
+    else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc)
+      csv = argv[++i];
+    else if (!std::strcmp(argv[i], "--path") && i + 1 < argc)
+      path_arg = argv[++i];
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc)
+      only_case = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--check] [--small] [--time] [--quick] [--csv FILE] [--case N] [--path portable,hopper,hopper_overlap,hopper_m192,auto]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--check] [--small] [--time] [--quick] [--csv FILE] [--case N] [--path "
+                   "portable,hopper,hopper_overlap,hopper_m192,auto]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -120,8 +141,11 @@ int main(int argc, char** argv) {
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
   const bool hopper = resolve_path(Path::automatic) == Path::hopper;
   std::vector<Path> paths;
-  if (!path_arg.empty()) paths = parse_paths(path_arg);
-  else paths = hopper ? std::vector<Path>{Path::portable, Path::hopper_overlap, Path::hopper_m192, Path::hopper} : std::vector<Path>{Path::portable};
+  if (!path_arg.empty())
+    paths = parse_paths(path_arg);
+  else
+    paths = hopper ? std::vector<Path>{Path::portable, Path::hopper_overlap, Path::hopper_m192, Path::hopper}
+                   : std::vector<Path>{Path::portable};
 
   int failures = 0;
   if (do_check) {
@@ -139,8 +163,7 @@ int main(int argc, char** argv) {
         const bool ok = r.ok(1e-2);
         failures += !ok;
         std::printf("check %-8s %-48s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n", path_name(path),
-                    c.name().c_str(), r.rel_err, r.max_lse_err, r.unwritten, ok ? "ok" : "FAIL ",
-                    r.error.c_str());
+                    c.name().c_str(), r.rel_err, r.max_lse_err, r.unwritten, ok ? "ok" : "FAIL ", r.error.c_str());
       }
     std::printf("checks: %d failed\n", failures);
   }

@@ -17,10 +17,10 @@
 namespace attnprof::fused {
 namespace {
 
-#define HARNESS_CHECK(call)                                                                   \
-  do {                                                                                        \
-    cudaError_t e_ = (call);                                                                  \
-    if (e_ != cudaSuccess) return std::string(#call) + ": " + cudaGetErrorString(e_);         \
+#define HARNESS_CHECK(call)                                                           \
+  do {                                                                                \
+    cudaError_t e_ = (call);                                                          \
+    if (e_ != cudaSuccess) return std::string(#call) + ": " + cudaGetErrorString(e_); \
   } while (0)
 
 float round_to(Dtype dt, float x) {

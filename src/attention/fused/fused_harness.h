@@ -20,12 +20,14 @@ struct Case {
 };
 
 struct CheckResult {
-  double rel_err = 0;        // ||out - ref|| / ||ref||
-  double max_lse_err = 0;    // max |lse - ref| over rows with a finite reference
-  long unwritten = 0;        // out or lse elements still holding the poison (NaN)
-  bool lse_inf_ok = true;    // rows with no visible key have lse = -inf
-  std::string error;         // non-empty when a CUDA call failed
-  bool ok(double tol) const { return error.empty() && unwritten == 0 && lse_inf_ok && rel_err < tol && max_lse_err < 1e-2; }
+  double rel_err = 0;      // ||out - ref|| / ||ref||
+  double max_lse_err = 0;  // max |lse - ref| over rows with a finite reference
+  long unwritten = 0;      // out or lse elements still holding the poison (NaN)
+  bool lse_inf_ok = true;  // rows with no visible key have lse = -inf
+  std::string error;       // non-empty when a CUDA call failed
+  bool ok(double tol) const {
+    return error.empty() && unwritten == 0 && lse_inf_ok && rel_err < tol && max_lse_err < 1e-2;
+  }
 };
 
 // Runs the forward once on fresh random inputs (seeded) and compares with fp64.

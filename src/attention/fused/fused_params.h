@@ -42,8 +42,8 @@ struct Params {
 };
 
 // Fills the strides of a densely packed tensor in the given layout.
-inline void dense_strides(Layout layout, int heads, int seq, int dim, int64_t& batch_stride,
-                          int64_t& head_stride, int64_t& seq_stride) {
+inline void dense_strides(Layout layout, int heads, int seq, int dim, int64_t& batch_stride, int64_t& head_stride,
+                          int64_t& seq_stride) {
   if (layout == Layout::bhsd) {
     seq_stride = dim;
     head_stride = int64_t(seq) * dim;

@@ -20,8 +20,7 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 
 // 16-byte async copy, zero-filled when !valid (rows past the sequence end).
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
@@ -37,8 +36,10 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
                : "r"(smem_u32(p)));
 }
 
-template <typename T> struct Mma;
-template <> struct Mma<__nv_bfloat16> {
+template <typename T>
+struct Mma;
+template <>
+struct Mma<__nv_bfloat16> {
   __device__ static void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -47,7 +48,8 @@ template <> struct Mma<__nv_bfloat16> {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
 };
-template <> struct Mma<__half> {
+template <>
+struct Mma<__half> {
   __device__ static void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -74,8 +76,7 @@ __device__ __forceinline__ void load_tile(T* smem, const T* g, int64_t stride, i
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(tile_for(Path::portable, D).threads)
-    fused_fwd_portable(const Params p) {
+__global__ void __launch_bounds__(tile_for(Path::portable, D).threads) fused_fwd_portable(const Params p) {
   constexpr TileConfig kT = tile_for(Path::portable, D);
   constexpr int BM = kT.block_m, BN = kT.block_n, THREADS = kT.threads;
   constexpr int kLd = D + 8;

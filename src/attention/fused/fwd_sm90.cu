@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #ifdef ATTNPROF_SM90A
   constexpr TileConfig kT = with_consumers(tile_for(Path::hopper, D), kConsumers);
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
-  constexpr int kChunks = D / 64;                     // 64-column (128-byte) swizzle chunks
+  constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
   constexpr int kConsumerWarps = kT.consumers * 4;
 
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   // consumers
   setmaxnreg_inc<consumer_registers(kConsumers)>();
-  const int cw = wg - 1;                          // consumer warpgroup: query rows 64*cw ..
+  const int cw = wg - 1;  // consumer warpgroup: query rows 64*cw ..
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
   const float scale = p.scale;  // resolved on the host by forward()
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
   // S = Q K^T for this warpgroup's 64 rows, K from stage s (issued, not waited).
-  auto issue_qk = [&](float (&sc)[BN / 8][4], int s) {
+  auto issue_qk = [&](float(&sc)[BN / 8][4], int s) {
     const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     wgmma_commit();
   };
   // O += P V with V from stage s (issued, not waited).
-  auto issue_pv = [&](uint32_t (&pa)[BN / 16][4], int s) {
+  auto issue_pv = [&](uint32_t(&pa)[BN / 16][4], int s) {
     const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
   };
-  auto mask = [&](float (&sc)[BN / 8][4], int n) {
+  auto mask = [&](float(&sc)[BN / 8][4], int n) {
     const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM + cw * 64);
     if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
   };
@@ -239,8 +239,7 @@ EncodeTiled encode_fn() {
   static EncodeTiled fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
         q != cudaDriverEntryPointSuccess)
       return EncodeTiled(nullptr);
     return reinterpret_cast<EncodeTiled>(f);
@@ -254,13 +253,13 @@ bool encode(CUtensorMap* map, Dtype dtype, const void* ptr, int batch, int heads
   EncodeTiled fn = encode_fn();
   if (!fn) return false;
   const cuuint64_t dims[4] = {cuuint64_t(dim), cuuint64_t(seq), cuuint64_t(heads), cuuint64_t(batch)};
-  const cuuint64_t strides[3] = {cuuint64_t(seq_stride) * 2, cuuint64_t(head_stride) * 2,
-                                 cuuint64_t(batch_stride) * 2};
+  const cuuint64_t strides[3] = {cuuint64_t(seq_stride) * 2, cuuint64_t(head_stride) * 2, cuuint64_t(batch_stride) * 2};
   const cuuint32_t box[4] = {64, cuuint32_t(box_rows), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUresult r = fn(map, dtype == Dtype::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-                        const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      fn(map, dtype == Dtype::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+         const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
 
@@ -269,14 +268,15 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(Path::hopper, D), kConsumers);
   constexpr int kSmem = shared_bytes(kT);
   TensorMaps maps;
-  if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride,
-              p.q_seq_stride, kT.block_m) ||
-      !encode(&maps.k, p.dtype, p.k, p.batch, p.kv_heads, p.kv_len, D, p.k_batch_stride,
-              p.k_head_stride, p.k_seq_stride, kT.block_n) ||
-      !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride,
-              p.v_head_stride, p.v_seq_stride, kT.block_n))
+  if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
+              kT.block_m) ||
+      !encode(&maps.k, p.dtype, p.k, p.batch, p.kv_heads, p.kv_len, D, p.k_batch_stride, p.k_head_stride,
+              p.k_seq_stride, kT.block_n) ||
+      !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride, p.v_head_stride,
+              p.v_seq_stride, kT.block_n))
     return cudaErrorInvalidValue;
-  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kOverlap, kConsumers>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kOverlap, kConsumers>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const dim3 grid((p.q_len + kT.block_m - 1) / kT.block_m, p.heads, p.batch);
   fused_fwd_hopper<T, D, kOverlap, kConsumers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
@@ -304,7 +304,9 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   if (tile_for(Path::hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<false, 3, 2>(p, stream);
   return launch_variant<false, 2, 2>(p, stream);
 }
-cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) { return launch_variant<true, 2, 2>(p, stream); }
+cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) {
+  return launch_variant<true, 2, 2>(p, stream);
+}
 // BM=192 for head dim 64 at every length (the 160-register consumers cannot hold
 // D=128's accumulators, so D=128 runs the default rows).
 cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream) {

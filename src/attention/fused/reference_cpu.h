@@ -14,8 +14,8 @@ namespace attnprof::fused {
 
 // q/k/v as float (already rounded to the kernel's dtype), laid out by p's strides.
 // Writes out [B,H,Sq,D] dense (BHSD) and lse [B,H,Sq].
-inline void reference_forward(const Params& p, const float* q, const float* k, const float* v,
-                              std::vector<double>& out, std::vector<double>& lse) {
+inline void reference_forward(const Params& p, const float* q, const float* k, const float* v, std::vector<double>& out,
+                              std::vector<double>& lse) {
   const int D = p.head_dim;
   const double scale = p.scale != 0.f ? double(p.scale) : 1.0 / std::sqrt(double(D));
   out.assign(size_t(p.batch) * p.heads * p.q_len * D, 0.0);

@@ -13,14 +13,17 @@
 
 namespace attnprof::fused {
 
-template <typename T> struct Pack2;
-template <> struct Pack2<__nv_bfloat16> {
+template <typename T>
+struct Pack2;
+template <>
+struct Pack2<__nv_bfloat16> {
   __device__ static uint32_t pack(float a, float b) {
     __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
     return *reinterpret_cast<uint32_t*>(&h);
   }
 };
-template <> struct Pack2<__half> {
+template <>
+struct Pack2<__half> {
   __device__ static uint32_t pack(float a, float b) {
     __half2 h = __floats2half2_rn(a, b);
     return *reinterpret_cast<uint32_t*>(&h);
@@ -93,8 +96,7 @@ __device__ __forceinline__ void rescale(float (&o)[NO][4], const float (&alpha)[
 
 // One online-softmax step: scores to probabilities, o rescaled.
 template <int NB, int NO>
-__device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO][4], RowState& st,
-                                               float scale_log2) {
+__device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO][4], RowState& st, float scale_log2) {
   float alpha[2];
   softmax_scores(s, st, scale_log2, alpha);
   rescale(o, alpha);

@@ -28,10 +28,8 @@ struct TileConfig {
 // up to 11% slower below (short causal sequences: too few, too uneven tiles).
 inline constexpr TileConfig kTileTable[] = {
     // path           D    BM   BN  st threads consumers min_q_len
-    {Path::portable, 64, 64, 64, 1, 128, 0, 0},
-    {Path::portable, 128, 64, 64, 1, 128, 0, 0},
-    {Path::hopper, 64, 128, 128, 2, 384, 2, 0},
-    {Path::hopper, 64, 192, 128, 2, 512, 3, 2048},
+    {Path::portable, 64, 64, 64, 1, 128, 0, 0},  {Path::portable, 128, 64, 64, 1, 128, 0, 0},
+    {Path::hopper, 64, 128, 128, 2, 384, 2, 0},  {Path::hopper, 64, 192, 128, 2, 512, 3, 2048},
     {Path::hopper, 128, 128, 128, 2, 384, 2, 0},
 };
 

@@ -50,11 +50,9 @@ cudaError_t mix_loop(const Buffers& buf, cudaStream_t s, int n) {
     if (auto e = cudaMemsetAsync(buf.sum, 0, sizeof(float), s); e != cudaSuccess) return e;
     scale_kernel<<<Buffers::kN / 256, 256, 0, s>>>(buf.x, Buffers::kN, 0.5f);
     sum_kernel<<<528, 256, 0, s>>>(buf.x, Buffers::kN, buf.sum);
-    const auto copy =
-        cudaMemcpyAsync(buf.y, buf.x, Buffers::kN * sizeof(float), cudaMemcpyDeviceToDevice, s);
+    const auto copy = cudaMemcpyAsync(buf.y, buf.x, Buffers::kN * sizeof(float), cudaMemcpyDeviceToDevice, s);
     if (copy != cudaSuccess) return copy;
-    matmul_kernel<<<dim3(Buffers::kM / 16, Buffers::kM / 16), dim3(16, 16), 0, s>>>(
-        buf.a, buf.b, buf.c, Buffers::kM);
+    matmul_kernel<<<dim3(Buffers::kM / 16, Buffers::kM / 16), dim3(16, 16), 0, s>>>(buf.a, buf.b, buf.c, Buffers::kM);
     tiny_kernel<<<1, 32, 0, s>>>(buf.counter);
   }
   return cudaGetLastError();

@@ -24,18 +24,17 @@ namespace {
 using attnprof::overhead::Buffers;
 using attnprof::overhead::kMixKernels;
 
-#define CUDA_CHECK(call)                                                                  \
-  do {                                                                                    \
-    cudaError_t err_ = (call);                                                            \
-    if (err_ != cudaSuccess) {                                                            \
+#define CUDA_CHECK(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t err_ = (call);                                                                   \
+    if (err_ != cudaSuccess) {                                                                   \
       std::fprintf(stderr, "record_overhead: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
 double now_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Median wall time per iteration (us) over `repeats` runs of `n` iterations.
@@ -61,10 +60,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
-    if (a == "--tiny") tiny = next();
-    else if (a == "--mix") mix = next();
-    else if (a == "--repeats") repeats = next();
-    else if (a == "--plain") plain = true;
+    if (a == "--tiny")
+      tiny = next();
+    else if (a == "--mix")
+      mix = next();
+    else if (a == "--repeats")
+      repeats = next();
+    else if (a == "--plain")
+      plain = true;
     else {
       std::fprintf(stderr, "record_overhead: unknown argument '%s'\n", a.c_str());
       return 2;
@@ -124,9 +127,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     const std::size_t expected = 2000 + static_cast<std::size_t>(repeats) * (tiny + mix * kMixKernels);
-    std::printf("recorded     tiny %8.3f us/launch   mix %8.3f us/iteration   kinds %s: %zu kernels "
-                "(expected %zu), %lld dropped\n",
-                tiny1, mix1, kinds, kernels, expected, static_cast<long long>(dropped));
+    std::printf(
+        "recorded     tiny %8.3f us/launch   mix %8.3f us/iteration   kinds %s: %zu kernels "
+        "(expected %zu), %lld dropped\n",
+        tiny1, mix1, kinds, kernels, expected, static_cast<long long>(dropped));
     std::printf(
         "RESULT mode=inproc kinds=%s tiny_us=%.4f tiny_rec_us=%.4f tiny_ratio=%.3f tiny_added_us=%.3f "
         "mix_us=%.4f mix_rec_us=%.4f mix_ratio=%.3f kernels=%zu expected=%zu dropped=%lld\n",
