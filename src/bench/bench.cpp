@@ -56,14 +56,18 @@ bool gpu_only(const std::string& name) {
   return std::any_of(gpu.begin(), gpu.end(), [&](const Implementation& i) { return i.name == name; });
 }
 
-// Seconds a CPU run of `impls` takes, roughly: each implementation runs about
-// five times (check, warm-up, at least three timed) at ~5 GFLOP/s on one of
-// these cores (measured: 7-13 GFLOP/s for math/manual/flash at B1 H8 S512 D64).
-double cpu_seconds(const attention::AttentionParams& p, std::size_t impls) {
-  return attention::attention_flops(p) * 5.0 * static_cast<double>(impls) / 5e9;
-}
-
 }  // namespace
+
+std::string cpu_time_warning(const attention::AttentionParams& p, std::size_t impls) {
+  // Each implementation runs about five times (check, warm-up, at least three timed) at
+  // ~5 GFLOP/s on one of these cores (measured: 7-13 GFLOP/s for math/manual/flash at B1 H8 S512 D64).
+  const double seconds = attention::attention_flops(p) * 5.0 * static_cast<double>(impls) / 5e9;
+  if (seconds <= 60) return {};
+  return fmt::format(
+      "warning: this shape takes about {:.0f} minutes on this CPU; a smaller --seq or --batch is "
+      "quicker",
+      seconds / 60);
+}
 
 ImplResult start_row(const Implementation& impl) {
   ImplResult row;
@@ -149,11 +153,8 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
   if (!gpu) {
     std::size_t runnable = 0;
     for (const auto& impl : plan.impls) runnable += impl.unavailable.empty();
-    if (const double s = cpu_seconds(plan.shape, runnable); s > 60)
-      run.note += fmt::format(
-          "{}warning: this shape takes about {:.0f} minutes on this CPU; a smaller --seq or "
-          "--batch is quicker",
-          run.note.empty() ? "" : "; ", s / 60);
+    if (const std::string warning = cpu_time_warning(plan.shape, runnable); !warning.empty())
+      run.note += (run.note.empty() ? "" : "; ") + warning;
   }
   plan.progress = &progress;
   if (gpu) {

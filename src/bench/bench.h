@@ -38,6 +38,10 @@ struct Plan {
   unsigned seed = 0;
   const BenchProgress* progress = nullptr;  // never null inside the runners
 };
+// "warning: this shape takes about N minutes on this CPU ..." when a CPU run of
+// `impls` implementations would take over a minute, else "".
+std::string cpu_time_warning(const attention::AttentionParams& shape, std::size_t impls);
+
 // A row for `impl` as the runners start it: its name and ladder step, no numbers.
 ImplResult start_row(const Implementation& impl);
 void run_on_cpu(const Plan& plan, BenchRun& run);

@@ -45,7 +45,7 @@ std::vector<Implementation> plugin::implementations() {
        "unfused: scores through memory"},
       {"fused", true, fused_run, fused_workspace, fused_reason,
        "the project's own fused kernel: one launch, tensor cores, online softmax", bytes::fused, "manual",
-       "unfused: scores through memory (ours)"},
+       "unfused: scores via memory (ours)"},
   };
 }
 

@@ -85,6 +85,16 @@ TEST(Bench, GpuOnlyImplementationsAreSkippedOnTheCpu) {
   EXPECT_NE(run.rows[3].skipped.find("needs an NVIDIA GPU"), std::string::npos);
 }
 
+// A CPU run that would take minutes says so before it starts (60 s of silence before).
+TEST(Bench, LongCpuRunsAreWarnedAbout) {
+  const auto small = attention::make_params(1, 8, 8, 512, 512, 64, true, attention::DType::bf16);
+  EXPECT_EQ(cpu_time_warning(small, 3), "");
+  const auto big = attention::make_params(8, 16, 16, 4096, 4096, 64, true, attention::DType::bf16);
+  const std::string w = cpu_time_warning(big, 3);
+  EXPECT_NE(w.find("warning: this shape takes about"), std::string::npos) << w;
+  EXPECT_NE(w.find("minutes on this CPU"), std::string::npos) << w;
+}
+
 // The ladder comes from the registry rows: every CPU step the run had both ends of.
 TEST(Bench, LadderComesFromTheRegistry) {
   const BenchRun run = run_bench(small_cpu());
