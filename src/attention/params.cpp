@@ -43,12 +43,23 @@ void validate(const AttentionParams& p) {
   positive(p.q_heads, "heads");
   positive(p.kv_heads, "kv heads");
   positive(p.q_len, "seq");
-  positive(p.kv_len, "kv seq");
+  if (p.kv_len < 0)
+    throw InputError(fmt::format("kv seq must be at least 0, got {}", p.kv_len));  // 0: rows see nothing
   positive(p.head_dim, "head dim");
   if (p.q_heads % p.kv_heads != 0)
     throw InputError(fmt::format("kv heads {} does not divide heads {}", p.kv_heads, p.q_heads));
   if (!std::isfinite(p.scale) || p.scale == 0.0f)
     throw InputError(fmt::format("scale must be finite and non-zero, got {}", p.scale));
+}
+
+std::string describe(const AttentionParams& p) {
+  std::string s =
+      fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {} {}{}", p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len,
+                  p.head_dim, dtype_name(p.dtype), layout_name(p.layout), p.causal ? " causal" : "");
+  if (p.causal && p.causal_align == CausalAlign::bottom_right) s += " (bottom-right)";
+  if (p.head_dim > 0 && p.scale != 1.0f / std::sqrt(static_cast<float>(p.head_dim)))
+    s += fmt::format(" scale={}", p.scale);
+  return s;
 }
 
 std::size_t dtype_bytes(DType dtype) { return dtype == DType::fp32 ? 4 : 2; }

@@ -83,8 +83,13 @@ AttentionParams make_params(int batch, int q_heads, int kv_heads, int q_len, int
                             DType dtype, Layout layout = Layout::BHSD);
 
 // Throws attnprof::InputError naming the first bad field ("kv heads 3 does not
-// divide q heads 16"). Pointers are not checked.
+// divide q heads 16"). Pointers are not checked. kv_len may be 0: every row
+// then sees no key (zeros, lse = -inf).
 void validate(const AttentionParams& params);
+
+// "B=8 H=16 H_kv=16 S=1024 S_kv=1024 D=64 bf16 bhsd causal" (and a scale that
+// is not 1/sqrt(D)): how reports and the lab name a call.
+std::string describe(const AttentionParams& params);
 
 // Last key index (inclusive) query row i may see, or kv_len - 1 when not causal.
 // -1 means the row sees nothing.

@@ -34,6 +34,7 @@ attention::AttentionParams shape_for(const BenchOptions& o, bool gpu, std::strin
   auto p = attention::make_params(batch, heads, kv_heads, seq, kv_seq, head_dim, o.causal, o.dtype, o.layout);
   p.causal_align = o.bottom_right ? attention::CausalAlign::bottom_right : attention::CausalAlign::top_left;
   attention::validate(p);
+  if (p.kv_len < 1) throw InputError(fmt::format("kv seq must be at least 1, got {}", p.kv_len));
   if (static_cast<double>(batch) * heads * seq * kv_seq > 4e10)
     throw InputError(
         fmt::format("shape B={} H={} S={} S_kv={} has more than 4e10 scores; "

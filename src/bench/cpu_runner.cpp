@@ -7,8 +7,8 @@
 #include <fmt/core.h>
 
 #include "attention/cpu/check.h"
+#include "attention/host_inputs.h"
 #include "bench/bench.h"
-#include "bench/host_inputs.h"
 #include "bench/timing_stats.h"
 
 namespace attnprof::bench {
@@ -16,7 +16,7 @@ namespace attnprof::bench {
 void run_on_cpu(const Plan& plan, BenchRun& run) {
   run.device = fmt::format("cpu ({} threads)", std::max(1u, std::thread::hardware_concurrency()));
   run.kernel_count_source = "n/a on the CPU";
-  HostInputs in = make_host_inputs(plan.shape, plan.seed);
+  attention::HostInputs in = attention::make_host_inputs(plan.shape, plan.seed);
   const double flops = attention::attention_flops(plan.shape);
   const BenchProgress& progress = *plan.progress;
   if (progress.started) progress.started(run);
@@ -35,7 +35,7 @@ void run_on_cpu(const Plan& plan, BenchRun& run) {
     std::vector<std::uint8_t> workspace(impl.workspace ? impl.workspace(in.params) : 0);
     const attention::ExecContext ctx{nullptr, workspace.data(), workspace.size()};
     if (plan.check_slices > 0) {
-      poison(in.out);
+      attention::poison(in.out);
       impl.run(in.params, ctx);
       const auto check = attention::cpu::check_against_reference(in.params, in.out.data(), plan.check_slices);
       row.rel_error = check.rel_error;

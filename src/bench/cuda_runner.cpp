@@ -13,9 +13,9 @@
 
 #include "attention/cpu/check.h"
 #include "attention/cuda/cuda_check.h"
+#include "attention/host_inputs.h"
 #include "bench/bench.h"
 #include "bench/cuda_backend.h"
-#include "bench/host_inputs.h"
 #include "bench/kernel_counter.h"
 #include "bench/timing_stats.h"
 #include "common/input_error.h"
@@ -125,7 +125,7 @@ struct DeviceInputs {
 }  // namespace
 
 void plugin::run(const Plan& plan, BenchRun& run) {
-  HostInputs host = make_host_inputs(plan.shape, plan.seed);
+  attention::HostInputs host = attention::make_host_inputs(plan.shape, plan.seed);
   const std::size_t input_bytes = host.q.size() + host.k.size() + host.v.size() + host.out.size();
   if (static_cast<double>(input_bytes) > 0.9 * static_cast<double>(free_device_bytes()))
     throw InputError(

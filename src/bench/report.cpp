@@ -11,14 +11,6 @@ namespace attnprof::bench {
 
 namespace {
 
-std::string shape_text(const attention::AttentionParams& p) {
-  std::string s = fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {} {}{}", p.batch, p.q_heads, p.kv_heads, p.q_len,
-                              p.kv_len, p.head_dim, attention::dtype_name(p.dtype), attention::layout_name(p.layout),
-                              p.causal ? " causal" : "");
-  if (p.causal && p.causal_align == attention::CausalAlign::bottom_right) s += " (bottom-right)";
-  return s;
-}
-
 std::string bytes_text(double b) {
   if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
   if (b >= 1e6) return fmt::format("{:.1f} MB", b / 1e6);
@@ -74,7 +66,7 @@ bool within_noise(const ImplResult& a, const ImplResult& b) { return a.p10_ms <=
 }  // namespace
 
 void print_header(const BenchRun& run, std::FILE* out) {
-  fmt::print(out, "attnprof bench: {} on {}\n", shape_text(run.shape), run.device);
+  fmt::print(out, "attnprof bench: {} on {}\n", attention::describe(run.shape), run.device);
   if (!run.note.empty()) print_wrapped(out, "note: " + run.note);
   if (run.gemm_tflops)
     fmt::print(out, "bf16 GEMM rate in this run: {:.0f} TFLOP/s ({})\n", *run.gemm_tflops, run.gemm_rate_shape);

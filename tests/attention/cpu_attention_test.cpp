@@ -11,6 +11,7 @@
 
 #include "attention/cpu/check.h"
 #include "attention/cpu/cpu_attention.h"
+#include "attention/host_inputs.h"
 #include "attention_test_data.h"
 
 namespace attnprof::attention {
@@ -71,6 +72,33 @@ TEST(CpuAttention, FullyMaskedRowsAreZero) {
     testing::poison(data.out);
     fn(data.params, {});
     for (int i = 0; i < 5 * 64; ++i) EXPECT_EQ(cpu::load_element(data.out.data(), DType::bf16, i), 0.0f);
+  }
+}
+
+// The one check (bench and fused lab alike) reads the lse too, and counts what
+// was never written: kv_len 0 (every row sees no key: zeros, lse -inf) and a
+// causal GQA shape.
+TEST(CpuAttention, CheckReadsTheLseAndCountsUnwrittenElements) {
+  for (const int kv : {0, 33}) {
+    SCOPED_TRACE(kv);
+    HostInputs in = make_host_inputs(make_params(1, 2, 1, 17, kv, 64, true, DType::bf16), 3);
+    std::vector<float> lse(2 * 17, std::nanf(""));
+    in.params.lse = lse.data();
+    cpu::reference(in.params, {});
+    cpu::CheckResult r = cpu::check_against_reference(in.params, in.out.data(), 0, lse.data());
+    EXPECT_TRUE(r.passed(1e-2)) << r.rel_error << " " << r.max_lse_err;
+    EXPECT_EQ(r.unwritten, 0);
+    if (kv == 0) {
+      EXPECT_TRUE(std::isinf(lse[0]) && lse[0] < 0);
+    }
+    const float right = lse[1];
+    lse[1] = kv == 0 ? 0.0f : right + 0.5f;  // a wrong lse
+    r = cpu::check_against_reference(in.params, in.out.data(), 0, lse.data());
+    EXPECT_FALSE(r.passed(1e-2));
+    lse[1] = std::nanf("");  // an lse never written
+    r = cpu::check_against_reference(in.params, in.out.data(), 0, lse.data());
+    EXPECT_EQ(r.unwritten, 1);
+    EXPECT_FALSE(r.passed(1e-2));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/params.h"
 #include "fused_attention.h"
 #include "fused_harness.h"
 
@@ -12,15 +13,26 @@ using namespace attnprof::fused;
 
 namespace {
 
-std::vector<Case> cases() {
-  std::vector<Case> cs;
-  for (Dtype dt : {Dtype::bf16, Dtype::fp16})
+using attnprof::attention::AttentionParams;
+using attnprof::attention::DType;
+using attnprof::attention::Layout;
+
+AttentionParams shape(int b, int h, int hkv, int sq, int skv, int d, bool causal, DType dt, Layout layout,
+                      float scale = 0.f) {
+  AttentionParams p = attnprof::attention::make_params(b, h, hkv, sq, skv, d, causal, dt, layout);
+  if (scale != 0.f) p.scale = scale;
+  return p;
+}
+
+std::vector<AttentionParams> cases() {
+  std::vector<AttentionParams> cs;
+  for (DType dt : {DType::bf16, DType::fp16})
     for (int d : {64, 128})
       for (bool causal : {false, true}) {
-        for (int s : {1, 17, 1000, 2049}) cs.push_back({1, 2, 2, s, s, d, causal, dt, Layout::bhsd, 0.f});
-        cs.push_back({2, 4, 2, 300, 700, d, causal, dt, Layout::bshd, 0.f});
-        cs.push_back({1, 4, 1, 777, 129, d, causal, dt, Layout::bhsd, 0.3f});
-        cs.push_back({1, 2, 2, 5, 0, d, causal, dt, Layout::bhsd, 0.f});
+        for (int s : {1, 17, 1000, 2049}) cs.push_back(shape(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
+        cs.push_back(shape(2, 4, 2, 300, 700, d, causal, dt, Layout::BSHD));
+        cs.push_back(shape(1, 4, 1, 777, 129, d, causal, dt, Layout::BHSD, 0.3f));
+        cs.push_back(shape(1, 2, 2, 5, 0, d, causal, dt, Layout::BHSD));
       }
   return cs;
 }
@@ -29,13 +41,14 @@ void run_all(Path path) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   if (path != Path::portable && resolve_path(Path::automatic) != Path::hopper) GTEST_SKIP() << "not an sm_90 device";
   unsigned seed = 100;
-  for (const Case& c : cases()) {
-    const CheckResult r = check_case(c, path, seed++);
-    EXPECT_TRUE(r.error.empty()) << c.name() << ": " << r.error;
-    EXPECT_EQ(r.unwritten, 0) << c.name();
-    EXPECT_TRUE(r.lse_inf_ok) << c.name();
-    EXPECT_LT(r.rel_err, 1e-2) << c.name();
-    EXPECT_LT(r.max_lse_err, 1e-2) << c.name();
+  for (const AttentionParams& c : cases()) {
+    const std::string name = attnprof::attention::describe(c);
+    const CaseCheck r = check_case(c, path, seed++);
+    EXPECT_TRUE(r.error.empty()) << name << ": " << r.error;
+    EXPECT_EQ(r.result.unwritten, 0) << name;
+    EXPECT_TRUE(r.result.lse_inf_ok) << name;
+    EXPECT_LT(r.result.rel_error, 1e-2) << name;
+    EXPECT_LT(r.result.max_lse_err, 1e-2) << name;
   }
 }
 
@@ -49,5 +62,5 @@ TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::hopper_m192);
 TEST(FusedForward, RejectsUnsupportedHeadDim) {
   Params p;
   p.head_dim = 96;
-  EXPECT_STRNE(validate(p), "");
+  EXPECT_STRNE(unsupported(p), "");
 }

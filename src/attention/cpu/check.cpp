@@ -1,6 +1,7 @@
 // fp64 check of an output buffer, threaded over the checked slices.
 #include "attention/cpu/check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -12,14 +13,13 @@
 
 namespace attnprof::attention::cpu {
 
-CheckResult check_against_reference(const AttentionParams& p, const void* out, int max_slices) {
+CheckResult check_against_reference(const AttentionParams& p, const void* out, int max_slices, const float* lse) {
   validate(p);
   CheckResult result;
   result.slices_total = p.batch * p.q_heads;
   const int count = max_slices <= 0 || max_slices >= result.slices_total ? result.slices_total : max_slices;
   result.slices_checked = count;
   double diff2 = 0.0, ref2 = 0.0;
-  bool finite = true;
   std::mutex mutex;
   parallel_for(count, [&](int n) {
     // Evenly spread, first and last slice included.
@@ -27,25 +27,38 @@ CheckResult check_against_reference(const AttentionParams& p, const void* out, i
                           ? n
                           : static_cast<int>(static_cast<long long>(n) * (result.slices_total - 1) / (count - 1));
     const int b = slice / p.q_heads, h = slice % p.q_heads;
-    const auto ref = reference_slice(p, b, h);
-    double d2 = 0.0, r2 = 0.0;
-    bool ok = true;
+    std::vector<double> ref_lse;
+    const auto ref = reference_slice(p, b, h, lse ? &ref_lse : nullptr);
+    double d2 = 0.0, r2 = 0.0, lse_err = 0.0;
+    long unwritten = 0;
+    bool inf_ok = true;
     for (int i = 0; i < p.q_len; ++i) {
       const std::int64_t base = b * p.out_strides.batch + h * p.out_strides.head + i * p.out_strides.row;
       for (int c = 0; c < p.head_dim; ++c) {
         const double got = load_element(out, p.dtype, base + c);
         const double want = ref[static_cast<std::size_t>(i) * p.head_dim + c];
-        if (!std::isfinite(got)) ok = false;
+        if (std::isnan(got)) ++unwritten;
         d2 += (got - want) * (got - want);
         r2 += want * want;
       }
+      if (lse == nullptr) continue;
+      const float got = lse[(static_cast<std::int64_t>(b) * p.q_heads + h) * p.q_len + i];
+      const double want = ref_lse[static_cast<std::size_t>(i)];
+      if (std::isnan(got))
+        ++unwritten;
+      else if (std::isinf(want))
+        inf_ok = inf_ok && std::isinf(got) && got < 0;
+      else
+        lse_err = std::max(lse_err, std::fabs(got - want));
     }
     const std::lock_guard<std::mutex> lock(mutex);
     diff2 += d2;
     ref2 += r2;
-    finite = finite && ok;
+    result.unwritten += unwritten;
+    result.max_lse_err = std::max(result.max_lse_err, lse_err);
+    result.lse_inf_ok = result.lse_inf_ok && inf_ok;
   });
-  if (!finite) {
+  if (!std::isfinite(diff2)) {
     result.rel_error = std::numeric_limits<double>::infinity();
   } else {
     result.rel_error = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);

@@ -19,26 +19,14 @@ void copy_strides(const attention::TensorStrides& s, int64_t& batch, int64_t& he
   seq = s.row;
 }
 
-}  // namespace
-
-std::size_t attention_workspace(const attention::AttentionParams& p) {
-  return p.lse ? 0 : std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float);
-}
-
-void attention_forward(const attention::AttentionParams& a, const attention::ExecContext& ctx) {
-  if (a.dtype == attention::DType::fp32) throw InputError("fused: takes bf16 or fp16, not fp32");
-  if (a.causal && a.causal_align == attention::CausalAlign::bottom_right && a.q_len != a.kv_len)
-    throw InputError("fused: bottom-right causal with q_len != kv_len is not supported (top-left only)");
+// The one place a kernel-side Params is made: from the checked AttentionParams.
+Params kernel_params(const attention::AttentionParams& a, float* lse) {
   Params p;
   p.q = a.q;
   p.k = a.k;
   p.v = a.v;
   p.out = a.out;
-  p.lse = a.lse;
-  if (!p.lse) {
-    if (ctx.workspace_bytes < attention_workspace(a)) throw InputError("fused: workspace too small for the lse");
-    p.lse = static_cast<float*>(ctx.workspace);
-  }
+  p.lse = lse;
   p.batch = a.batch;
   p.heads = a.q_heads;
   p.kv_heads = a.kv_heads;
@@ -47,15 +35,39 @@ void attention_forward(const attention::AttentionParams& a, const attention::Exe
   p.head_dim = a.head_dim;
   p.causal = a.causal;
   p.scale = a.scale;
-  p.dtype = a.dtype == attention::DType::bf16 ? Dtype::bf16 : Dtype::fp16;
+  p.dtype = a.dtype;
   copy_strides(a.q_strides, p.q_batch_stride, p.q_head_stride, p.q_seq_stride);
   copy_strides(a.k_strides, p.k_batch_stride, p.k_head_stride, p.k_seq_stride);
   copy_strides(a.v_strides, p.v_batch_stride, p.v_head_stride, p.v_seq_stride);
   copy_strides(a.out_strides, p.o_batch_stride, p.o_head_stride, p.o_seq_stride);
-  const char* why = validate(p);
+  return p;
+}
+
+}  // namespace
+
+std::size_t attention_workspace(const attention::AttentionParams& p) {
+  return p.lse ? 0 : std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float);
+}
+
+void attention_forward_on(const attention::AttentionParams& a, const attention::ExecContext& ctx, Path path) {
+  attention::validate(a);
+  if (a.dtype == attention::DType::fp32) throw InputError("fused: takes bf16 or fp16, not fp32");
+  if (a.causal && a.causal_align == attention::CausalAlign::bottom_right && a.q_len != a.kv_len)
+    throw InputError("fused: bottom-right causal with q_len != kv_len is not supported (top-left only)");
+  float* lse = a.lse;
+  if (!lse) {
+    if (ctx.workspace_bytes < attention_workspace(a)) throw InputError("fused: workspace too small for the lse");
+    lse = static_cast<float*>(ctx.workspace);
+  }
+  const Params p = kernel_params(a, lse);
+  const char* why = unsupported(p);
   if (why[0] != '\0') throw InputError(why);
-  const cudaError_t e = forward(p, static_cast<cudaStream_t>(ctx.stream));
+  const cudaError_t e = forward(p, static_cast<cudaStream_t>(ctx.stream), path);
   if (e != cudaSuccess) throw std::runtime_error(std::string("fused: launch failed: ") + cudaGetErrorString(e));
+}
+
+void attention_forward(const attention::AttentionParams& a, const attention::ExecContext& ctx) {
+  attention_forward_on(a, ctx, Path::automatic);
 }
 
 }  // namespace attnprof::fused

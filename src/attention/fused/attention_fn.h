@@ -1,11 +1,12 @@
 // The fused kernel behind the project-wide attention interface (src/attention/params.h):
-// an AttentionFn and its WorkspaceFn, so `attnprof bench` can register it as `fused`.
-// CUDA-free header.
+// an AttentionFn and its WorkspaceFn, so `attnprof bench` can register it as `fused`,
+// and the same with a chosen kernel path for the fused-kernel lab. CUDA-free header.
 #pragma once
 
 #include <cstddef>
 
 #include "attention/params.h"
+#include "tile_table.h"
 
 namespace attnprof::fused {
 
@@ -13,6 +14,9 @@ namespace attnprof::fused {
 // q_len == kv_len, where the two agree). Throws InputError for anything else and
 // std::runtime_error for a failed CUDA call. Runs on ctx.stream.
 void attention_forward(const attention::AttentionParams& p, const attention::ExecContext& ctx);
+
+// The same on one kernel path (the lab times and checks each).
+void attention_forward_on(const attention::AttentionParams& p, const attention::ExecContext& ctx, Path path);
 
 // Scratch for the log-sum-exp when p.lse is null (the kernel always writes it).
 std::size_t attention_workspace(const attention::AttentionParams& p);

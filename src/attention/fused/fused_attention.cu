@@ -7,7 +7,7 @@
 
 namespace attnprof::fused {
 
-const char* validate(const Params& p) {
+const char* unsupported(const Params& p) {
   if (!p.q || !p.k || !p.v || !p.out || !p.lse) return "fused attention: q, k, v, out and lse must all be set";
   if (p.head_dim != 64 && p.head_dim != 128) return "fused attention: head_dim must be 64 or 128";
   if (p.batch < 0 || p.heads <= 0 || p.kv_heads <= 0 || p.q_len < 0 || p.kv_len < 0)
@@ -32,10 +32,9 @@ Path resolve_path(Path requested) {
 }
 
 cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
-  if (validate(params)[0] != '\0') return cudaErrorInvalidValue;
+  if (unsupported(params)[0] != '\0') return cudaErrorInvalidValue;
   if (params.batch == 0 || params.q_len == 0) return cudaSuccess;  // nothing to compute
-  Params p = params;
-  p.scale = p.softmax_scale();  // the kernels read p.scale as given
+  const Params& p = params;
   switch (resolve_path(path)) {
     case Path::hopper:
       return launch_hopper(p, stream);

@@ -10,15 +10,15 @@
 
 namespace attnprof::fused {
 
-// Checks p (shapes, alignment, strides); returns an empty string when the kernels
-// accept it, else one line saying what is wrong.
-const char* validate(const Params& p);
+// What the kernels cannot take in p (head dims, alignment, strides), as one
+// line; "" when they can. The call itself is checked by attention::validate.
+const char* unsupported(const Params& p);
 
 // The path `automatic` resolves to on the current device.
 Path resolve_path(Path requested);
 
-// Enqueues the forward on `stream`. Returns cudaErrorInvalidValue when validate()
-// fails, or the launch error.
+// Enqueues the forward on `stream`. Returns cudaErrorInvalidValue when the
+// kernels do not support p (unsupported()), or the launch error.
 cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::automatic);
 
 // Launchers, one per path (fwd_sm80.cu, fwd_sm90.cu).

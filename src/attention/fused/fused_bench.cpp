@@ -16,6 +16,7 @@
 
 #include <cuda_runtime.h>
 
+#include "attention/params.h"
 #include "fused_attention.h"
 #include "fused_harness.h"
 
@@ -23,28 +24,39 @@ using namespace attnprof::fused;
 
 namespace {
 
+using attnprof::attention::AttentionParams;
+using attnprof::attention::DType;
+using attnprof::attention::Layout;
+
+AttentionParams shape(int b, int h, int hkv, int sq, int skv, int d, bool causal, DType dt, Layout layout,
+                      float scale = 0.f) {
+  AttentionParams p = attnprof::attention::make_params(b, h, hkv, sq, skv, d, causal, dt, layout);
+  if (scale != 0.f) p.scale = scale;
+  return p;
+}
+
 // Small cases for compute-sanitizer runs (memcheck, racecheck): partial tiles,
 // several kv tiles, GQA, causal, both dtypes and head dims.
-std::vector<Case> small_cases() {
-  std::vector<Case> cs;
+std::vector<AttentionParams> small_cases() {
+  std::vector<AttentionParams> cs;
   for (int d : {64, 128})
     for (bool causal : {false, true}) {
-      cs.push_back({1, 2, 1, 17, 300, d, causal, Dtype::bf16, Layout::bhsd, 0.f});
-      cs.push_back({1, 2, 2, 200, 200, d, causal, Dtype::fp16, Layout::bshd, 0.f});
+      cs.push_back(shape(1, 2, 1, 17, 300, d, causal, DType::bf16, Layout::BHSD));
+      cs.push_back(shape(1, 2, 2, 200, 200, d, causal, DType::fp16, Layout::BSHD));
     }
   return cs;
 }
 
-std::vector<Case> check_cases() {
-  std::vector<Case> cs;
-  for (Dtype dt : {Dtype::bf16, Dtype::fp16})
+std::vector<AttentionParams> check_cases() {
+  std::vector<AttentionParams> cs;
+  for (DType dt : {DType::bf16, DType::fp16})
     for (int d : {64, 128})
       for (bool causal : {false, true}) {
-        for (int s : {1, 17, 1000, 2049}) cs.push_back({1, 2, 2, s, s, d, causal, dt, Layout::bhsd, 0.f});
-        cs.push_back({2, 4, 2, 300, 700, d, causal, dt, Layout::bshd, 0.f});   // GQA, Sq < Skv
-        cs.push_back({1, 4, 1, 777, 129, d, causal, dt, Layout::bhsd, 0.3f});  // MQA, Sq > Skv, custom scale
-        cs.push_back({2, 3, 3, 128, 256, d, causal, dt, Layout::bshd, 0.f});   // tile multiples
-        cs.push_back({1, 2, 2, 5, 0, d, causal, dt, Layout::bhsd, 0.f});       // no keys: zeros, lse -inf
+        for (int s : {1, 17, 1000, 2049}) cs.push_back(shape(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
+        cs.push_back(shape(2, 4, 2, 300, 700, d, causal, dt, Layout::BSHD));        // GQA, Sq < Skv
+        cs.push_back(shape(1, 4, 1, 777, 129, d, causal, dt, Layout::BHSD, 0.3f));  // MQA, Sq > Skv, custom scale
+        cs.push_back(shape(2, 3, 3, 128, 256, d, causal, dt, Layout::BSHD));        // tile multiples
+        cs.push_back(shape(1, 2, 2, 5, 0, d, causal, dt, Layout::BHSD));            // no keys: zeros, lse -inf
       }
   return cs;
 }
@@ -150,7 +162,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   if (do_check) {
     unsigned seed = 1;
-    const std::vector<Case> cases = small ? small_cases() : check_cases();
+    const std::vector<AttentionParams> cases = small ? small_cases() : check_cases();
     if (only_case >= static_cast<int>(cases.size())) {
       std::fprintf(stderr, "attnprof_fused_bench: --case %d: the list has %zu cases\n", only_case, cases.size());
       return 2;
@@ -158,12 +170,13 @@ int main(int argc, char** argv) {
     for (Path path : paths)
       for (std::size_t ci = 0; ci < cases.size(); ++ci) {
         if (only_case >= 0 && static_cast<int>(ci) != only_case) continue;
-        const Case& c = cases[ci];
-        const CheckResult r = check_case(c, path, seed++);
+        const AttentionParams& c = cases[ci];
+        const CaseCheck r = check_case(c, path, seed++);
         const bool ok = r.ok(1e-2);
         failures += !ok;
-        std::printf("check %-8s %-48s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n", path_name(path),
-                    c.name().c_str(), r.rel_err, r.max_lse_err, r.unwritten, ok ? "ok" : "FAIL ", r.error.c_str());
+        std::printf("check %-8s %-60s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n", path_name(path),
+                    attnprof::attention::describe(c).c_str(), r.result.rel_error, r.result.max_lse_err,
+                    r.result.unwritten, ok ? "ok" : "FAIL ", r.error.c_str());
       }
     std::printf("checks: %d failed\n", failures);
   }
@@ -173,15 +186,15 @@ int main(int argc, char** argv) {
     std::vector<Path> tpaths = path_arg.empty() ? std::vector<Path>{resolve_path(Path::automatic)} : paths;
     for (Path path : tpaths)
       for (const TimedShape& t : timed_shapes()) {
-        Case c{t.b, t.h, t.h, t.s, t.s, t.d, t.causal, Dtype::bf16, Layout::bhsd, 0.f};
+        const AttentionParams c = shape(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::bf16, Layout::BHSD);
         const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21);
         if (!r.error.empty()) {
-          std::printf("time %s %s: %s\n", path_name(path), c.name().c_str(), r.error.c_str());
+          std::printf("time %s %s: %s\n", path_name(path), attnprof::attention::describe(c).c_str(), r.error.c_str());
           ++failures;
           continue;
         }
-        std::printf("time %-8s %-48s %8.3f ms %7.1f TFLOP/s\n", path_name(path), c.name().c_str(), r.median_ms,
-                    r.tflops);
+        std::printf("time %-8s %-60s %8.3f ms %7.1f TFLOP/s\n", path_name(path),
+                    attnprof::attention::describe(c).c_str(), r.median_ms, r.tflops);
         if (f)
           std::fprintf(f, "%s,%d,%d,%d,%d,%d,%.5f,%.2f\n", path_name(path), t.b, t.h, t.s, t.d, int(t.causal),
                        r.median_ms, r.tflops);

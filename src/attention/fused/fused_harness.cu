@@ -1,18 +1,15 @@
 // Check-and-time harness for the fused attention forward (see fused_harness.h).
 #include "fused_harness.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <random>
+#include <cstdint>
+#include <exception>
 #include <vector>
 
-#include "fused_attention.h"
-#include "reference_cpu.h"
+#include "attention/host_inputs.h"
+#include "attention_fn.h"
 
 namespace attnprof::fused {
 namespace {
@@ -23,160 +20,73 @@ namespace {
     if (e_ != cudaSuccess) return std::string(#call) + ": " + cudaGetErrorString(e_); \
   } while (0)
 
-float round_to(Dtype dt, float x) {
-  return dt == Dtype::bf16 ? __bfloat162float(__float2bfloat16(x)) : __half2float(__float2half(x));
-}
-uint16_t bits_of(Dtype dt, float x) {
-  uint16_t u;
-  if (dt == Dtype::bf16) {
-    __nv_bfloat16 h = __float2bfloat16(x);
-    std::memcpy(&u, &h, 2);
-  } else {
-    __half h = __float2half(x);
-    std::memcpy(&u, &h, 2);
-  }
-  return u;
-}
-float from_bits(Dtype dt, uint16_t u) {
-  if (dt == Dtype::bf16) {
-    __nv_bfloat16 h;
-    std::memcpy(&h, &u, 2);
-    return __bfloat162float(h);
-  }
-  __half h;
-  std::memcpy(&h, &u, 2);
-  return __half2float(h);
-}
-
-Params make_params(const Case& c) {
-  Params p;
-  p.batch = c.batch;
-  p.heads = c.heads;
-  p.kv_heads = c.kv_heads;
-  p.q_len = c.q_len;
-  p.kv_len = c.kv_len;
-  p.head_dim = c.head_dim;
-  p.causal = c.causal;
-  p.scale = c.scale;
-  p.dtype = c.dtype;
-  set_dense_strides(p, c.layout);
-  return p;
-}
-
-// Device buffers of one case; freed on destruction.
-struct Buffers {
-  void *q = nullptr, *k = nullptr, *v = nullptr, *out = nullptr;
-  float* lse = nullptr;
-  size_t nq = 0, nkv = 0, nlse = 0;
-  ~Buffers() {
-    cudaFree(q);
-    cudaFree(k);
-    cudaFree(v);
-    cudaFree(out);
-    cudaFree(lse);
-  }
-  std::string alloc(const Case& c) {
-    nq = size_t(c.batch) * c.heads * c.q_len * c.head_dim;
-    nkv = size_t(c.batch) * c.kv_heads * c.kv_len * c.head_dim;
-    nlse = size_t(c.batch) * c.heads * c.q_len;
-    HARNESS_CHECK(cudaMalloc(&q, std::max<size_t>(nq, 1) * 2));
-    HARNESS_CHECK(cudaMalloc(&k, std::max<size_t>(nkv, 1) * 2));
-    HARNESS_CHECK(cudaMalloc(&v, std::max<size_t>(nkv, 1) * 2));
-    HARNESS_CHECK(cudaMalloc(&out, std::max<size_t>(nq, 1) * 2));
-    HARNESS_CHECK(cudaMalloc(&lse, std::max<size_t>(nlse, 1) * 4));
+// One device buffer, freed on destruction.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  ~DeviceBuffer() { cudaFree(ptr); }
+  std::string alloc(std::size_t bytes) {
+    HARNESS_CHECK(cudaMalloc(&ptr, std::max<std::size_t>(bytes, 16)));
     return "";
   }
 };
 
-std::string run_check(const Case& c, Path path, unsigned seed, CheckResult& r) {
-  Buffers buf;
-  std::string err = buf.alloc(c);
-  if (!err.empty()) return err;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  auto fill = [&](size_t n, std::vector<float>& vals, std::vector<uint16_t>& bits) {
-    vals.resize(n);
-    bits.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      vals[i] = round_to(c.dtype, dist(rng));
-      bits[i] = bits_of(c.dtype, vals[i]);
-    }
-  };
-  std::vector<float> q, k, v;
-  std::vector<uint16_t> qb, kb, vb;
-  fill(buf.nq, q, qb);
-  fill(buf.nkv, k, kb);
-  fill(buf.nkv, v, vb);
-  HARNESS_CHECK(cudaMemcpy(buf.q, qb.data(), buf.nq * 2, cudaMemcpyHostToDevice));
-  HARNESS_CHECK(cudaMemcpy(buf.k, kb.data(), buf.nkv * 2, cudaMemcpyHostToDevice));
-  HARNESS_CHECK(cudaMemcpy(buf.v, vb.data(), buf.nkv * 2, cudaMemcpyHostToDevice));
-  HARNESS_CHECK(cudaMemset(buf.out, 0xFF, std::max<size_t>(buf.nq, 1) * 2));  // NaN poison
-  HARNESS_CHECK(cudaMemset(buf.lse, 0xFF, std::max<size_t>(buf.nlse, 1) * 4));
+// The inputs on the device and the params pointing at them; out and lse poisoned (NaN).
+struct DeviceCall {
+  DeviceBuffer q, k, v, out, lse;
+  attention::AttentionParams params;
+  std::string upload(const attention::HostInputs& in) {
+    const auto& p = in.params;
+    const std::size_t rows = std::size_t(p.batch) * p.q_heads * p.q_len;
+    std::string err;
+    for (auto [buf, bytes] : {std::pair{&q, in.q.size()}, std::pair{&k, in.k.size()}, std::pair{&v, in.v.size()},
+                              std::pair{&out, in.out.size()}, std::pair{&lse, rows * sizeof(float)}})
+      if (!(err = buf->alloc(bytes)).empty()) return err;
+    HARNESS_CHECK(cudaMemcpy(q.ptr, in.q.data(), in.q.size(), cudaMemcpyHostToDevice));
+    HARNESS_CHECK(cudaMemcpy(k.ptr, in.k.data(), in.k.size(), cudaMemcpyHostToDevice));
+    HARNESS_CHECK(cudaMemcpy(v.ptr, in.v.data(), in.v.size(), cudaMemcpyHostToDevice));
+    HARNESS_CHECK(cudaMemset(out.ptr, 0xFF, in.out.size()));
+    HARNESS_CHECK(cudaMemset(lse.ptr, 0xFF, rows * sizeof(float)));
+    params = p;
+    params.q = q.ptr;
+    params.k = k.ptr;
+    params.v = v.ptr;
+    params.out = out.ptr;
+    params.lse = static_cast<float*>(lse.ptr);
+    return "";
+  }
+};
 
-  Params p = make_params(c);
-  p.q = buf.q;
-  p.k = buf.k;
-  p.v = buf.v;
-  p.out = buf.out;
-  p.lse = buf.lse;
-  HARNESS_CHECK(forward(p, nullptr, path));
-  HARNESS_CHECK(cudaDeviceSynchronize());
-
-  std::vector<uint16_t> ob(buf.nq);
-  std::vector<float> lse(buf.nlse);
-  HARNESS_CHECK(cudaMemcpy(ob.data(), buf.out, buf.nq * 2, cudaMemcpyDeviceToHost));
-  HARNESS_CHECK(cudaMemcpy(lse.data(), buf.lse, buf.nlse * 4, cudaMemcpyDeviceToHost));
-
-  std::vector<double> ref_out, ref_lse;
-  reference_forward(p, q.data(), k.data(), v.data(), ref_out, ref_lse);
-  double num = 0, den = 0;
-  const int D = c.head_dim;
-  for (int b = 0; b < c.batch; ++b)
-    for (int h = 0; h < c.heads; ++h)
-      for (int i = 0; i < c.q_len; ++i) {
-        const size_t row = (size_t(b) * c.heads + h) * c.q_len + i;
-        const size_t off = b * p.o_batch_stride + h * p.o_head_stride + i * p.o_seq_stride;
-        for (int d = 0; d < D; ++d) {
-          const float x = from_bits(c.dtype, ob[off + d]);
-          if (std::isnan(x)) {
-            ++r.unwritten;
-            continue;
-          }
-          const double diff = x - ref_out[row * D + d];
-          num += diff * diff;
-          den += ref_out[row * D + d] * ref_out[row * D + d];
-        }
-        if (std::isnan(lse[row])) {
-          ++r.unwritten;
-        } else if (std::isinf(ref_lse[row])) {
-          if (!(std::isinf(lse[row]) && lse[row] < 0)) r.lse_inf_ok = false;
-        } else {
-          r.max_lse_err = std::max(r.max_lse_err, std::fabs(lse[row] - ref_lse[row]));
-        }
-      }
-  r.rel_err = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+std::string launch(const attention::AttentionParams& p, Path path) {
+  try {
+    attention_forward_on(p, attention::ExecContext{}, path);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
   return "";
 }
 
-std::string run_time(const Case& c, Path path, int warmup, int iters, TimeResult& r) {
-  Buffers buf;
-  std::string err = buf.alloc(c);
+std::string run_check(const attention::AttentionParams& shape, Path path, unsigned seed, CaseCheck& c) {
+  attention::HostInputs in = attention::make_host_inputs(shape, seed);
+  DeviceCall dev;
+  std::string err = dev.upload(in);
   if (!err.empty()) return err;
-  // Random bits, not zeros: zeros run faster than real data and hide unwritten outputs.
-  std::mt19937 rng(1234);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<uint16_t> host(std::max(buf.nq, buf.nkv));
-  for (auto& x : host) x = bits_of(c.dtype, dist(rng));
-  HARNESS_CHECK(cudaMemcpy(buf.q, host.data(), buf.nq * 2, cudaMemcpyHostToDevice));
-  HARNESS_CHECK(cudaMemcpy(buf.k, host.data(), buf.nkv * 2, cudaMemcpyHostToDevice));
-  HARNESS_CHECK(cudaMemcpy(buf.v, host.data(), buf.nkv * 2, cudaMemcpyHostToDevice));
-  Params p = make_params(c);
-  p.q = buf.q;
-  p.k = buf.k;
-  p.v = buf.v;
-  p.out = buf.out;
-  p.lse = buf.lse;
-  for (int i = 0; i < warmup; ++i) HARNESS_CHECK(forward(p, nullptr, path));
+  if (!(err = launch(dev.params, path)).empty()) return err;
+  HARNESS_CHECK(cudaDeviceSynchronize());
+  std::vector<float> lse(std::size_t(shape.batch) * shape.q_heads * shape.q_len);
+  HARNESS_CHECK(cudaMemcpy(in.out.data(), dev.out.ptr, in.out.size(), cudaMemcpyDeviceToHost));
+  HARNESS_CHECK(cudaMemcpy(lse.data(), dev.lse.ptr, lse.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  c.result = attention::cpu::check_against_reference(in.params, in.out.data(), 0, lse.data());
+  return "";
+}
+
+std::string run_time(const attention::AttentionParams& shape, Path path, int warmup, int iters, TimeResult& r) {
+  // Random data, not zeros: zeros run faster than real data and hide unwritten outputs.
+  const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
+  DeviceCall dev;
+  std::string err = dev.upload(in);
+  if (!err.empty()) return err;
+  for (int i = 0; i < warmup; ++i)
+    if (!(err = launch(dev.params, path)).empty()) return err;
   HARNESS_CHECK(cudaDeviceSynchronize());
   cudaEvent_t start, stop;
   HARNESS_CHECK(cudaEventCreate(&start));
@@ -187,7 +97,8 @@ std::string run_time(const Case& c, Path path, int warmup, int iters, TimeResult
   constexpr int kBurst = 10;
   for (int i = 0; i < iters; ++i) {
     HARNESS_CHECK(cudaEventRecord(start));
-    for (int j = 0; j < kBurst; ++j) HARNESS_CHECK(forward(p, nullptr, path));
+    for (int j = 0; j < kBurst; ++j)
+      if (!(err = launch(dev.params, path)).empty()) return err;
     HARNESS_CHECK(cudaEventRecord(stop));
     HARNESS_CHECK(cudaEventSynchronize(stop));
     float ms = 0;
@@ -198,29 +109,21 @@ std::string run_time(const Case& c, Path path, int warmup, int iters, TimeResult
   cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
   r.median_ms = times[times.size() / 2];
-  r.tflops = forward_flops(p) / (r.median_ms * 1e-3) / 1e12;
+  r.tflops = attention::attention_flops(shape) / (r.median_ms * 1e-3) / 1e12;
   return "";
 }
 
 }  // namespace
 
-std::string Case::name() const {
-  char s[160];
-  std::snprintf(s, sizeof s, "B%d H%d/%d Sq%d Skv%d D%d %s %s %s%s", batch, heads, kv_heads, q_len, kv_len, head_dim,
-                causal ? "causal" : "full", dtype == Dtype::bf16 ? "bf16" : "fp16",
-                layout == Layout::bhsd ? "bhsd" : "bshd", scale != 0.f ? " scale" : "");
-  return s;
+CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed) {
+  CaseCheck c;
+  c.error = run_check(shape, path, seed, c);
+  return c;
 }
 
-CheckResult check_case(const Case& c, Path path, unsigned seed) {
-  CheckResult r;
-  r.error = run_check(c, path, seed, r);
-  return r;
-}
-
-TimeResult time_case(const Case& c, Path path, int warmup, int iters) {
+TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters) {
   TimeResult r;
-  r.error = run_time(c, path, warmup, iters, r);
+  r.error = run_time(shape, path, warmup, iters, r);
   return r;
 }
 

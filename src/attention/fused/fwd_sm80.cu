@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(tile_for(Path::portable, D).threads) fused_fwd
   int n_blocks = (p.kv_len + BN - 1) / BN;
   if (p.causal) n_blocks = min(n_blocks, (min((m_block + 1) * BM, p.q_len) + BN - 1) / BN);
 
-  const float scale = p.scale;  // resolved on the host by forward()
+  const float scale = p.scale;  // as AttentionParams gave it
   const float scale_log2 = scale * 1.4426950408889634f;
   const int row0 = m_block * BM + warp * 16 + lane / 4;
 
@@ -176,7 +176,7 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
 }  // namespace
 
 cudaError_t launch_portable(const Params& p, cudaStream_t stream) {
-  if (p.dtype == Dtype::bf16)
+  if (p.dtype == attention::DType::bf16)
     return p.head_dim == 64 ? launch<__nv_bfloat16, 64>(p, stream) : launch<__nv_bfloat16, 128>(p, stream);
   return p.head_dim == 64 ? launch<__half, 64>(p, stream) : launch<__half, 128>(p, stream);
 }

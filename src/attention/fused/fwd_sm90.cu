@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const int cw = wg - 1;  // consumer warpgroup: query rows 64*cw ..
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
-  const float scale = p.scale;  // resolved on the host by forward()
+  const float scale = p.scale;  // as AttentionParams gave it
   const float scale_log2 = scale * 1.4426950408889634f;
 
   float o[D / 8][4];
@@ -248,7 +248,7 @@ EncodeTiled encode_fn() {
 }
 
 // [batch, heads, seq, dim] through strides, boxes of 64 columns x box_rows rows.
-bool encode(CUtensorMap* map, Dtype dtype, const void* ptr, int batch, int heads, int seq, int dim,
+bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch, int heads, int seq, int dim,
             int64_t batch_stride, int64_t head_stride, int64_t seq_stride, int box_rows) {
   EncodeTiled fn = encode_fn();
   if (!fn) return false;
@@ -257,7 +257,7 @@ bool encode(CUtensorMap* map, Dtype dtype, const void* ptr, int batch, int heads
   const cuuint32_t box[4] = {64, cuuint32_t(box_rows), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r =
-      fn(map, dtype == Dtype::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+      fn(map, dtype == attention::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
          const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
@@ -287,7 +287,7 @@ template <bool kOverlap, int kConsumers64, int kConsumers128>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
-  if (p.dtype == Dtype::bf16)
+  if (p.dtype == attention::DType::bf16)
     return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kOverlap, kConsumers64>(p, stream)
                             : launch<__nv_bfloat16, 128, kOverlap, kConsumers128>(p, stream);
   return p.head_dim == 64 ? launch<__half, 64, kOverlap, kConsumers64>(p, stream)

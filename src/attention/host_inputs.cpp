@@ -1,6 +1,6 @@
 // Random inputs: one generator per thread-sized chunk, so a few hundred MB of
 // inputs take well under a second on 2 cores.
-#include "bench/host_inputs.h"
+#include "attention/host_inputs.h"
 
 #include <algorithm>
 #include <random>
@@ -8,7 +8,7 @@
 #include "attention/cpu/head_slice.h"
 #include "attention/cpu/storage.h"
 
-namespace attnprof::bench {
+namespace attnprof::attention {
 
 namespace {
 
@@ -49,4 +49,4 @@ HostInputs make_host_inputs(const attention::AttentionParams& shape, unsigned se
   return in;
 }
 
-}  // namespace attnprof::bench
+}  // namespace attnprof::attention
