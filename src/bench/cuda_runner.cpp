@@ -13,6 +13,7 @@
 
 #include "attention/cpu/check.h"
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/timer.h"
 #include "attention/host_inputs.h"
 #include "bench/bench.h"
 #include "bench/cuda_backend.h"
@@ -60,19 +61,6 @@ class Stream {
   cudaStream_t s_ = nullptr;
 };
 
-class Event {
- public:
-  Event() { ATTNPROF_CUDA_CHECK(cudaEventCreate(&e_)); }
-  ~Event() { (void)cudaEventDestroy(e_); }
-  Event(Event&& o) noexcept : e_(o.e_) { o.e_ = nullptr; }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
-
 double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 
 std::size_t free_device_bytes() {
@@ -102,17 +90,7 @@ double measure_gemm_tflops(cudaStream_t stream, int n) {
                                        CUBLAS_GEMM_DEFAULT));
   };
   for (int i = 0; i < 3; ++i) gemm();
-  std::vector<double> ms;
-  Event start, stop;
-  for (int i = 0; i < 10; ++i) {
-    ATTNPROF_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-    gemm();
-    ATTNPROF_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
-    ATTNPROF_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    float t = 0.0f;
-    ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&t, start.get(), stop.get()));
-    ms.push_back(t);
-  }
+  const std::vector<double> ms = attention::cuda::time_calls(gemm, stream, {attention::cuda::TimingMode::hot, 10, 1});
   const double flops = 2.0 * n * static_cast<double>(n) * n;
   return flops / (timing_stats(ms).median * 1e-3) / 1e12;
 }
@@ -220,31 +198,15 @@ void plugin::run(const Plan& plan, BenchRun& run) {
         run.kernel_count_source = "n/a: " + why;
       }
 
-      // Timing: events around each forward, L2 flushed before it.
-      Event probe_start, probe_stop;
-      ATTNPROF_CUDA_CHECK(cudaEventRecord(probe_start.get(), stream.get()));
-      forward();
-      ATTNPROF_CUDA_CHECK(cudaEventRecord(probe_stop.get(), stream.get()));
-      ATTNPROF_CUDA_CHECK(cudaEventSynchronize(probe_stop.get()));
-      float probe = 0.0f;
-      ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&probe, probe_start.get(), probe_stop.get()));
+      // Timing: one forward per sample, L2 flushed before it (the cold mode of the one timer).
+      const auto cold = [&](int samples) {
+        return attention::cuda::time_calls(forward, stream.get(),
+                                           {attention::cuda::TimingMode::cold, samples, 1, flush.get(), flush.bytes()});
+      };
+      const double probe = cold(1).front();
       const int reps =
-          plan.repeats > 0 ? plan.repeats : std::clamp(static_cast<int>(300.0 / std::max(probe, 1e-3f)), 10, 200);
-      std::vector<Event> starts(static_cast<std::size_t>(reps)), stops(static_cast<std::size_t>(reps));
-      for (int r = 0; r < reps; ++r) {
-        ATTNPROF_CUDA_CHECK(cudaMemsetAsync(flush.get(), r & 0xff, flush.bytes(), stream.get()));
-        ATTNPROF_CUDA_CHECK(cudaEventRecord(starts[static_cast<std::size_t>(r)].get(), stream.get()));
-        forward();
-        ATTNPROF_CUDA_CHECK(cudaEventRecord(stops[static_cast<std::size_t>(r)].get(), stream.get()));
-      }
-      ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-      std::vector<double> ms;
-      for (int r = 0; r < reps; ++r) {
-        float t = 0.0f;
-        ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&t, starts[static_cast<std::size_t>(r)].get(),
-                                                 stops[static_cast<std::size_t>(r)].get()));
-        ms.push_back(t);
-      }
+          plan.repeats > 0 ? plan.repeats : std::clamp(static_cast<int>(300.0 / std::max(probe, 1e-3)), 10, 200);
+      const std::vector<double> ms = cold(reps);
       const TimingStats st = timing_stats(ms);
       row.median_ms = st.median;
       row.p10_ms = st.p10;

@@ -24,6 +24,8 @@ struct Implementation {
   ByteModel bytes = nullptr;                   // bytes a forward moves (bytes_model.h)
   std::string ladder_from;                     // the implementation one cause away, "" if none
   std::string ladder_cause;                    // the cause this one removes from ladder_from
+  bool takes_fp32 = true;                      // false: bf16/fp16 only
+  bool takes_every_shape = true;               // false: refuses some shapes (InputError saying why)
 };
 
 // In ladder order: the slow path first, then each fix, then the fused ones.

@@ -4,27 +4,16 @@
 #include <cuda_runtime.h>
 
 #include "attention/cuda/cuda_attention.h"
+#include "attention/fused/attention_fn.h"
 #include "bench/bytes_model.h"
 #include "bench/cuda_backend.h"
 #include "bench/implementations.h"
-#if ATTNPROF_BENCH_HAVE_FUSED
-#include "attention/fused/attention_fn.h"
-#endif
 
 namespace attnprof::bench {
 
 std::vector<Implementation> plugin::implementations() {
   namespace cu = attention::cuda;
   const std::string cudnn_reason = cu::cudnn_unavailable_reason();
-#if ATTNPROF_BENCH_HAVE_FUSED
-  const attention::AttentionFn fused_run = fused::attention_forward;
-  const attention::WorkspaceFn fused_workspace = fused::attention_workspace;
-  const std::string fused_reason;
-#else
-  const attention::AttentionFn fused_run = nullptr;
-  const attention::WorkspaceFn fused_workspace = nullptr;
-  const std::string fused_reason = "the project's fused kernel (src/attention/fused) was not built";
-#endif
   return {
       {"math", true, cu::math, cu::math_workspace, "",
        "PyTorch SDPA math, kernel for kernel: fp32 upcast, FP32 GEMMs, mask rebuilt, safe softmax", bytes::math, "",
@@ -42,10 +31,10 @@ std::vector<Implementation> plugin::implementations() {
        "hand-written: bf16 QK^T, scale, in-place mask fill, softmax, PV", bytes::manual, "math-plain-softmax",
        "scale q,k + add mask vs masked_fill_"},
       {"cudnn", true, cu::cudnn, nullptr, cudnn_reason, "cuDNN fused SDPA (graph API)", bytes::fused, "manual",
-       "unfused: scores through memory"},
-      {"fused", true, fused_run, fused_workspace, fused_reason,
+       "unfused: scores through memory", false, true},
+      {"fused", true, fused::attention_forward, fused::attention_workspace, "",
        "the project's own fused kernel: one launch, tensor cores, online softmax", bytes::fused, "manual",
-       "unfused: scores via memory (ours)"},
+       "unfused: scores via memory (ours)", false, false},
   };
 }
 

@@ -14,35 +14,17 @@
 #include "attention/cpu/check.h"
 #include "attention/cuda/cuda_attention.h"
 #include "attention_test_data.h"
+#include "bench/cuda_backend.h"
+#include "bench/implementations.h"
 #include "common/input_error.h"
-#if ATTNPROF_TEST_HAVE_FUSED
-#include "attention/fused/attention_fn.h"
-#endif
 
 namespace attnprof::attention {
 namespace {
 
 using testing::Shape;
 
-struct Impl {
-  const char* name;
-  AttentionFn fn;
-  WorkspaceFn workspace;
-  bool half_only;           // cudnn and fused take bf16/fp16 only
-  bool may_refuse = false;  // fused supports a subset of shapes and says so (InputError)
-};
-
-const Impl kImpls[] = {
-    {"math", cuda::math, cuda::math_workspace, false},
-    {"math-no-upcast", cuda::math_no_upcast, cuda::math_no_upcast_workspace, false},
-    {"math-cached-mask", cuda::math_cached_mask, cuda::math_no_upcast_workspace, false},
-    {"math-plain-softmax", cuda::math_plain_softmax, cuda::math_no_upcast_workspace, false},
-    {"manual", cuda::manual, cuda::manual_workspace, false},
-    {"cudnn", cuda::cudnn, nullptr, true},
-#if ATTNPROF_TEST_HAVE_FUSED
-    {"fused", fused::attention_forward, fused::attention_workspace, true, true},
-#endif
-};
+// The implementations under test: the CUDA registry's rows (attnprof bench runs the same).
+std::vector<bench::Implementation> implementations() { return bench::plugin::implementations(); }
 
 void check_cuda(cudaError_t err, const char* what) {
   ASSERT_EQ(err, cudaSuccess) << what << ": " << cudaGetErrorString(err);
@@ -71,9 +53,9 @@ class CudaAttention : public ::testing::TestWithParam<Shape> {
 TEST_P(CudaAttention, MatchesFp64Reference) {
   const Shape s = GetParam();
   unsigned seed = 4321;
-  for (const Impl& impl : kImpls) {
-    if (impl.half_only && s.dtype == DType::fp32) continue;
-    if (std::string(impl.name) == "cudnn" && !cuda::cudnn_unavailable_reason().empty()) continue;
+  for (const bench::Implementation& impl : implementations()) {
+    if (!impl.takes_fp32 && s.dtype == DType::fp32) continue;
+    if (!impl.unavailable.empty()) continue;                    // cudnn without cuDNN
     auto host = testing::make_host_attention(s, seed++);        // fresh inputs for each implementation
     DeviceCopy q(host.q), k(host.k), v(host.v), out(host.out);  // out starts as NaN poison
     AttentionParams p = host.params;
@@ -84,12 +66,12 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
     const std::size_t ws_bytes = impl.workspace ? impl.workspace(p) : 0;
     DeviceCopy ws(ws_bytes);
     try {
-      impl.fn(p, {nullptr, ws.ptr, ws_bytes});
+      impl.run(p, {nullptr, ws.ptr, ws_bytes});
     } catch (const InputError& e) {
-      if (!impl.may_refuse) ADD_FAILURE() << impl.name << " refused the shape: " << e.what();
+      if (impl.takes_every_shape) ADD_FAILURE() << impl.name << " refused the shape: " << e.what();
       continue;
     }
-    check_cuda(cudaDeviceSynchronize(), impl.name);
+    check_cuda(cudaDeviceSynchronize(), impl.name.c_str());
     check_cuda(cudaMemcpy(host.out.data(), out.ptr, host.out.size(), cudaMemcpyDeviceToHost), "copy back");
     const auto check = cpu::check_against_reference(host.params, host.out.data());
     EXPECT_LT(check.rel_error, cpu::tolerance(s.dtype)) << impl.name;

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <stdexcept>
 #include <vector>
 
+#include "attention/cuda/timer.h"
 #include "attention/host_inputs.h"
 #include "attention_fn.h"
 
@@ -88,25 +90,19 @@ std::string run_time(const attention::AttentionParams& shape, Path path, int war
   for (int i = 0; i < warmup; ++i)
     if (!(err = launch(dev.params, path)).empty()) return err;
   HARNESS_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  HARNESS_CHECK(cudaEventCreate(&start));
-  HARNESS_CHECK(cudaEventCreate(&stop));
-  std::vector<float> times;
-  // Each sample times kBurst back-to-back launches, so the host's per-launch work
-  // (tensor-map encoding) overlaps the previous kernel instead of sitting in the timing.
-  constexpr int kBurst = 10;
-  for (int i = 0; i < iters; ++i) {
-    HARNESS_CHECK(cudaEventRecord(start));
-    for (int j = 0; j < kBurst; ++j)
-      if (!(err = launch(dev.params, path)).empty()) return err;
-    HARNESS_CHECK(cudaEventRecord(stop));
-    HARNESS_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    HARNESS_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms / kBurst);
+  // The hot mode of the one timer: bursts of back-to-back launches, so the host's per-launch
+  // work (tensor-map encoding) overlaps the previous kernel instead of sitting in the timing.
+  std::vector<double> times;
+  try {
+    times = attention::cuda::time_calls(
+        [&] {
+          const std::string e = launch(dev.params, path);
+          if (!e.empty()) throw std::runtime_error(e);
+        },
+        nullptr, {attention::cuda::TimingMode::hot, iters, 10});
+  } catch (const std::exception& e) {
+    return e.what();
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   std::sort(times.begin(), times.end());
   r.median_ms = times[times.size() / 2];
   r.tflops = attention::attention_flops(shape) / (r.median_ms * 1e-3) / 1e12;
