@@ -33,8 +33,8 @@ class CudaEvent {
 struct TimingOptions {
   TimingMode mode = TimingMode::cold;
   int samples = 21;
-  int burst = 10;                 // hot: calls per sample
-  void* flush = nullptr;          // cold: a device buffer at least twice the L2, overwritten before each sample
+  int burst = 10;         // hot: calls per sample
+  void* flush = nullptr;  // cold: a device buffer at least twice the L2, overwritten before each sample
   std::size_t flush_bytes = 0;
 };
 
