@@ -11,6 +11,7 @@
 
 #include "attention/cpu/check.h"
 #include "attention/cpu/cpu_attention.h"
+#include "attention/cpu/storage.h"
 #include "attention/host_inputs.h"
 #include "attention_test_data.h"
 
@@ -69,7 +70,7 @@ TEST(CpuAttention, FullyMaskedRowsAreZero) {
   // q longer than kv with bottom-right causal: the first q_len - kv_len rows see nothing.
   auto data = testing::make_host_attention({1, 1, 1, 8, 3, 64, true, CausalAlign::bottom_right}, 7);
   for (AttentionFn fn : {cpu::manual, cpu::math, cpu::flash}) {
-    testing::poison(data.out);
+    attention::poison(data.out);
     fn(data.params, {});
     for (int i = 0; i < 5 * 64; ++i) EXPECT_EQ(cpu::load_element(data.out.data(), DType::bf16, i), 0.0f);
   }
