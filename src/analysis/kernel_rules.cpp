@@ -55,7 +55,7 @@ bool convolution(std::string_view n) {
          (has(n, "fprop") && (has(n, "xmma") || has(n, "cudnn") || has(n, "nhwc") || has(n, "nchw")));
 }
 
-constexpr std::array kRules = {
+constexpr std::array kKernelTable = {
     KernelRule{"convolution", "cuDNN / cuBLAS convolution", KernelCategory::Convolution, KernelOp::Other, convolution,
                "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_"
                "warpsize2x2x1_g1_tensor16x8x8_execute_kernel__5x_cudnn"},
@@ -310,12 +310,12 @@ KernelOp copy_direction(std::string_view n) {
 
 }  // namespace
 
-std::span<const KernelRule> kernel_rules() { return kRules; }
+std::span<const KernelRule> kernel_rules() { return kKernelTable; }
 
 KernelClass classify_kernel(std::string_view name) {
   KernelClass c;
   const KernelRule* rule = nullptr;
-  for (const auto& r : kRules) {
+  for (const auto& r : kKernelTable) {
     if (r.matches(name)) {
       rule = &r;
       break;

@@ -14,7 +14,7 @@ void rule_unfused_attention(const RuleContext&, std::vector<Finding>&);
 void rule_hidden_copy(const RuleContext&, std::vector<Finding>&);
 
 std::span<const RuleEntry> all_rules() {
-  static constexpr std::array kRules = {
+  static constexpr std::array kDiagnosisRules = {
       RuleEntry{"cuda-core-gemm", rule_cuda_core_gemm, "GEMMs run as FP32 FFMA on CUDA cores instead of tensor cores"},
       RuleEntry{"fp32-upcast", rule_fp32_upcast, "16-bit data cast to FP32 and back (in attention, or in the model)"},
       RuleEntry{"mask-rebuilt", rule_mask_rebuilt, "a causal mask built with fill/tril/where kernels on every call"},
@@ -24,7 +24,7 @@ std::span<const RuleEntry> all_rules() {
                 "attention run as many kernels where one fused kernel would do, and what fusing saves"},
       RuleEntry{"hidden-copy", rule_hidden_copy, "device-to-device copies, named by the op that made them"},
   };
-  return kRules;
+  return kDiagnosisRules;
 }
 
 }  // namespace attnprof
