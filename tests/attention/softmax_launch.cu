@@ -1,7 +1,7 @@
 // See softmax_launch.h.
 #include "softmax_launch.h"
 
-#include "attention/cuda/kernels.cuh"
+#include "attention/cuda/softmax.cuh"
 
 namespace attnprof::attention::cuda::testing {
 

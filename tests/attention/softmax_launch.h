@@ -1,4 +1,4 @@
-// Runs the bench's softmax kernels (src/attention/cuda/kernels.cuh) on host rows,
+// Runs the bench's softmax kernels (src/attention/cuda/softmax.cuh) on host rows,
 // for tests: fp32 in, fp32 out, one launch.
 #pragma once
 

@@ -8,10 +8,11 @@
 // (4 kernels when not causal.) The one intermediate is the score matrix.
 #include <fmt/core.h>
 
+#include "attention/cuda/aten_ops.cuh"
 #include "attention/cuda/batched_gemm.h"
 #include "attention/cuda/cuda_attention.h"
-#include "attention/cuda/kernels.cuh"
 #include "attention/cuda/mask_cache.h"
+#include "attention/cuda/softmax.cuh"
 
 namespace attnprof::attention::cuda {
 

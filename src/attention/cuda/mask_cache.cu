@@ -5,7 +5,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "attention/cuda/kernels.cuh"
+#include "attention/cuda/aten_ops.cuh"
 
 namespace attnprof::attention::cuda {
 

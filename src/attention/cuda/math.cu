@@ -21,10 +21,11 @@
 
 #include <fmt/core.h>
 
+#include "attention/cuda/aten_ops.cuh"
 #include "attention/cuda/batched_gemm.h"
 #include "attention/cuda/cuda_attention.h"
-#include "attention/cuda/kernels.cuh"
 #include "attention/cuda/mask_cache.h"
+#include "attention/cuda/softmax.cuh"
 #include "attention/cuda/workspace.h"
 
 namespace attnprof::attention::cuda {

@@ -1,0 +1,143 @@
+// The elementwise ops PyTorch's math path and the hand-written path are made
+// of, one named functor each, so a trace (and attnprof's classifier) shows
+// what the kernel did: maps (scale, convert, eq -inf, fill) and strided or
+// broadcast ops (tril, where, add of the mask, masked_fill). Launched by
+// elementwise.cuh's machinery.
+#pragma once
+
+#include "attention/cuda/elementwise.cuh"
+
+namespace attnprof::attention::cuda {
+
+// --- Maps (dense in, dense out) ---
+
+template <typename Tsrc, typename Tdst>
+struct UnaryMap {  // the pointers of a one-input map; the op adds apply()
+  static constexpr int kInputs = 1;
+  using In = Tsrc;
+  using Out = Tdst;
+  const Tsrc* in;
+  Tdst* out;
+};
+
+// out = in * scale, converting the type: `q * sqrt(scale)`, `scores.mul_(scale)`.
+template <typename Tsrc, typename Tdst>
+struct Scale : UnaryMap<Tsrc, Tdst> {
+  float scale;
+  __device__ __forceinline__ Tdst apply(Tsrc x) const { return from_f<Tdst>(to_f(x) * scale); }
+};
+
+// out = in converted: `q.to(float)`, `attn.to(bf16)`, `out.to(bf16)`.
+template <typename Tsrc, typename Tdst>
+struct Convert : UnaryMap<Tsrc, Tdst> {
+  __device__ __forceinline__ Tdst apply(Tsrc x) const { return from_f<Tdst>(to_f(x)); }
+};
+
+template <typename T>
+struct EqNegInf : UnaryMap<T, bool> {  // self.eq(-inf)
+  __device__ __forceinline__ bool apply(T x) const { return to_f(x) == -INFINITY; }
+};
+
+template <typename T>
+struct Fill {  // at::ones / at::scalar_tensor
+  static constexpr int kInputs = 0;
+  using Out = T;
+  T* out;
+  T value;
+  __device__ __forceinline__ T apply() const { return value; }
+};
+
+// --- Strided and broadcast ops (the unrolled loop) ---
+
+// dst (dense) = src (strided) * scale, converting the type.
+template <typename Tsrc, typename Tdst>
+struct ToDenseScaled {
+  const Tsrc* src;
+  StridedIndex at;
+  float scale;
+  Tdst* dst;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    dst[i] = from_f<Tdst>(to_f(src[at(i)]) * scale);
+  }
+};
+
+// dst (strided) = src (dense), converting the type: the final `out.to(bf16)`.
+template <typename Tsrc, typename Tdst>
+struct ToStrided {
+  const Tsrc* src;
+  StridedIndex at;
+  Tdst* dst;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    dst[at(i)] = from_f<Tdst>(to_f(src[i]));
+  }
+};
+
+struct Tril {  // bool [rows, cols]: keep where col - row <= diagonal
+  const bool* src;
+  bool* dst;
+  int cols;
+  int diagonal;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    const I r = i / cols, c = i % cols;
+    dst[i] = c - r <= diagonal ? src[i] : false;
+  }
+};
+
+template <typename T>
+struct WhereScalars {  // at::where(cond, scalar_tensor a, scalar_tensor b)
+  const bool* cond;
+  const T* a;  // 0-dim tensors
+  const T* b;
+  T* dst;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    dst[i] = cond[i] ? *a : *b;
+  }
+};
+
+template <typename T>
+struct AddBroadcast {  // attn.add_(mask): mask [rows, cols] broadcast over batch and heads
+  T* dst;
+  const T* mask;
+  std::int64_t mask_size;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    dst[i] = from_f<T>(to_f(dst[i]) + to_f(mask[i % static_cast<I>(mask_size)]));
+  }
+};
+
+template <typename T>
+struct WhereRowElse {  // at::where(masked_rows [rows, 1], zero, out)
+  const bool* row_flag;
+  const T* zero;
+  const T* src;
+  T* dst;
+  int cols;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    dst[i] = row_flag[i / cols] ? *zero : src[i];
+  }
+};
+
+// scores.masked_fill_(masked_out, -inf), mask broadcast over batch and heads. As
+// ATen's masked_fill kernel, every element is written (out = mask ? value : self).
+template <typename T>
+struct MaskedFillNegInf {
+  T* dst;
+  const bool* masked_out;
+  std::int64_t mask_size;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    const T x = dst[i];
+    dst[i] = masked_out[i % static_cast<I>(mask_size)] ? from_f<T>(-INFINITY) : x;
+  }
+};
+
+// ATen's vt for each broadcast op (elementwise_kernel<128, vt> in PyTorch 2.11's trace).
+constexpr int kBroadcastVT = 2;   // add, where
+constexpr int kMaskedFillVT = 4;  // masked_fill
+
+}  // namespace attnprof::attention::cuda
