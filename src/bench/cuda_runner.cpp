@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -100,6 +102,113 @@ struct DeviceInputs {
   attention::AttentionParams params;
 };
 
+// What every implementation of one run shares: the inputs on the device, the
+// stream, the L2 flush buffer, the kernel counter.
+struct Session {
+  const Plan& plan;
+  attention::HostInputs host;
+  Stream stream;
+  DeviceInputs dev;
+  DeviceBuffer flush;
+  std::unique_ptr<KernelCounter> counter;
+};
+
+DeviceInputs upload(const attention::HostInputs& host) {
+  DeviceInputs dev{DeviceBuffer(host.q.size()), DeviceBuffer(host.k.size()), DeviceBuffer(host.v.size()),
+                   DeviceBuffer(host.out.size()), host.params};
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.q.get(), host.q.data(), host.q.size(), cudaMemcpyHostToDevice));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.k.get(), host.k.data(), host.k.size(), cudaMemcpyHostToDevice));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.v.get(), host.v.data(), host.v.size(), cudaMemcpyHostToDevice));
+  dev.params.q = dev.q.get();
+  dev.params.k = dev.k.get();
+  dev.params.v = dev.v.get();
+  dev.params.out = dev.out.get();
+  dev.params.lse = nullptr;
+  return dev;
+}
+
+// Twice the L2, overwritten before each timed run, keeps one run's inputs from
+// being the next run's cache hits.
+DeviceBuffer l2_flush_buffer() {
+  int device = 0, l2 = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  return DeviceBuffer(std::max<std::size_t>(2u * static_cast<std::size_t>(l2), 64u << 20));
+}
+
+// The fp64 check of one forward, its output poisoned first.
+void check(Session& s, const std::function<void()>& forward, ImplResult& row) {
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(s.dev.out.get(), 0xff, s.dev.out.bytes(), s.stream.get()));  // NaN
+  forward();
+  ATTNPROF_CUDA_CHECK(
+      cudaMemcpyAsync(s.host.out.data(), s.dev.out.get(), s.host.out.size(), cudaMemcpyDeviceToHost, s.stream.get()));
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
+  const auto result = attention::cpu::check_against_reference(s.host.params, s.host.out.data(), s.plan.check_slices);
+  row.rel_error = result.rel_error;
+  row.slices_checked = result.slices_checked;
+  row.slices_total = result.slices_total;
+  row.check_passed = result.rel_error < attention::cpu::tolerance(s.plan.shape.dtype);
+}
+
+// One recorded forward: its kernels, and the trace --trace asked for.
+void record_kernels(Session& s, const std::function<void()>& forward, const std::string& name, ImplResult& row,
+                    BenchRun& run) {
+  ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  s.counter->begin();
+  std::string why;
+  if (!s.counter->available(&why)) {
+    run.kernel_count_source = "n/a: " + why;
+    return;
+  }
+  forward();
+  ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::string trace_path =
+      s.plan.trace_dir.empty() ? "" : (std::filesystem::path(s.plan.trace_dir) / (name + ".json")).string();
+  const KernelRecording rec = s.counter->end(trace_path);
+  row.kernels = static_cast<int>(rec.kernel_names.size());
+  row.kernel_names = rec.kernel_names;
+  row.kernel_us = rec.kernel_us;
+  row.gemm_unit = gemm_unit(rec.kernel_names);
+  run.kernel_count_source = "CUPTI recorder";
+}
+
+// Timing: one forward per sample, L2 flushed before it (the cold mode of the one timer).
+void time(Session& s, const std::function<void()>& forward, ImplResult& row, const BenchRun& run) {
+  const auto cold = [&](int samples) {
+    return attention::cuda::time_calls(forward, s.stream.get(),
+                                       {attention::cuda::TimingMode::cold, samples, 1, s.flush.get(), s.flush.bytes()});
+  };
+  const double probe = cold(1).front();
+  const int reps =
+      s.plan.repeats > 0 ? s.plan.repeats : std::clamp(static_cast<int>(300.0 / std::max(probe, 1e-3)), 10, 200);
+  const TimingStats st = timing_stats(cold(reps));
+  row.median_ms = st.median;
+  row.p10_ms = st.p10;
+  row.p90_ms = st.p90;
+  row.runs = reps;
+  row.tflops = attention::attention_flops(s.plan.shape) / (st.median * 1e-3) / 1e12;
+  if (run.gemm_tflops) row.pct_of_gemm = 100.0 * row.tflops / *run.gemm_tflops;
+}
+
+// Warm-up, check, kernels, timing of one implementation.
+void measure(Session& s, const Implementation& impl, ImplResult& row, BenchRun& run) {
+  const std::size_t ws_bytes = impl.workspace ? impl.workspace(s.dev.params) : 0;
+  if (static_cast<double>(ws_bytes) > 0.9 * static_cast<double>(free_device_bytes()))
+    throw attention::cuda::DeviceOutOfMemory(
+        fmt::format("{} needs {:.1f} GiB of scratch for this shape; {:.1f} GiB are free", impl.name,
+                    gib(static_cast<double>(ws_bytes)), gib(static_cast<double>(free_device_bytes()))));
+  DeviceBuffer workspace(ws_bytes);
+  const attention::ExecContext ctx{s.stream.get(), workspace.get(), ws_bytes};
+  const std::function<void()> forward = [&] { impl.run(s.dev.params, ctx); };
+  forward();  // warm-up: handles, heuristics, cached masks, cuDNN graphs
+  forward();
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
+  if (s.plan.check_slices > 0) check(s, forward, row);
+  record_kernels(s, forward, impl.name, row, run);
+  time(s, forward, row, run);
+  row.bytes_model = impl.bytes ? impl.bytes(s.plan.shape) : 0.0;
+}
+
 }  // namespace
 
 void plugin::run(const Plan& plan, BenchRun& run) {
@@ -110,119 +219,36 @@ void plugin::run(const Plan& plan, BenchRun& run) {
         fmt::format("shape needs {:.1f} GiB of device memory for q, k, v and out; "
                     "{:.1f} GiB are free",
                     gib(static_cast<double>(input_bytes)), gib(static_cast<double>(free_device_bytes()))));
-  Stream stream;
-  DeviceInputs dev{DeviceBuffer(host.q.size()), DeviceBuffer(host.k.size()), DeviceBuffer(host.v.size()),
-                   DeviceBuffer(host.out.size()), plan.shape};
-  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.q.get(), host.q.data(), host.q.size(), cudaMemcpyHostToDevice));
-  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.k.get(), host.k.data(), host.k.size(), cudaMemcpyHostToDevice));
-  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.v.get(), host.v.data(), host.v.size(), cudaMemcpyHostToDevice));
-  dev.params.q = dev.q.get();
-  dev.params.k = dev.k.get();
-  dev.params.v = dev.v.get();
-  dev.params.out = dev.out.get();
-  dev.params.lse = nullptr;
-
-  // Flushing twice the L2 before each timed run keeps one run's inputs from
-  // being the next run's cache hits.
-  int device = 0, l2 = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  DeviceBuffer flush(std::max<std::size_t>(2u * static_cast<std::size_t>(l2), 64u << 20));
+  DeviceInputs dev = upload(host);
+  Session s{plan, std::move(host), Stream(), std::move(dev), l2_flush_buffer(), make_kernel_counter()};
 
   const int gemm_n = free_device_bytes() > (std::size_t{1} << 30) ? 8192 : 2048;
-  run.gemm_tflops = measure_gemm_tflops(stream.get(), gemm_n);
+  run.gemm_tflops = measure_gemm_tflops(s.stream.get(), gemm_n);
   run.gemm_rate_shape = fmt::format("bf16 {0}x{0}x{0} cuBLAS GEMM", gemm_n);
-
-  auto counter = make_kernel_counter();
-  const double flops = attention::attention_flops(plan.shape);
   if (!plan.trace_dir.empty()) std::filesystem::create_directories(plan.trace_dir);
 
   const BenchProgress& progress = *plan.progress;
   if (progress.started) progress.started(run);
-  const auto finished = [&](ImplResult row) {
-    run.rows.push_back(std::move(row));
-    if (progress.finished) progress.finished(run, run.rows.back());
-  };
   for (std::size_t i = 0; i < plan.impls.size(); ++i) {
     const Implementation& impl = plan.impls[i];
     ImplResult row = start_row(impl);
     if (!impl.unavailable.empty() || !impl.run) {
       row.skipped = impl.unavailable;
-      finished(std::move(row));
-      continue;
-    }
-    if (progress.running) progress.running(run, impl.name);
-    try {
-      const std::size_t ws_bytes = impl.workspace ? impl.workspace(dev.params) : 0;
-      if (static_cast<double>(ws_bytes) > 0.9 * static_cast<double>(free_device_bytes()))
-        throw attention::cuda::DeviceOutOfMemory(
-            fmt::format("{} needs {:.1f} GiB of scratch for this shape; {:.1f} GiB are free", impl.name,
-                        gib(static_cast<double>(ws_bytes)), gib(static_cast<double>(free_device_bytes()))));
-      DeviceBuffer workspace(ws_bytes);
-      const attention::ExecContext ctx{stream.get(), workspace.get(), ws_bytes};
-      auto forward = [&] { impl.run(dev.params, ctx); };
-
-      forward();  // warm-up: handles, heuristics, cached masks, cuDNN graphs
-      forward();
-      ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-
-      if (plan.check_slices > 0) {
-        ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dev.out.get(), 0xff, dev.out.bytes(), stream.get()));  // NaN
-        forward();
-        ATTNPROF_CUDA_CHECK(
-            cudaMemcpyAsync(host.out.data(), dev.out.get(), host.out.size(), cudaMemcpyDeviceToHost, stream.get()));
-        ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-        const auto check = attention::cpu::check_against_reference(host.params, host.out.data(), plan.check_slices);
-        row.rel_error = check.rel_error;
-        row.slices_checked = check.slices_checked;
-        row.slices_total = check.slices_total;
-        row.check_passed = check.rel_error < attention::cpu::tolerance(plan.shape.dtype);
+    } else {
+      if (progress.running) progress.running(run, impl.name);
+      try {
+        measure(s, impl, row, run);
+      } catch (const attention::cuda::DeviceOutOfMemory& e) {
+        if (plan.explicitly_asked[i])
+          throw InputError(fmt::format("{}: out of device memory: {}", impl.name, e.what()));
+        row.skipped = fmt::format("out of device memory: {}", e.what());
+      } catch (const InputError& e) {
+        if (plan.explicitly_asked[i]) throw;
+        row.skipped = e.what();
       }
-
-      // One recorded forward: its kernels, and the trace --trace asked for.
-      ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
-      counter->begin();
-      std::string why;
-      if (counter->available(&why)) {
-        forward();
-        ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
-        const std::string trace_path =
-            plan.trace_dir.empty() ? "" : (std::filesystem::path(plan.trace_dir) / (impl.name + ".json")).string();
-        const KernelRecording rec = counter->end(trace_path);
-        row.kernels = static_cast<int>(rec.kernel_names.size());
-        row.kernel_names = rec.kernel_names;
-        row.kernel_us = rec.kernel_us;
-        row.gemm_unit = gemm_unit(rec.kernel_names);
-        run.kernel_count_source = "CUPTI recorder";
-      } else {
-        run.kernel_count_source = "n/a: " + why;
-      }
-
-      // Timing: one forward per sample, L2 flushed before it (the cold mode of the one timer).
-      const auto cold = [&](int samples) {
-        return attention::cuda::time_calls(forward, stream.get(),
-                                           {attention::cuda::TimingMode::cold, samples, 1, flush.get(), flush.bytes()});
-      };
-      const double probe = cold(1).front();
-      const int reps =
-          plan.repeats > 0 ? plan.repeats : std::clamp(static_cast<int>(300.0 / std::max(probe, 1e-3)), 10, 200);
-      const std::vector<double> ms = cold(reps);
-      const TimingStats st = timing_stats(ms);
-      row.median_ms = st.median;
-      row.p10_ms = st.p10;
-      row.p90_ms = st.p90;
-      row.runs = reps;
-      row.tflops = flops / (st.median * 1e-3) / 1e12;
-      if (run.gemm_tflops) row.pct_of_gemm = 100.0 * row.tflops / *run.gemm_tflops;
-      row.bytes_model = impl.bytes ? impl.bytes(plan.shape) : 0.0;
-    } catch (const attention::cuda::DeviceOutOfMemory& e) {
-      if (plan.explicitly_asked[i]) throw InputError(fmt::format("{}: out of device memory: {}", impl.name, e.what()));
-      row.skipped = fmt::format("out of device memory: {}", e.what());
-    } catch (const InputError& e) {
-      if (plan.explicitly_asked[i]) throw;
-      row.skipped = e.what();
     }
-    finished(std::move(row));
+    run.rows.push_back(std::move(row));
+    if (progress.finished) progress.finished(run, run.rows.back());
   }
 }
 
