@@ -16,23 +16,19 @@ namespace {
 using attnprof::attention::AttentionParams;
 using attnprof::attention::DType;
 using attnprof::attention::Layout;
-
-AttentionParams shape(int b, int h, int hkv, int sq, int skv, int d, bool causal, DType dt, Layout layout,
-                      float scale = 0.f) {
-  AttentionParams p = attnprof::attention::make_params(b, h, hkv, sq, skv, d, causal, dt, layout);
-  if (scale != 0.f) p.scale = scale;
-  return p;
-}
+using attnprof::attention::make_params;
 
 std::vector<AttentionParams> cases() {
   std::vector<AttentionParams> cs;
   for (DType dt : {DType::bf16, DType::fp16})
     for (int d : {64, 128})
       for (bool causal : {false, true}) {
-        for (int s : {1, 17, 1000, 2049}) cs.push_back(shape(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
-        cs.push_back(shape(2, 4, 2, 300, 700, d, causal, dt, Layout::BSHD));
-        cs.push_back(shape(1, 4, 1, 777, 129, d, causal, dt, Layout::BHSD, 0.3f));
-        cs.push_back(shape(1, 2, 2, 5, 0, d, causal, dt, Layout::BHSD));
+        for (int s : {1, 17, 1000, 2049}) cs.push_back(make_params(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
+        cs.push_back(make_params(2, 4, 2, 300, 700, d, causal, dt, Layout::BSHD));
+        AttentionParams custom = make_params(1, 4, 1, 777, 129, d, causal, dt, Layout::BHSD);
+        custom.scale = 0.3f;
+        cs.push_back(custom);
+        cs.push_back(make_params(1, 2, 2, 5, 0, d, causal, dt, Layout::BHSD));
       }
   return cs;
 }

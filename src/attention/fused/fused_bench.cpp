@@ -27,13 +27,7 @@ namespace {
 using attnprof::attention::AttentionParams;
 using attnprof::attention::DType;
 using attnprof::attention::Layout;
-
-AttentionParams shape(int b, int h, int hkv, int sq, int skv, int d, bool causal, DType dt, Layout layout,
-                      float scale = 0.f) {
-  AttentionParams p = attnprof::attention::make_params(b, h, hkv, sq, skv, d, causal, dt, layout);
-  if (scale != 0.f) p.scale = scale;
-  return p;
-}
+using attnprof::attention::make_params;
 
 // Small cases for compute-sanitizer runs (memcheck, racecheck): partial tiles,
 // several kv tiles, GQA, causal, both dtypes and head dims.
@@ -41,8 +35,8 @@ std::vector<AttentionParams> small_cases() {
   std::vector<AttentionParams> cs;
   for (int d : {64, 128})
     for (bool causal : {false, true}) {
-      cs.push_back(shape(1, 2, 1, 17, 300, d, causal, DType::bf16, Layout::BHSD));
-      cs.push_back(shape(1, 2, 2, 200, 200, d, causal, DType::fp16, Layout::BSHD));
+      cs.push_back(make_params(1, 2, 1, 17, 300, d, causal, DType::bf16, Layout::BHSD));
+      cs.push_back(make_params(1, 2, 2, 200, 200, d, causal, DType::fp16, Layout::BSHD));
     }
   return cs;
 }
@@ -52,11 +46,14 @@ std::vector<AttentionParams> check_cases() {
   for (DType dt : {DType::bf16, DType::fp16})
     for (int d : {64, 128})
       for (bool causal : {false, true}) {
-        for (int s : {1, 17, 1000, 2049}) cs.push_back(shape(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
-        cs.push_back(shape(2, 4, 2, 300, 700, d, causal, dt, Layout::BSHD));        // GQA, Sq < Skv
-        cs.push_back(shape(1, 4, 1, 777, 129, d, causal, dt, Layout::BHSD, 0.3f));  // MQA, Sq > Skv, custom scale
-        cs.push_back(shape(2, 3, 3, 128, 256, d, causal, dt, Layout::BSHD));        // tile multiples
-        cs.push_back(shape(1, 2, 2, 5, 0, d, causal, dt, Layout::BHSD));            // no keys: zeros, lse -inf
+        for (int s : {1, 17, 1000, 2049}) cs.push_back(make_params(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
+        cs.push_back(make_params(2, 4, 2, 300, 700, d, causal, dt, Layout::BSHD));  // GQA, Sq < Skv
+        AttentionParams custom =
+            make_params(1, 4, 1, 777, 129, d, causal, dt, Layout::BHSD);  // MQA, Sq > Skv, custom scale
+        custom.scale = 0.3f;
+        cs.push_back(custom);
+        cs.push_back(make_params(2, 3, 3, 128, 256, d, causal, dt, Layout::BSHD));  // tile multiples
+        cs.push_back(make_params(1, 2, 2, 5, 0, d, causal, dt, Layout::BHSD));      // no keys: zeros, lse -inf
       }
   return cs;
 }
@@ -186,7 +183,7 @@ int main(int argc, char** argv) {
     std::vector<Path> tpaths = path_arg.empty() ? std::vector<Path>{resolve_path(Path::automatic)} : paths;
     for (Path path : tpaths)
       for (const TimedShape& t : timed_shapes()) {
-        const AttentionParams c = shape(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::bf16, Layout::BHSD);
+        const AttentionParams c = make_params(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::bf16, Layout::BHSD);
         const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21);
         if (!r.error.empty()) {
           std::printf("time %s %s: %s\n", path_name(path), attnprof::attention::describe(c).c_str(), r.error.c_str());
