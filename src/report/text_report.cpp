@@ -175,6 +175,7 @@ void attention_headline(std::string& out, const GroupStats& g) {
                                                          s.shape.kv_heads > 0 ? std::to_string(s.shape.kv_heads) : "?"),
           s.shape.q_len, s.shape.kv_len == s.shape.q_len ? std::string() : fmt::format("x{}", s.shape.kv_len),
           s.shape.head_dim, s.shape.causal.value_or(false) ? " causal" : "", s.one_shape ? "" : " (and others)");
+    if (what.empty()) what.push_back('-');  // no one kernel (an unfused chain) and no shapes in the trace
     fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7.1f} {:>8} {:>8} {:<9} {}\n", to_string(s.impl), to_string(s.pass),
                    fmt::format("{:g}", s.calls / n), static_cast<double>(s.kernels) / std::max(1, s.calls),
                    per(s.kernel_ns), s.fused_ns >= 0 ? per(s.fused_ns) : std::string("-"), to_string(s.precision),
