@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus fuzz clean format format-check
+.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus fuzz sanitize clean format format-check
 
 deps:
 	./scripts/setup.sh
@@ -42,6 +42,12 @@ bench: deps build
 fuzz:
 	./scripts/fuzz_reader.sh
 
+# Every CPU test under AddressSanitizer and UndefinedBehaviorSanitizer (CPU part only).
+sanitize: deps
+	cmake --preset sanitize
+	cmake --build --preset sanitize
+	ctest --preset sanitize -j $(JOBS)
+
 clean:
 	rm -rf $(BUILD)
 
@@ -55,7 +61,7 @@ gpu-test: build
 GPU_CARRY ?= gpu-carry
 gpu-carry: build
 	rm -rf $(GPU_CARRY) && mkdir -p $(GPU_CARRY)/tests/fused $(GPU_CARRY)/tests/capture $(GPU_CARRY)/tests/attention
-	cp $(BUILD)/attnprof $(BUILD)/libattnprof_bench_cuda.so $(BUILD)/libattnprof_inject.so $(BUILD)/attnprof_fused_bench $(GPU_CARRY)/
+	cp $(BUILD)/attnprof $(BUILD)/libattnprof_bench_cuda.so $(BUILD)/libattnprof_inject.so $(BUILD)/attnprof_fused_lab $(GPU_CARRY)/
 	cp -r $(BUILD)/runtime-libs $(GPU_CARRY)/
 	cp $(BUILD)/tests/fused/fused_forward_test $(GPU_CARRY)/tests/fused/
 	cp $(BUILD)/tests/capture/recorder_gpu_test $(GPU_CARRY)/tests/capture/
