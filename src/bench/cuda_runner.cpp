@@ -14,7 +14,8 @@
 #include <fmt/core.h>
 
 #include "attention/cpu/check.h"
-#include "attention/cuda/cuda_check.h"
+#include "attention/cuda/cublas_check.h"
+#include "attention/cuda/device_inputs.h"
 #include "attention/cuda/timer.h"
 #include "attention/host_inputs.h"
 #include "bench/bench.h"
@@ -27,29 +28,8 @@ namespace attnprof::bench {
 
 namespace {
 
-// A cudaMalloc'd buffer, freed on scope exit (move-only).
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    if (bytes) ATTNPROF_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-  }
-  ~DeviceBuffer() {
-    if (ptr_) (void)cudaFree(ptr_);
-  }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  void* get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+using attention::cuda::DeviceBuffer;
+using attention::cuda::DeviceInputs;
 
 class Stream {
  public:
@@ -97,11 +77,6 @@ double measure_gemm_tflops(cudaStream_t stream, int n) {
   return flops / (timing_stats(ms).median * 1e-3) / 1e12;
 }
 
-struct DeviceInputs {
-  DeviceBuffer q, k, v, out;
-  attention::AttentionParams params;
-};
-
 // What every implementation of one run shares: the inputs on the device, the
 // stream, the L2 flush buffer, the kernel counter.
 struct Session {
@@ -112,20 +87,6 @@ struct Session {
   DeviceBuffer flush;
   std::unique_ptr<KernelCounter> counter;
 };
-
-DeviceInputs upload(const attention::HostInputs& host) {
-  DeviceInputs dev{DeviceBuffer(host.q.size()), DeviceBuffer(host.k.size()), DeviceBuffer(host.v.size()),
-                   DeviceBuffer(host.out.size()), host.params};
-  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.q.get(), host.q.data(), host.q.size(), cudaMemcpyHostToDevice));
-  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.k.get(), host.k.data(), host.k.size(), cudaMemcpyHostToDevice));
-  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.v.get(), host.v.data(), host.v.size(), cudaMemcpyHostToDevice));
-  dev.params.q = dev.q.get();
-  dev.params.k = dev.k.get();
-  dev.params.v = dev.v.get();
-  dev.params.out = dev.out.get();
-  dev.params.lse = nullptr;
-  return dev;
-}
 
 // Twice the L2, overwritten before each timed run, keeps one run's inputs from
 // being the next run's cache hits.
@@ -138,11 +99,9 @@ DeviceBuffer l2_flush_buffer() {
 
 // The fp64 check of one forward, its output poisoned first.
 void check(Session& s, const std::function<void()>& forward, ImplResult& row) {
-  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(s.dev.out.get(), 0xff, s.dev.out.bytes(), s.stream.get()));  // NaN
+  attention::cuda::poison_outputs(s.dev, s.stream.get());
   forward();
-  ATTNPROF_CUDA_CHECK(
-      cudaMemcpyAsync(s.host.out.data(), s.dev.out.get(), s.host.out.size(), cudaMemcpyDeviceToHost, s.stream.get()));
-  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
+  attention::cuda::download_outputs(s.dev, s.host, nullptr, s.stream.get());
   const auto result = attention::cpu::check_against_reference(s.host.params, s.host.out.data(), s.plan.check_slices);
   row.rel_error = result.rel_error;
   row.slices_checked = result.slices_checked;
@@ -219,7 +178,7 @@ void plugin::run(const Plan& plan, BenchRun& run) {
         fmt::format("shape needs {:.1f} GiB of device memory for q, k, v and out; "
                     "{:.1f} GiB are free",
                     gib(static_cast<double>(input_bytes)), gib(static_cast<double>(free_device_bytes()))));
-  DeviceInputs dev = upload(host);
+  DeviceInputs dev = attention::cuda::upload(host, attention::cuda::WithLse::no);
   Session s{plan, std::move(host), Stream(), std::move(dev), l2_flush_buffer(), make_kernel_counter()};
 
   const int gemm_n = free_device_bytes() > (std::size_t{1} << 30) ? 8192 : 2048;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/device_inputs.h"
 #include "attention/cuda/timer.h"
 #include "attention/host_inputs.h"
 #include "attention_fn.h"
@@ -17,48 +18,15 @@
 namespace attnprof::fused {
 namespace {
 
-// One device buffer, freed on destruction.
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  ~DeviceBuffer() { cudaFree(ptr); }
-  void alloc(std::size_t bytes) { ATTNPROF_CUDA_CHECK(cudaMalloc(&ptr, std::max<std::size_t>(bytes, 16))); }
-};
-
-// The inputs on the device and the params pointing at them; out and lse poisoned (NaN).
-struct DeviceCall {
-  DeviceBuffer q, k, v, out, lse;
-  attention::AttentionParams params;
-  void upload(const attention::HostInputs& in) {
-    const auto& p = in.params;
-    const std::size_t rows = std::size_t(p.batch) * p.q_heads * p.q_len;
-    for (auto [buf, bytes] : {std::pair{&q, in.q.size()}, std::pair{&k, in.k.size()}, std::pair{&v, in.v.size()},
-                              std::pair{&out, in.out.size()}, std::pair{&lse, rows * sizeof(float)}})
-      buf->alloc(bytes);
-    ATTNPROF_CUDA_CHECK(cudaMemcpy(q.ptr, in.q.data(), in.q.size(), cudaMemcpyHostToDevice));
-    ATTNPROF_CUDA_CHECK(cudaMemcpy(k.ptr, in.k.data(), in.k.size(), cudaMemcpyHostToDevice));
-    ATTNPROF_CUDA_CHECK(cudaMemcpy(v.ptr, in.v.data(), in.v.size(), cudaMemcpyHostToDevice));
-    ATTNPROF_CUDA_CHECK(cudaMemset(out.ptr, 0xFF, in.out.size()));
-    ATTNPROF_CUDA_CHECK(cudaMemset(lse.ptr, 0xFF, rows * sizeof(float)));
-    params = p;
-    params.q = q.ptr;
-    params.k = k.ptr;
-    params.v = v.ptr;
-    params.out = out.ptr;
-    params.lse = static_cast<float*>(lse.ptr);
-  }
-};
-
 // Every failure (a refused call, a CUDA error) throws; check_case and time_case
 // turn it into the result's error line.
 CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned seed) {
   attention::HostInputs in = attention::make_host_inputs(shape, seed);
-  DeviceCall dev;
-  dev.upload(in);
+  const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::yes);
+  attention::cuda::poison_outputs(dev, nullptr);
   attention_forward_on(dev.params, attention::ExecContext{}, path);
-  ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> lse(std::size_t(shape.batch) * shape.q_heads * shape.q_len);
-  ATTNPROF_CUDA_CHECK(cudaMemcpy(in.out.data(), dev.out.ptr, in.out.size(), cudaMemcpyDeviceToHost));
-  ATTNPROF_CUDA_CHECK(cudaMemcpy(lse.data(), dev.lse.ptr, lse.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  attention::cuda::download_outputs(dev, in, lse.data(), nullptr);
   CaseCheck c;
   c.result = attention::cpu::check_against_reference(in.params, in.out.data(), 0, lse.data());
   return c;
@@ -67,8 +35,8 @@ CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned
 TimeResult run_time(const attention::AttentionParams& shape, Path path, int warmup, int iters) {
   // Random data, not zeros: zeros run faster than real data and hide unwritten outputs.
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
-  DeviceCall dev;
-  dev.upload(in);
+  const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::yes);
+  attention::cuda::poison_outputs(dev, nullptr);
   const auto call = [&] { attention_forward_on(dev.params, attention::ExecContext{}, path); };
   for (int i = 0; i < warmup; ++i) call();
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());

@@ -1,0 +1,61 @@
+#include "attention/cuda/device_inputs.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "attention/cuda/cuda_check.h"
+
+namespace attnprof::attention::cuda {
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 16)));
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) (void)cudaFree(ptr_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  std::swap(ptr_, other.ptr_);
+  std::swap(bytes_, other.bytes_);
+  return *this;
+}
+
+DeviceInputs upload(const HostInputs& host, WithLse lse) {
+  const AttentionParams& p = host.params;
+  const std::size_t lse_bytes =
+      lse == WithLse::yes ? static_cast<std::size_t>(p.batch) * p.q_heads * p.q_len * sizeof(float) : 0;
+  DeviceInputs dev{DeviceBuffer(host.q.size()),
+                   DeviceBuffer(host.k.size()),
+                   DeviceBuffer(host.v.size()),
+                   DeviceBuffer(host.out.size()),
+                   DeviceBuffer(),
+                   p};
+  if (lse == WithLse::yes) dev.lse = DeviceBuffer(lse_bytes);
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.q.get(), host.q.data(), host.q.size(), cudaMemcpyHostToDevice));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.k.get(), host.k.data(), host.k.size(), cudaMemcpyHostToDevice));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.v.get(), host.v.data(), host.v.size(), cudaMemcpyHostToDevice));
+  dev.params.q = dev.q.get();
+  dev.params.k = dev.k.get();
+  dev.params.v = dev.v.get();
+  dev.params.out = dev.out.get();
+  dev.params.lse = static_cast<float*>(dev.lse.get());
+  return dev;
+}
+
+void poison_outputs(const DeviceInputs& dev, cudaStream_t stream) {
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dev.out.get(), 0xff, dev.out.bytes(), stream));
+  if (dev.lse.get()) ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dev.lse.get(), 0xff, dev.lse.bytes(), stream));
+}
+
+void download_outputs(const DeviceInputs& dev, HostInputs& host, float* lse, cudaStream_t stream) {
+  ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(host.out.data(), dev.out.get(), host.out.size(), cudaMemcpyDeviceToHost, stream));
+  if (lse && dev.lse.get())
+    ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(lse, dev.lse.get(), dev.lse.bytes(), cudaMemcpyDeviceToHost, stream));
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+}  // namespace attnprof::attention::cuda
