@@ -19,9 +19,9 @@
 #include <string>
 #include <thread>
 
-#include "capture/bench/overhead_kernels.h"
 #include "capture/nvtx_range.h"
 #include "capture/recorder.h"
+#include "overhead_kernels.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_writer.h"
 

@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-#include "capture/bench/overhead_kernels.h"
+#include "overhead_kernels.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_writer.h"
 

@@ -3,7 +3,7 @@
 
 #include <cublas_v2.h>
 
-#include "attention/cuda/cuda_check.h"
+#include "attention/cuda/cublas_check.h"
 
 namespace attnprof::attention::cuda {
 

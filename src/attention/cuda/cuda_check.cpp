@@ -1,4 +1,4 @@
-// The throwing halves of the check macros.
+// The throwing half of ATTNPROF_CUDA_CHECK.
 #include "attention/cuda/cuda_check.h"
 
 #include <fmt/core.h>
@@ -9,12 +9,6 @@ void throw_cuda_error(cudaError_t err, const char* call, const char* file, int l
   (void)cudaGetLastError();  // clear a sticky launch error so the next call can report its own
   const std::string msg = fmt::format("{} failed: {} ({}:{})", call, cudaGetErrorString(err), file, line);
   if (err == cudaErrorMemoryAllocation) throw DeviceOutOfMemory(msg);
-  throw std::runtime_error(msg);
-}
-
-void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
-  const std::string msg = fmt::format("{} failed: {} ({}:{})", call, cublasGetStatusString(status), file, line);
-  if (status == CUBLAS_STATUS_ALLOC_FAILED) throw DeviceOutOfMemory(msg);
   throw std::runtime_error(msg);
 }
 

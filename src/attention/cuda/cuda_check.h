@@ -1,13 +1,13 @@
-// One way to check every CUDA runtime, cuBLAS and cuDNN call: on failure throw
+// One way to check every CUDA runtime call (and, in cublas_check.h and
+// cudnn_sdpa.cpp, every cuBLAS and cuDNN call): on failure throw
 // std::runtime_error with a single line naming the call, the library's error
 // string and where it happened. Out-of-memory becomes DeviceOutOfMemory so the
-// CLI can say so and exit 2.
+// CLI can say so and exit 2. Needs only the CUDA runtime (attnprof_cuda_check).
 #pragma once
 
 #include <stdexcept>
 #include <string>
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 namespace attnprof::attention::cuda {
@@ -18,7 +18,6 @@ class DeviceOutOfMemory : public std::runtime_error {
 };
 
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
 
 }  // namespace attnprof::attention::cuda
 
@@ -31,10 +30,3 @@ class DeviceOutOfMemory : public std::runtime_error {
 
 // After a kernel launch: launch-configuration errors surface here.
 #define ATTNPROF_CUDA_CHECK_LAUNCH() ATTNPROF_CUDA_CHECK(cudaGetLastError())
-
-#define ATTNPROF_CUBLAS_CHECK(call)                                                             \
-  do {                                                                                          \
-    const cublasStatus_t attnprof_st_ = (call);                                                 \
-    if (attnprof_st_ != CUBLAS_STATUS_SUCCESS)                                                  \
-      ::attnprof::attention::cuda::throw_cublas_error(attnprof_st_, #call, __FILE__, __LINE__); \
-  } while (0)

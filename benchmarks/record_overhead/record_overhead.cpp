@@ -13,25 +13,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
-#include "capture/bench/overhead_kernels.h"
+#include "attention/cuda/cuda_check.h"
 #include "capture/recorder.h"
+#include "overhead_kernels.h"
 
 namespace {
 
 using attnprof::overhead::Buffers;
 using attnprof::overhead::kMixKernels;
-
-#define CUDA_CHECK(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t err_ = (call);                                                                   \
-    if (err_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "record_overhead: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 double now_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -42,19 +35,17 @@ template <typename Loop>
 double time_per_iteration(Loop loop, cudaStream_t s, int n, int repeats) {
   std::vector<double> t;
   for (int r = 0; r < repeats; ++r) {
-    CUDA_CHECK(cudaStreamSynchronize(s));
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
     const double t0 = now_us();
     loop(n);
-    CUDA_CHECK(cudaStreamSynchronize(s));
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
     t.push_back((now_us() - t0) / n);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   int tiny = 20000, mix = 2000, repeats = 7;
   bool plain = false;
   for (int i = 1; i < argc; ++i) {
@@ -78,20 +69,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   Buffers buf;
-  CUDA_CHECK(cudaMalloc(&buf.counter, sizeof(int)));
-  CUDA_CHECK(cudaMalloc(&buf.x, Buffers::kN * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&buf.y, Buffers::kN * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&buf.sum, sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&buf.a, Buffers::kM * Buffers::kM * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&buf.b, Buffers::kM * Buffers::kM * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&buf.c, Buffers::kM * Buffers::kM * sizeof(float)));
-  CUDA_CHECK(cudaMemset(buf.x, 0x3c, Buffers::kN * sizeof(float)));  // ~0.01, not zeros
-  CUDA_CHECK(cudaMemset(buf.a, 0x3c, Buffers::kM * Buffers::kM * sizeof(float)));
-  CUDA_CHECK(cudaMemset(buf.b, 0x3c, Buffers::kM * Buffers::kM * sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&buf.counter, sizeof(int)));
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&buf.x, Buffers::kN * sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&buf.y, Buffers::kN * sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&buf.sum, sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&buf.a, Buffers::kM * Buffers::kM * sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&buf.b, Buffers::kM * Buffers::kM * sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&buf.c, Buffers::kM * Buffers::kM * sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMemset(buf.x, 0x3c, Buffers::kN * sizeof(float)));  // ~0.01, not zeros
+  ATTNPROF_CUDA_CHECK(cudaMemset(buf.a, 0x3c, Buffers::kM * Buffers::kM * sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMemset(buf.b, 0x3c, Buffers::kM * Buffers::kM * sizeof(float)));
   cudaStream_t s;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  auto tiny_fn = [&](int n) { CUDA_CHECK(attnprof::overhead::tiny_loop(buf, s, n)); };
-  auto mix_fn = [&](int n) { CUDA_CHECK(attnprof::overhead::mix_loop(buf, s, n)); };
+  ATTNPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto tiny_fn = [&](int n) { ATTNPROF_CUDA_CHECK(attnprof::overhead::tiny_loop(buf, s, n)); };
+  auto mix_fn = [&](int n) { ATTNPROF_CUDA_CHECK(attnprof::overhead::mix_loop(buf, s, n)); };
   tiny_fn(2000);  // warm-up: module load, first launches
   mix_fn(50);
 
@@ -100,7 +91,7 @@ int main(int argc, char** argv) {
   std::printf("unrecorded   tiny %8.3f us/launch   mix %8.3f us/iteration\n", tiny0, mix0);
   if (plain) {
     std::printf("RESULT mode=plain tiny_us=%.4f mix_us=%.4f\n", tiny0, mix0);
-    CUDA_CHECK(cudaStreamDestroy(s));
+    ATTNPROF_CUDA_CHECK(cudaStreamDestroy(s));
     return 0;
   }
   // Recorded, once per set of kinds: what each kind of record costs.
@@ -115,10 +106,10 @@ int main(int argc, char** argv) {
       options.kinds = *attnprof::capture::parse_record_kinds(kinds);
       attnprof::capture::RecordingScope scope(options);
       tiny_fn(2000);  // CUPTI's first records set up buffers; keep that out
-      CUDA_CHECK(cudaStreamSynchronize(s));
+      ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
       tiny1 = time_per_iteration(tiny_fn, s, tiny, repeats);
       mix1 = time_per_iteration(mix_fn, s, mix, repeats);
-      CUDA_CHECK(cudaDeviceSynchronize());
+      ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
       const attnprof::Trace trace = scope.stop_and_take();
       for (const auto& e : trace.events) kernels += e.kind == attnprof::EventKind::Kernel;
       dropped = trace.dropped_records;
@@ -144,6 +135,17 @@ int main(int argc, char** argv) {
   std::printf("unrecorded   tiny %8.3f us/launch   mix %8.3f us/iteration (after recording)\n", tiny2, mix2);
   std::printf("RESULT mode=after tiny_us=%.4f mix_us=%.4f (all kinds vs after: %.3fx)\n", tiny2, mix2,
               tiny_all / tiny2);
-  CUDA_CHECK(cudaStreamDestroy(s));
+  ATTNPROF_CUDA_CHECK(cudaStreamDestroy(s));
   return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // a failed CUDA call (ATTNPROF_CUDA_CHECK)
+    std::fprintf(stderr, "record_overhead: %s\n", e.what());
+    return 1;
+  }
 }

@@ -1,6 +1,6 @@
 // The overhead benchmark's kernels and their launch loops (the only CUDA unit of
 // the benchmark; record_overhead.cpp holds the timing and the recorder).
-#include "capture/bench/overhead_kernels.h"
+#include "overhead_kernels.h"
 
 #include "capture/nvtx_range.h"
 
