@@ -1,6 +1,5 @@
 // The project's one JSON string escaper and one document writer: the doctor
-// and bench reports write through JsonWriter, the trace writer streams events
-// through append_quoted.
+// and bench reports and the trace writer all write through JsonWriter.
 #pragma once
 
 #include <iterator>
@@ -17,12 +16,21 @@ namespace attnprof {
 void append_quoted(std::string& out, std::string_view s);
 std::string quoted(std::string_view s);
 
+// Where line breaks go. Either way each top-level member, and each element of
+// an array that is a top-level member, gets a line of its own; deeper values
+// stay on that line.
+enum class JsonLayout {
+  compact,  // the first member on the opening bracket's line, closing brackets inline (reports)
+  lines,    // every such member on its own indented line, closing brackets too (traces, as Kineto)
+};
+
 // A JSON document writer: separators are inserted by the container, so
-// callers only name fields; one line per top-level member and per element of
-// a top-level array. Strings go through append_quoted.
+// callers only name fields. Strings go through append_quoted. The writer only
+// ever appends to `out`, so a caller may pass the text on and clear `out`
+// between members (the trace writer streams large traces this way).
 class JsonWriter {
  public:
-  explicit JsonWriter(std::string& out) : out_(out) {}
+  explicit JsonWriter(std::string& out, JsonLayout layout = JsonLayout::compact) : out_(out), layout_(layout) {}
   void begin_object(std::string_view k = {}) { open(k, '{'); }
   void begin_array(std::string_view k = {}) { open(k, '['); }
   void end_object() { close('}'); }
@@ -48,14 +56,26 @@ class JsonWriter {
     key(k);
     out_ += "null";
   }
+  // Writes the key (and separator) and returns the output, for a value the
+  // caller appends itself as JSON text (e.g. a number in its own format).
+  std::string& value(std::string_view k) {
+    key(k);
+    return out_;
+  }
 
  private:
+  // Whether the members of the innermost open container go on lines of their own.
+  bool own_line() const { return first_.size() == 1 || (first_.size() == 2 && arrays_.back()); }
+  void new_line(std::size_t depth) {
+    out_ += '\n';
+    out_.append(layout_ == JsonLayout::lines ? 2 * depth : 2, ' ');
+  }
   // Separator before a new member; then its key when in an object.
   void key(std::string_view k) {
     if (!first_.empty()) {
-      // One line per top-level member and per element of a top-level array.
-      const bool own_line = first_.size() == 1 || (first_.size() == 2 && arrays_.back());
-      if (!first_.back()) out_ += own_line ? ",\n  " : ", ";
+      const bool line = own_line();
+      if (!first_.back()) out_ += line ? "," : ", ";
+      if (line && (!first_.back() || layout_ == JsonLayout::lines)) new_line(first_.size());
       first_.back() = false;
     }
     if (!k.empty()) {
@@ -70,12 +90,14 @@ class JsonWriter {
     arrays_.push_back(bracket == '[');
   }
   void close(char bracket) {
+    if (layout_ == JsonLayout::lines && own_line() && !first_.back()) new_line(first_.size() - 1);
     first_.pop_back();
     arrays_.pop_back();
     out_ += bracket;
   }
 
   std::string& out_;
+  JsonLayout layout_;
   std::vector<bool> first_;   // per open container: no member written yet
   std::vector<bool> arrays_;  // per open container: is it an array
 };
