@@ -53,6 +53,7 @@ class TraceIndex {
   bool has_cpu_ops() const { return has_cpu_ops_; }
 
  private:
+  class Builder;
   const Trace* trace_;
   std::vector<CpuRange> ranges_;
   std::vector<GpuActivity> activities_;
