@@ -11,11 +11,11 @@ steps=("${@:-all}")
 has() { for s in "${steps[@]}"; do [[ $s == "$1" || $s == all ]] && return 0; done; return 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 if has sass; then
-  cuobjdump --dump-sass "$B/attnprof_fused_bench" > "$O/sass.txt" 2>&1
+  cuobjdump --dump-sass "$B/attnprof_fused_lab" > "$O/sass.txt" 2>&1
   echo "HGMMA lines: $(grep -c HGMMA "$O/sass.txt"), HMMA lines: $(grep -c 'HMMA' "$O/sass.txt"), LDL/STL: $(grep -cE 'LDL|STL' "$O/sass.txt")"
 fi
 if has check; then
-  timeout ${CHECK_TIMEOUT:-180} "$B/attnprof_fused_bench" --check ${CHECKPATH:+--path $CHECKPATH} > "$O/check.log" 2>&1; echo "check rc=$?"
+  timeout ${CHECK_TIMEOUT:-180} "$B/attnprof_fused_lab" --check ${CHECKPATH:+--path $CHECKPATH} > "$O/check.log" 2>&1; echo "check rc=$?"
   grep -E "FAIL|checks:" "$O/check.log" | tail -40
 fi
 if has sanitize; then
@@ -24,7 +24,7 @@ if has sanitize; then
   for tool in ${SAN_TOOLS:-memcheck racecheck}; do
     for path in ${SANPATH:-portable hopper hopper_m192}; do
       for c in ${SAN_CASES:-0 1 2 3 4 5 6 7}; do
-        timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_bench" \
+        timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_lab" \
           --check --small --path $path --case $c > "$O/san_${tool}_${path}_$c.log" 2>&1 &
       done
     done
@@ -39,7 +39,7 @@ if has gtest; then
   echo "gtest rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$O/gtest.log" | tr '\n' ' ')"
 fi
 if has time; then
-  timeout 240 "$B/attnprof_fused_bench" --time ${QUICK:+--quick} ${TPATH:+--path $TPATH} --csv "$O/fused.csv" > "$O/time.log" 2>&1; echo "time rc=$?"
+  timeout 240 "$B/attnprof_fused_lab" --time ${QUICK:+--quick} ${TPATH:+--path $TPATH} --csv "$O/fused.csv" > "$O/time.log" 2>&1; echo "time rc=$?"
   if [[ -n ${PEERS:-1} ]]; then
     PYTHONUNBUFFERED=1 python3 scripts/fused_peers.py "$O/fused.csv" --out "$O/peers.csv" 2>&1 | tee "$O/peers.log"
   else

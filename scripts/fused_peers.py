@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Times PyTorch SDPA's flash (FA2) and cuDNN backends on the shapes that
-attnprof_fused_bench timed (its --csv output), in the same call on the same GPU,
+attnprof_fused_lab timed (its --csv output), in the same call on the same GPU,
 and prints one table with the fused kernel's ratio to each.
 
   python3 scripts/fused_peers.py fused.csv [--out peers.csv]

@@ -38,7 +38,7 @@ done
 for t in tests/fused/fused_forward_test tests/capture/recorder_gpu_test tests/attention/attention_cuda_test; do
   [ -x "$B/$t" ] && run "$(basename "$t")" "${TEST_TIMEOUT:-150}" "$B/$t"
 done
-if command -v compute-sanitizer >/dev/null && [ -x "$B/attnprof_fused_bench" ]; then
+if command -v compute-sanitizer >/dev/null && [ -x "$B/attnprof_fused_lab" ]; then
   echo "=== compute-sanitizer on the fused kernels (one process per tool, path and small case)"
   BUILD="$B" OUT="$O/sanitizer" "$here/fused_device.sh" sanitize | tee "$O/sanitizer.txt"
   grep -qE "check .* (FAIL|ok)" "$O/sanitizer.txt" || status=1

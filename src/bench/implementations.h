@@ -26,6 +26,7 @@ struct Implementation {
   std::string ladder_cause;                    // the cause this one removes from ladder_from
   bool takes_fp32 = true;                      // false: bf16/fp16 only
   bool takes_every_shape = true;               // false: refuses some shapes (InputError saying why)
+  bool on_request = false;                     // true: runs only when --impl names it
 };
 
 // In ladder order: the slow path first, then each fix, then the fused ones.

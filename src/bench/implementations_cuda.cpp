@@ -3,6 +3,9 @@
 // hand-written sequence, cuDNN and the project's fused kernel.
 #include <cuda_runtime.h>
 
+#include <string>
+#include <string_view>
+
 #include "attention/cuda/cuda_attention.h"
 #include "attention/fused/attention_fn.h"
 #include "bench/bytes_model.h"
@@ -10,6 +13,26 @@
 #include "bench/implementations.h"
 
 namespace attnprof::bench {
+namespace {
+
+template <fused::Path P>
+Implementation path_row(std::string_view what) {
+  Implementation row{std::string("fused:") + std::string(fused::path_name(P)),
+                     true,
+                     fused::attention_forward_path<P>,
+                     fused::attention_workspace,
+                     "",
+                     "fused on one path: " + std::string(what),
+                     bytes::fused,
+                     "",
+                     ""};
+  row.takes_fp32 = false;
+  row.takes_every_shape = false;
+  row.on_request = true;
+  return row;
+}
+
+}  // namespace
 
 std::vector<Implementation> plugin::implementations() {
   namespace cu = attention::cuda;
@@ -35,6 +58,11 @@ std::vector<Implementation> plugin::implementations() {
       {"fused", true, fused::attention_forward, fused::attention_workspace, "",
        "the project's own fused kernel: one launch, tensor cores, online softmax", bytes::fused, "manual",
        "unfused: scores via memory (ours)", false, false},
+      // The fused kernel on one code path, as the lab runs it: only when named.
+      path_row<fused::Path::portable>("mma.sync, sm_80+"),
+      path_row<fused::Path::hopper>("TMA + wgmma, warp-specialized, sm_90a"),
+      path_row<fused::Path::hopper_overlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
+      path_row<fused::Path::hopper_m192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
   };
 }
 

@@ -48,8 +48,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand(
       "bench", "Run, check (fp64) and time the attention implementations on one shape, with the ladder of causes");
-  cmd->add_option("--impl", args->impls,
-                  "Implementations, comma-separated (default: all on the device); --list shows them");
+  cmd->add_option(
+      "--impl", args->impls,
+      "Implementations, comma-separated (default: all on the device but the on-request ones, e.g. reference, "
+      "fused:<path>); --list shows them");
   auto* batch = cmd->add_option("--batch,-b", args->batch, "Batch size (GPU default 8)");
   auto* heads = cmd->add_option("--heads", args->heads, "Query heads (GPU default 16)");
   auto* kv_heads =

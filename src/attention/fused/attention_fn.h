@@ -18,6 +18,12 @@ void attention_forward(const attention::AttentionParams& p, const attention::Exe
 // The same on one kernel path (the lab times and checks each).
 void attention_forward_on(const attention::AttentionParams& p, const attention::ExecContext& ctx, Path path);
 
+// attention_forward_on as an AttentionFn: `attnprof bench --impl fused:<path>`.
+template <Path P>
+void attention_forward_path(const attention::AttentionParams& p, const attention::ExecContext& ctx) {
+  attention_forward_on(p, ctx, P);
+}
+
 // Scratch for the log-sum-exp when p.lse is null (the kernel always writes it).
 std::size_t attention_workspace(const attention::AttentionParams& p);
 

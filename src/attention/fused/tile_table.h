@@ -3,6 +3,9 @@
 // from these rows and nothing else picks a tile size.
 #pragma once
 
+#include <array>
+#include <string_view>
+
 namespace attnprof::fused {
 
 // portable: mma.sync (sm_80+). hopper: TMA + wgmma + warp specialization (sm_90a).
@@ -11,6 +14,22 @@ namespace attnprof::fused {
 // step n-1 inside a warpgroup, measured slower) and hopper_m192 (3 consumer
 // warpgroups, BM=192, head dim 64 only).
 enum class Path : int { automatic = 0, portable = 1, hopper = 2, hopper_overlap = 3, hopper_m192 = 4 };
+
+struct PathName {
+  Path path;
+  std::string_view name;
+};
+// The names the lab's --path and `attnprof bench --impl fused:<name>` take.
+inline constexpr std::array<PathName, 5> kPathNames{{{Path::automatic, "auto"},
+                                                     {Path::portable, "portable"},
+                                                     {Path::hopper, "hopper"},
+                                                     {Path::hopper_overlap, "hopper_overlap"},
+                                                     {Path::hopper_m192, "hopper_m192"}}};
+constexpr std::string_view path_name(Path p) {
+  for (const PathName& n : kPathNames)
+    if (n.path == p) return n.name;
+  return "auto";
+}
 
 struct TileConfig {
   Path path;

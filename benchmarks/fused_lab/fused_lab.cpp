@@ -1,8 +1,10 @@
-// attnprof_fused_bench: checks the fused attention forward against the fp64 CPU
-// reference on odd shapes, then times it on the table and a sequence sweep.
-//   attnprof_fused_bench --check            correctness suite, both paths
-//   attnprof_fused_bench --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
-//   attnprof_fused_bench --check --small    a few small shapes (for compute-sanitizer)
+// attnprof_fused_lab, the fused kernel's lab: checks every kernel path against
+// the fp64 CPU reference on odd shapes, then times a path on a table of shapes
+// and a sequence sweep (hot timing; `attnprof bench --impl fused:<path>` times
+// one path on one shape the bench's way, cold).
+//   attnprof_fused_lab --check            correctness suite, both paths
+//   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
+//   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
 //   --case N                                 only the N-th case of the check list (0-based), so
 //                                            sanitizer runs can go one case per process
 //   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|auto (default: auto for timing, every available for
@@ -12,13 +14,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cuda_runtime.h>
 
+#include "attention/fused/fused_attention.h"
+#include "attention/fused/fused_harness.h"
 #include "attention/params.h"
-#include "fused_attention.h"
-#include "fused_harness.h"
 
 using namespace attnprof::fused;
 
@@ -73,41 +76,24 @@ std::vector<TimedShape> timed_shapes() {
   return ts;
 }
 
-const char* path_name(Path p) {
-  switch (p) {
-    case Path::hopper:
-      return "hopper";
-    case Path::hopper_overlap:
-      return "hopper_overlap";
-    case Path::hopper_m192:
-      return "hopper_m192";
-    case Path::portable:
-      return "portable";
-    default:
-      return "auto";
-  }
-}
-
-// "portable,hopper" -> paths
-std::vector<Path> parse_paths(const std::string& s) {
-  std::vector<Path> out;
-  size_t pos = 0;
+// "portable,hopper" -> paths; an unknown name is an error naming it.
+bool parse_paths(const std::string& s, std::vector<Path>& out) {
+  std::size_t pos = 0;
   while (pos <= s.size()) {
-    const size_t end = std::min(s.find(',', pos), s.size());
-    const std::string w = s.substr(pos, end - pos);
-    if (w == "portable")
-      out.push_back(Path::portable);
-    else if (w == "hopper")
-      out.push_back(Path::hopper);
-    else if (w == "hopper_overlap")
-      out.push_back(Path::hopper_overlap);
-    else if (w == "hopper_m192")
-      out.push_back(Path::hopper_m192);
-    else if (w == "auto")
-      out.push_back(resolve_path(Path::automatic));
+    const std::size_t end = std::min(s.find(',', pos), s.size());
+    const std::string_view w = std::string_view(s).substr(pos, end - pos);
+    const auto it = std::find_if(kPathNames.begin(), kPathNames.end(), [&](const PathName& n) { return n.name == w; });
+    if (it == kPathNames.end()) {
+      std::fprintf(stderr,
+                   "attnprof_fused_lab: --path: unknown path '%.*s' (have: auto, portable, hopper, "
+                   "hopper_overlap, hopper_m192)\n",
+                   static_cast<int>(w.size()), w.data());
+      return false;
+    }
+    out.push_back(it->path == Path::automatic ? resolve_path(Path::automatic) : it->path);
     pos = end + 1;
   }
-  return out;
+  return true;
 }
 
 }  // namespace
@@ -142,7 +128,7 @@ int main(int argc, char** argv) {
   if (!do_check && !do_time) do_check = do_time = true;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // keep lines when a timeout kills the run
   if (!have_device()) {
-    std::fprintf(stderr, "attnprof_fused_bench: no CUDA device\n");
+    std::fprintf(stderr, "attnprof_fused_lab: no CUDA device\n");
     return 1;
   }
   cudaDeviceProp prop{};
@@ -150,18 +136,19 @@ int main(int argc, char** argv) {
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
   const bool hopper = resolve_path(Path::automatic) == Path::hopper;
   std::vector<Path> paths;
-  if (!path_arg.empty())
-    paths = parse_paths(path_arg);
-  else
+  if (!path_arg.empty()) {
+    if (!parse_paths(path_arg, paths)) return 2;
+  } else {
     paths = hopper ? std::vector<Path>{Path::portable, Path::hopper_overlap, Path::hopper_m192, Path::hopper}
                    : std::vector<Path>{Path::portable};
+  }
 
   int failures = 0;
   if (do_check) {
     unsigned seed = 1;
     const std::vector<AttentionParams> cases = small ? small_cases() : check_cases();
     if (only_case >= static_cast<int>(cases.size())) {
-      std::fprintf(stderr, "attnprof_fused_bench: --case %d: the list has %zu cases\n", only_case, cases.size());
+      std::fprintf(stderr, "attnprof_fused_lab: --case %d: the list has %zu cases\n", only_case, cases.size());
       return 2;
     }
     for (Path path : paths)
@@ -171,9 +158,9 @@ int main(int argc, char** argv) {
         const CaseCheck r = check_case(c, path, seed++);
         const bool ok = r.ok(1e-2);
         failures += !ok;
-        std::printf("check %-8s %-60s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n", path_name(path),
-                    attnprof::attention::describe(c).c_str(), r.result.rel_error, r.result.max_lse_err,
-                    r.result.unwritten, ok ? "ok" : "FAIL ", r.error.c_str());
+        std::printf("check %-8s %-60s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n",
+                    std::string(path_name(path)).c_str(), attnprof::attention::describe(c).c_str(), r.result.rel_error,
+                    r.result.max_lse_err, r.result.unwritten, ok ? "ok" : "FAIL ", r.error.c_str());
       }
     std::printf("checks: %d failed\n", failures);
   }
@@ -186,15 +173,16 @@ int main(int argc, char** argv) {
         const AttentionParams c = make_params(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::bf16, Layout::BHSD);
         const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21);
         if (!r.error.empty()) {
-          std::printf("time %s %s: %s\n", path_name(path), attnprof::attention::describe(c).c_str(), r.error.c_str());
+          std::printf("time %s %s: %s\n", std::string(path_name(path)).c_str(),
+                      attnprof::attention::describe(c).c_str(), r.error.c_str());
           ++failures;
           continue;
         }
-        std::printf("time %-8s %-60s %8.3f ms %7.1f TFLOP/s\n", path_name(path),
+        std::printf("time %-8s %-60s %8.3f ms %7.1f TFLOP/s\n", std::string(path_name(path)).c_str(),
                     attnprof::attention::describe(c).c_str(), r.median_ms, r.tflops);
         if (f)
-          std::fprintf(f, "%s,%d,%d,%d,%d,%d,%.5f,%.2f\n", path_name(path), t.b, t.h, t.s, t.d, int(t.causal),
-                       r.median_ms, r.tflops);
+          std::fprintf(f, "%s,%d,%d,%d,%d,%d,%.5f,%.2f\n", std::string(path_name(path)).c_str(), t.b, t.h, t.s, t.d,
+                       int(t.causal), r.median_ms, r.tflops);
       }
     if (f) std::fclose(f);
   }
