@@ -57,11 +57,12 @@ gpu-test: build
 
 # What the GPU check needs from a build, small enough to carry to a GPU machine
 # (the device tool takes 64 MiB; the whole build is larger): then, there,
-# `scripts/gpu_check.sh gpu-carry`.
+# `scripts/gpu_check.sh gpu-carry` (and `scripts/gpu_record_check.sh gpu-carry` for the recorder).
 GPU_CARRY ?= gpu-carry
 gpu-carry: build
 	rm -rf $(GPU_CARRY) && mkdir -p $(GPU_CARRY)/tests/fused $(GPU_CARRY)/tests/capture $(GPU_CARRY)/tests/attention
-	cp $(BUILD)/attnprof $(BUILD)/libattnprof_bench_cuda.so $(BUILD)/libattnprof_inject.so $(BUILD)/attnprof_fused_lab $(GPU_CARRY)/
+	cp $(BUILD)/attnprof $(BUILD)/libattnprof_bench_cuda.so $(BUILD)/libattnprof_inject.so $(BUILD)/attnprof_fused_lab \
+	  $(BUILD)/attnprof_record_overhead $(BUILD)/attnprof_record_demo $(GPU_CARRY)/
 	cp -r $(BUILD)/runtime-libs $(GPU_CARRY)/
 	cp $(BUILD)/tests/fused/fused_forward_test $(GPU_CARRY)/tests/fused/
 	cp $(BUILD)/tests/capture/recorder_gpu_test $(GPU_CARRY)/tests/capture/

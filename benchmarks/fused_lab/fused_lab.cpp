@@ -38,15 +38,15 @@ std::vector<AttentionParams> small_cases() {
   std::vector<AttentionParams> cs;
   for (int d : {64, 128})
     for (bool causal : {false, true}) {
-      cs.push_back(make_params(1, 2, 1, 17, 300, d, causal, DType::bf16, Layout::BHSD));
-      cs.push_back(make_params(1, 2, 2, 200, 200, d, causal, DType::fp16, Layout::BSHD));
+      cs.push_back(make_params(1, 2, 1, 17, 300, d, causal, DType::BF16, Layout::BHSD));
+      cs.push_back(make_params(1, 2, 2, 200, 200, d, causal, DType::FP16, Layout::BSHD));
     }
   return cs;
 }
 
 std::vector<AttentionParams> check_cases() {
   std::vector<AttentionParams> cs;
-  for (DType dt : {DType::bf16, DType::fp16})
+  for (DType dt : {DType::BF16, DType::FP16})
     for (int d : {64, 128})
       for (bool causal : {false, true}) {
         for (int s : {1, 17, 1000, 2049}) cs.push_back(make_params(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
@@ -90,7 +90,7 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
                    static_cast<int>(w.size()), w.data());
       return false;
     }
-    out.push_back(it->path == Path::automatic ? resolve_path(Path::automatic) : it->path);
+    out.push_back(it->path == Path::Automatic ? resolve_path(Path::Automatic) : it->path);
     pos = end + 1;
   }
   return true;
@@ -134,13 +134,13 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
-  const bool hopper = resolve_path(Path::automatic) == Path::hopper;
+  const bool hopper = resolve_path(Path::Automatic) == Path::Hopper;
   std::vector<Path> paths;
   if (!path_arg.empty()) {
     if (!parse_paths(path_arg, paths)) return 2;
   } else {
-    paths = hopper ? std::vector<Path>{Path::portable, Path::hopper_overlap, Path::hopper_m192, Path::hopper}
-                   : std::vector<Path>{Path::portable};
+    paths = hopper ? std::vector<Path>{Path::Portable, Path::HopperOverlap, Path::HopperM192, Path::Hopper}
+                   : std::vector<Path>{Path::Portable};
   }
 
   int failures = 0;
@@ -167,10 +167,10 @@ int main(int argc, char** argv) {
   if (do_time) {
     std::FILE* f = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
     if (f) std::fprintf(f, "path,batch,heads,seq,head_dim,causal,ms,tflops\n");
-    std::vector<Path> tpaths = path_arg.empty() ? std::vector<Path>{resolve_path(Path::automatic)} : paths;
+    std::vector<Path> tpaths = path_arg.empty() ? std::vector<Path>{resolve_path(Path::Automatic)} : paths;
     for (Path path : tpaths)
       for (const TimedShape& t : timed_shapes()) {
-        const AttentionParams c = make_params(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::bf16, Layout::BHSD);
+        const AttentionParams c = make_params(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::BF16, Layout::BHSD);
         const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21);
         if (!r.error.empty()) {
           std::printf("time %s %s: %s\n", std::string(path_name(path)).c_str(),

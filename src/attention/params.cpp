@@ -56,30 +56,30 @@ std::string describe(const AttentionParams& p) {
   std::string s =
       fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {} {}{}", p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len,
                   p.head_dim, dtype_name(p.dtype), layout_name(p.layout), p.causal ? " causal" : "");
-  if (p.causal && p.causal_align == CausalAlign::bottom_right) s += " (bottom-right)";
+  if (p.causal && p.causal_align == CausalAlign::BottomRight) s += " (bottom-right)";
   if (p.head_dim > 0 && p.scale != 1.0f / std::sqrt(static_cast<float>(p.head_dim)))
     s += fmt::format(" scale={}", p.scale);
   return s;
 }
 
-std::size_t dtype_bytes(DType dtype) { return dtype == DType::fp32 ? 4 : 2; }
+std::size_t dtype_bytes(DType dtype) { return dtype == DType::FP32 ? 4 : 2; }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::bf16:
+    case DType::BF16:
       return "bf16";
-    case DType::fp16:
+    case DType::FP16:
       return "fp16";
-    case DType::fp32:
+    case DType::FP32:
       return "fp32";
   }
   return "?";
 }
 
 DType parse_dtype(const std::string& name) {
-  if (name == "bf16" || name == "bfloat16") return DType::bf16;
-  if (name == "fp16" || name == "half" || name == "float16") return DType::fp16;
-  if (name == "fp32" || name == "float" || name == "float32") return DType::fp32;
+  if (name == "bf16" || name == "bfloat16") return DType::BF16;
+  if (name == "fp16" || name == "half" || name == "float16") return DType::FP16;
+  if (name == "fp32" || name == "float" || name == "float32") return DType::FP32;
   throw InputError(fmt::format("dtype '{}' is not one of bf16, fp16, fp32", name));
 }
 

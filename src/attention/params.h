@@ -18,14 +18,14 @@
 namespace attnprof::attention {
 
 // Element type of q, k, v and out (lse is always fp32). Math inside is fp32 or wider.
-enum class DType : std::uint8_t { bf16, fp16, fp32 };
+enum class DType : std::uint8_t { BF16, FP16, FP32 };
 
 // Where the sequence and head axes sit in memory: BHSD is [batch][head][seq][dim],
 // BSHD is [batch][seq][head][dim] (the layout PyTorch gets from a linear projection).
 enum class Layout : std::uint8_t { BHSD, BSHD };
 
 // Which corner the causal diagonal starts at when q_len != kv_len.
-enum class CausalAlign : std::uint8_t { top_left, bottom_right };
+enum class CausalAlign : std::uint8_t { TopLeft, BottomRight };
 
 // Strides in elements (not bytes) of one 4-D tensor; the last dim is contiguous.
 struct TensorStrides {
@@ -49,9 +49,9 @@ struct AttentionParams {
   int head_dim = 0;
 
   bool causal = false;
-  CausalAlign causal_align = CausalAlign::top_left;
+  CausalAlign causal_align = CausalAlign::TopLeft;
   float scale = 0.0f;  // softmax scale; make_params sets 1/sqrt(head_dim)
-  DType dtype = DType::bf16;
+  DType dtype = DType::BF16;
   Layout layout = Layout::BHSD;  // what the strides below were made from
 
   TensorStrides q_strides, k_strides, v_strides, out_strides;
@@ -95,7 +95,7 @@ std::string describe(const AttentionParams& params);
 // -1 means the row sees nothing.
 inline int last_visible_key(const AttentionParams& p, int i) {
   if (!p.causal) return p.kv_len - 1;
-  const int shift = p.causal_align == CausalAlign::bottom_right ? p.kv_len - p.q_len : 0;
+  const int shift = p.causal_align == CausalAlign::BottomRight ? p.kv_len - p.q_len : 0;
   const int last = i + shift;
   if (last < -1) return -1;
   return last < p.kv_len - 1 ? last : p.kv_len - 1;

@@ -32,7 +32,7 @@ attention::AttentionParams shape_for(const BenchOptions& o, bool gpu, std::strin
         "B=8 H=16 S=1024 D=64 (which takes minutes on a CPU)",
         batch, heads, seq, head_dim);
   auto p = attention::make_params(batch, heads, kv_heads, seq, kv_seq, head_dim, o.causal, o.dtype, o.layout);
-  p.causal_align = o.bottom_right ? attention::CausalAlign::bottom_right : attention::CausalAlign::top_left;
+  p.causal_align = o.bottom_right ? attention::CausalAlign::BottomRight : attention::CausalAlign::TopLeft;
   attention::validate(p);
   if (p.kv_len < 1) throw InputError(fmt::format("kv seq must be at least 1, got {}", p.kv_len));
   if (static_cast<double>(batch) * heads * seq * kv_seq > 4e10)
@@ -85,18 +85,18 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
   const std::string gpu_name = o.no_gpu.empty() ? cuda_device_name(&why_no_gpu) : std::string();
   bool gpu = false;
   switch (o.device) {
-    case DeviceChoice::cuda:
+    case DeviceChoice::Cuda:
       if (gpu_name.empty()) throw InputError("--device cuda: " + why_no_gpu);
       gpu = true;
       break;
-    case DeviceChoice::cpu:
+    case DeviceChoice::Cpu:
       gpu = false;
       break;
-    case DeviceChoice::automatic:
+    case DeviceChoice::Automatic:
       gpu = !gpu_name.empty();
       break;
   }
-  if (!gpu && o.device == DeviceChoice::automatic) run.note = why_no_gpu + ": running the CPU implementations";
+  if (!gpu && o.device == DeviceChoice::Automatic) run.note = why_no_gpu + ": running the CPU implementations";
   std::string shape_note;
   Plan plan;
   plan.shape = shape_for(o, gpu, shape_note);

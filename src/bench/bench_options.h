@@ -11,18 +11,18 @@
 
 namespace attnprof::bench {
 
-enum class DeviceChoice { automatic, cuda, cpu };
+enum class DeviceChoice { Automatic, Cuda, Cpu };
 
 struct BenchOptions {
   std::vector<std::string> impls;  // empty: every implementation available on the device
   // Unset sizes take the device's default (the study's B=8 H=16 S=1024 D=64 on a GPU,
   // a smaller one on the CPU).
   std::optional<int> batch, heads, kv_heads, seq, kv_seq, head_dim;
-  attention::DType dtype = attention::DType::bf16;
+  attention::DType dtype = attention::DType::BF16;
   bool causal = true;
   bool bottom_right = false;  // causal diagonal at the bottom-right corner
   attention::Layout layout = attention::Layout::BHSD;
-  DeviceChoice device = DeviceChoice::automatic;
+  DeviceChoice device = DeviceChoice::Automatic;
   bool json = false;
   std::string trace_dir;      // empty: no traces
   std::optional<bool> check;  // unset: on (on a sample of heads when the reference is slow)

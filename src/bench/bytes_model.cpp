@@ -38,7 +38,7 @@ double math_bytes(const attention::AttentionParams& p, bool upcast, bool cached_
 }  // namespace bytes
 
 double bytes::math(const attention::AttentionParams& p) {
-  return math_bytes(p, p.dtype != attention::DType::fp32, false, true);
+  return math_bytes(p, p.dtype != attention::DType::FP32, false, true);
 }
 double bytes::math_no_upcast(const attention::AttentionParams& p) { return math_bytes(p, false, false, true); }
 double bytes::math_cached_mask(const attention::AttentionParams& p) { return math_bytes(p, false, true, true); }

@@ -72,7 +72,7 @@ double measure_gemm_tflops(cudaStream_t stream, int n) {
                                        CUBLAS_GEMM_DEFAULT));
   };
   for (int i = 0; i < 3; ++i) gemm();
-  const std::vector<double> ms = attention::cuda::time_calls(gemm, stream, {attention::cuda::TimingMode::hot, 10, 1});
+  const std::vector<double> ms = attention::cuda::time_calls(gemm, stream, {attention::cuda::TimingMode::Hot, 10, 1});
   const double flops = 2.0 * n * static_cast<double>(n) * n;
   return flops / (timing_stats(ms).median * 1e-3) / 1e12;
 }
@@ -135,7 +135,7 @@ void record_kernels(Session& s, const std::function<void()>& forward, const std:
 void time(Session& s, const std::function<void()>& forward, ImplResult& row, const BenchRun& run) {
   const auto cold = [&](int samples) {
     return attention::cuda::time_calls(forward, s.stream.get(),
-                                       {attention::cuda::TimingMode::cold, samples, 1, s.flush.get(), s.flush.bytes()});
+                                       {attention::cuda::TimingMode::Cold, samples, 1, s.flush.get(), s.flush.bytes()});
   };
   const double probe = cold(1).front();
   const int reps =
@@ -178,7 +178,7 @@ void plugin::run(const Plan& plan, BenchRun& run) {
         fmt::format("shape needs {:.1f} GiB of device memory for q, k, v and out; "
                     "{:.1f} GiB are free",
                     gib(static_cast<double>(input_bytes)), gib(static_cast<double>(free_device_bytes()))));
-  DeviceInputs dev = attention::cuda::upload(host, attention::cuda::WithLse::no);
+  DeviceInputs dev = attention::cuda::upload(host, attention::cuda::WithLse::No);
   Session s{plan, std::move(host), Stream(), std::move(dev), l2_flush_buffer(), make_kernel_counter()};
 
   const int gemm_n = free_device_bytes() > (std::size_t{1} << 30) ? 8192 : 2048;

@@ -59,10 +59,10 @@ std::vector<Implementation> plugin::implementations() {
        "the project's own fused kernel: one launch, tensor cores, online softmax", bytes::fused, "manual",
        "unfused: scores via memory (ours)", false, false},
       // The fused kernel on one code path, as the lab runs it: only when named.
-      path_row<fused::Path::portable>("mma.sync, sm_80+"),
-      path_row<fused::Path::hopper>("TMA + wgmma, warp-specialized, sm_90a"),
-      path_row<fused::Path::hopper_overlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
-      path_row<fused::Path::hopper_m192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
+      path_row<fused::Path::Portable>("mma.sync, sm_80+"),
+      path_row<fused::Path::Hopper>("TMA + wgmma, warp-specialized, sm_90a"),
+      path_row<fused::Path::HopperOverlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
+      path_row<fused::Path::HopperM192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
   };
 }
 

@@ -164,7 +164,7 @@ std::string to_json(const BenchRun& run) {
   j.str("dtype", attention::dtype_name(p.dtype));
   j.str("layout", attention::layout_name(p.layout));
   j.boolean("causal", p.causal);
-  j.boolean("bottom_right", p.causal_align == attention::CausalAlign::bottom_right);
+  j.boolean("bottom_right", p.causal_align == attention::CausalAlign::BottomRight);
   number("scale", p.scale);
   j.end_object();
   number("flops", attention::attention_flops(p));

@@ -113,20 +113,20 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     else
       throw InputError(fmt::format("--layout '{}' is not bhsd or bshd", args->layout));
     if (args->device == "auto")
-      o.device = bench::DeviceChoice::automatic;
+      o.device = bench::DeviceChoice::Automatic;
     else if (args->device == "cuda")
-      o.device = bench::DeviceChoice::cuda;
+      o.device = bench::DeviceChoice::Cuda;
     else if (args->device == "cpu")
-      o.device = bench::DeviceChoice::cpu;
+      o.device = bench::DeviceChoice::Cpu;
     else
       throw InputError(fmt::format("--device '{}' is not auto, cuda or cpu", args->device));
     if (check->count()) o.check = args->check;
     if (o.repeats < 0) throw InputError("--repeats must be positive");
 
     // No NVIDIA driver or GPU: said in those words, before any CUDA library is loaded.
-    if (o.device != bench::DeviceChoice::cpu) {
+    if (o.device != bench::DeviceChoice::Cpu) {
       const std::string problem = cuda_device_problem();
-      if (!problem.empty() && o.device == bench::DeviceChoice::cuda) throw InputError("--device cuda: " + problem);
+      if (!problem.empty() && o.device == bench::DeviceChoice::Cuda) throw InputError("--device cuda: " + problem);
       o.no_gpu = problem;
     }
     // The table prints as the run goes: the header at once, a row per implementation as it

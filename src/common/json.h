@@ -20,8 +20,8 @@ std::string quoted(std::string_view s);
 // an array that is a top-level member, gets a line of its own; deeper values
 // stay on that line.
 enum class JsonLayout {
-  compact,  // the first member on the opening bracket's line, closing brackets inline (reports)
-  lines,    // every such member on its own indented line, closing brackets too (traces, as Kineto)
+  Compact,  // the first member on the opening bracket's line, closing brackets inline (reports)
+  Lines,    // every such member on its own indented line, closing brackets too (traces, as Kineto)
 };
 
 // A JSON document writer: separators are inserted by the container, so
@@ -30,7 +30,7 @@ enum class JsonLayout {
 // between members (the trace writer streams large traces this way).
 class JsonWriter {
  public:
-  explicit JsonWriter(std::string& out, JsonLayout layout = JsonLayout::compact) : out_(out), layout_(layout) {}
+  explicit JsonWriter(std::string& out, JsonLayout layout = JsonLayout::Compact) : out_(out), layout_(layout) {}
   void begin_object(std::string_view k = {}) { open(k, '{'); }
   void begin_array(std::string_view k = {}) { open(k, '['); }
   void end_object() { close('}'); }
@@ -68,14 +68,14 @@ class JsonWriter {
   bool own_line() const { return first_.size() == 1 || (first_.size() == 2 && arrays_.back()); }
   void new_line(std::size_t depth) {
     out_ += '\n';
-    out_.append(layout_ == JsonLayout::lines ? 2 * depth : 2, ' ');
+    out_.append(layout_ == JsonLayout::Lines ? 2 * depth : 2, ' ');
   }
   // Separator before a new member; then its key when in an object.
   void key(std::string_view k) {
     if (!first_.empty()) {
       const bool line = own_line();
       if (!first_.back()) out_ += line ? "," : ", ";
-      if (line && (!first_.back() || layout_ == JsonLayout::lines)) new_line(first_.size());
+      if (line && (!first_.back() || layout_ == JsonLayout::Lines)) new_line(first_.size());
       first_.back() = false;
     }
     if (!k.empty()) {
@@ -90,7 +90,7 @@ class JsonWriter {
     arrays_.push_back(bracket == '[');
   }
   void close(char bracket) {
-    if (layout_ == JsonLayout::lines && own_line() && !first_.back()) new_line(first_.size() - 1);
+    if (layout_ == JsonLayout::Lines && own_line() && !first_.back()) new_line(first_.size() - 1);
     first_.pop_back();
     arrays_.pop_back();
     out_ += bracket;

@@ -58,7 +58,7 @@ class Out {
   static constexpr std::size_t kFlushBytes = 1u << 20;
   const Sink& sink_;
   std::string buf_;
-  JsonWriter w_{buf_, JsonLayout::lines};
+  JsonWriter w_{buf_, JsonLayout::Lines};
 };
 
 void write_triple(JsonWriter& w, std::string_view k, const std::array<std::int32_t, 3>& v) {

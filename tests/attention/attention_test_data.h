@@ -16,15 +16,15 @@ namespace attnprof::attention::testing {
 struct Shape {
   int batch, heads, kv_heads, q_len, kv_len, head_dim;
   bool causal;
-  CausalAlign align = CausalAlign::top_left;
-  DType dtype = DType::bf16;
+  CausalAlign align = CausalAlign::TopLeft;
+  DType dtype = DType::BF16;
   Layout layout = Layout::BHSD;
 };
 
 // A readable test name for a shape: b2h4kv2s17x45d64_causal_bf16_bhsd.
 inline std::string shape_name(const Shape& s) {
   return fmt::format("b{}h{}kv{}s{}x{}d{}{}_{}_{}", s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim,
-                     s.causal ? (s.align == CausalAlign::top_left ? "_causal" : "_causalbr") : "", dtype_name(s.dtype),
+                     s.causal ? (s.align == CausalAlign::TopLeft ? "_causal" : "_causalbr") : "", dtype_name(s.dtype),
                      layout_name(s.layout));
 }
 

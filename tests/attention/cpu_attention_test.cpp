@@ -59,20 +59,20 @@ INSTANTIATE_TEST_SUITE_P(
     OddShapes, CpuAttention,
     ::testing::Values(Shape{1, 2, 2, 1, 1, 64, true}, Shape{2, 4, 4, 17, 17, 64, false},
                       Shape{2, 4, 2, 17, 17, 128, true}, Shape{1, 4, 1, 17, 45, 64, true},  // MQA, kv longer
-                      Shape{2, 2, 1, 45, 17, 64, true, CausalAlign::bottom_right},          // fully masked rows
-                      Shape{1, 4, 2, 33, 70, 128, true, CausalAlign::bottom_right, DType::bf16, Layout::BSHD},
-                      Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
-                      Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32, Layout::BSHD},
+                      Shape{2, 2, 1, 45, 17, 64, true, CausalAlign::BottomRight},           // fully masked rows
+                      Shape{1, 4, 2, 33, 70, 128, true, CausalAlign::BottomRight, DType::BF16, Layout::BSHD},
+                      Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::TopLeft, DType::FP16},
+                      Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::TopLeft, DType::FP32, Layout::BSHD},
                       Shape{1, 1, 1, 1000, 1000, 64, true}, Shape{1, 1, 1, 2049, 2049, 128, true}),
     [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 
 TEST(CpuAttention, FullyMaskedRowsAreZero) {
   // q longer than kv with bottom-right causal: the first q_len - kv_len rows see nothing.
-  auto data = testing::make_host_attention({1, 1, 1, 8, 3, 64, true, CausalAlign::bottom_right}, 7);
+  auto data = testing::make_host_attention({1, 1, 1, 8, 3, 64, true, CausalAlign::BottomRight}, 7);
   for (AttentionFn fn : {cpu::manual, cpu::math, cpu::flash}) {
     attention::poison(data.out);
     fn(data.params, {});
-    for (int i = 0; i < 5 * 64; ++i) EXPECT_EQ(cpu::load_element(data.out.data(), DType::bf16, i), 0.0f);
+    for (int i = 0; i < 5 * 64; ++i) EXPECT_EQ(cpu::load_element(data.out.data(), DType::BF16, i), 0.0f);
   }
 }
 
@@ -82,7 +82,7 @@ TEST(CpuAttention, FullyMaskedRowsAreZero) {
 TEST(CpuAttention, CheckReadsTheLseAndCountsUnwrittenElements) {
   for (const int kv : {0, 33}) {
     SCOPED_TRACE(kv);
-    HostInputs in = make_host_inputs(make_params(1, 2, 1, 17, kv, 64, true, DType::bf16), 3);
+    HostInputs in = make_host_inputs(make_params(1, 2, 1, 17, kv, 64, true, DType::BF16), 3);
     std::vector<float> lse(2 * 17, std::nanf(""));
     in.params.lse = lse.data();
     cpu::reference(in.params, {});

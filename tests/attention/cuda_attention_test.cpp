@@ -54,7 +54,7 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
   const Shape s = GetParam();
   unsigned seed = 4321;
   for (const bench::Implementation& impl : implementations()) {
-    if (!impl.takes_fp32 && s.dtype == DType::fp32) continue;
+    if (!impl.takes_fp32 && s.dtype == DType::FP32) continue;
     if (!impl.unavailable.empty()) continue;                    // cudnn without cuDNN
     auto host = testing::make_host_attention(s, seed++);        // fresh inputs for each implementation
     DeviceCopy q(host.q), k(host.k), v(host.v), out(host.out);  // out starts as NaN poison
@@ -82,21 +82,21 @@ INSTANTIATE_TEST_SUITE_P(
     OddShapes, CudaAttention,
     ::testing::Values(Shape{1, 2, 2, 1, 1, 64, true}, Shape{2, 4, 4, 17, 17, 64, false},
                       Shape{2, 4, 4, 17, 17, 128, true}, Shape{2, 8, 2, 17, 45, 64, true},  // GQA, kv longer
-                      Shape{1, 4, 1, 45, 17, 128, true, CausalAlign::bottom_right},         // MQA, fully masked rows
-                      Shape{2, 4, 2, 45, 17, 64, true, CausalAlign::bottom_right, DType::bf16, Layout::BSHD},
-                      Shape{2, 4, 2, 33, 70, 128, true, CausalAlign::top_left, DType::bf16, Layout::BSHD},
-                      Shape{2, 4, 4, 65, 65, 64, false, CausalAlign::top_left, DType::bf16, Layout::BSHD},
-                      Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::top_left, DType::fp16},
-                      Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::top_left, DType::fp32},
+                      Shape{1, 4, 1, 45, 17, 128, true, CausalAlign::BottomRight},          // MQA, fully masked rows
+                      Shape{2, 4, 2, 45, 17, 64, true, CausalAlign::BottomRight, DType::BF16, Layout::BSHD},
+                      Shape{2, 4, 2, 33, 70, 128, true, CausalAlign::TopLeft, DType::BF16, Layout::BSHD},
+                      Shape{2, 4, 4, 65, 65, 64, false, CausalAlign::TopLeft, DType::BF16, Layout::BSHD},
+                      Shape{1, 2, 2, 65, 65, 64, true, CausalAlign::TopLeft, DType::FP16},
+                      Shape{1, 2, 1, 65, 130, 64, false, CausalAlign::TopLeft, DType::FP32},
                       Shape{2, 4, 4, 1000, 1000, 64, true}, Shape{1, 4, 2, 1000, 1000, 128, false},
                       Shape{1, 2, 2, 2049, 2049, 128, true}, Shape{1, 2, 1, 2049, 2049, 64, false},
                       // Rows past 2048 elements / 8 KB: the block softmax with 16-byte vectors.
                       Shape{1, 2, 2, 40, 4096, 64, true},
-                      Shape{1, 2, 2, 40, 2560, 64, false, CausalAlign::top_left, DType::fp32},
+                      Shape{1, 2, 2, 40, 2560, 64, false, CausalAlign::TopLeft, DType::FP32},
                       // The block softmax past its shared-memory copy (fp32 rows over 40 KB), and
                       // with fully masked rows (bottom-right, 51 query rows see no key).
-                      Shape{1, 1, 1, 3, 10300, 64, false, CausalAlign::top_left, DType::fp32},
-                      Shape{1, 2, 1, 2100, 2049, 64, true, CausalAlign::bottom_right}),
+                      Shape{1, 1, 1, 3, 10300, 64, false, CausalAlign::TopLeft, DType::FP32},
+                      Shape{1, 2, 1, 2100, 2049, 64, true, CausalAlign::BottomRight}),
     [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 
 }  // namespace

@@ -18,7 +18,7 @@ namespace {
 
 BenchOptions small_cpu() {
   BenchOptions o;
-  o.device = DeviceChoice::cpu;
+  o.device = DeviceChoice::Cpu;
   o.batch = 1;
   o.heads = 4;
   o.kv_heads = 2;
@@ -62,7 +62,7 @@ TEST(Bench, JsonHasEveryRowAndTheLadder) {
 
 TEST(Bench, CpuDefaultShapeIsSmallerAndSaysSo) {
   BenchOptions o;
-  o.device = DeviceChoice::cpu;
+  o.device = DeviceChoice::Cpu;
   o.impls = {"flash"};
   o.repeats = 1;
   const BenchRun run = run_bench(o);
@@ -87,9 +87,9 @@ TEST(Bench, GpuOnlyImplementationsAreSkippedOnTheCpu) {
 
 // A CPU run that would take minutes says so before it starts (60 s of silence before).
 TEST(Bench, LongCpuRunsAreWarnedAbout) {
-  const auto small = attention::make_params(1, 8, 8, 512, 512, 64, true, attention::DType::bf16);
+  const auto small = attention::make_params(1, 8, 8, 512, 512, 64, true, attention::DType::BF16);
   EXPECT_EQ(cpu_time_warning(small, 3), "");
-  const auto big = attention::make_params(8, 16, 16, 4096, 4096, 64, true, attention::DType::bf16);
+  const auto big = attention::make_params(8, 16, 16, 4096, 4096, 64, true, attention::DType::BF16);
   const std::string w = cpu_time_warning(big, 3);
   EXPECT_NE(w.find("warning: this shape takes about"), std::string::npos) << w;
   EXPECT_NE(w.find("minutes on this CPU"), std::string::npos) << w;
@@ -138,7 +138,7 @@ std::string printed(void (*print)(const BenchRun&, std::FILE*), const BenchRun& 
 TEST(Bench, CpuTableAndNoiseMarks) {
   BenchRun run;
   run.on_gpu = false;
-  run.shape = attention::make_params(1, 8, 8, 512, 512, 64, true, attention::DType::bf16);
+  run.shape = attention::make_params(1, 8, 8, 512, 512, 64, true, attention::DType::BF16);
   ImplResult math, manual, flash;
   math.name = "math";
   math.median_ms = 40;
@@ -189,7 +189,7 @@ TEST(Bench, GpuTableFitsOneHundredColumns) {
   run.gemm_tflops = 879;
   run.gemm_rate_shape = "bf16 8192x8192x8192 cuBLAS GEMM";
   run.kernel_count_source = "CUPTI recorder";
-  run.shape = attention::make_params(8, 16, 16, 1024, 1024, 64, true, attention::DType::bf16);
+  run.shape = attention::make_params(8, 16, 16, 1024, 1024, 64, true, attention::DType::BF16);
   ImplResult r;
   r.name = "math-plain-softmax";
   r.median_ms = 12.345;  // a slow GPU row: two-digit milliseconds
@@ -235,7 +235,7 @@ TEST(Bench, BadInputIsOneLineInputError) {
 }
 
 TEST(Bench, ByteModelOrdersTheLadder) {
-  auto p = attention::make_params(8, 16, 16, 1024, 1024, 64, true, attention::DType::bf16);
+  auto p = attention::make_params(8, 16, 16, 1024, 1024, 64, true, attention::DType::BF16);
   const double io = 2.0 * (4.0 * 8 * 16 * 1024 * 64);  // q, k, v, out in bf16
   EXPECT_DOUBLE_EQ(bytes::fused(p), io);
   EXPECT_GT(bytes::math(p), bytes::math_no_upcast(p));

@@ -21,24 +21,24 @@ attention::AttentionParams params(attention::DType dt, int d) {
 }  // namespace
 
 TEST(FusedAttentionFn, RefusesFp32) {
-  EXPECT_THROW(fused::attention_forward(params(attention::DType::fp32, 64), {}), InputError);
+  EXPECT_THROW(fused::attention_forward(params(attention::DType::FP32, 64), {}), InputError);
 }
 
 TEST(FusedAttentionFn, RefusesBottomRightWithDifferentLengths) {
-  attention::AttentionParams p = params(attention::DType::bf16, 64);
-  p.causal_align = attention::CausalAlign::bottom_right;
+  attention::AttentionParams p = params(attention::DType::BF16, 64);
+  p.causal_align = attention::CausalAlign::BottomRight;
   EXPECT_THROW(fused::attention_forward(p, {}), InputError);
 }
 
 TEST(FusedAttentionFn, RefusesHeadDim96) {
-  attention::AttentionParams p = params(attention::DType::bf16, 96);
+  attention::AttentionParams p = params(attention::DType::BF16, 96);
   std::vector<float> lse(1 * 4 * 100);
   p.lse = lse.data();
   EXPECT_THROW(fused::attention_forward(p, {}), InputError);
 }
 
 TEST(FusedAttentionFn, AsksForLseScratchOnlyWithoutLse) {
-  attention::AttentionParams p = params(attention::DType::bf16, 64);
+  attention::AttentionParams p = params(attention::DType::BF16, 64);
   EXPECT_EQ(fused::attention_workspace(p), 1u * 4 * 100 * sizeof(float));
   EXPECT_THROW(fused::attention_forward(p, {}), InputError) << "no workspace given";
   float lse[4];

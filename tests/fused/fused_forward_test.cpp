@@ -20,7 +20,7 @@ using attnprof::attention::make_params;
 
 std::vector<AttentionParams> cases() {
   std::vector<AttentionParams> cs;
-  for (DType dt : {DType::bf16, DType::fp16})
+  for (DType dt : {DType::BF16, DType::FP16})
     for (int d : {64, 128})
       for (bool causal : {false, true}) {
         for (int s : {1, 17, 1000, 2049}) cs.push_back(make_params(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
@@ -35,7 +35,7 @@ std::vector<AttentionParams> cases() {
 
 void run_all(Path path) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  if (path != Path::portable && resolve_path(Path::automatic) != Path::hopper) GTEST_SKIP() << "not an sm_90 device";
+  if (path != Path::Portable && resolve_path(Path::Automatic) != Path::Hopper) GTEST_SKIP() << "not an sm_90 device";
   unsigned seed = 100;
   for (const AttentionParams& c : cases()) {
     const std::string name = attnprof::attention::describe(c);
@@ -50,10 +50,10 @@ void run_all(Path path) {
 
 }  // namespace
 
-TEST(FusedForward, PortablePathMatchesReference) { run_all(Path::portable); }
-TEST(FusedForward, HopperPathMatchesReference) { run_all(Path::hopper); }
-TEST(FusedForward, HopperOverlapPathMatchesReference) { run_all(Path::hopper_overlap); }
-TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::hopper_m192); }
+TEST(FusedForward, PortablePathMatchesReference) { run_all(Path::Portable); }
+TEST(FusedForward, HopperPathMatchesReference) { run_all(Path::Hopper); }
+TEST(FusedForward, HopperOverlapPathMatchesReference) { run_all(Path::HopperOverlap); }
+TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {
   Params p;

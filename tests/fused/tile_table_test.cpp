@@ -7,7 +7,7 @@
 using namespace attnprof::fused;
 
 TEST(FusedTileTable, EveryPathAndHeadDimHasOneBaseRow) {
-  for (Path path : {Path::portable, Path::hopper})
+  for (Path path : {Path::Portable, Path::Hopper})
     for (int d : {64, 128}) {
       int base_rows = 0;
       for (const TileConfig& t : kTileTable) base_rows += t.path == path && t.head_dim == d && t.min_q_len == 0;
@@ -15,20 +15,20 @@ TEST(FusedTileTable, EveryPathAndHeadDimHasOneBaseRow) {
       EXPECT_EQ(tile_for(path, d).head_dim, d);
       EXPECT_EQ(tile_for(path, d, 1 << 30).head_dim, d);
     }
-  EXPECT_EQ(tile_for(Path::hopper, 96).head_dim, 0);
+  EXPECT_EQ(tile_for(Path::Hopper, 96).head_dim, 0);
 }
 
 TEST(FusedTileTable, LongestMatchingMinimumLengthWins) {
-  EXPECT_EQ(tile_for(Path::hopper, 64, 2047).block_m, 128);
-  EXPECT_EQ(tile_for(Path::hopper, 64, 2048).block_m, 192);
-  EXPECT_EQ(tile_for(Path::hopper, 64, 16384).block_m, 192);
-  EXPECT_EQ(tile_for(Path::hopper, 128, 16384).block_m, 128);
-  EXPECT_EQ(tile_for(Path::portable, 64, 16384).block_m, 64);
+  EXPECT_EQ(tile_for(Path::Hopper, 64, 2047).block_m, 128);
+  EXPECT_EQ(tile_for(Path::Hopper, 64, 2048).block_m, 192);
+  EXPECT_EQ(tile_for(Path::Hopper, 64, 16384).block_m, 192);
+  EXPECT_EQ(tile_for(Path::Hopper, 128, 16384).block_m, 128);
+  EXPECT_EQ(tile_for(Path::Portable, 64, 16384).block_m, 64);
 }
 
 TEST(FusedTileTable, PortableRowsFitSm80) {
   for (const TileConfig& t : kTileTable) {
-    if (t.path != Path::portable) continue;
+    if (t.path != Path::Portable) continue;
     EXPECT_EQ(t.block_m, 16 * t.threads / 32) << "one warp per 16 query rows";
     EXPECT_EQ(t.block_n % 16, 0);
     EXPECT_LE(shared_bytes(t), 163 * 1024) << "sm_80 opt-in shared memory";
@@ -37,7 +37,7 @@ TEST(FusedTileTable, PortableRowsFitSm80) {
 
 TEST(FusedTileTable, HopperRowsFitSm90) {
   for (const TileConfig& t : kTileTable) {
-    if (t.path != Path::hopper) continue;
+    if (t.path != Path::Hopper) continue;
     EXPECT_EQ(t.block_m, 64 * t.consumers) << "each consumer warpgroup owns 64 rows";
     EXPECT_EQ(t.threads, 128 * (t.consumers + 1)) << "one producer warpgroup";
     EXPECT_EQ(t.head_dim % 64, 0) << "128-byte swizzle chunks";
@@ -50,7 +50,7 @@ TEST(FusedTileTable, HopperRowsFitSm90) {
   }
   // The 3-consumer experiment (BM=192) fits too.
   for (int d : {64, 128}) {
-    const TileConfig t = with_consumers(tile_for(Path::hopper, d), 3);
+    const TileConfig t = with_consumers(tile_for(Path::Hopper, d), 3);
     EXPECT_EQ(t.block_m, 192);
     EXPECT_LE(shared_bytes(t), 227 * 1024);
     EXPECT_LE(producer_registers(3) * 128 + consumer_registers(3) * 128 * 3, 65536);

@@ -68,11 +68,11 @@ CheckResult check_against_reference(const AttentionParams& p, const void* out, i
 
 double tolerance(DType dtype) {
   switch (dtype) {
-    case DType::bf16:
+    case DType::BF16:
       return 1e-2;
-    case DType::fp16:
+    case DType::FP16:
       return 5e-3;
-    case DType::fp32:
+    case DType::FP32:
       return 1e-4;
   }
   return 1e-2;

@@ -28,7 +28,7 @@ void math(const AttentionParams& p, const ExecContext&) {
       float* row = s.data() + static_cast<std::size_t>(i) * n;
       for (int j = last + 1; j < n; ++j) row[j] += -std::numeric_limits<float>::infinity();
     }
-    softmax_rows(s.data(), p.q_len, n, DType::fp32);
+    softmax_rows(s.data(), p.q_len, n, DType::FP32);
     std::vector<float> o(static_cast<std::size_t>(p.q_len) * d);
     matmul_rows(s.data(), v.data(), o.data(), p.q_len, n, d);
     store_slice(p.out, p.out_strides, p.dtype, b, h, p.q_len, d, o.data());

@@ -61,11 +61,11 @@ inline float fp16_to_float(std::uint16_t h) {
 // The float nearest to f that `dtype` can hold (what a store and reload gives).
 inline float round_to(DType dtype, float f) {
   switch (dtype) {
-    case DType::bf16:
+    case DType::BF16:
       return bf16_to_float(float_to_bf16(f));
-    case DType::fp16:
+    case DType::FP16:
       return fp16_to_float(float_to_fp16(f));
-    case DType::fp32:
+    case DType::FP32:
       return f;
   }
   return f;
@@ -73,11 +73,11 @@ inline float round_to(DType dtype, float f) {
 
 inline float load_element(const void* base, DType dtype, std::int64_t index) {
   switch (dtype) {
-    case DType::bf16:
+    case DType::BF16:
       return bf16_to_float(static_cast<const std::uint16_t*>(base)[index]);
-    case DType::fp16:
+    case DType::FP16:
       return fp16_to_float(static_cast<const std::uint16_t*>(base)[index]);
-    case DType::fp32:
+    case DType::FP32:
       return static_cast<const float*>(base)[index];
   }
   return 0.0f;
@@ -85,13 +85,13 @@ inline float load_element(const void* base, DType dtype, std::int64_t index) {
 
 inline void store_element(void* base, DType dtype, std::int64_t index, float value) {
   switch (dtype) {
-    case DType::bf16:
+    case DType::BF16:
       static_cast<std::uint16_t*>(base)[index] = float_to_bf16(value);
       break;
-    case DType::fp16:
+    case DType::FP16:
       static_cast<std::uint16_t*>(base)[index] = float_to_fp16(value);
       break;
-    case DType::fp32:
+    case DType::FP32:
       static_cast<float*>(base)[index] = value;
       break;
   }

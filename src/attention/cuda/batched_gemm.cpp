@@ -22,17 +22,17 @@ cublasHandle_t handle() {
 
 cudaDataType_t cuda_type(DType d) {
   switch (d) {
-    case DType::bf16:
+    case DType::BF16:
       return CUDA_R_16BF;
-    case DType::fp16:
+    case DType::FP16:
       return CUDA_R_16F;
-    case DType::fp32:
+    case DType::FP32:
       return CUDA_R_32F;
   }
   return CUDA_R_32F;
 }
 
-enum class Plan { flat, merged_groups, per_batch };
+enum class Plan { Flat, MergedGroups, PerBatch };
 
 Plan plan(const BatchedGemm& g) {
   const int group = g.heads / g.kv_heads;
@@ -42,13 +42,13 @@ Plan plan(const BatchedGemm& g) {
   const bool a_flat = flat(g.a.batch_stride, g.a.head_stride, g.heads);
   const bool b_flat = flat(g.b.batch_stride, g.b.head_stride, g.kv_heads);
   const bool c_flat = flat(g.c_batch_stride, g.c_head_stride, g.heads);
-  if (group == 1 && a_flat && b_flat && c_flat) return Plan::flat;
+  if (group == 1 && a_flat && b_flat && c_flat) return Plan::Flat;
   // Under GQA the q heads of one group are adjacent: when their rows follow each
   // other in memory, the group is one (group*m) x n GEMM against one kv head.
   const bool a_rows_adjacent = g.heads == 1 || g.a.head_stride == g.m * g.a.ld;
   const bool c_rows_adjacent = g.heads == 1 || g.c_head_stride == g.m * g.ldc;
-  if (a_flat && b_flat && c_flat && a_rows_adjacent && c_rows_adjacent) return Plan::merged_groups;
-  return Plan::per_batch;
+  if (a_flat && b_flat && c_flat && a_rows_adjacent && c_rows_adjacent) return Plan::MergedGroups;
+  return Plan::PerBatch;
 }
 
 }  // namespace
@@ -61,10 +61,10 @@ MatrixOperand strided_operand(const void* ptr, const TensorStrides& s) { return 
 
 int gemm_calls(const BatchedGemm& g) {
   switch (plan(g)) {
-    case Plan::flat:
-    case Plan::merged_groups:
+    case Plan::Flat:
+    case Plan::MergedGroups:
       return 1;
-    case Plan::per_batch:
+    case Plan::PerBatch:
       return g.heads == g.kv_heads ? g.batch : g.batch * g.kv_heads;
   }
   return 0;
@@ -91,14 +91,14 @@ void run_batched_gemm(const BatchedGemm& g, cudaStream_t stream) {
   auto* c = static_cast<char*>(g.c);
   const int group = g.heads / g.kv_heads;
   switch (plan(g)) {
-    case Plan::flat:
+    case Plan::Flat:
       call(a, b, c, g.m, g.a.head_stride, g.b.head_stride, g.c_head_stride, g.batch * g.heads);
       return;
-    case Plan::merged_groups:
+    case Plan::MergedGroups:
       call(a, b, c, g.m * group, group * g.a.head_stride, g.b.head_stride, group * g.c_head_stride,
            g.batch * g.kv_heads);
       return;
-    case Plan::per_batch:
+    case Plan::PerBatch:
       if (group == 1) {  // one call per batch over all heads
         for (int bi = 0; bi < g.batch; ++bi)
           call(a + elem * bi * g.a.batch_stride, b + elem * bi * g.b.batch_stride, c + elem * bi * g.c_batch_stride,

@@ -23,7 +23,7 @@ struct MatrixOperand {
 };
 
 struct BatchedGemm {
-  DType dtype = DType::bf16;  // of A, B and C
+  DType dtype = DType::BF16;  // of A, B and C
   bool b_transposed = true;   // true: C = A B^T; false: C = A B
   int batch = 0, heads = 0, kv_heads = 0;
   int m = 0, n = 0, k = 0;  // C is m x n per head

@@ -88,7 +88,7 @@ void check(fe::error_t err, const char* step, const AttentionParams& p) {
 
 CachedGraph build(const AttentionParams& p) {
   auto g = std::make_shared<fe::graph::Graph>();
-  const auto io = p.dtype == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
+  const auto io = p.dtype == DType::BF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
   g->set_io_data_type(io)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -105,7 +105,7 @@ CachedGraph build(const AttentionParams& p) {
   auto options =
       fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(p.lse != nullptr).set_attn_scale(p.scale);
   if (p.causal) {
-    if (p.causal_align == CausalAlign::top_left)
+    if (p.causal_align == CausalAlign::TopLeft)
       options.set_causal_mask(true);
     else
       options.set_causal_mask_bottom_right(true);
@@ -150,7 +150,7 @@ namespace {
 // q_len - kv_len query rows see no key (zeros); the rest are a square problem
 // where bottom-right and top-left coincide. So: zero those rows, run the rest.
 bool run_sliced_bottom_right(const AttentionParams& p, const ExecContext& ctx) {
-  if (!(p.causal && p.causal_align == CausalAlign::bottom_right && p.q_len > p.kv_len)) return false;
+  if (!(p.causal && p.causal_align == CausalAlign::BottomRight && p.q_len > p.kv_len)) return false;
   if (p.lse) throw InputError("cudnn: bottom-right causal with q longer than kv and lse is not supported");
   const int hidden = p.q_len - p.kv_len;
   const auto e = static_cast<std::int64_t>(dtype_bytes(p.dtype));
@@ -171,7 +171,7 @@ bool run_sliced_bottom_right(const AttentionParams& p, const ExecContext& ctx) {
   rest.q = static_cast<const char*>(p.q) + hidden * p.q_strides.row * e;
   rest.out = static_cast<char*>(p.out) + hidden * s.row * e;
   rest.q_len = p.kv_len;
-  rest.causal_align = CausalAlign::top_left;
+  rest.causal_align = CausalAlign::TopLeft;
   cudnn(rest, ctx);
   return true;
 }
@@ -180,7 +180,7 @@ bool run_sliced_bottom_right(const AttentionParams& p, const ExecContext& ctx) {
 
 void cudnn(const AttentionParams& p, const ExecContext& ctx) {
   validate(p);
-  if (p.dtype == DType::fp32) throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
+  if (p.dtype == DType::FP32) throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
   if (run_sliced_bottom_right(p, ctx)) return;
   static std::mutex mutex;
   static std::map<Key, CachedGraph> cache;  // graphs live as long as the process

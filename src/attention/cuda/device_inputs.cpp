@@ -27,14 +27,14 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 DeviceInputs upload(const HostInputs& host, WithLse lse) {
   const AttentionParams& p = host.params;
   const std::size_t lse_bytes =
-      lse == WithLse::yes ? static_cast<std::size_t>(p.batch) * p.q_heads * p.q_len * sizeof(float) : 0;
+      lse == WithLse::Yes ? static_cast<std::size_t>(p.batch) * p.q_heads * p.q_len * sizeof(float) : 0;
   DeviceInputs dev{DeviceBuffer(host.q.size()),
                    DeviceBuffer(host.k.size()),
                    DeviceBuffer(host.v.size()),
                    DeviceBuffer(host.out.size()),
                    DeviceBuffer(),
                    p};
-  if (lse == WithLse::yes) dev.lse = DeviceBuffer(lse_bytes);
+  if (lse == WithLse::Yes) dev.lse = DeviceBuffer(lse_bytes);
   ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.q.get(), host.q.data(), host.q.size(), cudaMemcpyHostToDevice));
   ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.k.get(), host.k.data(), host.k.size(), cudaMemcpyHostToDevice));
   ATTNPROF_CUDA_CHECK(cudaMemcpy(dev.v.get(), host.v.data(), host.v.size(), cudaMemcpyHostToDevice));

@@ -31,7 +31,7 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-enum class WithLse { no, yes };
+enum class WithLse { No, Yes };
 
 // q, k, v copied from the host; out (and lse, when asked for: fp32 per query row)
 // allocated; `params` is the host params pointing at these buffers.

@@ -52,13 +52,13 @@ std::size_t manual_workspace(const AttentionParams& p) {
 
 void manual(const AttentionParams& p, const ExecContext& ctx) {
   switch (p.dtype) {
-    case DType::bf16:
+    case DType::BF16:
       manual_forward<__nv_bfloat16>(p, ctx);
       return;
-    case DType::fp16:
+    case DType::FP16:
       manual_forward<__half>(p, ctx);
       return;
-    case DType::fp32:
+    case DType::FP32:
       manual_forward<float>(p, ctx);
       return;
   }

@@ -39,7 +39,7 @@ struct BuildAdditive {
   }
 };
 
-int diagonal(const AttentionParams& p) { return p.causal_align == CausalAlign::bottom_right ? p.kv_len - p.q_len : 0; }
+int diagonal(const AttentionParams& p) { return p.causal_align == CausalAlign::BottomRight ? p.kv_len - p.q_len : 0; }
 
 using Key = std::tuple<int, int, int, int, int>;  // device, q_len, kv_len, diagonal, kind
 
@@ -78,11 +78,11 @@ const bool* cached_masked_out(const AttentionParams& p, cudaStream_t stream) {
 
 const void* cached_additive_mask(const AttentionParams& p, DType dtype, cudaStream_t stream) {
   switch (dtype) {
-    case DType::bf16:
+    case DType::BF16:
       return lookup_or_build(p, 0, 2, stream, build_additive<__nv_bfloat16>);
-    case DType::fp16:
+    case DType::FP16:
       return lookup_or_build(p, 1, 2, stream, build_additive<__half>);
-    case DType::fp32:
+    case DType::FP32:
       return lookup_or_build(p, 2, 4, stream, build_additive<float>);
   }
   return nullptr;

@@ -42,15 +42,15 @@ template <typename T>
 constexpr DType dtype_of();
 template <>
 constexpr DType dtype_of<float>() {
-  return DType::fp32;
+  return DType::FP32;
 }
 template <>
 constexpr DType dtype_of<__nv_bfloat16>() {
-  return DType::bf16;
+  return DType::BF16;
 }
 template <>
 constexpr DType dtype_of<__half>() {
-  return DType::fp16;
+  return DType::FP16;
 }
 
 // Every intermediate tensor of one forward, carved from the workspace.
@@ -178,7 +178,7 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
     if (v.cached_mask) {
       mask = static_cast<const T*>(cached_additive_mask(p, dtype_of<T>(), stream));
     } else {
-      const int diag = p.causal_align == CausalAlign::bottom_right ? Skv - S : 0;
+      const int diag = p.causal_align == CausalAlign::BottomRight ? Skv - S : 0;
       launch_map(nm, Fill<bool>{buf.ones, true}, stream);
       launch_elementwise<4>(nm, Tril{buf.ones, buf.tril, Skv, diag}, stream);
       launch_map(1, Fill<T>{buf.mask_zero, from_f<T>(0.0f)}, stream);
@@ -228,19 +228,19 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
 
 void run_math(const AttentionParams& p, const ExecContext& ctx, MathVariant v) {
   switch (p.dtype) {
-    case DType::bf16:
+    case DType::BF16:
       if (v.upcast)
         math_forward<__nv_bfloat16, float>(p, ctx, v);
       else
         math_forward<__nv_bfloat16, __nv_bfloat16>(p, ctx, v);
       return;
-    case DType::fp16:
+    case DType::FP16:
       if (v.upcast)
         math_forward<__half, float>(p, ctx, v);
       else
         math_forward<__half, __half>(p, ctx, v);
       return;
-    case DType::fp32:
+    case DType::FP32:
       math_forward<float, float>(p, ctx, v);
       return;
   }
@@ -248,12 +248,12 @@ void run_math(const AttentionParams& p, const ExecContext& ctx, MathVariant v) {
 
 std::size_t math_bytes(const AttentionParams& p, bool upcast) {
   switch (p.dtype) {
-    case DType::bf16:
+    case DType::BF16:
       return upcast ? workspace_for<__nv_bfloat16, float>(p, true)
                     : workspace_for<__nv_bfloat16, __nv_bfloat16>(p, false);
-    case DType::fp16:
+    case DType::FP16:
       return upcast ? workspace_for<__half, float>(p, true) : workspace_for<__half, __half>(p, false);
-    case DType::fp32:
+    case DType::FP32:
       return workspace_for<float, float>(p, false);
   }
   return 0;

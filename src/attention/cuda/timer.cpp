@@ -13,10 +13,10 @@ CudaEvent::CudaEvent(CudaEvent&& other) noexcept : event_(other.event_) { other.
 
 std::vector<double> time_calls(const std::function<void()>& call, cudaStream_t stream, const TimingOptions& o) {
   const auto samples = static_cast<std::size_t>(o.samples > 0 ? o.samples : 1);
-  const int per_sample = o.mode == TimingMode::hot ? (o.burst > 0 ? o.burst : 1) : 1;
+  const int per_sample = o.mode == TimingMode::Hot ? (o.burst > 0 ? o.burst : 1) : 1;
   std::vector<CudaEvent> starts(samples), stops(samples);
   for (std::size_t s = 0; s < samples; ++s) {
-    if (o.mode == TimingMode::cold && o.flush != nullptr)
+    if (o.mode == TimingMode::Cold && o.flush != nullptr)
       ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o.flush, static_cast<int>(s & 0xff), o.flush_bytes, stream));
     ATTNPROF_CUDA_CHECK(cudaEventRecord(starts[s].get(), stream));
     for (int c = 0; c < per_sample; ++c) call();

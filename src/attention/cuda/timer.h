@@ -14,7 +14,7 @@
 
 namespace attnprof::attention::cuda {
 
-enum class TimingMode { cold, hot };
+enum class TimingMode { Cold, Hot };
 
 // A CUDA event, created and destroyed with its owner.
 class CudaEvent {
@@ -31,7 +31,7 @@ class CudaEvent {
 };
 
 struct TimingOptions {
-  TimingMode mode = TimingMode::cold;
+  TimingMode mode = TimingMode::Cold;
   int samples = 21;
   int burst = 10;         // hot: calls per sample
   void* flush = nullptr;  // cold: a device buffer at least twice the L2, overwritten before each sample

@@ -51,8 +51,8 @@ std::size_t attention_workspace(const attention::AttentionParams& p) {
 
 void attention_forward_on(const attention::AttentionParams& a, const attention::ExecContext& ctx, Path path) {
   attention::validate(a);
-  if (a.dtype == attention::DType::fp32) throw InputError("fused: takes bf16 or fp16, not fp32");
-  if (a.causal && a.causal_align == attention::CausalAlign::bottom_right && a.q_len != a.kv_len)
+  if (a.dtype == attention::DType::FP32) throw InputError("fused: takes bf16 or fp16, not fp32");
+  if (a.causal && a.causal_align == attention::CausalAlign::BottomRight && a.q_len != a.kv_len)
     throw InputError("fused: bottom-right causal with q_len != kv_len is not supported (top-left only)");
   float* lse = a.lse;
   if (!lse) {
@@ -67,7 +67,7 @@ void attention_forward_on(const attention::AttentionParams& a, const attention::
 }
 
 void attention_forward(const attention::AttentionParams& a, const attention::ExecContext& ctx) {
-  attention_forward_on(a, ctx, Path::automatic);
+  attention_forward_on(a, ctx, Path::Automatic);
 }
 
 }  // namespace attnprof::fused

@@ -23,12 +23,12 @@ const char* unsupported(const Params& p) {
 }
 
 Path resolve_path(Path requested) {
-  if (requested != Path::automatic) return requested;
+  if (requested != Path::Automatic) return requested;
   int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return Path::portable;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return Path::portable;
-  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return Path::portable;
-  return major == 9 && minor == 0 ? Path::hopper : Path::portable;
+  if (cudaGetDevice(&dev) != cudaSuccess) return Path::Portable;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return Path::Portable;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return Path::Portable;
+  return major == 9 && minor == 0 ? Path::Hopper : Path::Portable;
 }
 
 cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
@@ -36,11 +36,11 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
   if (params.batch == 0 || params.q_len == 0) return cudaSuccess;  // nothing to compute
   const Params& p = params;
   switch (resolve_path(path)) {
-    case Path::hopper:
+    case Path::Hopper:
       return launch_hopper(p, stream);
-    case Path::hopper_overlap:
+    case Path::HopperOverlap:
       return launch_hopper_overlap(p, stream);
-    case Path::hopper_m192:
+    case Path::HopperM192:
       return launch_hopper_m192(p, stream);
     default:
       return launch_portable(p, stream);

@@ -19,7 +19,7 @@ Path resolve_path(Path requested);
 
 // Enqueues the forward on `stream`. Returns cudaErrorInvalidValue when the
 // kernels do not support p (unsupported()), or the launch error.
-cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::automatic);
+cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::Automatic);
 
 // Launchers, one per path (fwd_sm80.cu, fwd_sm90.cu).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);

@@ -22,7 +22,7 @@ namespace {
 // turn it into the result's error line.
 CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned seed) {
   attention::HostInputs in = attention::make_host_inputs(shape, seed);
-  const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::yes);
+  const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   attention::cuda::poison_outputs(dev, nullptr);
   attention_forward_on(dev.params, attention::ExecContext{}, path);
   std::vector<float> lse(std::size_t(shape.batch) * shape.q_heads * shape.q_len);
@@ -35,14 +35,14 @@ CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned
 TimeResult run_time(const attention::AttentionParams& shape, Path path, int warmup, int iters) {
   // Random data, not zeros: zeros run faster than real data and hide unwritten outputs.
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
-  const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::yes);
+  const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   attention::cuda::poison_outputs(dev, nullptr);
   const auto call = [&] { attention_forward_on(dev.params, attention::ExecContext{}, path); };
   for (int i = 0; i < warmup; ++i) call();
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
   // The hot mode of the one timer: bursts of back-to-back launches, so the host's per-launch
   // work (tensor-map encoding) overlaps the previous kernel instead of sitting in the timing.
-  std::vector<double> times = attention::cuda::time_calls(call, nullptr, {attention::cuda::TimingMode::hot, iters, 10});
+  std::vector<double> times = attention::cuda::time_calls(call, nullptr, {attention::cuda::TimingMode::Hot, iters, 10});
   std::sort(times.begin(), times.end());
   TimeResult r;
   r.median_ms = times[times.size() / 2];

@@ -26,7 +26,7 @@ struct Params {
 
   bool causal = false;                              // top-left (PyTorch is_causal=True): query i sees keys j <= i
   float scale = 0.f;                                // softmax scale, as AttentionParams gives it (never 0)
-  attention::DType dtype = attention::DType::bf16;  // bf16 or fp16
+  attention::DType dtype = attention::DType::BF16;  // bf16 or fp16
 
   // Strides in elements; the head_dim stride is always 1.
   int64_t q_batch_stride = 0, q_head_stride = 0, q_seq_stride = 0;

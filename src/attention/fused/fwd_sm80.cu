@@ -76,8 +76,8 @@ __device__ __forceinline__ void load_tile(T* smem, const T* g, int64_t stride, i
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(tile_for(Path::portable, D).threads) fused_fwd_portable(const Params p) {
-  constexpr TileConfig kT = tile_for(Path::portable, D);
+__global__ void __launch_bounds__(tile_for(Path::Portable, D).threads) fused_fwd_portable(const Params p) {
+  constexpr TileConfig kT = tile_for(Path::Portable, D);
   constexpr int BM = kT.block_m, BN = kT.block_n, THREADS = kT.threads;
   constexpr int kLd = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(tile_for(Path::portable, D).threads) fused_fwd
 
 template <typename T, int D>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
-  constexpr TileConfig kT = tile_for(Path::portable, D);
+  constexpr TileConfig kT = tile_for(Path::Portable, D);
   constexpr int kSmem = shared_bytes(kT);
   cudaError_t e = cudaFuncSetAttribute(fused_fwd_portable<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
@@ -176,7 +176,7 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
 }  // namespace
 
 cudaError_t launch_portable(const Params& p, cudaStream_t stream) {
-  if (p.dtype == attention::DType::bf16)
+  if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64 ? launch<__nv_bfloat16, 64>(p, stream) : launch<__nv_bfloat16, 128>(p, stream);
   return p.head_dim == 64 ? launch<__half, 64>(p, stream) : launch<__half, 128>(p, stream);
 }

@@ -38,7 +38,7 @@ template <typename T, int D, bool kOverlap, int kConsumers>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
-  constexpr TileConfig kT = with_consumers(tile_for(Path::hopper, D), kConsumers);
+  constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
@@ -257,7 +257,7 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
   const cuuint32_t box[4] = {64, cuuint32_t(box_rows), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r =
-      fn(map, dtype == attention::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+      fn(map, dtype == attention::DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
          const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
@@ -265,7 +265,7 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
 
 template <typename T, int D, bool kOverlap, int kConsumers>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
-  constexpr TileConfig kT = with_consumers(tile_for(Path::hopper, D), kConsumers);
+  constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
   constexpr int kSmem = shared_bytes(kT);
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
@@ -287,7 +287,7 @@ template <bool kOverlap, int kConsumers64, int kConsumers128>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
-  if (p.dtype == attention::DType::bf16)
+  if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kOverlap, kConsumers64>(p, stream)
                             : launch<__nv_bfloat16, 128, kOverlap, kConsumers128>(p, stream);
   return p.head_dim == 64 ? launch<__half, 64, kOverlap, kConsumers64>(p, stream)
@@ -298,10 +298,10 @@ cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
 
 // Version 2 schedule (the fastest measured), tiles from the table row for q_len.
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
-  static_assert(tile_for(Path::hopper, 128).consumers == 2 && tile_for(Path::hopper, 64).consumers == 2 &&
-                    tile_for(Path::hopper, 64, 1 << 30).consumers == 3,
+  static_assert(tile_for(Path::Hopper, 128).consumers == 2 && tile_for(Path::Hopper, 64).consumers == 2 &&
+                    tile_for(Path::Hopper, 64, 1 << 30).consumers == 3,
                 "launch_hopper instantiates exactly these rows");
-  if (tile_for(Path::hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<false, 3, 2>(p, stream);
+  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<false, 3, 2>(p, stream);
   return launch_variant<false, 2, 2>(p, stream);
 }
 cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) {

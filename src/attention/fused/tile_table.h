@@ -13,18 +13,18 @@ namespace attnprof::fused {
 // with the hopper rows' tiles: hopper_overlap (version 3: S of step n overlaps P V of
 // step n-1 inside a warpgroup, measured slower) and hopper_m192 (3 consumer
 // warpgroups, BM=192, head dim 64 only).
-enum class Path : int { automatic = 0, portable = 1, hopper = 2, hopper_overlap = 3, hopper_m192 = 4 };
+enum class Path : int { Automatic = 0, Portable = 1, Hopper = 2, HopperOverlap = 3, HopperM192 = 4 };
 
 struct PathName {
   Path path;
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 5> kPathNames{{{Path::automatic, "auto"},
-                                                     {Path::portable, "portable"},
-                                                     {Path::hopper, "hopper"},
-                                                     {Path::hopper_overlap, "hopper_overlap"},
-                                                     {Path::hopper_m192, "hopper_m192"}}};
+inline constexpr std::array<PathName, 5> kPathNames{{{Path::Automatic, "auto"},
+                                                     {Path::Portable, "portable"},
+                                                     {Path::Hopper, "hopper"},
+                                                     {Path::HopperOverlap, "hopper_overlap"},
+                                                     {Path::HopperM192, "hopper_m192"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -47,9 +47,9 @@ struct TileConfig {
 // up to 11% slower below (short causal sequences: too few, too uneven tiles).
 inline constexpr TileConfig kTileTable[] = {
     // path           D    BM   BN  st threads consumers min_q_len
-    {Path::portable, 64, 64, 64, 1, 128, 0, 0},  {Path::portable, 128, 64, 64, 1, 128, 0, 0},
-    {Path::hopper, 64, 128, 128, 2, 384, 2, 0},  {Path::hopper, 64, 192, 128, 2, 512, 3, 2048},
-    {Path::hopper, 128, 128, 128, 2, 384, 2, 0},
+    {Path::Portable, 64, 64, 64, 1, 128, 0, 0},  {Path::Portable, 128, 64, 64, 1, 128, 0, 0},
+    {Path::Hopper, 64, 128, 128, 2, 384, 2, 0},  {Path::Hopper, 64, 192, 128, 2, 512, 3, 2048},
+    {Path::Hopper, 128, 128, 128, 2, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
@@ -74,7 +74,7 @@ constexpr int consumer_registers(int consumers) { return consumers == 2 ? 232 : 
 
 // Dynamic shared memory a config needs, in bytes (16-bit elements).
 constexpr int shared_bytes(const TileConfig& t) {
-  if (t.path == Path::portable) {
+  if (t.path == Path::Portable) {
     const int row = (t.head_dim + 8) * 2;  // padded row: ldmatrix without bank conflicts
     return (t.block_m + 2 * t.block_n) * row;
   }
