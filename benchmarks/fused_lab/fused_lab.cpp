@@ -32,35 +32,6 @@ using attnprof::attention::DType;
 using attnprof::attention::Layout;
 using attnprof::attention::make_params;
 
-// Small cases for compute-sanitizer runs (memcheck, racecheck): partial tiles,
-// several kv tiles, GQA, causal, both dtypes and head dims.
-std::vector<AttentionParams> small_cases() {
-  std::vector<AttentionParams> cs;
-  for (int d : {64, 128})
-    for (bool causal : {false, true}) {
-      cs.push_back(make_params(1, 2, 1, 17, 300, d, causal, DType::BF16, Layout::BHSD));
-      cs.push_back(make_params(1, 2, 2, 200, 200, d, causal, DType::FP16, Layout::BSHD));
-    }
-  return cs;
-}
-
-std::vector<AttentionParams> check_cases() {
-  std::vector<AttentionParams> cs;
-  for (DType dt : {DType::BF16, DType::FP16})
-    for (int d : {64, 128})
-      for (bool causal : {false, true}) {
-        for (int s : {1, 17, 1000, 2049}) cs.push_back(make_params(1, 2, 2, s, s, d, causal, dt, Layout::BHSD));
-        cs.push_back(make_params(2, 4, 2, 300, 700, d, causal, dt, Layout::BSHD));  // GQA, Sq < Skv
-        AttentionParams custom =
-            make_params(1, 4, 1, 777, 129, d, causal, dt, Layout::BHSD);  // MQA, Sq > Skv, custom scale
-        custom.scale = 0.3f;
-        cs.push_back(custom);
-        cs.push_back(make_params(2, 3, 3, 128, 256, d, causal, dt, Layout::BSHD));  // tile multiples
-        cs.push_back(make_params(1, 2, 2, 5, 0, d, causal, dt, Layout::BHSD));      // no keys: zeros, lse -inf
-      }
-  return cs;
-}
-
 struct TimedShape {
   int b, h, s, d;
   bool causal;

@@ -52,6 +52,41 @@ TimeResult run_time(const attention::AttentionParams& shape, Path path, int warm
 
 }  // namespace
 
+// Small cases for compute-sanitizer runs (memcheck, racecheck): partial tiles,
+// several kv tiles, GQA, causal, both dtypes and head dims.
+std::vector<attention::AttentionParams> small_cases() {
+  std::vector<attention::AttentionParams> cs;
+  for (int d : {64, 128})
+    for (bool causal : {false, true}) {
+      cs.push_back(
+          attention::make_params(1, 2, 1, 17, 300, d, causal, attention::DType::BF16, attention::Layout::BHSD));
+      cs.push_back(
+          attention::make_params(1, 2, 2, 200, 200, d, causal, attention::DType::FP16, attention::Layout::BSHD));
+    }
+  return cs;
+}
+
+std::vector<attention::AttentionParams> check_cases() {
+  std::vector<attention::AttentionParams> cs;
+  for (attention::DType dt : {attention::DType::BF16, attention::DType::FP16})
+    for (int d : {64, 128})
+      for (bool causal : {false, true}) {
+        for (int s : {1, 17, 1000, 2049})
+          cs.push_back(attention::make_params(1, 2, 2, s, s, d, causal, dt, attention::Layout::BHSD));
+        cs.push_back(
+            attention::make_params(2, 4, 2, 300, 700, d, causal, dt, attention::Layout::BSHD));  // GQA, Sq < Skv
+        attention::AttentionParams custom = attention::make_params(
+            1, 4, 1, 777, 129, d, causal, dt, attention::Layout::BHSD);  // MQA, Sq > Skv, custom scale
+        custom.scale = 0.3f;
+        cs.push_back(custom);
+        cs.push_back(
+            attention::make_params(2, 3, 3, 128, 256, d, causal, dt, attention::Layout::BSHD));  // tile multiples
+        cs.push_back(
+            attention::make_params(1, 2, 2, 5, 0, d, causal, dt, attention::Layout::BHSD));  // no keys: zeros, lse -inf
+      }
+  return cs;
+}
+
 CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed) {
   try {
     return run_check(shape, path, seed);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "attention/cpu/check.h"
 #include "attention/params.h"
@@ -17,6 +18,13 @@ struct CaseCheck {
   std::string error;  // non-empty when the call was refused or a CUDA call failed
   bool ok(double tolerance) const { return error.empty() && result.passed(tolerance); }
 };
+
+// The correctness suite: bf16/fp16, D 64/128, causal and not, odd and
+// differing lengths, GQA/MQA, BHSD/BSHD, custom scale, tile multiples, no keys.
+std::vector<attention::AttentionParams> check_cases();
+// A few small cases for compute-sanitizer runs (memcheck, racecheck): partial
+// tiles, several kv tiles, GQA, causal, both dtypes and head dims.
+std::vector<attention::AttentionParams> small_cases();
 
 // Runs the forward once on fresh random inputs (seeded), outputs poisoned, and
 // checks out and lse against fp64. `shape`'s pointers are ignored.
