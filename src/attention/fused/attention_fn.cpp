@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attention/cuda/cuda_check.h"
 #include "common/input_error.h"
 #include "fused_attention.h"
 
@@ -62,8 +63,7 @@ void attention_forward_on(const attention::AttentionParams& a, const attention::
   const Params p = kernel_params(a, lse);
   const char* why = unsupported(p);
   if (why[0] != '\0') throw InputError(why);
-  const cudaError_t e = forward(p, static_cast<cudaStream_t>(ctx.stream), path);
-  if (e != cudaSuccess) throw std::runtime_error(std::string("fused: launch failed: ") + cudaGetErrorString(e));
+  ATTNPROF_CUDA_CHECK(forward(p, static_cast<cudaStream_t>(ctx.stream), path));
 }
 
 void attention_forward(const attention::AttentionParams& a, const attention::ExecContext& ctx) {
