@@ -1,6 +1,7 @@
 // The subcommands of the attnprof tool. Each adds itself to the CLI11 app; when
 // the user picks it, its callback runs and stores the process exit code.
-// Exit codes: 0 success, 2 bad input or usage; `record` returns the child's code.
+// Exit codes: 0 success, 2 bad input or usage; `record` returns the child's code,
+// `diff --fail-on` 1 on a regression.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,5 +11,6 @@ namespace attnprof::cli {
 void add_doctor_command(CLI::App& app, int& exit_code);
 void add_record_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
+void add_diff_command(CLI::App& app, int& exit_code);
 
 }  // namespace attnprof::cli

@@ -1,18 +1,15 @@
 // attnprof doctor TRACE: reads a PyTorch profiler (Kineto) trace and reports
 // why attention is slow, with numbers, and what to change.
 #include <cstdio>
-#include <iostream>
-#include <iterator>
-#include <sstream>
 
 #include <fmt/core.h>
 
 #include "analysis/analysis.h"
 #include "analysis/rules/rule.h"
 #include "cli/commands.h"
+#include "cli/trace_input.h"
 #include "common/input_error.h"
 #include "report/report.h"
-#include "trace/trace_reader.h"
 
 namespace attnprof::cli {
 namespace {
@@ -33,14 +30,6 @@ std::string doctor_footer() {
       "  attnprof doctor --region fwd trace.json          # fwd0, fwd1, ... as one group\n"
       "  gunzip -c trace.json.gz | attnprof doctor -      # from standard input\n";
   return out;
-}
-
-Trace read_input(const std::string& path) {
-  const ReadOptions options{.detail = ReadDetail::Analysis};
-  if (path != "-") return read_trace_file(path, options);
-  std::string bytes{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-  if (bytes.empty()) throw InputError("<stdin>: empty input (doctor - reads the trace from standard input)");
-  return read_trace_bytes(bytes, "<stdin>", options);
 }
 
 }  // namespace
@@ -69,9 +58,9 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
           fmt::format("doctor reads one trace, {} were given ({}): run it once per trace", opts->traces.size(), names));
     }
     const std::string& path = opts->traces.front();
-    const Trace trace = read_input(path);
+    const Trace trace = read_trace_input(path);
     const TraceIndex index(trace);
-    const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, path == "-" ? "<stdin>" : path);
+    const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, input_label(path));
     const std::string report = opts->json ? json_report(analysis) : text_report(analysis);
     std::fwrite(report.data(), 1, report.size(), stdout);
     exit_code = 0;

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   attnprof::cli::add_doctor_command(app, exit_code);
   attnprof::cli::add_record_command(app, exit_code);
   attnprof::cli::add_bench_command(app, exit_code);
+  attnprof::cli::add_diff_command(app, exit_code);
   if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
     fmt::print(stderr, "attnprof: {}\n", unknown);
     return 2;

@@ -1,0 +1,226 @@
+// Aligns two analyses: region groups by name, attention by pass, findings by id,
+// kernels by category; every number per step.
+#include "analysis/diff.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace attnprof {
+namespace {
+
+double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// The step: the region group with the most instances (profiler steps, fwd0..fwdN); 1 without groups.
+TraceSide side_of(const Analysis& a) {
+  TraceSide s;
+  s.label = a.label;
+  s.unsupported = a.unsupported;
+  s.steps = 1;
+  s.step = "the whole trace";
+  const GroupStats* main = nullptr;
+  for (const GroupStats& g : a.groups)
+    if (main == nullptr || g.instances.size() > main->instances.size()) main = &g;
+  if (main != nullptr && !main->instances.empty()) {
+    s.steps = static_cast<int>(main->instances.size());
+    s.step = main->group.name == "whole trace" ? "the whole trace" : "'" + main->group.name + "'";
+  }
+  std::int64_t busy = 0, attention = 0;
+  for (const GroupStats& g : a.groups) {
+    busy += g.busy_ns;
+    attention += g.attention_ns;
+  }
+  s.busy_ms_per_step = ms(busy) / s.steps;
+  s.attention_ms_per_step = ms(attention) / s.steps;
+  return s;
+}
+
+std::string implementation_name(const AttentionSummary& s) {
+  std::string name(to_string(s.impl));
+  if (s.impl == AttentionImpl::Fused && !s.kernel.empty()) name += " (" + s.kernel + ")";
+  return name;
+}
+
+AttentionSide attention_side(const Analysis& a, AttentionPass pass, int steps) {
+  AttentionSide side;
+  int calls = 0, kernels = 0;
+  std::int64_t ns = 0;
+  std::vector<std::pair<std::int64_t, std::string>> names;  // by time, the larger first
+  for (const AttentionSummary& s : a.attention) {
+    if (s.pass != pass || s.calls == 0) continue;
+    side.present = true;
+    calls += s.calls;
+    kernels += s.kernels;
+    ns += s.kernel_ns;
+    names.emplace_back(s.kernel_ns, implementation_name(s));
+  }
+  if (!side.present) return side;
+  std::stable_sort(names.begin(), names.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (const auto& [t, n] : names) side.implementation += (side.implementation.empty() ? "" : " + ") + n;
+  side.calls_per_step = static_cast<double>(calls) / steps;
+  side.kernels_per_call = static_cast<double>(kernels) / calls;
+  side.ms_per_call = ms(ns) / calls;
+  side.ms_per_step = ms(ns) / steps;
+  return side;
+}
+
+struct FindingTotal {
+  Scope scope = Scope::Model;
+  std::int64_t ns = 0;
+  std::string title;
+};
+
+// By id and scope (fp32-upcast can be attention's and the model's at once), over every group.
+using FindingKey = std::pair<std::string, Scope>;
+std::map<FindingKey, FindingTotal> findings_by_id(const Analysis& a) {
+  std::map<FindingKey, FindingTotal> out;
+  for (const Finding& f : a.findings) {
+    FindingTotal& t = out[{f.id, f.scope}];
+    if (t.title.empty()) {
+      t.scope = f.scope;
+      t.title = f.title;
+    }
+    t.ns += f.time_ns;
+  }
+  return out;
+}
+
+struct CategoryTotal {
+  std::int64_t kernels = 0;
+  std::int64_t ns = 0;
+};
+
+std::map<KernelCategory, CategoryTotal> categories_of(const Analysis& a) {
+  std::map<KernelCategory, CategoryTotal> out;
+  for (const KernelSummary& k : a.kernels) {
+    CategoryTotal& t = out[k.cls.category];
+    t.kernels += k.count;
+    t.ns += k.total_ns;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(FindingStatus s) {
+  switch (s) {
+    case FindingStatus::Fixed:
+      return "fixed";
+    case FindingStatus::New:
+      return "new";
+    case FindingStatus::Remaining:
+      return "remaining";
+  }
+  return "remaining";
+}
+
+TraceDiff diff_analyses(const Analysis& before, const Analysis& after) {
+  TraceDiff d;
+  d.before = side_of(before);
+  d.after = side_of(after);
+  const double nb = d.before.steps, na = d.after.steps;
+
+  // Region groups by name, in the before trace's order, then the after trace's new ones.
+  const auto stats = [](const GroupStats& g, int& instances, double& kernels, double& busy) {
+    instances = static_cast<int>(g.instances.size());
+    kernels = g.kernels_per_instance;
+    busy = instances > 0 ? ms(g.busy_ns) / instances : 0.0;
+  };
+  for (const GroupStats& g : before.groups) {
+    RegionChange r;
+    r.name = g.group.name;
+    stats(g, r.before_instances, r.before_kernels, r.before_busy_ms);
+    d.regions.push_back(r);
+  }
+  for (const GroupStats& g : after.groups) {
+    auto it =
+        std::find_if(d.regions.begin(), d.regions.end(), [&](const RegionChange& r) { return r.name == g.group.name; });
+    if (it == d.regions.end()) {
+      d.regions.emplace_back();
+      it = std::prev(d.regions.end());
+      it->name = g.group.name;
+    }
+    stats(g, it->after_instances, it->after_kernels, it->after_busy_ms);
+  }
+
+  for (const AttentionPass pass : {AttentionPass::Forward, AttentionPass::Backward}) {
+    AttentionChange c;
+    c.pass = pass;
+    c.before = attention_side(before, pass, d.before.steps);
+    c.after = attention_side(after, pass, d.after.steps);
+    if (c.before.present || c.after.present) d.attention.push_back(c);
+  }
+
+  const auto fb = findings_by_id(before), fa = findings_by_id(after);
+  for (const auto& [key, t] : fb) {
+    FindingChange f;
+    f.id = key.first;
+    f.scope = t.scope;
+    f.before_ms = ms(t.ns) / nb;
+    f.title = t.title;
+    if (const auto it = fa.find(key); it != fa.end()) {
+      f.status = FindingStatus::Remaining;
+      f.after_ms = ms(it->second.ns) / na;
+      f.title = it->second.title;
+    } else {
+      f.status = FindingStatus::Fixed;
+    }
+    d.findings.push_back(f);
+  }
+  for (const auto& [key, t] : fa) {
+    if (fb.count(key)) continue;
+    FindingChange f;
+    f.id = key.first;
+    f.scope = t.scope;
+    f.status = FindingStatus::New;
+    f.after_ms = ms(t.ns) / na;
+    f.title = t.title;
+    d.findings.push_back(f);
+  }
+  std::stable_sort(d.findings.begin(), d.findings.end(), [](const FindingChange& x, const FindingChange& y) {
+    if (x.status != y.status) return x.status < y.status;
+    return std::max(x.before_ms, x.after_ms) > std::max(y.before_ms, y.after_ms);
+  });
+
+  const auto cb = categories_of(before), ca = categories_of(after);
+  std::map<KernelCategory, CategoryChange> cats;
+  for (const auto& [cat, t] : cb) {
+    CategoryChange& c = cats[cat];
+    c.category = cat;
+    c.before_kernels = static_cast<double>(t.kernels) / nb;
+    c.before_ms = ms(t.ns) / nb;
+  }
+  for (const auto& [cat, t] : ca) {
+    CategoryChange& c = cats[cat];
+    c.category = cat;
+    c.after_kernels = static_cast<double>(t.kernels) / na;
+    c.after_ms = ms(t.ns) / na;
+  }
+  for (const auto& [cat, c] : cats) d.categories.push_back(c);
+  std::stable_sort(d.categories.begin(), d.categories.end(), [](const CategoryChange& x, const CategoryChange& y) {
+    return std::max(x.before_ms, x.after_ms) > std::max(y.before_ms, y.after_ms);
+  });
+  return d;
+}
+
+GateVerdict regression_gate(const TraceDiff& d, double max_growth_pct) {
+  GateVerdict v;
+  const double b = d.before.attention_ms_per_step, a = d.after.attention_ms_per_step;
+  if (a > b * (1.0 + max_growth_pct / 100.0) && a > 0) {
+    v.regression = true;
+    if (b > 0)
+      v.reasons.push_back(fmt::format("attention time per step grew {:.1f}% ({:.3f} -> {:.3f} ms), more than {:g}%",
+                                      100.0 * (a - b) / b, b, a, max_growth_pct));
+    else
+      v.reasons.push_back(fmt::format("attention appeared: {:.3f} ms per step where there was none", a));
+  }
+  for (const FindingChange& f : d.findings)
+    if (f.status == FindingStatus::New && f.scope == Scope::Attention) {
+      v.regression = true;
+      v.reasons.push_back(fmt::format("new attention finding {}: {}", f.id, f.title));
+    }
+  return v;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,86 @@
+// Two analysed traces side by side: what changed between a trace taken before
+// a fix and one taken after it. Everything is per step, so traces of different
+// lengths compare: a step is one instance of the analysed regions (a profiler
+// step, a record_function range; the whole trace when there are none).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.h"
+
+namespace attnprof {
+
+// One trace's attention of one pass, per step.
+struct AttentionSide {
+  bool present = false;
+  std::string implementation;  // "sdpa-math", "fused (FlashAttention)", "unfused"; mixed: joined with " + "
+  double calls_per_step = 0;
+  double kernels_per_call = 0;
+  double ms_per_call = 0;
+  double ms_per_step = 0;
+};
+
+struct AttentionChange {
+  AttentionPass pass = AttentionPass::Forward;
+  AttentionSide before, after;
+};
+
+enum class FindingStatus : std::uint8_t { Fixed, New, Remaining };
+std::string_view to_string(FindingStatus s);
+
+// A finding (by id and scope) in either trace; times per step, -1 where absent.
+struct FindingChange {
+  std::string id;
+  Scope scope = Scope::Model;
+  FindingStatus status = FindingStatus::Remaining;
+  double before_ms = -1;
+  double after_ms = -1;
+  std::string title;  // the after trace's title when it has the finding, else the before trace's
+};
+
+// Kernels of one category, per step.
+struct CategoryChange {
+  KernelCategory category = KernelCategory::Other;
+  double before_kernels = 0, after_kernels = 0;
+  double before_ms = 0, after_ms = 0;
+};
+
+// A region group of either trace, aligned by name; per instance.
+struct RegionChange {
+  std::string name;
+  int before_instances = 0, after_instances = 0;  // 0: not in that trace
+  double before_kernels = 0, after_kernels = 0;
+  double before_busy_ms = 0, after_busy_ms = 0;
+};
+
+struct TraceSide {
+  std::string label;
+  std::string step;  // what a step is: "'ProfilerStep'", "'fwd'", "the whole trace"
+  int steps = 0;
+  double busy_ms_per_step = 0;       // GPU busy time in the analysed regions
+  double attention_ms_per_step = 0;  // kernel time of the attention calls
+  std::string unsupported;           // the analysis's reason it cannot diagnose the trace
+};
+
+struct TraceDiff {
+  TraceSide before, after;
+  std::vector<RegionChange> regions;
+  std::vector<AttentionChange> attention;  // forward first
+  std::vector<FindingChange> findings;     // fixed, new, remaining; by time
+  std::vector<CategoryChange> categories;  // by the larger of the two times
+};
+
+TraceDiff diff_analyses(const Analysis& before, const Analysis& after);
+
+// The CI gate: a regression is attention time per step grown by more than
+// `max_growth_pct`, or a new attention finding.
+inline constexpr double kDefaultRegressionPct = 10.0;
+struct GateVerdict {
+  bool regression = false;
+  std::vector<std::string> reasons;  // one line each
+};
+GateVerdict regression_gate(const TraceDiff& d, double max_growth_pct);
+
+}  // namespace attnprof

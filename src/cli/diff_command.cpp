@@ -1,0 +1,107 @@
+// attnprof diff BEFORE AFTER: what changed between two traces of one program
+// (before and after a fix), per step; with --fail-on, a CI gate.
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "analysis/analysis.h"
+#include "analysis/diff.h"
+#include "cli/commands.h"
+#include "cli/trace_input.h"
+#include "common/input_error.h"
+#include "report/diff_report.h"
+
+namespace attnprof::cli {
+namespace {
+
+// "regression" or "regression:PCT".
+double parse_fail_on(const std::string& v) {
+  const std::string prefix = "regression";
+  if (v == prefix) return kDefaultRegressionPct;
+  if (v.rfind(prefix + ":", 0) == 0) {
+    const std::string pct = v.substr(prefix.size() + 1);
+    double x = -1;
+    const auto [end, ec] = std::from_chars(pct.data(), pct.data() + pct.size(), x);
+    if (ec == std::errc() && end == pct.data() + pct.size() && x >= 0 && x < 1e6) return x;
+  }
+  throw InputError(
+      fmt::format("--fail-on {}: expected 'regression' or 'regression:PCT' (PCT a number >= 0, "
+                  "the attention time growth per step allowed, default {:g})",
+                  v, kDefaultRegressionPct));
+}
+
+Analysis analyse(const std::string& path, const std::string& region) {
+  const Trace trace = read_trace_input(path);
+  const TraceIndex index(trace);
+  return analyze(trace, index, RegionOptions{region}, input_label(path));
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string before, after, region, fail_on;
+    bool json = false, markdown = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "diff", "Compare two traces of one program (before and after a change): attention, findings, kernels per step");
+  cmd->add_option("before", opts->before, "The trace before the change (.json, .json.gz; - for standard input)")
+      ->required();
+  cmd->add_option("after", opts->after, "The trace after the change")->required();
+  cmd->add_option("--region", opts->region, "Range to analyse in both (as doctor --region)");
+  auto* json = cmd->add_flag("--json", opts->json, "Print the comparison as JSON");
+  cmd->add_flag("--markdown", opts->markdown, "Print it as Markdown (a pull-request comment)")->excludes(json);
+  cmd->add_option("--fail-on", opts->fail_on,
+                  fmt::format("regression[:PCT]: exit 1 when attention time per step grew by more than PCT% "
+                              "(default {:g}%, above run-to-run noise of one GPU) or a new attention finding "
+                              "appeared",
+                              kDefaultRegressionPct));
+  cmd->footer(
+      "\nSteps are the instances of the analysed regions (profiler steps, record_function ranges; the whole\n"
+      "trace when there are none), so traces of different lengths compare.\n"
+      "Exit codes: 0 compared (and the gate passed); 1 the --fail-on gate found a regression;\n"
+      "2 bad input or usage (one line on stderr).\n"
+      "Examples:\n"
+      "  attnprof diff before.json.gz after.json.gz\n"
+      "  attnprof diff --markdown --fail-on regression:5 main.json.gz pr.json.gz > comment.md\n");
+  cmd->callback([opts, &exit_code] {
+    if (opts->before == "-" && opts->after == "-")
+      throw InputError("diff: only one of the two traces can come from standard input");
+    std::optional<DiffGate> gate;
+    if (!opts->fail_on.empty()) gate = DiffGate{parse_fail_on(opts->fail_on), {}};
+    // The two traces are read and analysed at once, one per thread.
+    Analysis before;
+    std::exception_ptr before_error;
+    std::thread reader([&] {
+      try {
+        before = analyse(opts->before, opts->region);
+      } catch (...) {
+        before_error = std::current_exception();
+      }
+    });
+    std::optional<Analysis> after;
+    std::exception_ptr after_error;
+    try {
+      after = analyse(opts->after, opts->region);
+    } catch (...) {
+      after_error = std::current_exception();
+    }
+    reader.join();
+    if (before_error) std::rethrow_exception(before_error);
+    if (after_error) std::rethrow_exception(after_error);
+    const TraceDiff d = diff_analyses(before, *after);
+    if (gate) gate->verdict = regression_gate(d, gate->max_growth_pct);
+    const std::string report = opts->json       ? json_diff(d, gate)
+                               : opts->markdown ? markdown_diff(d, gate)
+                                                : text_diff(d, gate);
+    std::fwrite(report.data(), 1, report.size(), stdout);
+    exit_code = gate && gate->verdict.regression ? 1 : 0;
+  });
+}
+
+}  // namespace attnprof::cli

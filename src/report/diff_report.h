@@ -1,0 +1,24 @@
+// Reports of a TraceDiff: terminal text, Markdown (a pull-request comment) and
+// JSON. The gate's verdict, when one was asked for, closes each.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "analysis/diff.h"
+
+namespace attnprof {
+
+// Bumped when a field of the diff --json report changes meaning or goes away.
+inline constexpr int kDiffJsonSchemaVersion = 1;
+
+struct DiffGate {
+  double max_growth_pct = kDefaultRegressionPct;
+  GateVerdict verdict;
+};
+
+std::string text_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
+std::string markdown_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
+std::string json_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
+
+}  // namespace attnprof

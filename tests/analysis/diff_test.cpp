@@ -1,0 +1,208 @@
+// attnprof diff on real traces. The study's traces (H200, three fwd ranges
+// each): SDPA math (20 kernels a forward, FP32 upcast), hand-written attention
+// (5 kernels), SDPA flash (one FlashAttention kernel). The corpus pairs: the
+// same Hugging Face program with eager attention and with an SDPA backend
+// (tests/data/corpus/facts.json says how each was built). Expectations come
+// from how the programs were built, never from the tool's output.
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "analysis/diff.h"
+#include "test_paths.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+namespace {
+
+Analysis analyse(const std::string& path) {
+  const Trace trace = read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis});
+  const TraceIndex index(trace);
+  return analyze(trace, index, {}, path);
+}
+
+const AttentionChange* pass_of(const TraceDiff& d, AttentionPass pass) {
+  for (const AttentionChange& c : d.attention)
+    if (c.pass == pass) return &c;
+  return nullptr;
+}
+
+const FindingChange* finding(const TraceDiff& d, std::string_view id, Scope scope) {
+  for (const FindingChange& f : d.findings)
+    if (f.id == id && f.scope == scope) return &f;
+  return nullptr;
+}
+
+const CategoryChange* category(const TraceDiff& d, KernelCategory c) {
+  for (const CategoryChange& x : d.categories)
+    if (x.category == c) return &x;
+  return nullptr;
+}
+
+TEST(Diff, SdpaMathToFlashIsTheFix) {
+  const TraceDiff d =
+      diff_analyses(analyse(test::example_trace("sdpa_math.json")), analyse(test::example_trace("sdpa_flash.json")));
+  // Both programs ran three forwards, each in its own fwd range.
+  EXPECT_EQ(d.before.steps, 3);
+  EXPECT_EQ(d.after.steps, 3);
+  EXPECT_EQ(d.before.step, "'fwd'");
+  ASSERT_EQ(d.attention.size(), 1u);  // forward only
+  const AttentionChange& fwd = d.attention[0];
+  EXPECT_EQ(fwd.pass, AttentionPass::Forward);
+  EXPECT_EQ(fwd.before.implementation, "sdpa-math");
+  EXPECT_EQ(fwd.after.implementation, "fused (FlashAttention)");
+  EXPECT_DOUBLE_EQ(fwd.before.calls_per_step, 1.0);
+  EXPECT_DOUBLE_EQ(fwd.after.calls_per_step, 1.0);
+  EXPECT_DOUBLE_EQ(fwd.before.kernels_per_call, 20.0);
+  EXPECT_DOUBLE_EQ(fwd.after.kernels_per_call, 1.0);
+  EXPECT_LT(d.after.attention_ms_per_step * 5, d.before.attention_ms_per_step);  // the study: 10-50x
+  // Every cause the study named is fixed; nothing new.
+  for (const char* id : {"unfused-attention", "fp32-upcast", "mask-rebuilt", "safe-softmax"}) {
+    const FindingChange* f = finding(d, id, Scope::Attention);
+    ASSERT_NE(f, nullptr) << id;
+    EXPECT_EQ(f->status, FindingStatus::Fixed) << id;
+    EXPECT_GT(f->before_ms, 0) << id;
+    EXPECT_LT(f->after_ms, 0) << id;
+  }
+  for (const FindingChange& f : d.findings) EXPECT_NE(f.status, FindingStatus::New) << f.id;
+  // Kernel categories: the GEMMs and softmax go, one fused-attention kernel comes.
+  const CategoryChange* fused = category(d, KernelCategory::FusedAttention);
+  ASSERT_NE(fused, nullptr);
+  EXPECT_DOUBLE_EQ(fused->before_kernels, 0.0);
+  EXPECT_DOUBLE_EQ(fused->after_kernels, 1.0);
+  const CategoryChange* gemm = category(d, KernelCategory::Gemm);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_DOUBLE_EQ(gemm->before_kernels, 2.0);  // QK^T and PV
+  EXPECT_DOUBLE_EQ(gemm->after_kernels, 0.0);
+  EXPECT_FALSE(regression_gate(d, kDefaultRegressionPct).regression);
+  EXPECT_FALSE(regression_gate(d, 0).regression);
+}
+
+TEST(Diff, ManualToSdpaMathIsARegression) {
+  const TraceDiff d =
+      diff_analyses(analyse(test::example_trace("manual.json")), analyse(test::example_trace("sdpa_math.json")));
+  const AttentionChange* fwd = pass_of(d, AttentionPass::Forward);
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_EQ(fwd->before.implementation, "unfused");
+  EXPECT_EQ(fwd->after.implementation, "sdpa-math");
+  EXPECT_DOUBLE_EQ(fwd->before.kernels_per_call, 5.0);
+  EXPECT_DOUBLE_EQ(fwd->after.kernels_per_call, 20.0);
+  // The study: SDPA math 2.2-3.7x slower than hand-written bf16 attention.
+  EXPECT_GT(d.after.attention_ms_per_step, 2 * d.before.attention_ms_per_step);
+  const FindingChange* upcast = finding(d, "fp32-upcast", Scope::Attention);
+  ASSERT_NE(upcast, nullptr);
+  EXPECT_EQ(upcast->status, FindingStatus::New);
+  const GateVerdict v = regression_gate(d, kDefaultRegressionPct);
+  EXPECT_TRUE(v.regression);
+  ASSERT_FALSE(v.reasons.empty());
+  EXPECT_NE(v.reasons[0].find("attention time per step grew"), std::string::npos) << v.reasons[0];
+  // A gate wide enough for the time still fails on the new attention finding.
+  const GateVerdict wide = regression_gate(d, 1000);
+  EXPECT_TRUE(wide.regression);
+  EXPECT_TRUE(std::any_of(wide.reasons.begin(), wide.reasons.end(),
+                          [](const std::string& r) { return r.find("new attention finding fp32-upcast") == 0; }));
+}
+
+TEST(Diff, ATraceAgainstItselfChangesNothing) {
+  const Analysis a = analyse(test::example_trace("sdpa_math.json"));
+  const TraceDiff d = diff_analyses(a, a);
+  for (const FindingChange& f : d.findings) {
+    EXPECT_EQ(f.status, FindingStatus::Remaining) << f.id;
+    EXPECT_DOUBLE_EQ(f.before_ms, f.after_ms) << f.id;
+  }
+  for (const CategoryChange& c : d.categories) EXPECT_DOUBLE_EQ(c.before_ms, c.after_ms);
+  EXPECT_FALSE(regression_gate(d, 0).regression);
+}
+
+// The corpus: the same program (family, dtype, training or not, tracer) with two attention choices.
+struct Program {
+  std::string name, family, dtype, mode, tracer, expected_impl;
+  std::int64_t steps = 0, forward_calls = 0, backward_calls = 0;
+};
+struct Pair {
+  Program before, after;
+};
+void PrintTo(const Pair& p, std::ostream* os) { *os << p.before.name << " -> " << p.after.name; }
+
+std::vector<Pair> corpus_pairs() {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.load(test::data_file("corpus/facts.json"));
+  std::vector<Program> programs;
+  for (simdjson::dom::element v : doc.get_array()) {
+    Program p;
+    p.name = std::string(std::string_view(v["name"]));
+    p.family = std::string(std::string_view(v["family"]));
+    p.dtype = std::string(std::string_view(v["dtype"]));
+    p.mode = std::string(std::string_view(v["mode"]));
+    p.tracer = std::string(std::string_view(v["tracer"]));
+    p.steps = std::int64_t(v["steps"]);
+    p.expected_impl = std::string(std::string_view(v["expected"]["implementation"]));
+    p.forward_calls = std::int64_t(v["expected"]["forward_calls"]);
+    p.backward_calls = std::int64_t(v["expected"]["backward_calls"]);
+    programs.push_back(p);
+  }
+  std::vector<Pair> pairs;
+  for (const Program& eager : programs)
+    for (const Program& other : programs)
+      if (eager.expected_impl == "unfused" && other.expected_impl != "unfused" && eager.family == other.family &&
+          eager.dtype == other.dtype && eager.mode == other.mode && eager.tracer == other.tracer)
+        pairs.push_back({eager, other});
+  return pairs;
+}
+
+class CorpusDiff : public ::testing::TestWithParam<Pair> {};
+
+TEST_P(CorpusDiff, NamesTheChangeOfImplementation) {
+  const Pair& p = GetParam();
+  const Analysis a = analyse(test::data_file("corpus/" + p.before.name + ".json.gz"));
+  const Analysis b = analyse(test::data_file("corpus/" + p.after.name + ".json.gz"));
+  for (const auto& [d, from, to] :
+       {std::tuple{diff_analyses(a, b), &p.before, &p.after}, std::tuple{diff_analyses(b, a), &p.after, &p.before}}) {
+    const AttentionChange* fwd = pass_of(d, AttentionPass::Forward);
+    ASSERT_NE(fwd, nullptr);
+    EXPECT_EQ(fwd->before.implementation.rfind(from->expected_impl, 0), 0u) << fwd->before.implementation;
+    EXPECT_EQ(fwd->after.implementation.rfind(to->expected_impl, 0), 0u) << fwd->after.implementation;
+    // Per step: torch.profiler traces have one profiler step per forward; attnprof record traces
+    // have no steps and are compared as one whole program.
+    const double from_steps = from->tracer == "torch.profiler" ? static_cast<double>(from->steps) : 1.0;
+    const double to_steps = to->tracer == "torch.profiler" ? static_cast<double>(to->steps) : 1.0;
+    EXPECT_DOUBLE_EQ(fwd->before.calls_per_step, static_cast<double>(from->forward_calls) / from_steps);
+    EXPECT_DOUBLE_EQ(fwd->after.calls_per_step, static_cast<double>(to->forward_calls) / to_steps);
+    const AttentionChange* bwd = pass_of(d, AttentionPass::Backward);
+    EXPECT_EQ(bwd != nullptr, from->backward_calls > 0 || to->backward_calls > 0);
+    // Eager attention is diagnosed as unfused; going to a fused backend fixes that, going back brings it.
+    const FindingChange* unfused = finding(d, "unfused-attention", Scope::Attention);
+    ASSERT_NE(unfused, nullptr);
+    if (to->expected_impl == "fused") {
+      EXPECT_EQ(unfused->status, from->expected_impl == "unfused" ? FindingStatus::Fixed : FindingStatus::New);
+    }
+    if (from->expected_impl == "fused") {
+      EXPECT_EQ(unfused->status, FindingStatus::New);
+      EXPECT_TRUE(regression_gate(d, 1e6).regression);  // a new attention finding, whatever the time
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RealPrograms, CorpusDiff, ::testing::ValuesIn(corpus_pairs()),
+                         [](const ::testing::TestParamInfo<Pair>& param) {
+                           std::string n = param.param.before.name + "_to_" + param.param.after.name;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(CorpusDiff, ThereArePairsOfEveryKind) {
+  // Built from facts.json: eager against sdpa, sdpa-math, cuDNN and flash, inference and training,
+  // torch.profiler and attnprof record.
+  const auto pairs = corpus_pairs();
+  EXPECT_GE(pairs.size(), 6u);
+  const auto has = [&](auto pred) { return std::any_of(pairs.begin(), pairs.end(), pred); };
+  EXPECT_TRUE(has([](const Pair& p) { return p.after.expected_impl == "sdpa-math"; }));
+  EXPECT_TRUE(has([](const Pair& p) { return p.after.expected_impl == "fused" && p.after.mode == "training"; }));
+  EXPECT_TRUE(has([](const Pair& p) { return p.before.tracer == "attnprof record"; }));
+}
+
+}  // namespace
+}  // namespace attnprof
