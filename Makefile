@@ -14,12 +14,14 @@ configure:
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The whole test suite (what .ci/run runs): formatting, then every CPU test.
-test: deps format-check build
+# The whole test suite (what .ci/run runs): formatting, then every CPU test
+# (with headless Chromium for the HTML report's test).
+test: format-check build
+	./scripts/setup.sh --browser
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE gpu
 
 # clang-format 19.1.7 (pinned, from PyPI into build-format/): check, or fix in place.
-format-check:
+format-check: deps
 	./scripts/check_format.sh
 format:
 	./scripts/check_format.sh --fix

@@ -4,6 +4,8 @@
 set -euo pipefail
 pkgs=(cmake make g++ pkg-config zlib1g-dev libsimdjson-dev libfmt-dev libcli11-dev
       libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv ninja-build time)
+# --browser: also headless Chromium, for the test that opens the HTML reports (make test).
+[ "${1:-}" = "--browser" ] && pkgs+=(chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,7 +13,9 @@
 #include "cli/commands.h"
 #include "cli/trace_input.h"
 #include "common/input_error.h"
+#include "common/write_file.h"
 #include "report/diff_report.h"
+#include "report/html_report.h"
 
 namespace attnprof::cli {
 namespace {
@@ -44,7 +46,7 @@ Analysis analyse(const std::string& path, const std::string& region) {
 
 void add_diff_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string before, after, region, fail_on;
+    std::string before, after, region, fail_on, html;
     bool json = false, markdown = false;
   };
   auto opts = std::make_shared<Options>();
@@ -56,6 +58,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--region", opts->region, "Range to analyse in both (as doctor --region)");
   auto* json = cmd->add_flag("--json", opts->json, "Print the comparison as JSON");
   cmd->add_flag("--markdown", opts->markdown, "Print it as Markdown (a pull-request comment)")->excludes(json);
+  cmd->add_option("--html", opts->html, "Also write the comparison as one self-contained HTML file");
   cmd->add_option("--fail-on", opts->fail_on,
                   fmt::format("regression[:PCT]: exit 1 when attention time per step grew by more than PCT% "
                               "(default {:g}%, above run-to-run noise of one GPU) or a new attention finding "
@@ -96,6 +99,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
     if (after_error) std::rethrow_exception(after_error);
     const TraceDiff d = diff_analyses(before, *after);
     if (gate) gate->verdict = regression_gate(d, gate->max_growth_pct);
+    if (!opts->html.empty()) write_file_atomically(opts->html, html_diff(d, gate));
     const std::string report = opts->json       ? json_diff(d, gate)
                                : opts->markdown ? markdown_diff(d, gate)
                                                 : text_diff(d, gate);

@@ -9,6 +9,9 @@
 #include "cli/commands.h"
 #include "cli/trace_input.h"
 #include "common/input_error.h"
+#include "common/write_file.h"
+#include "report/annotate.h"
+#include "report/html_report.h"
 #include "report/report.h"
 
 namespace attnprof::cli {
@@ -37,7 +40,7 @@ std::string doctor_footer() {
 void add_doctor_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::vector<std::string> traces;
-    std::string region;
+    std::string region, html, annotate;
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
@@ -49,6 +52,11 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
                   "Range to analyse: a record_function/NVTX name, its stem (fwd for fwd0..fwd2) or a glob; "
                   "default: profiler steps, else top-level annotations, else the whole trace");
   cmd->add_flag("--json", opts->json, "Print the report as JSON");
+  cmd->add_option("--html", opts->html,
+                  "Also write the report as one self-contained HTML file (timelines, time by cause, findings)");
+  cmd->add_option("--annotate", opts->annotate,
+                  "Also write a small Chrome trace of the analysed regions (3 instances of each) with a track of "
+                  "findings linked to their kernels, for the Perfetto UI");
   cmd->footer(doctor_footer());
   cmd->callback([opts, &exit_code] {
     if (opts->traces.size() != 1) {
@@ -61,6 +69,9 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     const Trace trace = read_trace_input(path);
     const TraceIndex index(trace);
     const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, input_label(path));
+    // The files first: a path that cannot be written fails the run before anything is printed.
+    if (!opts->html.empty()) write_file_atomically(opts->html, html_report(analysis, index));
+    if (!opts->annotate.empty()) write_file_atomically(opts->annotate, annotated_trace(analysis, index));
     const std::string report = opts->json ? json_report(analysis) : text_report(analysis);
     std::fwrite(report.data(), 1, report.size(), stdout);
     exit_code = 0;

@@ -235,8 +235,8 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
     std::int32_t* narrow = nullptr;  // an int32 field to fill from n
     float* real = nullptr;           // a float field
     const char first = *key.raw.raw();
-    // The analysis reads correlation, grid, block and bytes only.
-    if (lean && first != 'c' && first != 'g' && first != 'b') {
+    // The analysis reads correlation, grid, block, bytes and stream only.
+    if (lean && first != 'c' && first != 'g' && first != 'b' && first != 's') {
       check_unread(v);
       continue;
     }
@@ -282,7 +282,7 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
           if (arg_int(v, n)) g.stream = n;
           continue;
         }
-        if (key == cat::kSharedMemory) narrow = &g.shared_memory;
+        if (key == cat::kSharedMemory && !lean) narrow = &g.shared_memory;
         break;
       case 'r':
         if (key == cat::kRegistersPerThread) narrow = &g.registers_per_thread;

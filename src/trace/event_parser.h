@@ -40,7 +40,7 @@ class EventParser {
   void check_unread(simdjson::ondemand::value& v) const;  // throws unless v starts like a JSON value
   bool arg_int(simdjson::ondemand::value& v, std::int64_t& out);
   void arg_dim3(simdjson::ondemand::value& v, std::array<std::int32_t, 3>& out);
-  // With `lean`, only what the analysis reads (correlation, grid, block, bytes).
+  // With `lean`, only what the analysis reads (correlation, grid, block, bytes, stream).
   void read_args(simdjson::ondemand::object args, Event& ev, GpuArgs& g, bool lean);
   // record_shapes inputs of a CPU op (OpInputs); other args are skipped.
   void read_op_inputs(simdjson::ondemand::object args, OpInputs& out);

@@ -16,7 +16,7 @@ namespace attnprof {
 enum class ReadDetail {
   Full,      // everything the trace model holds (for writing traces back)
   Analysis,  // what TraceIndex and the rules read: flow events ("s"/"f"/"t") are
-             // dropped; of args, only correlation, grid, block and bytes are read,
+             // dropped; of args, only correlation, grid, block, bytes and stream are read,
              // and only for GPU activity and launch calls
 };
 

@@ -3,6 +3,7 @@
 // exit codes and bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "run_command.h"
@@ -58,6 +59,17 @@ TEST(DiffCli, JsonAndMarkdown) {
   EXPECT_EQ(m.exit_code, 0) << m.err;
   EXPECT_NE(m.out.find("| forward | sdpa-math | fused (FlashAttention) | 20.0 → 1.0 |"), std::string::npos) << m.out;
   EXPECT_NE(m.out.find("Kernel categories added: fused-attention"), std::string::npos) << m.out;
+}
+
+TEST(DiffCli, HtmlFile) {
+  const auto path = std::filesystem::temp_directory_path() / ("attnprof_diff_" + std::to_string(::getpid()) + ".html");
+  const auto r = run_command(diff("--html " + path.string() + " " + pair("sdpa_math.json", "sdpa_flash.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = test::slurp(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("fused (FlashAttention)"), std::string::npos);
+  EXPECT_NE(page.find("<td>fixed</td><td><code>unfused-attention</code>"), std::string::npos);
 }
 
 TEST(DiffCli, BadInputIsOneLineAndExitTwo) {

@@ -171,3 +171,34 @@ TEST(BenchCli, NoGpuSaidPlainly) {
 
 }  // namespace
 }  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// --html and --annotate write their file whole, beside the usual report; a path
+// that cannot be written is a one-line error before anything is printed.
+TEST_F(BadInput, HtmlAndAnnotateFiles) {
+  const std::string html = (dir_ / "report.html").string(), ann = (dir_ / "annotated.json").string();
+  const auto r =
+      run_command(doctor("--html " + html + " --annotate " + ann + " " + test::example_trace("sdpa_math.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("unfused-attention"), std::string::npos);  // the text report as ever
+  const std::string page = test::slurp(html);
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("</html>"), std::string::npos);
+  const Trace t = read_trace_file(ann);
+  EXPECT_GT(t.events.size(), 60u);  // three fwd instances of 20 kernels, and more
+  for (const std::string& bad : {std::string("/nonexistent-dir/r.html"), dir_.string()}) {
+    const auto refused = run_command(doctor("--html " + bad + " " + test::example_trace("sdpa_math.json")));
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_TRUE(refused.out.empty()) << refused.out;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_NE(refused.err.find(bad + ": cannot write"), std::string::npos) << refused.err;
+  }
+  // Nothing half-written left behind.
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+}  // namespace
+}  // namespace attnprof

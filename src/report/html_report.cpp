@@ -1,0 +1,513 @@
+// The HTML reports (see html_report.h). Everything is inline: CSS in a style
+// element, timelines and bars as SVG, tooltips as SVG titles; no script.
+#include "report/html_report.h"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace attnprof {
+namespace {
+
+constexpr std::size_t kMaxBars = 3000;  // per timeline: a few hundred KB at most
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string ms(std::int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
+
+// "1.234 ms" or "56.7 us": a duration as a person reads it.
+std::string duration(double ns) {
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+std::string percent(double share) { return share < 0 ? "-" : fmt::format("{:.0f}%", 100.0 * share); }
+
+// Tensor-core GEMMs green, CUDA-core (FP32 FFMA) GEMMs red and hatched; the rest by category.
+std::string_view color(const KernelClass& c) {
+  switch (c.category) {
+    case KernelCategory::Gemm:
+      return c.unit == MathUnit::CudaCore ? "#d62728" : "#2ca02c";
+    case KernelCategory::FusedAttention:
+      return "#1f77b4";
+    case KernelCategory::Softmax:
+      return "#9467bd";
+    case KernelCategory::Elementwise:
+      return "#ff7f0e";
+    case KernelCategory::Reduction:
+      return "#8c564b";
+    case KernelCategory::CopyCast:
+      return "#e377c2";
+    case KernelCategory::FillMask:
+      return "#bcbd22";
+    case KernelCategory::Memcpy:
+      return "#7f7f7f";
+    case KernelCategory::Memset:
+      return "#c7c7c7";
+    default:
+      return "#17becf";
+  }
+}
+
+std::string unit_text(const KernelClass& c) {
+  if (c.unit == MathUnit::TensorCore) return fmt::format("tensor cores, {}", to_string(c.precision));
+  if (c.unit == MathUnit::CudaCore) return fmt::format("CUDA cores (FP32 FFMA), {}", to_string(c.precision));
+  return std::string(to_string(c.category));
+}
+
+constexpr std::string_view kStyle = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;max-width:1120px;margin:0 auto;padding:16px 20px 48px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:15px;margin:16px 0 6px}.muted{color:#666}.headline{font-size:16px;background:#f4f7fb;border-left:4px solid #1f77b4;padding:8px 12px}
+table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}th,td{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#fafafa}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+code,pre{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}pre{background:#f6f8fa;padding:8px 10px;overflow-x:auto;border-radius:4px;white-space:pre-wrap}
+.finding{border:1px solid #e4e4e4;border-radius:6px;padding:6px 14px 10px;margin:10px 0}
+.sev{display:inline-block;border-radius:3px;padding:0 6px;color:#fff;font-size:12px;margin-right:6px}
+.sev-high{background:#c0392b}.sev-medium{background:#e67e22}.sev-low{background:#7f8c8d}.sev-info{background:#95a5a6}
+.legend span{display:inline-block;margin-right:12px;font-size:12px}.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
+svg{display:block;margin:4px 0 6px}svg text{font:11px system-ui,sans-serif;fill:#333}.regress{color:#c0392b;font-weight:600}.ok{color:#1e8449;font-weight:600}
+)";
+
+std::string page(std::string_view title, const std::string& body) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
+      "content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n{}"
+      "<p class=\"muted\">Made by attnprof. This page is self-contained: no script, nothing fetched.</p>\n"
+      "</body>\n</html>\n",
+      esc(title), kStyle, body);
+}
+
+// One bar of a timeline.
+struct Bar {
+  std::int64_t ts, dur;
+  std::size_t activity;
+  int lane = 0;
+};
+
+// Kernels as bars on the GPU time axis, a lane per stream (more where kernels
+// overlap on one), with a row above marking the attention calls among them.
+std::string timeline_svg(const Analysis& a, const TraceIndex& index, std::vector<std::size_t> activities,
+                         std::string& note) {
+  const auto& acts = index.activities();
+  std::sort(activities.begin(), activities.end());  // activities are in GPU start order
+  if (activities.size() > kMaxBars) {
+    note = fmt::format("(the first {} of {} activities)", kMaxBars, activities.size());
+    activities.resize(kMaxBars);
+  }
+  if (activities.empty()) return {};
+  std::vector<Bar> bars;
+  std::map<std::int64_t, std::vector<std::int64_t>> lane_ends;  // stream -> end of each of its lanes
+  std::int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+  for (const std::size_t i : activities) {
+    const Event& e = index.event(acts[i]);
+    const GpuArgs* g = index.trace().args(e);
+    const std::int64_t stream = g != nullptr ? g->stream : -1;
+    auto& ends = lane_ends[stream];
+    std::size_t lane = 0;
+    while (lane < ends.size() && ends[lane] > e.ts_ns) ++lane;
+    if (lane == ends.size()) ends.push_back(0);
+    ends[lane] = e.end_ns();
+    bars.push_back({e.ts_ns, e.dur_ns, i, static_cast<int>(lane)});
+    t0 = std::min(t0, e.ts_ns);
+    t1 = std::max(t1, e.end_ns());
+  }
+  // Lane rows: streams in id order, each stream's lanes together.
+  std::map<std::int64_t, int> first_row;
+  std::vector<std::string> row_labels;
+  for (const auto& [stream, ends] : lane_ends) {
+    first_row[stream] = static_cast<int>(row_labels.size());
+    for (std::size_t l = 0; l < ends.size(); ++l)
+      row_labels.push_back(stream < 0 ? std::string("GPU")
+                           : l == 0   ? fmt::format("stream {}", stream)
+                                      : fmt::format("stream {} ({})", stream, l + 1));
+  }
+  constexpr double kLeft = 110, kWidth = 1080, kRow = 20, kTop = 34;
+  const double span = static_cast<double>(std::max<std::int64_t>(t1 - t0, 1));
+  const auto x = [&](std::int64_t t) { return kLeft + (kWidth - kLeft - 10) * static_cast<double>(t - t0) / span; };
+  const double height = kTop + kRow * static_cast<double>(row_labels.size()) + 24;
+  std::string s;
+  auto out = std::back_inserter(s);
+  fmt::format_to(out,
+                 "<svg class=\"timeline\" width=\"{0}\" height=\"{1:.0f}\" viewBox=\"0 0 {0} {1:.0f}\" "
+                 "role=\"img\" aria-label=\"GPU timeline\">\n"
+                 "<defs><pattern id=\"hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+                 "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"4\" fill=\"#fff\" "
+                 "fill-opacity=\"0.55\"/></pattern></defs>\n",
+                 kWidth, height);
+  // Time axis: five ticks.
+  for (int k = 0; k <= 4; ++k) {
+    const double t = span * k / 4.0;
+    const double px = kLeft + (kWidth - kLeft - 10) * k / 4.0;
+    fmt::format_to(out,
+                   "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.0f}\" y2=\"{2:.0f}\" stroke=\"#ddd\"/>"
+                   "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"{5}\">{4}</text>\n",
+                   px, kTop - 14, height - 20, height - 6, duration(t),
+                   k == 0   ? "start"
+                   : k == 4 ? "end"
+                            : "middle");
+  }
+  // Attention calls: a band above the lanes.
+  fmt::format_to(out, "<text x=\"4\" y=\"{:.0f}\">attention calls</text>\n", kTop - 18);
+  std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> calls;  // call -> first start, last end
+  for (const Bar& b : bars) {
+    const std::int32_t c = a.attention_calls.call_of[b.activity];
+    if (c == kNone) continue;
+    auto [it, fresh] = calls.try_emplace(c, b.ts, b.ts + b.dur);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, b.ts);
+      it->second.second = std::max(it->second.second, b.ts + b.dur);
+    }
+  }
+  for (const auto& [c, range] : calls) {
+    const AttentionCall& call = a.attention_calls.calls[static_cast<std::size_t>(c)];
+    fmt::format_to(out,
+                   "<rect class=\"attention-call\" x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"8\" "
+                   "fill=\"#1f77b4\" fill-opacity=\"0.35\"><title>{} {}: {} kernels, {}</title></rect>\n",
+                   x(range.first), kTop - 28, std::max(0.8, x(range.second) - x(range.first)), to_string(call.impl),
+                   to_string(call.pass), call.kernels, duration(static_cast<double>(call.kernel_ns)));
+  }
+  for (std::size_t r = 0; r < row_labels.size(); ++r)
+    fmt::format_to(out, "<text x=\"4\" y=\"{:.0f}\">{}</text>\n", kTop + kRow * static_cast<double>(r) + 13,
+                   esc(row_labels[r]));
+  for (const Bar& b : bars) {
+    const GpuActivity& act = acts[b.activity];
+    const Event& e = index.event(act);
+    const GpuArgs* g = index.trace().args(e);
+    const int row = first_row[g != nullptr ? g->stream : -1] + b.lane;
+    const double y = kTop + kRow * row + 2;
+    const double w = std::max(0.6, x(b.ts + b.dur) - x(b.ts));
+    const bool cuda_core = act.cls.unit == MathUnit::CudaCore;
+    fmt::format_to(out,
+                   "<g class=\"kernel\"><rect x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"/>{}"
+                   "<title>{}\n{} - {}, at +{}{}</title></g>\n",
+                   x(b.ts), y, w, kRow - 4, color(act.cls),
+                   cuda_core ? fmt::format("<rect x=\"{:.2f}\" y=\"{:.0f}\" width=\"{:.2f}\" height=\"{}\" "
+                                           "fill=\"url(#hatch)\"/>",
+                                           x(b.ts), y, w, kRow - 4)
+                             : std::string(),
+                   esc(index.name(act)), unit_text(act.cls), duration(static_cast<double>(b.dur)),
+                   duration(static_cast<double>(b.ts - t0)),
+                   a.attention_calls.in_attention(b.activity) ? " (attention)" : "");
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+std::string legend() {
+  std::string s = "<p class=\"legend\">";
+  const std::pair<std::string_view, std::string_view> items[] = {{"#2ca02c", "GEMM on tensor cores"},
+                                                                 {"#d62728", "GEMM on CUDA cores (FP32 FFMA)"},
+                                                                 {"#1f77b4", "fused attention"},
+                                                                 {"#9467bd", "softmax"},
+                                                                 {"#ff7f0e", "elementwise"},
+                                                                 {"#8c564b", "reduction"},
+                                                                 {"#e377c2", "copy / cast"},
+                                                                 {"#bcbd22", "fill / mask"},
+                                                                 {"#7f7f7f", "memcpy"},
+                                                                 {"#17becf", "other"}};
+  for (const auto& [c, what] : items)
+    fmt::format_to(std::back_inserter(s), "<span><i style=\"background:{}\"></i>{}</span>", c, what);
+  s += " <span class=\"muted\">Gaps between bars: the GPU idle. Hover a bar for its kernel.</span></p>\n";
+  return s;
+}
+
+// Horizontal bars against the step: GPU busy, attention, each finding's cost.
+std::string causes_svg(const Analysis& a, const GroupStats& g) {
+  const double n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
+  struct Row {
+    std::string label;
+    double ns;
+    std::string_view color;
+  };
+  std::vector<Row> rows{{"GPU busy", static_cast<double>(g.busy_ns) / n, "#555"},
+                        {"attention", static_cast<double>(g.attention_ns) / n, "#1f77b4"}};
+  for (const Finding& f : a.findings)
+    if (f.group == g.group.name)
+      rows.push_back({fmt::format("{} ({})", f.id, to_string(f.scope)), static_cast<double>(f.time_ns) / n,
+                      f.severity == Severity::High     ? "#c0392b"
+                      : f.severity == Severity::Medium ? "#e67e22"
+                                                       : "#7f8c8d"});
+  const double full = std::max(rows[0].ns, 1.0);
+  constexpr double kLeft = 230, kWidth = 1080, kRow = 22;
+  std::string s;
+  auto out = std::back_inserter(s);
+  fmt::format_to(out, "<svg class=\"causes\" width=\"{0}\" height=\"{1:.0f}\" viewBox=\"0 0 {0} {1:.0f}\">\n", kWidth,
+                 kRow * static_cast<double>(rows.size()) + 6);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double y = kRow * static_cast<double>(i) + 3;
+    const double w = std::max(1.0, (kWidth - kLeft - 160) * std::min(rows[i].ns / full, 1.0));
+    fmt::format_to(
+        out,
+        "<text x=\"4\" y=\"{0:.0f}\">{1}</text><rect x=\"{2}\" y=\"{3:.0f}\" width=\"{4:.1f}\" height=\"15\" "
+        "fill=\"{5}\"/><text x=\"{6:.1f}\" y=\"{0:.0f}\">{7} ({8})</text>\n",
+        y + 12, esc(rows[i].label), kLeft, y, w, rows[i].color, kLeft + w + 6, duration(rows[i].ns),
+        percent(rows[i].ns / full));
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+std::string shape_text(const AttentionSummary& s) {
+  if (!s.shape.known()) return "";
+  return fmt::format(
+      "{} S{}{} D{}{}",
+      s.shape.from == ShapeFrom::QkBmm ? fmt::format("BxH{}", s.shape.batch)
+                                       : fmt::format("B{} H{}/{}", s.shape.batch, s.shape.q_heads,
+                                                     s.shape.kv_heads > 0 ? std::to_string(s.shape.kv_heads) : "?"),
+      s.shape.q_len, s.shape.kv_len == s.shape.q_len ? std::string() : fmt::format("x{}", s.shape.kv_len),
+      s.shape.head_dim, s.shape.causal.value_or(false) ? " causal" : "");
+}
+
+void attention_table(std::string& s, const GroupStats& g) {
+  const double n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
+  auto out = std::back_inserter(s);
+  s += "<table class=\"attention\"><tr><th>implementation</th><th>pass</th><th class=\"n\">calls</th>"
+       "<th class=\"n\">kernels / call</th><th class=\"n\">ms</th><th class=\"n\">fused ms (est.)</th>"
+       "<th>precision</th><th>kernel / shape</th></tr>\n";
+  for (const AttentionSummary& a : g.attention) {
+    std::string what = a.kernel;
+    const std::string shape = shape_text(a);
+    if (!shape.empty()) what += (what.empty() ? "" : ", ") + shape;
+    fmt::format_to(out,
+                   "<tr><td>{}</td><td>{}</td><td class=\"n\">{:g}</td><td class=\"n\">{:.1f}</td><td "
+                   "class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>\n",
+                   to_string(a.impl), to_string(a.pass), a.calls / n,
+                   static_cast<double>(a.kernels) / std::max(1, a.calls),
+                   ms(static_cast<std::int64_t>(static_cast<double>(a.kernel_ns) / n)),
+                   a.fused_ns >= 0 ? ms(static_cast<std::int64_t>(static_cast<double>(a.fused_ns) / n)) : "-",
+                   to_string(a.precision), esc(what.empty() ? "-" : what));
+  }
+  s += "</table>\n";
+}
+
+void finding_article(std::string& s, const Analysis& a, const Finding& f) {
+  const auto group =
+      std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
+  const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
+  auto out = std::back_inserter(s);
+  fmt::format_to(out,
+                 "<article class=\"finding\" id=\"finding-{0}-{1}\"><h3><span class=\"sev sev-{2}\">{2}</span>"
+                 "<code>{0}</code> ({1}): {3} ms per {4} ({5} of its GPU time, in {6} of {7})</h3>\n<p>{8}</p>\n",
+                 esc(f.id), to_string(f.scope), to_string(f.severity), ms(f.time_ns / static_cast<std::int64_t>(n)),
+                 esc(f.group), percent(f.share), f.instances, n, esc(f.title));
+  if (!f.detail.empty()) fmt::format_to(out, "<p>{}</p>\n", esc(f.detail));
+  if (!f.evidence.empty()) {
+    s += "<table class=\"evidence\"><tr><th class=\"n\">count</th><th class=\"n\">ms</th><th>evidence</th></tr>\n";
+    for (const Evidence& e : f.evidence)
+      fmt::format_to(out, "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td><code>{}</code></td></tr>\n",
+                     e.count > 0 ? std::to_string(e.count) : "", e.total_ns > 0 ? ms(e.total_ns) : "", esc(e.what));
+    s += "</table>\n";
+  }
+  if (!f.fix.empty()) fmt::format_to(out, "<p><b>Fix</b></p><pre class=\"fix\"><code>{}</code></pre>\n", esc(f.fix));
+  if (f.after_ns >= 0)
+    fmt::format_to(out, "<p>After the fix: ~{} ms per {} for this work.</p>\n",
+                   ms(f.after_ns / static_cast<std::int64_t>(n)), esc(f.group));
+  s += "</article>\n";
+}
+
+}  // namespace
+
+std::size_t median_instance(const GroupStats& g) {
+  if (g.instances.empty()) return 0;
+  std::vector<std::size_t> order(g.instances.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return g.instances[x].busy_ns < g.instances[y].busy_ns; });
+  return order[order.size() / 2];
+}
+
+std::string html_report(const Analysis& a, const TraceIndex& index) {
+  std::string s;
+  auto out = std::back_inserter(s);
+  fmt::format_to(out, "<header><h1>attnprof doctor</h1><p class=\"muted\">{}<br>GPU: {}</p></header>\n", esc(a.label),
+                 a.device.name.empty() ? std::string("not recorded in the trace")
+                                       : fmt::format("{} (sm_{}{}, {} SMs)", esc(a.device.name), a.device.compute_major,
+                                                     a.device.compute_minor, a.device.num_sms));
+  if (!a.unsupported.empty()) {
+    fmt::format_to(out, "<p class=\"headline\">Not diagnosed: {}.</p>\n", esc(a.unsupported));
+    return page("attnprof doctor: " + a.label, s);
+  }
+  if (a.gpu_kernels == 0) {
+    s += "<p class=\"headline\">No GPU kernels in this trace: record one with torch.profiler (CPU and CUDA "
+         "activities) or under <code>attnprof record</code>.</p>\n";
+    return page("attnprof doctor: " + a.label, s);
+  }
+
+  s += "<section id=\"summary\"><h2>Summary</h2>\n";
+  for (const GroupStats& g : a.groups) {
+    const double n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
+    int calls = 0;
+    std::int64_t fused = 0;
+    bool estimated = false;
+    for (const AttentionSummary& x : g.attention) {
+      calls += x.calls;
+      fused += x.fused_ns >= 0 ? x.fused_ns : x.kernel_ns;
+      estimated |= x.fused_ns >= 0;
+    }
+    fmt::format_to(
+        out,
+        "<p class=\"headline\">Region <b>'{}'</b>, {} instance{} ({}): {:.1f} kernels and {} ms of GPU "
+        "work per instance. Attention: <b>{} ms ({})</b> in {:g} calls per instance{}.</p>\n",
+        esc(g.group.name), g.group.instances.size(), g.group.instances.size() == 1 ? "" : "s", esc(g.group.source),
+        g.kernels_per_instance, ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
+        ms(static_cast<std::int64_t>(static_cast<double>(g.attention_ns) / n)),
+        percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1), calls / n,
+        estimated ? fmt::format("; as fused kernels ~{} ms (estimated)",
+                                ms(static_cast<std::int64_t>(static_cast<double>(fused) / n)))
+                  : "");
+  }
+  fmt::format_to(
+      out, "<p>{} finding{}{}</p>\n</section>\n", a.findings.size(), a.findings.size() == 1 ? "" : "s",
+      a.findings.empty() ? ": nothing here looks slower than it needs to be." : ", below by the time they cost.");
+
+  s += "<section id=\"attention\"><h2>Attention</h2>\n";
+  for (const GroupStats& g : a.groups) {
+    fmt::format_to(out, "<h3>Per '{}'</h3>\n", esc(g.group.name));
+    if (g.attention.empty())
+      s += "<p>No attention found (no fused attention kernel, no matmul-softmax-matmul chain).</p>\n";
+    else
+      attention_table(s, g);
+  }
+  s += "</section>\n";
+
+  s += "<section id=\"timeline\"><h2>Timeline</h2>\n" + legend();
+  for (const GroupStats& g : a.groups) {
+    if (g.group.instances.empty()) continue;
+    const RegionInstance& inst = g.group.instances[median_instance(g)];
+    std::string note;
+    const std::string svg = timeline_svg(a, index, inst.activities, note);
+    fmt::format_to(out, "<h3>One '{}': {} (the median by GPU busy time) {}</h3>\n{}", esc(g.group.name), esc(inst.name),
+                   note, svg.empty() ? "<p>No GPU work in it.</p>\n" : svg);
+    // One attention call of that instance, alone on its own time axis.
+    for (const std::size_t i : inst.activities) {
+      const std::int32_t c = a.attention_calls.call_of[i];
+      if (c == kNone) continue;
+      const AttentionCall& call = a.attention_calls.calls[static_cast<std::size_t>(c)];
+      std::string call_note;
+      const std::string call_svg = timeline_svg(a, index, call.activities, call_note);
+      fmt::format_to(out, "<h3>One attention call in it: {} {}, {} kernels, {} {}</h3>\n{}", to_string(call.impl),
+                     to_string(call.pass), call.kernels, duration(static_cast<double>(call.kernel_ns)), call_note,
+                     call_svg);
+      break;
+    }
+  }
+  s += "</section>\n";
+
+  s += "<section id=\"causes\"><h2>Time by cause</h2>\n<p class=\"muted\">Per instance, against its GPU busy "
+       "time. Findings can overlap (one kernel can have two causes), so they need not add up.</p>\n";
+  for (const GroupStats& g : a.groups) fmt::format_to(out, "<h3>'{}'</h3>\n{}", esc(g.group.name), causes_svg(a, g));
+  s += "</section>\n";
+
+  s += "<section id=\"findings\"><h2>Findings</h2>\n";
+  if (a.findings.empty()) s += "<p>No findings: nothing here looks slower than it needs to be.</p>\n";
+  for (const Finding& f : a.findings) finding_article(s, a, f);
+  s += "</section>\n";
+
+  s += "<section id=\"kernels\"><h2>Kernels</h2>\n<table><tr><th class=\"n\">count</th><th class=\"n\">total "
+       "ms</th><th>unit</th><th>kernel</th></tr>\n";
+  for (std::size_t i = 0; i < a.kernels.size() && i < 30; ++i) {
+    const KernelSummary& k = a.kernels[i];
+    fmt::format_to(out, "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td></tr>\n",
+                   k.count, ms(k.total_ns), esc(unit_text(k.cls)), esc(k.name));
+  }
+  s += "</table>\n";
+  if (a.kernels.size() > 30)
+    fmt::format_to(out, "<p class=\"muted\">... {} more (--json lists all)</p>\n", a.kernels.size() - 30);
+  s += "</section>\n";
+  return page("attnprof doctor: " + a.label, s);
+}
+
+std::string html_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
+  std::string s;
+  auto out = std::back_inserter(s);
+  fmt::format_to(out, "<header><h1>attnprof diff</h1><p class=\"muted\">{} &rarr; {}</p></header>\n",
+                 esc(d.before.label), esc(d.after.label));
+  if (gate) {
+    if (gate->verdict.regression) {
+      fmt::format_to(out, "<p class=\"regress\">Regression (gate {:g}%)</p><ul>", gate->max_growth_pct);
+      for (const std::string& r : gate->verdict.reasons) fmt::format_to(out, "<li>{}</li>", esc(r));
+      s += "</ul>\n";
+    } else {
+      fmt::format_to(out, "<p class=\"ok\">No regression (gate {:g}%)</p>\n", gate->max_growth_pct);
+    }
+  }
+  fmt::format_to(out,
+                 "<p class=\"headline\">Steps: {} x {} &rarr; {} x {}. Per step: attention <b>{:.3f} &rarr; {:.3f} "
+                 "ms</b>, GPU busy {:.3f} &rarr; {:.3f} ms.</p>\n",
+                 d.before.steps, esc(d.before.step), d.after.steps, esc(d.after.step), d.before.attention_ms_per_step,
+                 d.after.attention_ms_per_step, d.before.busy_ms_per_step, d.after.busy_ms_per_step);
+  s += "<section id=\"attention\"><h2>Attention calls (per step)</h2><table><tr><th>pass</th><th>trace</th>"
+       "<th>implementation</th><th class=\"n\">calls</th><th class=\"n\">kernels / call</th><th class=\"n\">ms / "
+       "call</th><th class=\"n\">ms</th></tr>\n";
+  for (const AttentionChange& c : d.attention)
+    for (const auto& [which, side] : {std::pair{"before", &c.before}, std::pair{"after", &c.after}}) {
+      if (!side->present) {
+        fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td colspan=\"5\">(none)</td></tr>\n", to_string(c.pass), which);
+        continue;
+      }
+      fmt::format_to(out,
+                     "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2g}</td><td class=\"n\">{:.1f}</td>"
+                     "<td class=\"n\">{:.3f}</td><td class=\"n\">{:.3f}</td></tr>\n",
+                     to_string(c.pass), which, esc(side->implementation), side->calls_per_step, side->kernels_per_call,
+                     side->ms_per_call, side->ms_per_step);
+    }
+  s += "</table></section>\n<section id=\"findings\"><h2>Findings (ms per step)</h2><table><tr><th>status</th>"
+       "<th>finding</th><th>scope</th><th class=\"n\">before</th><th class=\"n\">after</th><th>what</th></tr>\n";
+  for (const FindingChange& f : d.findings)
+    fmt::format_to(out,
+                   "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                   "<td>{}</td></tr>\n",
+                   to_string(f.status), esc(f.id), to_string(f.scope),
+                   f.before_ms < 0 ? "-" : fmt::format("{:.3f}", f.before_ms),
+                   f.after_ms < 0 ? "-" : fmt::format("{:.3f}", f.after_ms), esc(f.title));
+  s += "</table></section>\n<section id=\"kernels\"><h2>Kernels by category (per step)</h2><table><tr>"
+       "<th>category</th><th class=\"n\">kernels before</th><th class=\"n\">after</th><th class=\"n\">ms "
+       "before</th><th class=\"n\">after</th></tr>\n";
+  for (const CategoryChange& c : d.categories)
+    fmt::format_to(out,
+                   "<tr><td>{}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{:.3f}</td>"
+                   "<td class=\"n\">{:.3f}</td></tr>\n",
+                   to_string(c.category), c.before_kernels, c.after_kernels, c.before_ms, c.after_ms);
+  s += "</table></section>\n<section id=\"regions\"><h2>Regions (per instance)</h2><table><tr><th>region</th>"
+       "<th class=\"n\">instances</th><th class=\"n\">kernels</th><th class=\"n\">busy ms</th></tr>\n";
+  for (const RegionChange& r : d.regions)
+    fmt::format_to(out,
+                   "<tr><td>{}</td><td class=\"n\">{} &rarr; {}</td><td class=\"n\">{:.1f} &rarr; {:.1f}</td>"
+                   "<td class=\"n\">{:.3f} &rarr; {:.3f}</td></tr>\n",
+                   esc(r.name), r.before_instances, r.after_instances, r.before_kernels, r.after_kernels,
+                   r.before_busy_ms, r.after_busy_ms);
+  s += "</table></section>\n";
+  return page("attnprof diff: " + d.before.label + " -> " + d.after.label, s);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,160 @@
+// The HTML report and the annotated trace on the study's traces (H200, three
+// fwd ranges each: SDPA math 20 kernels a forward, hand-written 5 kernels plus
+// a copy and a memset, SDPA flash one FlashAttention kernel) and on corpus
+// programs. Expectations come from how the programs were built.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include "analysis/analysis.h"
+#include "report/annotate.h"
+#include "report/html_report.h"
+#include "test_paths.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+namespace {
+
+struct Doctor {
+  Trace trace;
+  std::unique_ptr<TraceIndex> index;
+  Analysis analysis;
+  explicit Doctor(const std::string& path) : trace(read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis})) {
+    index = std::make_unique<TraceIndex>(trace);
+    analysis = analyze(trace, *index, {}, path);
+  }
+};
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The timelines' kernel bars, per timeline (one <svg class="timeline"> each).
+std::vector<std::size_t> bars_per_timeline(const std::string& html) {
+  std::vector<std::size_t> out;
+  for (std::size_t at = html.find("<svg class=\"timeline\""); at != std::string::npos;
+       at = html.find("<svg class=\"timeline\"", at + 1)) {
+    const std::size_t end = html.find("</svg>", at);
+    out.push_back(count(html.substr(at, end - at), "<g class=\"kernel\">"));
+  }
+  return out;
+}
+
+// The text of every timeline.
+std::string timelines(const std::string& html) {
+  std::string out;
+  for (std::size_t at = html.find("<svg class=\"timeline\""); at != std::string::npos;
+       at = html.find("<svg class=\"timeline\"", at + 1))
+    out += html.substr(at, html.find("</svg>", at) - at);
+  return out;
+}
+
+TEST(HtmlReport, SdpaMathShowsEveryKernelAndEveryCause) {
+  const Doctor d(test::example_trace("sdpa_math.json"));
+  const std::string html = html_report(d.analysis, *d.index);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  // One fwd instance (20 kernels, all one attention call), then that call alone.
+  EXPECT_EQ(bars_per_timeline(html), (std::vector<std::size_t>{20, 20}));
+  // The FP32 GEMMs on CUDA cores are drawn red and hatched; there is no tensor-core GEMM.
+  EXPECT_EQ(count(timelines(html), "fill=\"url(#hatch)\""), 2u * 2u);  // QK^T and PV, in both timelines
+  EXPECT_EQ(count(timelines(html), "fill=\"#2ca02c\""), 0u);
+  for (const char* id : {"unfused-attention", "cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"}) {
+    EXPECT_NE(html.find(std::string("id=\"finding-") + id + "-attention\""), std::string::npos) << id;
+    EXPECT_NE(html.find(std::string(">") + id + " (attention)</text>"), std::string::npos) << id;  // time by cause
+  }
+  EXPECT_NE(html.find("<pre class=\"fix\">"), std::string::npos);
+}
+
+TEST(HtmlReport, FlashHasOneFusedKernelAndNoFindings) {
+  const Doctor d(test::example_trace("sdpa_flash.json"));
+  const std::string html = html_report(d.analysis, *d.index);
+  EXPECT_EQ(bars_per_timeline(html), (std::vector<std::size_t>{1, 1}));
+  EXPECT_EQ(count(timelines(html), "fill=\"#1f77b4\"/>"), 2u);  // the fused-attention bar, twice
+  EXPECT_EQ(count(html, "class=\"finding\""), 0u);
+  EXPECT_NE(html.find("No findings"), std::string::npos);
+}
+
+TEST(HtmlReport, SelfContainedSmallAndEscaped) {
+  for (const std::string& path : test::real_trace_files()) {
+    SCOPED_TRACE(path);
+    const Doctor d(path);
+    const std::string html = html_report(d.analysis, *d.index);
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    EXPECT_EQ(html.find("http://"), std::string::npos);
+    EXPECT_EQ(html.find("https://"), std::string::npos);
+    EXPECT_EQ(html.find(" src="), std::string::npos);
+    EXPECT_LT(html.size(), 800u * 1024u);
+    // Kernel names are full of < > &: every one escaped, so tags are only ours.
+    EXPECT_EQ(html.find("<at::"), std::string::npos);
+    EXPECT_EQ(html.find("<float"), std::string::npos);
+    EXPECT_EQ(count(html, "<svg"), count(html, "</svg>"));
+    EXPECT_EQ(count(html, "<table"), count(html, "</table>"));
+  }
+}
+
+TEST(AnnotatedTrace, HoldsTheChosenInstancesAndLinksFindings) {
+  const Doctor d(test::example_trace("manual.json"));
+  const std::string json = annotated_trace(d.analysis, *d.index);
+  // Our own reader reads it (full detail: flows kept).
+  const Trace t = read_trace_bytes(json, "annotated.json");
+  int regions = 0, calls = 0, kernels = 0, copies = 0, sets = 0, finding_spans = 0, flow_starts = 0, flow_ends = 0;
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> lanes;  // tid -> spans
+  for (const Event& e : t.events) {
+    const std::int64_t pid = e.pid.value();
+    if (e.kind == EventKind::Flow) {
+      (e.phase == 's' ? flow_starts : flow_ends) += 1;
+      continue;
+    }
+    if (e.phase != 'X') continue;
+    if (pid == kAnnotateRegionsPid) (e.tid.value() == 1 ? regions : calls) += 1;
+    if (pid == kAnnotateGpuPid) {
+      kernels += e.kind == EventKind::Kernel;
+      copies += e.kind == EventKind::GpuMemcpy;
+      sets += e.kind == EventKind::GpuMemset;
+      lanes[e.tid.value()].push_back({e.ts_ns, e.end_ns()});
+    }
+    if (pid == kAnnotateFindingsPid) ++finding_spans;
+  }
+  // Three fwd ranges, all chosen (fastest, median, slowest); each a hand-written forward:
+  // 5 kernels, a device-to-device copy and a memset; one attention call each.
+  EXPECT_EQ(regions, 3);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(kernels, 15);
+  EXPECT_EQ(copies, 3);
+  EXPECT_EQ(sets, 3);
+  EXPECT_GT(finding_spans, 0);
+  EXPECT_EQ(flow_starts, finding_spans);
+  EXPECT_EQ(flow_ends, finding_spans);
+  // No two activities on one lane overlap.
+  for (auto& [tid, spans] : lanes) {
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i) EXPECT_LE(spans[i - 1].second, spans[i].first) << "lane " << tid;
+  }
+}
+
+TEST(AnnotatedTrace, IsSmallForALongTrainingTrace) {
+  // A corpus training program: two profiler steps of a Llama forward, backward and AdamW step.
+  const std::string path = test::data_file("corpus/llama_sdpa-flash_bf16_train.json.gz");
+  const Doctor d(path);
+  const std::string json = annotated_trace(d.analysis, *d.index);
+  const Trace t = read_trace_bytes(json, "annotated.json");
+  std::set<std::int64_t> pids;
+  for (const Event& e : t.events) pids.insert(e.pid.value());
+  EXPECT_EQ(pids, (std::set<std::int64_t>{kAnnotateRegionsPid, kAnnotateGpuPid, kAnnotateFindingsPid}));
+  std::size_t kernels = 0;
+  for (const Event& e : t.events) kernels += e.kind == EventKind::Kernel;
+  std::size_t expected = 0;
+  for (const GroupStats& g : d.analysis.groups)
+    for (const InstanceStats& s : g.instances) expected += static_cast<std::size_t>(s.kernels);
+  EXPECT_EQ(kernels, expected);  // two steps: both shown
+}
+
+}  // namespace
+}  // namespace attnprof
