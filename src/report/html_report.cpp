@@ -413,6 +413,10 @@ std::string html_report(const Analysis& a, const TraceIndex& index) {
       const std::int32_t c = a.attention_calls.call_of[i];
       if (c == kNone) continue;
       const AttentionCall& call = a.attention_calls.calls[static_cast<std::size_t>(c)];
+      if (call.activities.size() == inst.activities.size()) {
+        s += "<p class=\"muted\">This instance is one attention call: the timeline above is that call.</p>\n";
+        break;
+      }
       std::string call_note;
       const std::string call_svg = timeline_svg(a, index, call.activities, call_note);
       fmt::format_to(out, "<h3>One attention call in it: {} {}, {} kernels, {} {}</h3>\n{}", to_string(call.impl),

@@ -60,10 +60,11 @@ TEST(HtmlReport, SdpaMathShowsEveryKernelAndEveryCause) {
   const std::string html = html_report(d.analysis, *d.index);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("</html>"), std::string::npos);
-  // One fwd instance (20 kernels, all one attention call), then that call alone.
-  EXPECT_EQ(bars_per_timeline(html), (std::vector<std::size_t>{20, 20}));
+  // One fwd instance: 20 kernels, all of them one attention call (so no second timeline for the call).
+  EXPECT_EQ(bars_per_timeline(html), (std::vector<std::size_t>{20}));
+  EXPECT_NE(html.find("This instance is one attention call"), std::string::npos);
   // The FP32 GEMMs on CUDA cores are drawn red and hatched; there is no tensor-core GEMM.
-  EXPECT_EQ(count(timelines(html), "fill=\"url(#hatch)\""), 2u * 2u);  // QK^T and PV, in both timelines
+  EXPECT_EQ(count(timelines(html), "fill=\"url(#hatch)\""), 2u);  // QK^T and PV
   EXPECT_EQ(count(timelines(html), "fill=\"#2ca02c\""), 0u);
   for (const char* id : {"unfused-attention", "cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"}) {
     EXPECT_NE(html.find(std::string("id=\"finding-") + id + "-attention\""), std::string::npos) << id;
@@ -75,10 +76,24 @@ TEST(HtmlReport, SdpaMathShowsEveryKernelAndEveryCause) {
 TEST(HtmlReport, FlashHasOneFusedKernelAndNoFindings) {
   const Doctor d(test::example_trace("sdpa_flash.json"));
   const std::string html = html_report(d.analysis, *d.index);
-  EXPECT_EQ(bars_per_timeline(html), (std::vector<std::size_t>{1, 1}));
-  EXPECT_EQ(count(timelines(html), "fill=\"#1f77b4\"/>"), 2u);  // the fused-attention bar, twice
+  EXPECT_EQ(bars_per_timeline(html), (std::vector<std::size_t>{1}));
+  EXPECT_EQ(count(timelines(html), "fill=\"#1f77b4\"/>"), 1u);  // the fused-attention bar
   EXPECT_EQ(count(html, "class=\"finding\""), 0u);
   EXPECT_NE(html.find("No findings"), std::string::npos);
+}
+
+TEST(HtmlReport, AnAttentionCallInsideATrainingStepGetsItsOwnTimeline) {
+  // A Llama training step with eager attention (2 layers: 2 forward and 2 backward calls a step).
+  const Doctor d(test::data_file("corpus/llama_eager_bf16_train.json.gz"));
+  const std::string html = html_report(d.analysis, *d.index);
+  const auto bars = bars_per_timeline(html);
+  ASSERT_EQ(bars.size(), 2u);
+  const GroupStats& g = d.analysis.groups.at(0);
+  EXPECT_EQ(bars[0], g.instances[median_instance(g)].kernels + g.instances[median_instance(g)].memcpys +
+                         g.instances[median_instance(g)].memsets);
+  // The call's timeline shows that first call's kernels: the eager forward (matmul, scale, mask, softmax, matmul).
+  EXPECT_LT(bars[1], bars[0]);
+  EXPECT_GE(bars[1], 5u);
 }
 
 TEST(HtmlReport, SelfContainedSmallAndEscaped) {
