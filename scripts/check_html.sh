@@ -16,7 +16,7 @@ fail=0
 open_page() {
   local page=$1; shift
   local dom="$W/$(basename "$page").dom" log="$W/$(basename "$page").log"
-  timeout 60 "$B" --headless --no-sandbox --disable-gpu --no-first-run --enable-logging=stderr --v=0 \
+  timeout 60 "$B" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --enable-logging=stderr --v=0 \
     --dump-dom "file://$page" >"$dom" 2>"$log"
   local rc=$?
   if [ $rc -ne 0 ]; then echo "FAIL $page: chromium exited $rc"; fail=1; return; fi

@@ -158,7 +158,7 @@ std::string timeline_svg(const Analysis& a, const TraceIndex& index, std::vector
   std::string s;
   auto out = std::back_inserter(s);
   fmt::format_to(out,
-                 "<svg class=\"timeline\" width=\"{0}\" height=\"{1:.0f}\" viewBox=\"0 0 {0} {1:.0f}\" "
+                 "<svg class=\"timeline\" viewBox=\"0 0 {0} {1:.0f}\" style=\"width:100%;max-width:{0}px\" "
                  "role=\"img\" aria-label=\"GPU timeline\">\n"
                  "<defs><pattern id=\"hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
                  "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"4\" fill=\"#fff\" "
@@ -261,7 +261,7 @@ std::string causes_svg(const Analysis& a, const GroupStats& g) {
   constexpr double kLeft = 230, kWidth = 1080, kRow = 22;
   std::string s;
   auto out = std::back_inserter(s);
-  fmt::format_to(out, "<svg class=\"causes\" width=\"{0}\" height=\"{1:.0f}\" viewBox=\"0 0 {0} {1:.0f}\">\n", kWidth,
+  fmt::format_to(out, "<svg class=\"causes\" viewBox=\"0 0 {0} {1:.0f}\" style=\"width:100%;max-width:{0}px\">\n", kWidth,
                  kRow * static_cast<double>(rows.size()) + 6);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const double y = kRow * static_cast<double>(i) + 3;
