@@ -261,8 +261,8 @@ std::string causes_svg(const Analysis& a, const GroupStats& g) {
   constexpr double kLeft = 230, kWidth = 1080, kRow = 22;
   std::string s;
   auto out = std::back_inserter(s);
-  fmt::format_to(out, "<svg class=\"causes\" viewBox=\"0 0 {0} {1:.0f}\" style=\"width:100%;max-width:{0}px\">\n", kWidth,
-                 kRow * static_cast<double>(rows.size()) + 6);
+  fmt::format_to(out, "<svg class=\"causes\" viewBox=\"0 0 {0} {1:.0f}\" style=\"width:100%;max-width:{0}px\">\n",
+                 kWidth, kRow * static_cast<double>(rows.size()) + 6);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const double y = kRow * static_cast<double>(i) + 3;
     const double w = std::max(1.0, (kWidth - kLeft - 160) * std::min(rows[i].ns / full, 1.0));
