@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/json.h"
+#include "report/gpu_lanes.h"
 #include "trace/json_text.h"
 
 namespace attnprof {
@@ -100,23 +101,13 @@ std::string annotated_trace(const Analysis& a, const TraceIndex& index) {
   std::sort(activities.begin(), activities.end());
   activities.erase(std::unique(activities.begin(), activities.end()), activities.end());
 
-  // Lanes: per stream, a new one wherever a kernel starts before the last one on a lane ended.
-  std::map<std::int64_t, std::vector<std::int64_t>> lane_ends;
-  std::map<std::size_t, std::pair<std::int64_t, std::size_t>> lane_of;  // activity -> (stream, lane)
-  for (const std::size_t i : activities) {
-    const Event& e = index.event(acts[i]);
-    const GpuArgs* g = index.trace().args(e);
-    const std::int64_t stream = g != nullptr ? g->stream : -1;
-    auto& ends = lane_ends[stream];
-    std::size_t lane = 0;
-    while (lane < ends.size() && ends[lane] > e.ts_ns) ++lane;
-    if (lane == ends.size()) ends.push_back(0);
-    ends[lane] = e.end_ns();
-    lane_of[i] = {stream, lane};
-  }
-  std::map<std::pair<std::int64_t, std::size_t>, int> tid_of;
-  for (const auto& [stream, ends] : lane_ends)
-    for (std::size_t l = 0; l < ends.size(); ++l) tid_of[{stream, l}] = static_cast<int>(tid_of.size()) + 1;
+  const GpuLanes lanes = assign_lanes(index, activities);
+  std::map<std::pair<std::int64_t, std::size_t>, int> tid_of;  // (stream, lane) -> tid
+  for (const auto& [stream, count] : lanes.per_stream)
+    for (std::size_t l = 0; l < count; ++l) tid_of[{stream, l}] = static_cast<int>(tid_of.size()) + 1;
+  std::map<std::size_t, int> lane_tid;  // activity -> tid
+  for (std::size_t k = 0; k < activities.size(); ++k)
+    lane_tid[activities[k]] = tid_of[{lanes.places[k].stream, lanes.places[k].lane}];
 
   std::string out;
   Writer wr(out);
@@ -185,7 +176,7 @@ std::string annotated_trace(const Analysis& a, const TraceIndex& index) {
     const std::string_view cat = e.kind == EventKind::GpuMemcpy   ? "gpu_memcpy"
                                  : e.kind == EventKind::GpuMemset ? "gpu_memset"
                                                                   : "kernel";
-    wr.span(kAnnotateGpuPid, tid_of[lane_of[i]], cat, index.name(act), e.ts_ns, e.dur_ns, [&](JsonWriter& j) {
+    wr.span(kAnnotateGpuPid, lane_tid[i], cat, index.name(act), e.ts_ns, e.dur_ns, [&](JsonWriter& j) {
       if (g != nullptr && g->stream >= 0) j.num("stream", g->stream);
       j.str("category", to_string(act.cls.category));
       if (act.cls.unit != MathUnit::None) j.str("unit", to_string(act.cls.unit));
@@ -214,7 +205,7 @@ std::string annotated_trace(const Analysis& a, const TraceIndex& index) {
           j.str("kernel", index.name(acts[i]));
           if (!finding.fix.empty()) j.str("fix", finding.fix);
         });
-        wr.flow(flow_id++, kAnnotateFindingsPid, tid, kAnnotateGpuPid, tid_of[lane_of[i]], e.ts_ns);
+        wr.flow(flow_id++, kAnnotateFindingsPid, tid, kAnnotateGpuPid, lane_tid[i], e.ts_ns);
       }
     }
   }

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "report/gpu_lanes.h"
+
 namespace attnprof {
 namespace {
 
@@ -111,6 +113,7 @@ std::string page(std::string_view title, const std::string& body) {
 struct Bar {
   std::int64_t ts, dur;
   std::size_t activity;
+  std::int64_t stream;
   int lane = 0;
 };
 
@@ -125,28 +128,21 @@ std::string timeline_svg(const Analysis& a, const TraceIndex& index, std::vector
     activities.resize(kMaxBars);
   }
   if (activities.empty()) return {};
+  const GpuLanes lanes = assign_lanes(index, activities);
   std::vector<Bar> bars;
-  std::map<std::int64_t, std::vector<std::int64_t>> lane_ends;  // stream -> end of each of its lanes
   std::int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-  for (const std::size_t i : activities) {
-    const Event& e = index.event(acts[i]);
-    const GpuArgs* g = index.trace().args(e);
-    const std::int64_t stream = g != nullptr ? g->stream : -1;
-    auto& ends = lane_ends[stream];
-    std::size_t lane = 0;
-    while (lane < ends.size() && ends[lane] > e.ts_ns) ++lane;
-    if (lane == ends.size()) ends.push_back(0);
-    ends[lane] = e.end_ns();
-    bars.push_back({e.ts_ns, e.dur_ns, i, static_cast<int>(lane)});
+  for (std::size_t k = 0; k < activities.size(); ++k) {
+    const Event& e = index.event(acts[activities[k]]);
+    bars.push_back({e.ts_ns, e.dur_ns, activities[k], lanes.places[k].stream, static_cast<int>(lanes.places[k].lane)});
     t0 = std::min(t0, e.ts_ns);
     t1 = std::max(t1, e.end_ns());
   }
   // Lane rows: streams in id order, each stream's lanes together.
   std::map<std::int64_t, int> first_row;
   std::vector<std::string> row_labels;
-  for (const auto& [stream, ends] : lane_ends) {
+  for (const auto& [stream, count] : lanes.per_stream) {
     first_row[stream] = static_cast<int>(row_labels.size());
-    for (std::size_t l = 0; l < ends.size(); ++l)
+    for (std::size_t l = 0; l < count; ++l)
       row_labels.push_back(stream < 0 ? std::string("GPU")
                            : l == 0   ? fmt::format("stream {}", stream)
                                       : fmt::format("stream {} ({})", stream, l + 1));
@@ -201,9 +197,7 @@ std::string timeline_svg(const Analysis& a, const TraceIndex& index, std::vector
                    esc(row_labels[r]));
   for (const Bar& b : bars) {
     const GpuActivity& act = acts[b.activity];
-    const Event& e = index.event(act);
-    const GpuArgs* g = index.trace().args(e);
-    const int row = first_row[g != nullptr ? g->stream : -1] + b.lane;
+    const int row = first_row[b.stream] + b.lane;
     const double y = kTop + kRow * row + 2;
     const double w = std::max(0.6, x(b.ts + b.dur) - x(b.ts));
     const bool cuda_core = act.cls.unit == MathUnit::CudaCore;

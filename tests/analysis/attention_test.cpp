@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "analysis/analysis.h"
+#include "test_doctor.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
 
@@ -57,21 +58,7 @@ std::vector<Facts> corpus_facts() {
   return out;
 }
 
-struct Doctor {
-  Trace trace;
-  std::unique_ptr<TraceIndex> index;
-  Analysis analysis;
-  explicit Doctor(const std::string& path, const std::string& region = "")
-      : trace(read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis})) {
-    index = std::make_unique<TraceIndex>(trace);
-    analysis = analyze(trace, *index, {region}, path);
-  }
-  const Finding* find(std::string_view id, Scope scope) const {
-    for (const auto& f : analysis.findings)
-      if (f.id == id && f.scope == scope) return &f;
-    return nullptr;
-  }
-};
+using test::Doctor;
 
 class Corpus : public ::testing::TestWithParam<Facts> {};
 

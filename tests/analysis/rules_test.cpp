@@ -9,29 +9,17 @@
 #include "analysis/analysis.h"
 #include "analysis/rules/rule.h"
 #include "report/report.h"
+#include "test_doctor.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
 
 namespace attnprof {
 namespace {
 
-struct Doctor {
-  Trace trace;
-  std::unique_ptr<TraceIndex> index;
-  Analysis analysis;
-  explicit Doctor(const std::string& path, const std::string& region = "") : trace(read_trace_file(path)) {
-    index = std::make_unique<TraceIndex>(trace);
-    analysis = analyze(trace, *index, {region}, path);
-  }
-  const Finding* find(std::string_view id) const {
-    for (const auto& f : analysis.findings)
-      if (f.id == id) return &f;
-    return nullptr;
-  }
-  int count(std::string_view id) const {
-    return static_cast<int>(std::count_if(analysis.findings.begin(), analysis.findings.end(),
-                                          [&](const Finding& f) { return f.id == id; }));
-  }
+// Full detail, as the rules were first written against.
+struct Doctor : test::Doctor {
+  explicit Doctor(const std::string& path, const std::string& region = "")
+      : test::Doctor(path, region, ReadDetail::Full) {}
 };
 
 // Sum of kernel durations in the trace whose name contains `part`.

@@ -13,21 +13,14 @@
 #include "analysis/analysis.h"
 #include "report/annotate.h"
 #include "report/html_report.h"
+#include "test_doctor.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
 
 namespace attnprof {
 namespace {
 
-struct Doctor {
-  Trace trace;
-  std::unique_ptr<TraceIndex> index;
-  Analysis analysis;
-  explicit Doctor(const std::string& path) : trace(read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis})) {
-    index = std::make_unique<TraceIndex>(trace);
-    analysis = analyze(trace, *index, {}, path);
-  }
-};
+using test::Doctor;
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
