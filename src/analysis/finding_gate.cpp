@@ -1,0 +1,48 @@
+#include "analysis/finding_gate.h"
+
+#include <fmt/format.h>
+
+#include "analysis/rules/rule.h"
+#include "common/input_error.h"
+
+namespace attnprof {
+
+FindingGate parse_finding_gate(const std::vector<std::string>& items) {
+  FindingGate g;
+  for (const std::string& item : items) {
+    bool known = false;
+    for (const RuleEntry& r : all_rules()) known |= r.id == item;
+    if (known) {
+      g.ids.insert(item);
+    } else if (item == "attention" || item == "model") {
+      g.scopes.insert(item == "attention" ? Scope::Attention : Scope::Model);
+    } else if (item == "high" || item == "medium" || item == "low" || item == "info") {
+      const Severity s = item == "high"     ? Severity::High
+                         : item == "medium" ? Severity::Medium
+                         : item == "low"    ? Severity::Low
+                                            : Severity::Info;
+      g.at_least = g.at_least ? std::min(*g.at_least, s) : s;
+    } else if (item == "any") {
+      g.any = true;
+    } else {
+      std::string ids;
+      for (const RuleEntry& r : all_rules()) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", r.id);
+      throw InputError(
+          fmt::format("--fail-on {}: not a finding id ({}), a scope (attention, model), a severity "
+                      "(high, medium, low, info) or any",
+                      item.empty() ? "''" : item, ids));
+    }
+  }
+  if (items.empty()) throw InputError("--fail-on: give at least one finding id, scope, severity or any");
+  return g;
+}
+
+std::vector<const Finding*> caught_by(const Analysis& a, const FindingGate& g) {
+  std::vector<const Finding*> out;
+  for (const Finding& f : a.findings)
+    if (g.any || g.ids.count(f.id) || g.scopes.count(f.scope) || (g.at_least && f.severity >= *g.at_least))
+      out.push_back(&f);
+  return out;
+}
+
+}  // namespace attnprof
