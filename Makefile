@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus fuzz sanitize clean format format-check
+.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus fuzz sanitize python-test clean format format-check
 
 deps:
 	./scripts/setup.sh
@@ -14,11 +14,16 @@ configure:
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The whole test suite (what .ci/run runs): formatting, then every CPU test
-# (with headless Chromium for the HTML report's test).
+# The whole test suite (what .ci/run runs): formatting, every CPU test (with headless
+# Chromium for the HTML report's test), then the Python package in a fresh venv (pytest).
 test: format-check build
 	./scripts/setup.sh --browser
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE gpu
+	./scripts/python_test.sh
+
+# The Python package alone: a fresh venv, pip install ".[test]", pytest.
+python-test: deps
+	./scripts/python_test.sh
 
 # clang-format 19.1.7 (pinned, from PyPI into build-format/): check, or fix in place.
 format-check: deps

@@ -1,0 +1,35 @@
+"""attnprof: why your attention is slow on an NVIDIA GPU, and a faster one.
+
+    import attnprof
+    report = attnprof.doctor("trace.json.gz")        # or a finished torch.profiler.profile
+    print(report)                                     # the same report as `attnprof doctor`
+    report.findings                                   # Finding(id, scope, severity, time_ms, message, fix)
+    attnprof.check("trace.json.gz", fail_on=["attention"])   # raises AttentionCheckError: a CI gate
+
+    with torch.profiler.profile(..., on_trace_ready=attnprof.trace_handler("./traces")) as prof: ...
+
+    out = attnprof.attention(q, k, v, is_causal=True)  # the project's fused kernel (CUDA, bf16/fp16)
+
+The C++ core does the work (attnprof._core); this package is its Python face.
+Bad input raises attnprof.InputError (a ValueError) with the CLI's one-line message.
+"""
+
+from ._core import InputError
+from ._report import AttentionCall, AttentionCheckError, Finding, Region, Report, check, diff, doctor
+from ._torch import attention, trace_handler
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttentionCall",
+    "AttentionCheckError",
+    "Finding",
+    "InputError",
+    "Region",
+    "Report",
+    "attention",
+    "check",
+    "diff",
+    "doctor",
+    "trace_handler",
+]

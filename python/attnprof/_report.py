@@ -1,0 +1,248 @@
+"""doctor(), check() and diff(): the Python face of `attnprof doctor` and `attnprof diff`."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from . import _core
+
+Source = Union[str, "os.PathLike[str]", Any]  # a trace path, or a finished torch.profiler.profile
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnosis: what is slow, what it costs, the fix. Times are per region instance."""
+
+    id: str
+    scope: str  # "attention" or "model"
+    severity: str  # "high", "medium", "low", "info"
+    region: str
+    time_ms: float  # GPU time it costs, per instance of its region
+    share: float  # of the region's GPU time
+    message: str  # one line, with numbers
+    detail: str
+    fix: str
+    after_fix_ms: Optional[float]  # the same work after the fix, per instance; None when unknown
+    evidence: tuple = ()
+
+    def __str__(self) -> str:
+        return f"[{self.severity}] {self.id} ({self.scope}): {self.message}"
+
+
+@dataclass(frozen=True)
+class AttentionCall:
+    """Attention of one implementation and pass in the analysed regions."""
+
+    implementation: str  # "fused", "sdpa-math", "unfused"
+    pass_: str  # "forward", "backward"
+    calls: int
+    kernels_per_call: float
+    time_ms: float  # over all calls
+    precision: Optional[str]
+    kernel: Optional[str]  # fused kernel family
+    fused_estimate_ms: Optional[float]
+    shape: Optional[dict]
+
+
+@dataclass(frozen=True)
+class Region:
+    name: str
+    source: str
+    instances: int
+    kernels_per_instance: float
+    gpu_time_ms: float  # over all instances
+    attention_time_ms: float
+    tensor_core_share: Optional[float]
+    attention: tuple = field(default=())
+
+
+def _ms(us: Optional[float]) -> Optional[float]:
+    return None if us is None else us / 1e3
+
+
+def _attention(entries: Iterable[dict]) -> tuple:
+    return tuple(
+        AttentionCall(
+            implementation=a["implementation"],
+            pass_=a["pass"],
+            calls=a["calls"],
+            kernels_per_call=a["kernels_per_call"],
+            time_ms=a["time_us"] / 1e3,
+            precision=a["precision"],
+            kernel=a["kernel"],
+            fused_estimate_ms=_ms(a["fused_estimate_us"]),
+            shape=a["shape"],
+        )
+        for a in entries
+    )
+
+
+class Report:
+    """What `attnprof doctor` says about one trace.
+
+    str(report) is the terminal report, report.to_json() the `doctor --json`
+    document, report.to_markdown() a summary for a pull request, and in Jupyter
+    the report shows as the `doctor --html` page.
+    """
+
+    def __init__(self, engine: "_core.Doctor"):
+        self._engine = engine
+        self._json = engine.json()
+        doc = json.loads(self._json)
+        self.document: dict = doc
+        self.trace: str = doc["trace"]
+        self.device: dict = doc["device"]
+        self.unsupported: Optional[str] = doc["unsupported"]
+        self.attention = _attention(doc["attention"])
+        self.regions = tuple(
+            Region(
+                name=g["name"],
+                source=g["source"],
+                instances=g["instances"],
+                kernels_per_instance=g["kernels_per_instance"],
+                gpu_time_ms=g["gpu_time_us"] / 1e3,
+                attention_time_ms=g["attention_time_us"] / 1e3,
+                tensor_core_share=g["tensor_core_share"],
+                attention=_attention(g["attention"]),
+            )
+            for g in doc["groups"]
+        )
+        instances = {g["name"]: max(1, g["instances"]) for g in doc["groups"]}
+        self.findings = tuple(
+            Finding(
+                id=f["id"],
+                scope=f["scope"],
+                severity=f["severity"],
+                region=f["region"],
+                time_ms=f["time_us"] / 1e3 / instances.get(f["region"], 1),
+                share=f["share"],
+                message=f["title"],
+                detail=f["detail"],
+                fix=f["fix"],
+                after_fix_ms=None
+                if f["after_fix_us"] is None
+                else f["after_fix_us"] / 1e3 / instances.get(f["region"], 1),
+                evidence=tuple(f["evidence"]),
+            )
+            for f in doc["findings"]
+        )
+
+    def to_json(self) -> str:
+        """The `attnprof doctor --json` document."""
+        return self._json
+
+    def to_html(self) -> str:
+        """The `attnprof doctor --html` page (self-contained)."""
+        return self._engine.html()
+
+    def annotated_trace(self) -> str:
+        """The `attnprof doctor --annotate` trace (Chrome JSON for the Perfetto UI)."""
+        return self._engine.annotated_trace()
+
+    def to_markdown(self) -> str:
+        lines = [f"### attnprof doctor: `{self.trace}`", ""]
+        if self.unsupported:
+            return "\n".join(lines + [f"Not diagnosed: {self.unsupported}."])
+        for r in self.regions:
+            per = max(1, r.instances)
+            impls = ", ".join(f"{a.implementation} {a.pass_}" for a in r.attention) or "none found"
+            lines.append(
+                f"Region `{r.name}` ({r.instances} instances): attention **{r.attention_time_ms / per:.3f} ms** "
+                f"of {r.gpu_time_ms / per:.3f} ms GPU time per instance ({impls})."
+            )
+        lines.append("")
+        if not self.findings:
+            lines.append("No findings: nothing here looks slower than it needs to be.")
+        else:
+            lines += ["| finding | scope | severity | ms per instance | what |", "| --- | --- | --- | --- | --- |"]
+            lines += [f"| `{f.id}` | {f.scope} | {f.severity} | {f.time_ms:.3f} | {f.message} |" for f in self.findings]
+        return "\n".join(lines) + "\n"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __str__(self) -> str:
+        return self._engine.text()
+
+    def __repr__(self) -> str:
+        return f"<attnprof.Report {self.trace!r}: {len(self.findings)} findings>"
+
+
+class AttentionCheckError(AssertionError):
+    """Raised by attnprof.check when findings match its gate; .findings lists them, .report has the rest."""
+
+    def __init__(self, report: Report, findings: Sequence[Finding]):
+        self.report = report
+        self.findings = tuple(findings)
+        listed = "; ".join(str(f) for f in self.findings)
+        super().__init__(f"{report.trace}: {len(self.findings)} finding(s) caught by the gate: {listed}")
+
+
+def _engine(source: Source, region: Optional[str]) -> "_core.Doctor":
+    if hasattr(source, "export_chrome_trace"):  # a torch.profiler.profile, finished
+        with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
+            path = os.path.join(tmp, "trace.json")
+            source.export_chrome_trace(path)
+            return _core.Doctor(path, region or "", "<torch.profiler.profile>")
+    if isinstance(source, (str, os.PathLike)):
+        return _core.Doctor(os.fspath(source), region or "")
+    raise TypeError(
+        f"attnprof: a trace path (.json / .json.gz) or a finished torch.profiler.profile, not {type(source).__name__}"
+    )
+
+
+def doctor(source: Source, region: Optional[str] = None) -> Report:
+    """Diagnoses a trace (a path, or a finished torch.profiler.profile) as `attnprof doctor` does."""
+    return Report(_engine(source, region))
+
+
+def check(source: Union[Source, Report], fail_on: Sequence[str] = ("attention",), region: Optional[str] = None) -> Report:
+    """A CI gate: raises AttentionCheckError when a finding matches `fail_on`, else returns the report.
+
+    Items of fail_on are finding ids ("fp32-upcast"), scopes ("attention": any finding about the
+    attention calls; "model"), severities ("high", "medium", "low", "info": that or above) or "any",
+    as for `attnprof doctor --fail-on`.
+    """
+    if isinstance(fail_on, str):
+        fail_on = [fail_on]
+    report = source if isinstance(source, Report) else doctor(source, region)
+    caught = set(report._engine.caught(list(fail_on)))
+    found = [f for f in report.findings if (f.id, f.scope) in caught]
+    if found:
+        raise AttentionCheckError(report, found)
+    return report
+
+
+class Diff:
+    """What changed between two traces, per step (`attnprof diff`)."""
+
+    def __init__(self, before: "_core.Doctor", after: "_core.Doctor", regression_pct: Optional[float]):
+        self._args = (before, after, regression_pct)
+        self.document: dict = json.loads(_core.diff(before, after, regression_pct, "json"))
+        gate = self.document["gate"]
+        self.regression: Optional[bool] = None if gate is None else gate["regression"]
+        self.reasons: tuple = () if gate is None else tuple(gate["reasons"])
+
+    def to_json(self) -> str:
+        return _core.diff(*self._args, "json")
+
+    def to_markdown(self) -> str:
+        return _core.diff(*self._args, "markdown")
+
+    def to_html(self) -> str:
+        return _core.diff(*self._args, "html")
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def __str__(self) -> str:
+        return _core.diff(*self._args, "text")
+
+
+def diff(before: Source, after: Source, region: Optional[str] = None, regression_pct: Optional[float] = None) -> Diff:
+    """Compares two traces as `attnprof diff` does; with regression_pct, .regression says whether the gate failed."""
+    return Diff(_engine(before, region), _engine(after, region), regression_pct)

@@ -1,0 +1,146 @@
+"""PyTorch integration: trace_handler for torch.profiler, and attention(), the fused kernel as a custom op.
+
+torch is imported only when these are used: the rest of attnprof works without it.
+"""
+
+
+import os
+import socket
+import sys
+import time
+from typing import Callable, Optional, Sequence
+
+from ._core import InputError
+from ._report import Report, check, doctor
+
+
+def _summary(path: str, report: Report) -> str:
+    parts = []
+    for r in report.regions:
+        per = max(1, r.instances)
+        impls = ", ".join(sorted({a.implementation for a in r.attention})) or "none found"
+        share = f" ({100 * r.attention_time_ms / r.gpu_time_ms:.0f}%)" if r.gpu_time_ms > 0 else ""
+        parts.append(f"attention {r.attention_time_ms / per:.3f} ms per {r.name}{share}, {impls}")
+    ids = ", ".join(f"{f.id} ({f.scope})" for f in report.findings)
+    found = f"{len(report.findings)} finding(s): {ids}" if report.findings else "no findings"
+    return f"attnprof: {path}: {'; '.join(parts) or 'no regions'}; {found}"
+
+
+def trace_handler(
+    dir_name: str,
+    worker_name: Optional[str] = None,
+    use_gzip: bool = True,
+    fail_on: Optional[Sequence[str]] = None,
+) -> Callable:
+    """An on_trace_ready handler for torch.profiler.profile, like torch.profiler.tensorboard_trace_handler.
+
+    Writes DIR/WORKER.TIME.pt.trace.json[.gz] (Perfetto and HTA open it as ever), the doctor report
+    beside it (.attnprof.txt and .attnprof.json), and prints one summary line. With fail_on (as for
+    attnprof.check) a caught finding raises AttentionCheckError.
+    """
+    worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+
+    def handler(prof) -> None:
+        os.makedirs(dir_name, exist_ok=True)
+        stamp = time.time_ns() // 1_000_000  # milliseconds, as tensorboard_trace_handler names them
+        suffix = ".pt.trace.json" + (".gz" if use_gzip else "")
+        while os.path.exists(os.path.join(dir_name, f"{worker}.{stamp}{suffix}")):
+            stamp += 1  # two traces in one millisecond: never overwrite one
+        path = os.path.join(dir_name, f"{worker}.{stamp}{suffix}")
+        prof.export_chrome_trace(path)
+        report = doctor(path)
+        base = path[: -len(".gz")] if path.endswith(".gz") else path
+        with open(base + ".attnprof.txt", "w") as f:
+            f.write(str(report))
+        with open(base + ".attnprof.json", "w") as f:
+            f.write(report.to_json())
+        print(_summary(path, report), file=sys.stderr)
+        if fail_on:
+            check(report, fail_on)
+
+    return handler
+
+
+_op = None
+
+
+def _register():
+    """Defines attnprof::attention once: a torch.library custom op (works under torch.compile)."""
+    global _op
+    if _op is not None:
+        return _op
+    import torch
+
+    try:
+        from . import _cuda  # built only with a CUDA toolkit
+    except ImportError as e:
+        raise ImportError(
+            "attnprof.attention: this attnprof was built without CUDA (no attnprof._cuda); "
+            "install it where nvcc is found"
+        ) from e
+
+    @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
+    def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float) -> torch.Tensor:
+        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        with torch.cuda.device(q.device):
+            _cuda.forward(q, k, v, out, lse, is_causal, scale, stream)
+        return out
+
+    @op.register_fake
+    def _(q, k, v, is_causal, scale):
+        return q.new_empty(q.shape)
+
+    def backward(ctx, grad):
+        raise RuntimeError(
+            "attnprof.attention is forward only for now: it has no backward. For training use "
+            "torch.nn.functional.scaled_dot_product_attention (flash or cuDNN backend)."
+        )
+
+    op.register_autograd(backward)
+    _op = op
+    return op
+
+
+def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None):
+    """The project's fused attention forward: softmax(q k^T * scale) v, as scaled_dot_product_attention.
+
+    q: [B, Hq, Sq, D], k and v: [B, Hkv, Skv, D] (Hkv divides Hq: GQA/MQA), CUDA tensors in bfloat16
+    or float16, any strides with a contiguous last dimension (BHSD memory, or BSHD memory seen as BHSD
+    through .transpose(1, 2)). scale defaults to 1/sqrt(D); is_causal is top-left aligned (query i sees
+    keys j <= i), as SDPA's is_causal. Runs on the current CUDA stream; returns a new [B, Hq, Sq, D]
+    tensor. Forward only: backward raises. Unsupported inputs raise ValueError (attnprof.InputError
+    for what only the kernel can tell, e.g. a head dim it lacks).
+    """
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError("attnprof.attention needs PyTorch (import torch failed)") from e
+
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"attnprof.attention: {name} must be a torch.Tensor, not {type(t).__name__}")
+        if t.device.type != "cuda":
+            raise ValueError(f"attnprof.attention: {name} is on {t.device}; the fused kernel needs CUDA tensors")
+        if t.dtype not in (torch.bfloat16, torch.float16):
+            raise ValueError(f"attnprof.attention: {name} is {t.dtype}; the fused kernel takes bfloat16 or float16")
+        if t.dim() != 4:
+            raise ValueError(f"attnprof.attention: {name} has {t.dim()} dimensions; expected [B, H, S, D]")
+        if t.stride(-1) != 1 and t.shape[-1] > 1:
+            raise ValueError(f"attnprof.attention: {name}'s last dimension is not contiguous (stride {t.stride(-1)})")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise ValueError(f"attnprof.attention: q, k, v must have one dtype (got {q.dtype}, {k.dtype}, {v.dtype})")
+    if k.shape != v.shape or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
+        raise ValueError(
+            f"attnprof.attention: shapes do not match: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+            " (expected q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D])"
+        )
+    if k.shape[1] == 0 or q.shape[1] % k.shape[1] != 0:
+        raise ValueError(f"attnprof.attention: {k.shape[1]} key/value heads do not divide {q.shape[1]} query heads")
+    if scale is None:
+        scale = q.shape[-1] ** -0.5
+    return _register()(q, k, v, bool(is_causal), float(scale))
+
+
+__all__ = ["attention", "trace_handler", "InputError"]

@@ -1,0 +1,82 @@
+// attnprof._core: the CUDA-free engine behind the Python API. A Doctor reads
+// and analyses one trace (the GIL released while it does) and hands back the
+// reports doctor prints; diff compares two; the gate is doctor --fail-on's.
+// Bad input raises attnprof.InputError (a ValueError) with the CLI's message.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+
+#include "analysis/analysis.h"
+#include "analysis/diff.h"
+#include "analysis/finding_gate.h"
+#include "common/input_error.h"
+#include "report/annotate.h"
+#include "report/diff_report.h"
+#include "report/html_report.h"
+#include "report/report.h"
+#include "trace/trace_reader.h"
+
+namespace nb = nanobind;
+using namespace attnprof;
+
+namespace {
+
+// One analysed trace; the index points into the trace, so both live on the heap.
+struct Doctor {
+  std::unique_ptr<Trace> trace;
+  std::unique_ptr<TraceIndex> index;
+  Analysis analysis;
+
+  Doctor(const std::string& path, const std::string& region, const std::string& label) {
+    nb::gil_scoped_release quiet;
+    trace = std::make_unique<Trace>(read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis}));
+    index = std::make_unique<TraceIndex>(*trace);
+    analysis = analyze(*trace, *index, RegionOptions{region}, label.empty() ? path : label);
+  }
+
+  // The ids and scopes of the findings `fail_on` catches.
+  std::vector<std::pair<std::string, std::string>> caught(const std::vector<std::string>& fail_on) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Finding* f : caught_by(analysis, parse_finding_gate(fail_on)))
+      out.emplace_back(f->id, std::string(to_string(f->scope)));
+    return out;
+  }
+};
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "attnprof's C++ engine (doctor, diff, the CI gates); use the attnprof package, not this module";
+  nb::exception<InputError>(m, "InputError", PyExc_ValueError);
+  m.attr("json_schema_version") = kJsonSchemaVersion;
+  m.attr("diff_json_schema_version") = kDiffJsonSchemaVersion;
+  m.attr("default_regression_pct") = kDefaultRegressionPct;
+
+  nb::class_<Doctor>(m, "Doctor")
+      .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"),
+           nb::arg("region") = "", nb::arg("label") = "")
+      .def("json", [](const Doctor& d) { return json_report(d.analysis); })
+      .def("text", [](const Doctor& d) { return text_report(d.analysis); })
+      .def("html", [](const Doctor& d) { return html_report(d.analysis, *d.index); })
+      .def("annotated_trace", [](const Doctor& d) { return annotated_trace(d.analysis, *d.index); })
+      .def("caught", &Doctor::caught, nb::arg("fail_on"));
+
+  m.def(
+      "diff",
+      [](const Doctor& before, const Doctor& after, std::optional<double> regression_pct, const std::string& form) {
+        const TraceDiff d = diff_analyses(before.analysis, after.analysis);
+        std::optional<DiffGate> gate;
+        if (regression_pct) gate = DiffGate{*regression_pct, regression_gate(d, *regression_pct)};
+        if (form == "json") return json_diff(d, gate);
+        if (form == "markdown") return markdown_diff(d, gate);
+        if (form == "html") return html_diff(d, gate);
+        if (form == "text") return text_diff(d, gate);
+        throw InputError("diff: form must be text, json, markdown or html, not '" + form + "'");
+      },
+      nb::arg("before"), nb::arg("after"), nb::arg("regression_pct") = nb::none(), nb::arg("form") = "json");
+}

@@ -1,0 +1,90 @@
+// attnprof._cuda: the project's fused attention forward on CUDA tensors,
+// zero-copy through DLPack (nanobind ndarrays), launched on the caller's
+// stream. attnprof.attention (python/attnprof/_torch.py) wraps it as a
+// torch.library custom op. Refusals raise attnprof.InputError (a ValueError).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <string>
+
+#include "attention/fused/attention_fn.h"
+#include "attention/params.h"
+#include "common/input_error.h"
+
+namespace nb = nanobind;
+using namespace attnprof;
+
+namespace {
+
+using Tensor = nb::ndarray<nb::device::cuda, nb::ndim<4>>;
+
+PyObject* input_error_type = nullptr;  // attnprof._core.InputError, held for the process's life
+
+attention::DType dtype_of(const Tensor& t, const char* name) {
+  const nb::dlpack::dtype d = t.dtype();
+  if (d.bits == 16 && d.lanes == 1 && d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat))
+    return attention::DType::BF16;
+  if (d.bits == 16 && d.lanes == 1 && d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float))
+    return attention::DType::FP16;
+  throw InputError(std::string("attnprof.attention: ") + name +
+                   " must be bfloat16 or float16 (the fused kernel's inputs), got another dtype");
+}
+
+attention::TensorStrides strides_of(const Tensor& t, const char* name) {
+  if (t.stride(3) != 1 && t.shape(3) > 1)
+    throw InputError(std::string("attnprof.attention: ") + name + "'s last dimension must be contiguous (stride 1)");
+  return {t.stride(0), t.stride(1), t.stride(2)};
+}
+
+// q: [B, Hq, Sq, D], k and v: [B, Hkv, Skv, D], any strides with a contiguous last dim
+// (so both BHSD and BSHD memory); out: [B, Hq, Sq, D]; lse: [B, Hq, Sq] contiguous fp32.
+void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+             nb::ndarray<nb::device::cuda, float, nb::ndim<3>, nb::c_contig> lse, bool causal, double scale,
+             std::uintptr_t stream) {
+  attention::AttentionParams p;
+  p.dtype = dtype_of(q, "q");
+  if (dtype_of(k, "k") != p.dtype || dtype_of(v, "v") != p.dtype || dtype_of(out, "out") != p.dtype)
+    throw InputError("attnprof.attention: q, k and v must have one dtype");
+  if (q.device_id() != k.device_id() || q.device_id() != v.device_id() || q.device_id() != out.device_id())
+    throw InputError("attnprof.attention: q, k and v must be on one GPU");
+  p.batch = static_cast<int>(q.shape(0));
+  p.q_heads = static_cast<int>(q.shape(1));
+  p.q_len = static_cast<int>(q.shape(2));
+  p.head_dim = static_cast<int>(q.shape(3));
+  p.kv_heads = static_cast<int>(k.shape(1));
+  p.kv_len = static_cast<int>(k.shape(2));
+  if (k.shape(0) != q.shape(0) || v.shape(0) != q.shape(0) || k.shape(3) != q.shape(3) || v.shape(1) != k.shape(1) ||
+      v.shape(2) != k.shape(2) || v.shape(3) != q.shape(3))
+    throw InputError("attnprof.attention: shapes do not match: q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D]");
+  p.q_strides = strides_of(q, "q");
+  p.k_strides = strides_of(k, "k");
+  p.v_strides = strides_of(v, "v");
+  p.out_strides = strides_of(out, "out");
+  p.layout = attention::Layout::BHSD;  // strides above are what counts
+  p.causal = causal;
+  p.scale = static_cast<float>(scale);
+  p.q = q.data();
+  p.k = k.data();
+  p.v = v.data();
+  p.out = out.data();
+  p.lse = lse.data();
+  nb::gil_scoped_release quiet;
+  fused::attention_forward(p, attention::ExecContext{reinterpret_cast<void*>(stream), nullptr, 0});
+}
+
+}  // namespace
+
+NB_MODULE(_cuda, m) {
+  m.doc() = "attnprof's fused attention kernel on CUDA tensors; use attnprof.attention";
+  input_error_type = nb::object(nb::module_::import_("attnprof._core").attr("InputError")).release().ptr();
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(input_error_type, e.what());
+    }
+  });
+  m.def("forward", &forward, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"),
+        nb::arg("causal"), nb::arg("scale"), nb::arg("stream"));
+}

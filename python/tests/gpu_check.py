@@ -1,0 +1,208 @@
+"""The Python package on a GPU machine with the real torch (scripts/python_gpu_check.sh runs it).
+
+1. A Hugging Face Llama (random weights) profiled with on_trace_ready=attnprof.trace_handler: trace and
+   report written; attnprof.check passes on SDPA flash and cuDNN and fails on SDPA math.
+2. attnprof.attention against F.scaled_dot_product_attention in fp64 (bf16/fp16; odd lengths, q != kv,
+   GQA/MQA, BHSD and BSHD memory, causal or not, custom scale), under torch.compile, its refusals.
+3. Timing: attnprof.attention, SDPA flash and SDPA cuDNN on the same inputs, in one run.
+Prints PASS/FAIL lines and a table; exits 1 when a check failed.
+"""
+
+import contextlib
+import os
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import attnprof
+
+results = []
+
+
+def record(ok, what):
+    results.append((ok, what))
+    print(("PASS " if ok else "FAIL ") + what, flush=True)
+
+
+def hf_model_checks(work):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=512, intermediate_size=1024, num_hidden_layers=2, num_attention_heads=8,
+                      num_key_value_heads=2, vocab_size=1000, max_position_embeddings=1024)
+    cfg._attn_implementation = "sdpa"
+    model = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16).eval()
+    ids = torch.randint(0, 1000, (2, 512), device="cuda")
+    reports = {}
+    for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                          ("math", SDPBackend.MATH)):
+        folder = os.path.join(work, name)
+        handler = attnprof.trace_handler(folder, worker_name=name)
+        try:
+            with torch.no_grad(), sdpa_kernel(backend):
+                model(ids)
+        except RuntimeError as e:
+            record(False, f"SDPA {name} cannot run this model here: {str(e)[:120]}")
+            continue
+        with torch.no_grad(), sdpa_kernel(backend):
+            model(ids)  # warm-up
+            with torch.profiler.profile(
+                activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+                schedule=torch.profiler.schedule(wait=0, warmup=1, active=2), record_shapes=True,
+                on_trace_ready=handler,
+            ) as prof:
+                for _ in range(3):
+                    model(ids)
+                    prof.step()
+        traces = [f for f in os.listdir(folder) if f.endswith(".pt.trace.json.gz")]
+        reports_written = [f for f in os.listdir(folder) if f.endswith(".attnprof.txt")]
+        record(len(traces) == 1 and len(reports_written) == 1,
+               f"trace_handler ({name}): wrote {traces} and {reports_written}")
+        reports[name] = attnprof.doctor(os.path.join(folder, traces[0]))
+    for name in ("flash", "cudnn"):
+        if name not in reports:
+            continue
+        try:
+            attnprof.check(reports[name], fail_on=["attention"])
+            impls = {a.implementation for a in reports[name].attention}
+            record(impls == {"fused"}, f"check passes on SDPA {name} (attention: {impls})")
+        except attnprof.AttentionCheckError as e:
+            record(False, f"check on SDPA {name} raised: {e}")
+    try:
+        attnprof.check(reports["math"], fail_on=["attention"])
+        record(False, "check on SDPA math did not raise")
+    except attnprof.AttentionCheckError as e:
+        record("unfused-attention" in {f.id for f in e.findings}, f"check fails on SDPA math: {str(e)[:160]}")
+    # Two layers, two active steps: 2 forward calls per step.
+    (a,) = [a for a in reports["flash"].attention if a.pass_ == "forward"]
+    record(a.calls == 2 * 2, f"flash trace: {a.calls} forward calls (2 layers x 2 steps)")
+
+
+def reference(q, k, v, causal, scale):
+    """SDPA in fp64 (math backend), GQA by repeating k and v."""
+    rep = q.shape[1] // k.shape[1]
+    k64 = k.double().repeat_interleave(rep, dim=1)
+    v64 = v.double().repeat_interleave(rep, dim=1)
+    with sdpa_kernel(SDPBackend.MATH):
+        return F.scaled_dot_product_attention(q.double(), k64, v64, is_causal=causal, scale=scale)
+
+
+def make(b, hq, hkv, sq, skv, d, dtype, layout):
+    def t(h, s):
+        if layout == "bshd":  # [B, S, H, D] memory, seen as [B, H, S, D]
+            return torch.randn(b, s, h, d, device="cuda", dtype=dtype).transpose(1, 2)
+        return torch.randn(b, h, s, d, device="cuda", dtype=dtype)
+    return t(hq, sq), t(hkv, skv), t(hkv, skv)
+
+
+def attention_checks():
+    cases = [(1, 2, 2, 17, 17, 64), (2, 4, 4, 1000, 1000, 128), (2, 8, 2, 300, 700, 64), (1, 4, 1, 777, 129, 128),
+             (2, 3, 3, 128, 256, 64), (1, 16, 16, 2049, 2049, 128)]
+    worst = 0.0
+    n = 0
+    for dtype in (torch.bfloat16, torch.float16):
+        for layout in ("bhsd", "bshd"):
+            for (b, hq, hkv, sq, skv, d) in cases:
+                for causal in (False, True):
+                    if causal and sq > skv:
+                        continue  # top-left causal with more queries than keys leaves rows with no key
+                    q, k, v = make(b, hq, hkv, sq, skv, d, dtype, layout)
+                    scale = 0.3 if (sq == 777) else None
+                    out = attnprof.attention(q, k, v, is_causal=causal, scale=scale)
+                    ref = reference(q, k, v, causal, scale)
+                    err = ((out.double() - ref).norm() / ref.norm()).item()
+                    worst = max(worst, err)
+                    n += 1
+                    if err >= 1e-2:
+                        record(False, f"attention {dtype} {layout} {(b, hq, hkv, sq, skv, d)} causal={causal}: "
+                                      f"rel err {err:.2e}")
+    record(worst < 1e-2, f"attnprof.attention matches SDPA in fp64 on {n} cases (worst rel err {worst:.2e})")
+
+    q, k, v = make(2, 8, 2, 512, 512, 128, torch.bfloat16, "bshd")
+    compiled = torch.compile(lambda q, k, v: attnprof.attention(q, k, v, is_causal=True) * 2.0, fullgraph=True)
+    got = compiled(q, k, v)
+    want = attnprof.attention(q, k, v, is_causal=True) * 2.0
+    record(torch.equal(got, want), "attnprof.attention under torch.compile(fullgraph=True) matches eager")
+
+    for what, call, kind in (
+        ("fp32", lambda: attnprof.attention(q.float(), k.float(), v.float()), ValueError),
+        ("CPU tensors", lambda: attnprof.attention(q.cpu(), k.cpu(), v.cpu()), ValueError),
+        ("head dim 96", lambda: attnprof.attention(*make(1, 2, 2, 64, 64, 96, torch.bfloat16, "bhsd")), ValueError),
+        ("3 kv heads for 8", lambda: attnprof.attention(*make(1, 8, 3, 64, 64, 64, torch.bfloat16, "bhsd")),
+         ValueError),
+    ):
+        try:
+            call()
+            record(False, f"attention refuses {what}: it did not")
+        except kind as e:
+            record("\n" not in str(e), f"attention refuses {what}: {type(e).__name__}: {e}")
+    qg = q.detach().clone().requires_grad_(True)
+    try:
+        attnprof.attention(qg, k, v).sum().backward()
+        record(False, "backward raises: it did not")
+    except RuntimeError as e:
+        record("forward only" in str(e), f"backward raises: {str(e)[:90]}")
+
+
+def timing():
+    print("\nattnprof.attention vs F.scaled_dot_product_attention, bf16 BHSD, one run. Per call: CUDA events")
+    print("around 20 back-to-back calls (the GPU's time when the host keeps up, as in a model), median of 15;")
+    print("'1 call' is events around one call from an idle GPU (adds the host's per-call work).")
+    print(f"{'shape':<30} {'attnprof':>9} {'flash':>8} {'cudnn':>8} {'vs flash':>8} {'vs cudnn':>8} "
+          f"{'1 call: ours':>12} {'flash':>7}")
+    shapes = [(8, 16, 16, 1024, 64, True), (4, 16, 16, 2048, 128, False), (2, 16, 16, 4096, 128, True),
+              (32, 16, 16, 512, 128, True), (4, 32, 8, 2048, 128, True), (1, 16, 16, 16384, 128, True)]
+    for (b, hq, hkv, s, d, causal) in shapes:
+        q, k, v = make(b, hq, hkv, s, s, d, torch.bfloat16, "bhsd")
+        kr, vr = k.repeat_interleave(hq // hkv, 1), v.repeat_interleave(hq // hkv, 1)
+
+        def run(fn, burst, samples):
+            ms = []
+            for _ in range(samples):
+                a, z = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda.synchronize()
+                a.record()
+                for _ in range(burst):
+                    fn()
+                z.record()
+                z.synchronize()
+                ms.append(a.elapsed_time(z) / burst)
+            return sorted(ms)[len(ms) // 2]
+
+        def ours():
+            return attnprof.attention(q, k, v, is_causal=causal)
+
+        def sdpa():
+            return F.scaled_dot_product_attention(q, kr, vr, is_causal=causal)
+
+        hot, single = [], []
+        for fn, backend in ((ours, None), (sdpa, SDPBackend.FLASH_ATTENTION), (sdpa, SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel(backend) if backend is not None else contextlib.nullcontext():
+                    for _ in range(5):
+                        fn()
+                    hot.append(run(fn, 20, 15))
+                    single.append(run(fn, 1, 30))
+            except RuntimeError:
+                hot.append(float("nan"))
+                single.append(float("nan"))
+        name = f"B{b} H{hq}/{hkv} S{s} D{d}{' causal' if causal else ''}"
+        print(f"{name:<30} {hot[0]:>9.3f} {hot[1]:>8.3f} {hot[2]:>8.3f} {hot[1] / hot[0]:>7.2f}x "
+              f"{hot[2] / hot[0]:>7.2f}x {single[0]:>12.3f} {single[1]:>7.3f}", flush=True)
+
+
+def main():
+    print(torch.__version__, torch.cuda.get_device_name(), "attnprof from", attnprof.__file__, flush=True)
+    with tempfile.TemporaryDirectory() as work:
+        hf_model_checks(sys.argv[1] if len(sys.argv) > 1 else work)
+    attention_checks()
+    timing()
+    failed = [w for ok, w in results if not ok]
+    print(f"\n{len(results) - len(failed)} of {len(results)} checks passed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

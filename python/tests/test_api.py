@@ -1,0 +1,163 @@
+"""The Python API on real traces (H200: SDPA math, hand-written and SDPA flash attention, three fwd
+ranges each; Hugging Face programs from tests/data/corpus). Expectations come from how the programs
+were built: SDPA math launches 20 kernels a forward, with the study's four causes; flash one kernel."""
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import attnprof
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACES = ROOT / "examples" / "traces"
+CORPUS = ROOT / "tests" / "data" / "corpus"
+MATH, MANUAL, FLASH = (str(TRACES / f) for f in ("sdpa_math.json", "manual.json", "sdpa_flash.json"))
+CLI = [sys.executable, "-m", "attnprof"]
+
+
+def cli(*args):
+    return subprocess.run([*CLI, *args], capture_output=True, text=True)
+
+
+def test_doctor_on_sdpa_math():
+    r = attnprof.doctor(MATH)
+    assert [g.name for g in r.regions] == ["fwd"]
+    assert r.regions[0].instances == 3
+    (a,) = r.attention
+    assert (a.implementation, a.pass_, a.calls, a.kernels_per_call) == ("sdpa-math", "forward", 3, 20.0)
+    ids = {(f.id, f.scope) for f in r.findings}
+    for cause in ("unfused-attention", "cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"):
+        assert (cause, "attention") in ids
+    f = next(f for f in r.findings if f.id == "unfused-attention")
+    assert f.severity == "high" and f.fix and 0 < f.after_fix_ms < f.time_ms
+    assert r.device["name"] == "NVIDIA H200"
+
+
+def test_report_forms_match_the_cli():
+    r = attnprof.doctor(MATH)
+    assert r.to_json() == cli("doctor", "--json", MATH).stdout
+    assert str(r) == cli("doctor", MATH).stdout
+    assert json.loads(r.to_json())["schema_version"] == 2
+    md = r.to_markdown()
+    assert "| `unfused-attention` | attention | high |" in md
+    html = r._repr_html_()
+    assert html.startswith("<!DOCTYPE html>") and 'class="timeline"' in html
+    assert "<script" not in html
+
+
+def test_console_script_and_module_are_the_same_cli():
+    exe = shutil.which("attnprof", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    a = subprocess.run([exe, "doctor", FLASH], capture_output=True, text=True)
+    b = cli("doctor", FLASH)
+    assert a.returncode == b.returncode == 0
+    assert a.stdout == b.stdout and "fused" in a.stdout
+
+
+def test_check_is_a_gate():
+    assert attnprof.check(FLASH).findings == ()
+    with pytest.raises(attnprof.AttentionCheckError) as e:
+        attnprof.check(MATH)
+    assert {f.id for f in e.value.findings} == {
+        "unfused-attention", "cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"}
+    assert "unfused-attention" in str(e.value)
+    with pytest.raises(attnprof.AttentionCheckError) as e:
+        attnprof.check(MATH, fail_on="mask-rebuilt")
+    assert [f.id for f in e.value.findings] == ["mask-rebuilt"]
+    # A fused training step: attention is clean, the model's own casts are not.
+    train = str(CORPUS / "llama_sdpa-flash_bf16_train.json.gz")
+    attnprof.check(train, fail_on=["attention"])
+    with pytest.raises(attnprof.AttentionCheckError):
+        attnprof.check(train, fail_on=["model"])
+
+
+def test_cli_fail_on_exit_codes():
+    assert cli("doctor", "--fail-on", "attention", FLASH).returncode == 0
+    r = cli("doctor", "--fail-on", "attention", MATH)
+    assert r.returncode == 1
+    assert "--fail-on: 5 findings" in r.stderr
+    bad = cli("doctor", "--fail-on", "bogus", MATH)
+    assert bad.returncode == 2 and bad.stdout == ""
+
+
+def test_bad_input_is_input_error_with_the_cli_message(tmp_path):
+    cases = {
+        "missing.json": None,
+        "empty.json": b"",
+        "text.json": b"this is not json",
+        "cut.json": Path(MATH).read_bytes()[:50000],
+    }
+    for name, content in cases.items():
+        path = tmp_path / name
+        if content is not None:
+            path.write_bytes(content)
+        with pytest.raises(attnprof.InputError) as e:
+            attnprof.doctor(path)
+        assert isinstance(e.value, ValueError)
+        r = cli("doctor", str(path))
+        assert r.returncode == 2
+        assert r.stderr == f"attnprof: {e.value}\n"
+    with pytest.raises(attnprof.InputError) as e:
+        attnprof.check(FLASH, fail_on=["bogus"])
+    assert "--fail-on bogus: not a finding id" in str(e.value)
+    with pytest.raises(TypeError):
+        attnprof.doctor(42)
+
+
+class FakeProfile:
+    """What doctor() and trace_handler() use of a finished torch.profiler.profile."""
+
+    def __init__(self, source):
+        self.source = Path(source)
+
+    def export_chrome_trace(self, path):
+        data = self.source.read_bytes()
+        if str(path).endswith(".gz"):
+            data = gzip.compress(data)
+        Path(path).write_bytes(data)
+
+
+def test_doctor_of_a_profile_object():
+    r = attnprof.doctor(FakeProfile(FLASH))
+    assert r.trace == "<torch.profiler.profile>"
+    assert r.attention[0].implementation == "fused"
+
+
+def test_trace_handler_writes_trace_and_report(tmp_path, capsys):
+    handler = attnprof.trace_handler(str(tmp_path), worker_name="w0")
+    handler(FakeProfile(MATH))
+    (trace,) = tmp_path.glob("w0.*.pt.trace.json.gz")
+    base = str(trace)[: -len(".gz")]
+    assert "unfused-attention" in Path(base + ".attnprof.txt").read_text()
+    assert json.loads(Path(base + ".attnprof.json").read_text())["findings"]
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith(f"attnprof: {trace}: attention ") and "sdpa-math" in line
+    gate = attnprof.trace_handler(str(tmp_path / "gated"), use_gzip=False, fail_on=["attention"])
+    gate(FakeProfile(FLASH))
+    with pytest.raises(attnprof.AttentionCheckError):
+        gate(FakeProfile(MATH))
+    assert len(list((tmp_path / "gated").glob("*.pt.trace.json"))) == 2
+
+
+def test_diff():
+    d = attnprof.diff(MANUAL, MATH, regression_pct=10)
+    assert d.regression is True
+    assert d.reasons[0].startswith("attention time per step grew")
+    (fwd,) = d.document["attention"]
+    assert (fwd["before"]["implementation"], fwd["after"]["implementation"]) == ("unfused", "sdpa-math")
+    ok = attnprof.diff(MATH, FLASH, regression_pct=10)
+    assert ok.regression is False
+    assert "| forward | sdpa-math | fused (FlashAttention) |" in ok.to_markdown()
+    assert attnprof.diff(MATH, FLASH).regression is None
+
+
+def test_attention_refuses_cpu_tensors_clearly():
+    torch = pytest.importorskip("torch")
+    q = torch.zeros(1, 2, 8, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="needs CUDA tensors"):
+        attnprof.attention(q, q, q)
