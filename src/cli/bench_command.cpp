@@ -4,15 +4,20 @@
 // implementation fails its fp64 check.
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/core.h>
 
+#include "analysis/trace_shapes.h"
 #include "bench/bench.h"
 #include "bench/kernel_counter.h"
 #include "cli/commands.h"
 #include "cli/cuda_probe.h"
+#include "cli/trace_input.h"
 #include "common/input_error.h"
+#include "common/json.h"
+#include "common/write_file.h"
 
 namespace attnprof::cli {
 
@@ -28,6 +33,7 @@ struct BenchArgs {
   bool check = true;
   bool list = false;
   std::string json_file;
+  std::string from_trace;
   int batch = 0, heads = 0, kv_heads = 0, seq = 0, kv_seq = 0, head_dim = 0;
 };
 
@@ -40,6 +46,128 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
       if (!part.empty()) out.push_back(part);
   }
   return out;
+}
+
+// Runs the bench on one shape; the table (unless JSON was asked for) prints as it goes:
+// the header at once, a row per implementation as it finishes; on a CPU, where one can
+// take minutes, each start is said on stderr too.
+bench::BenchRun run_one(const bench::BenchOptions& o) {
+  bench::BenchProgress progress;
+  if (!o.json) {
+    progress.started = [](const bench::BenchRun& r) { bench::print_header(r, stdout); };
+    progress.running = [](const bench::BenchRun& r, const std::string& impl) {
+      // Only where the wait is long enough to wonder: ~5 runs at ~5 GFLOP/s over 3 s.
+      if (!r.on_gpu && attention::attention_flops(r.shape) * 5 / 5e9 > 3)
+        fmt::print(stderr, "  running {} ...\n", impl);
+    };
+    progress.finished = [](const bench::BenchRun& r, const bench::ImplResult& row) {
+      bench::print_row(r, row, stdout);
+    };
+  }
+  bench::BenchRun run = bench::run_bench(o, progress);
+  if (!o.json) bench::print_footer(run, stdout);
+  return run;
+}
+
+bool check_failed(const bench::BenchRun& run) {
+  for (const auto& row : run.rows)
+    if (row.skipped.empty() && row.rel_error && !row.check_passed) return true;
+  return false;
+}
+
+void write_json_file(const std::string& path, const std::string& text) {
+  try {
+    write_file_atomically(path, text);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--json-file {}", e.what()));
+  }
+}
+
+// The command that benches one trace shape, for a machine with a GPU.
+std::string bench_command_for(const TraceShape& s, attention::DType dtype, bool causal) {
+  return fmt::format(
+      "attnprof bench --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype {}{}",
+      s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len, s.shape.kv_len, s.shape.head_dim,
+      attention::dtype_name(dtype), causal ? "" : " --no-causal");
+}
+
+// bench --from-trace: every distinct forward shape of the trace, biggest share of time first.
+int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std::string& json_file,
+                       std::optional<bool> causal_if_unknown) {
+  const Trace trace = read_trace_input(path);
+  const TraceIndex index(trace);
+  const AttentionView view = find_attention(index);
+  const TraceShapes found = trace_shapes(view);
+  const std::string label = input_label(path);
+  if (view.calls.empty()) throw InputError(fmt::format("{}: no attention calls found to replay", label));
+  if (found.shapes.empty())
+    throw InputError(
+        fmt::format("{}: none of its {} forward attention calls has a shape in the trace (record it with "
+                    "torch.profiler.profile(record_shapes=True), or give the shape to attnprof bench yourself)",
+                    label, found.calls_without_shape + found.calls_batch_x_heads));
+  const bool run_here = o.no_gpu.empty() || o.device == bench::DeviceChoice::Cpu;
+  std::string json;
+  JsonWriter j(json);
+  j.begin_object();
+  j.str("trace", label);
+  j.num("calls_without_shape", found.calls_without_shape + found.calls_batch_x_heads);
+  j.begin_array("shapes");
+  int status = 0;
+  for (std::size_t i = 0; i < found.shapes.size(); ++i) {
+    const TraceShape& s = found.shapes[i];
+    bench::BenchOptions one = o;
+    one.batch = static_cast<int>(s.shape.batch);
+    one.heads = static_cast<int>(s.shape.q_heads);
+    one.kv_heads = static_cast<int>(s.shape.kv_heads);
+    one.seq = static_cast<int>(s.shape.q_len);
+    one.kv_seq = static_cast<int>(s.shape.kv_len);
+    one.head_dim = static_cast<int>(s.shape.head_dim);
+    one.dtype = s.precision == Precision::FP16   ? attention::DType::FP16
+                : s.precision == Precision::FP32 ? attention::DType::FP32
+                                                 : attention::DType::BF16;
+    one.causal = s.causal_known ? s.causal : causal_if_unknown.value_or(false);
+    const double per_call_ms = static_cast<double>(s.kernel_ns) / 1e6 / s.calls;
+    const std::string what = fmt::format(
+        "B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}", s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len,
+        s.shape.kv_len, s.shape.head_dim, attention::dtype_name(one.dtype), one.causal ? " causal" : "",
+        s.causal_known      ? ""
+        : causal_if_unknown ? " (the trace does not say whether it is causal: as --causal/--no-causal said)"
+                            : " (the trace does not say whether it is causal: taken as not; --causal to replay it so)");
+    if (!o.json)
+      fmt::print("Shape {} of {} in {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace; from {}\n", i + 1,
+                 found.shapes.size(), label, what, s.calls, s.calls == 1 ? "" : "s", s.implementations, per_call_ms,
+                 s.shape.source());
+    j.begin_object();
+    j.str("shape", what);
+    j.num("calls", s.calls);
+    j.str("implementations", s.implementations);
+    j.real("traced_ms_per_call", per_call_ms, 4);
+    j.str("source", s.shape.source());
+    j.str("command", bench_command_for(s, one.dtype, one.causal));
+    if (!run_here) {
+      if (!o.json)
+        fmt::print("  {}: run this on a machine with one:\n  {}\n\n", o.no_gpu,
+                   bench_command_for(s, one.dtype, one.causal));
+      j.null("bench");
+    } else {
+      const bench::BenchRun run = run_one(one);
+      if (!o.json) fmt::print("\n");
+      if (check_failed(run)) status = 1;
+      std::string doc = bench::to_json(run);
+      while (!doc.empty() && (doc.back() == '\n' || doc.back() == ' ')) doc.pop_back();
+      j.value("bench") += doc;
+    }
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  json += '\n';
+  if (found.calls_without_shape + found.calls_batch_x_heads > 0 && !o.json)
+    fmt::print("({} forward calls had no shape in the trace and are not replayed)\n",
+               found.calls_without_shape + found.calls_batch_x_heads);
+  if (!json_file.empty()) write_json_file(json_file, json);
+  if (o.json) fmt::print("{}", json);
+  return status;
 }
 
 }  // namespace
@@ -60,7 +188,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto* kv_seq = cmd->add_option("--kv-seq", args->kv_seq, "Key/value sequence length (default = seq)");
   auto* head_dim = cmd->add_option("--head-dim,-d", args->head_dim, "Head dimension (default 64)");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32")->default_val("bf16");
-  cmd->add_flag("--causal,!--no-causal", args->causal, "Causal mask, top-left as PyTorch is_causal (default on)");
+  auto* causal = cmd->add_flag("--causal,!--no-causal", args->causal,
+                               "Causal mask, top-left as PyTorch is_causal (default on; with --from-trace, for "
+                               "the shapes whose trace does not say)");
   cmd->add_flag("--bottom-right", args->options.bottom_right, "Causal diagonal at the bottom-right corner");
   cmd->add_option("--layout", args->layout, "Memory layout of q/k/v/out: bhsd or bshd")->default_val("bhsd");
   cmd->add_option("--device", args->device, "auto, cuda or cpu")->default_val("auto");
@@ -72,9 +202,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                     "fp64 check of every head (default: on, on a sample of heads when the reference is slow)");
   cmd->add_option("--repeats", args->options.repeats, "Timed runs per implementation (default: ~0.3 s worth)");
   cmd->add_option("--seed", args->options.seed, "Random seed for the inputs (default: fresh each run)");
+  cmd->add_option("--from-trace", args->from_trace,
+                  "Bench each distinct attention shape of this trace (forward calls; record_shapes gives them) "
+                  "instead of one shape; without a GPU, print the commands to run where there is one");
   cmd->add_flag("--list", args->list, "List the implementations of this machine's device (the registry) and exit");
 
-  cmd->callback([args, &exit_code, batch, heads, kv_heads, seq, kv_seq, head_dim, check] {
+  cmd->callback([args, &exit_code, batch, heads, kv_heads, seq, kv_seq, head_dim, check, causal] {
     if (args->list) {
       // The registry rows: the CPU's always, the GPU's where a GPU and the CUDA plugin are.
       const std::string problem = cuda_device_problem();
@@ -129,34 +262,18 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       if (!problem.empty() && o.device == bench::DeviceChoice::Cuda) throw InputError("--device cuda: " + problem);
       o.no_gpu = problem;
     }
-    // The table prints as the run goes: the header at once, a row per implementation as it
-    // finishes; on a CPU, where one can take minutes, each start is said on stderr too.
-    bench::BenchProgress progress;
-    if (!o.json) {
-      progress.started = [](const bench::BenchRun& r) { bench::print_header(r, stdout); };
-      progress.running = [](const bench::BenchRun& r, const std::string& impl) {
-        // Only where the wait is long enough to wonder: ~5 runs at ~5 GFLOP/s over 3 s.
-        if (!r.on_gpu && attention::attention_flops(r.shape) * 5 / 5e9 > 3)
-          fmt::print(stderr, "  running {} ...\n", impl);
-      };
-      progress.finished = [](const bench::BenchRun& r, const bench::ImplResult& row) {
-        bench::print_row(r, row, stdout);
-      };
+    if (!args->from_trace.empty()) {
+      for (CLI::Option* opt : {batch, heads, kv_heads, seq, kv_seq, head_dim})
+        if (opt->count())
+          throw InputError(fmt::format("--from-trace takes the shapes from the trace: leave out {}", opt->get_name()));
+      exit_code = bench_trace_shapes(args->from_trace, o, args->json_file,
+                                     causal->count() ? std::optional<bool>(args->causal) : std::nullopt);
+      return;
     }
-    const bench::BenchRun run = bench::run_bench(o, progress);
-    if (!args->json_file.empty()) {
-      std::ofstream file(args->json_file);
-      file << bench::to_json(run);
-      if (!file) throw InputError(fmt::format("--json-file {}: cannot write", args->json_file));
-    }
-    if (o.json) {
-      fmt::print("{}", bench::to_json(run));
-    } else {
-      bench::print_footer(run, stdout);
-    }
-    exit_code = 0;
-    for (const auto& row : run.rows)
-      if (row.skipped.empty() && row.rel_error && !row.check_passed) exit_code = 1;
+    const bench::BenchRun run = run_one(o);
+    if (!args->json_file.empty()) write_json_file(args->json_file, bench::to_json(run));
+    if (o.json) fmt::print("{}", bench::to_json(run));
+    exit_code = check_failed(run) ? 1 : 0;
   });
 }
 

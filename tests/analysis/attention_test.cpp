@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "analysis/analysis.h"
+#include "analysis/trace_shapes.h"
 #include "test_doctor.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
@@ -126,6 +127,37 @@ TEST_P(Corpus, FindingsBlameAttentionOnlyWhereItIsSlow) {
   // reported as such, never as attention's.
   if ((facts.family == "llama" || facts.family == "mistral") && facts.dtype != "fp32") {
     EXPECT_NE(d.find("fp32-upcast", Scope::Model), nullptr);
+  }
+}
+
+// bench --from-trace: one shape per program (every forward call of a program has it), with all its calls.
+TEST_P(Corpus, ShapesToReplay) {
+  const Facts& facts = GetParam();
+  const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
+  const TraceShapes found = trace_shapes(d.analysis.attention_calls);
+  if (facts.tracer != "torch.profiler") {
+    EXPECT_TRUE(found.shapes.empty()) << "no CPU ops, no shapes";
+    EXPECT_EQ(found.calls_without_shape, facts.forward_calls);
+    return;
+  }
+  ASSERT_EQ(found.shapes.size(), 1u);
+  const TraceShape& s = found.shapes[0];
+  EXPECT_EQ(s.calls, facts.forward_calls);
+  EXPECT_EQ(found.calls_without_shape, 0);
+  EXPECT_EQ(s.shape.batch, facts.shape.batch);
+  EXPECT_EQ(s.shape.q_heads, facts.shape.q_heads);
+  EXPECT_EQ(s.shape.q_len, facts.shape.q_len);
+  EXPECT_EQ(s.shape.kv_len, facts.shape.kv_len);
+  EXPECT_EQ(s.shape.head_dim, facts.shape.head_dim);
+  EXPECT_EQ(to_string(s.precision), facts.dtype);
+  // Eager attention repeats K and V to every query head before its matmuls: replayed as that
+  // (multi-head); SDPA ops see the real kv heads (GQA).
+  EXPECT_EQ(s.shape.kv_heads, facts.impl == "sdpa" ? facts.shape.kv_heads : facts.shape.q_heads);
+  if (s.causal_known) {
+    EXPECT_EQ(s.causal, *facts.shape.causal);
+  }
+  if (facts.impl == "sdpa") {
+    EXPECT_TRUE(s.causal_known);  // the op's is_causal
   }
 }
 

@@ -202,3 +202,46 @@ TEST_F(BadInput, HtmlAndAnnotateFiles) {
 
 }  // namespace
 }  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// bench --from-trace on real programs: the shape each was built with (facts.json); without a GPU,
+// the command to run where there is one.
+TEST(BenchCli, FromTraceNamesTheProgramsShape) {
+  const std::string trace = test::data_file("corpus/llama_sdpa-math_bf16_infer.json.gz");
+  const auto r = test::run_command(test::attnprof_binary() + " bench --from-trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Llama, 2 layers x 2 profiled forwards, B=2, 8 query heads over 2 kv heads, S=512, D=64, causal.
+  EXPECT_NE(r.out.find("Shape 1 of 1 in " + trace +
+                       ": B=2 H=8 H_kv=2 S=512 S_kv=512 D=64 bf16 causal: 4 forward "
+                       "calls (sdpa-math)"),
+            std::string::npos)
+      << r.out;
+  if (r.out.find("run this on a machine with one") == std::string::npos) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_NE(r.out.find("attnprof bench --batch 2 --heads 8 --kv-heads 2 --seq 512 --kv-seq 512 --head-dim 64 "
+                       "--dtype bf16\n"),
+            std::string::npos)
+      << r.out;
+  const auto j = test::run_command(test::attnprof_binary() + " bench --json --from-trace " + trace);
+  EXPECT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"calls\": 4"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"bench\": null"), std::string::npos) << j.out;
+}
+
+TEST(BenchCli, FromTraceRefusals) {
+  const auto both = test::run_command(test::attnprof_binary() + " bench --seq 64 --from-trace " +
+                                      test::example_trace("sdpa_math.json"));
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--from-trace takes the shapes from the trace: leave out --seq"), std::string::npos)
+      << both.err;
+  // attnprof record traces have no CPU ops, so no shapes.
+  const auto none = test::run_command(test::attnprof_binary() + " bench --from-trace " +
+                                      test::data_file("corpus/gpt2_eager_bf16_infer_record.json.gz"));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("none of its 6 forward attention calls has a shape"), std::string::npos) << none.err;
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
+}
+
+}  // namespace
+}  // namespace attnprof
