@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "attnprof: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {
+    // 3, not 1: the gates (doctor --fail-on, diff --fail-on) and bench's failed check exit 1.
     fmt::print(stderr, "attnprof: internal error: {}\n", e.what());
-    return 1;
+    return 3;
   }
   return exit_code;
 }

@@ -368,17 +368,18 @@ std::string html_report(const Analysis& a, const TraceIndex& index) {
       fused += x.fused_ns >= 0 ? x.fused_ns : x.kernel_ns;
       estimated |= x.fused_ns >= 0;
     }
-    fmt::format_to(
-        out,
-        "<p class=\"headline\">Region <b>'{}'</b>, {} instance{} ({}): {:.1f} kernels and {} ms of GPU "
-        "work per instance. Attention: <b>{} ms ({})</b> in {:g} calls per instance{}.</p>\n",
-        esc(g.group.name), g.group.instances.size(), g.group.instances.size() == 1 ? "" : "s", esc(g.group.source),
-        g.kernels_per_instance, ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
-        ms(static_cast<std::int64_t>(static_cast<double>(g.attention_ns) / n)),
-        percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1), calls / n,
-        estimated ? fmt::format("; as fused kernels ~{} ms (estimated)",
-                                ms(static_cast<std::int64_t>(static_cast<double>(fused) / n)))
-                  : "");
+    fmt::format_to(out,
+                   "<p class=\"headline\">Region <b>'{}'</b>, {} instance{} ({}): {:.1f} kernels and {} ms of GPU "
+                   "work per instance. Attention: <b>{} ms ({})</b> in {:g} call{} per instance{}.</p>\n",
+                   esc(g.group.name), g.group.instances.size(), g.group.instances.size() == 1 ? "" : "s",
+                   esc(g.group.source), g.kernels_per_instance,
+                   ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
+                   ms(static_cast<std::int64_t>(static_cast<double>(g.attention_ns) / n)),
+                   percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1),
+                   calls / n, calls / n == 1.0 ? "" : "s",
+                   estimated ? fmt::format("; as fused kernels ~{} ms (estimated)",
+                                           ms(static_cast<std::int64_t>(static_cast<double>(fused) / n)))
+                             : "");
   }
   fmt::format_to(
       out, "<p>{} finding{}{}</p>\n</section>\n", a.findings.size(), a.findings.size() == 1 ? "" : "s",
