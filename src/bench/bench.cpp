@@ -140,6 +140,8 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
   }
   plan.repeats = o.repeats;
   plan.trace_dir = o.trace_dir;
+  plan.hot = o.hot;
+  run.timing = !gpu ? "cpu wall clock" : o.hot ? "hot" : "cold";
   plan.seed =
       o.seed
           ? o.seed

@@ -36,6 +36,7 @@ struct Plan {
   int repeats = 0;
   std::string trace_dir;
   unsigned seed = 0;
+  bool hot = false;                         // GPU timing mode (BenchOptions::hot)
   const BenchProgress* progress = nullptr;  // never null inside the runners
 };
 // "warning: this shape takes about N minutes on this CPU ..." when a CPU run of

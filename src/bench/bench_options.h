@@ -28,7 +28,10 @@ struct BenchOptions {
   std::optional<bool> check;  // unset: on (on a sample of heads when the reference is slow)
   int repeats = 0;            // 0: enough runs for ~0.3 s per implementation (10..200)
   unsigned seed = 0;          // 0: a fresh seed every run
-  std::string no_gpu;         // set by the caller when it found no NVIDIA GPU/driver: why
+  // GPU timing: false (cold): one call per sample, the L2 overwritten before it; true (hot):
+  // 10 back-to-back calls per sample, nothing flushed, as calls run inside a program.
+  bool hot = false;
+  std::string no_gpu;  // set by the caller when it found no NVIDIA GPU/driver: why
 };
 
 struct BenchRun;

@@ -36,6 +36,7 @@ struct BenchRun {
   std::optional<double> gemm_tflops;  // bf16 GEMM rate measured in the same run
   std::string gemm_rate_shape;
   std::string kernel_count_source;  // "CUPTI recorder" or why kernels are "n/a"
+  std::string timing;               // "cold" or "hot" (GPU, BenchOptions::hot), "cpu wall clock"
   unsigned seed = 0;
   std::vector<ImplResult> rows;
 };

@@ -131,16 +131,21 @@ void record_kernels(Session& s, const std::function<void()>& forward, const std:
   run.kernel_count_source = "CUPTI recorder";
 }
 
-// Timing: one forward per sample, L2 flushed before it (the cold mode of the one timer).
+// Timing with the one timer: cold (one forward per sample, L2 flushed before it) or hot
+// (10 back-to-back forwards per sample, nothing flushed).
 void time(Session& s, const std::function<void()>& forward, ImplResult& row, const BenchRun& run) {
-  const auto cold = [&](int samples) {
+  const auto timed = [&](int samples) {
+    if (s.plan.hot)
+      return attention::cuda::time_calls(forward, s.stream.get(), {attention::cuda::TimingMode::Hot, samples, 10});
     return attention::cuda::time_calls(forward, s.stream.get(),
                                        {attention::cuda::TimingMode::Cold, samples, 1, s.flush.get(), s.flush.bytes()});
   };
-  const double probe = cold(1).front();
-  const int reps =
-      s.plan.repeats > 0 ? s.plan.repeats : std::clamp(static_cast<int>(300.0 / std::max(probe, 1e-3)), 10, 200);
-  const TimingStats st = timing_stats(cold(reps));
+  const double probe = timed(1).front();
+  const int per_sample = s.plan.hot ? 10 : 1;
+  const int reps = s.plan.repeats > 0
+                       ? s.plan.repeats
+                       : std::clamp(static_cast<int>(300.0 / std::max(probe * per_sample, 1e-3)), 10, 200);
+  const TimingStats st = timing_stats(timed(reps));
   row.median_ms = st.median;
   row.p10_ms = st.p10;
   row.p90_ms = st.p90;

@@ -118,8 +118,12 @@ void print_footer(const BenchRun& run, std::FILE* out) {
                             "outputs once (a model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}",
                             run.shape.causal ? ", halved for causal" : "", checked ? checked->slices_checked : 0,
                             checked ? checked->slices_total : 0,
-                            run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores",
-                                                     run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source)
+                            run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores; "
+                                                     "timing: {}",
+                                                     run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source,
+                                                     run.timing == "hot" ? "hot (10 back-to-back calls a sample, "
+                                                                           "nothing flushed, as inside a program)"
+                                                                         : "cold (L2 flushed before each call)")
                                        : std::string()));
   bool header = false, noisy = false;
   for_each_step(run, [&](const std::string& cause, const ImplResult& a, const ImplResult& b, double base) {
@@ -175,6 +179,7 @@ std::string to_json(const BenchRun& run) {
   else
     j.null("gemm_tflops");
   j.str("kernel_count_source", run.kernel_count_source);
+  j.str("timing", run.timing);
   j.begin_array("impls");
   for (const ImplResult& r : run.rows) {
     j.begin_object();

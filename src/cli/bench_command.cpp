@@ -34,6 +34,7 @@ struct BenchArgs {
   bool list = false;
   std::string json_file;
   std::string from_trace;
+  std::string timing;  // "" : cold, hot with --from-trace
   int batch = 0, heads = 0, kv_heads = 0, seq = 0, kv_seq = 0, head_dim = 0;
 };
 
@@ -86,7 +87,8 @@ void write_json_file(const std::string& path, const std::string& text) {
 // The command that benches one trace shape, for a machine with a GPU.
 std::string bench_command_for(const TraceShape& s, attention::DType dtype, bool causal) {
   return fmt::format(
-      "attnprof bench --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype {}{}",
+      "attnprof bench --timing hot --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
+      "{}{}",
       s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len, s.shape.kv_len, s.shape.head_dim,
       attention::dtype_name(dtype), causal ? "" : " --no-causal");
 }
@@ -202,6 +204,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                     "fp64 check of every head (default: on, on a sample of heads when the reference is slow)");
   cmd->add_option("--repeats", args->options.repeats, "Timed runs per implementation (default: ~0.3 s worth)");
   cmd->add_option("--seed", args->options.seed, "Random seed for the inputs (default: fresh each run)");
+  cmd->add_option("--timing", args->timing,
+                  "GPU timing: cold (one call a sample, the L2 flushed before it; the default) or hot (10 "
+                  "back-to-back calls a sample, as inside a program; the default with --from-trace)");
   cmd->add_option("--from-trace", args->from_trace,
                   "Bench each distinct attention shape of this trace (forward calls; record_shapes gives them) "
                   "instead of one shape; without a GPU, print the commands to run where there is one");
@@ -255,6 +260,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       throw InputError(fmt::format("--device '{}' is not auto, cuda or cpu", args->device));
     if (check->count()) o.check = args->check;
     if (o.repeats < 0) throw InputError("--repeats must be positive");
+    if (args->timing.empty())
+      o.hot = !args->from_trace.empty();  // a trace's calls ran back to back: compare like with like
+    else if (args->timing == "hot" || args->timing == "cold")
+      o.hot = args->timing == "hot";
+    else
+      throw InputError(fmt::format("--timing '{}' is not cold or hot", args->timing));
 
     // No NVIDIA driver or GPU: said in those words, before any CUDA library is loaded.
     if (o.device != bench::DeviceChoice::Cpu) {

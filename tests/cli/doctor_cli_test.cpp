@@ -219,8 +219,8 @@ TEST(BenchCli, FromTraceNamesTheProgramsShape) {
             std::string::npos)
       << r.out;
   if (r.out.find("run this on a machine with one") == std::string::npos) GTEST_SKIP() << "this machine has a GPU";
-  EXPECT_NE(r.out.find("attnprof bench --batch 2 --heads 8 --kv-heads 2 --seq 512 --kv-seq 512 --head-dim 64 "
-                       "--dtype bf16\n"),
+  EXPECT_NE(r.out.find("attnprof bench --timing hot --batch 2 --heads 8 --kv-heads 2 --seq 512 --kv-seq 512 "
+                       "--head-dim 64 --dtype bf16\n"),
             std::string::npos)
       << r.out;
   const auto j = test::run_command(test::attnprof_binary() + " bench --json --from-trace " + trace);
