@@ -127,7 +127,7 @@ void record_kernels(Session& s, const std::function<void()>& forward, const std:
   row.kernels = static_cast<int>(rec.kernel_names.size());
   row.kernel_names = rec.kernel_names;
   row.kernel_us = rec.kernel_us;
-  row.gemm_unit = gemm_unit(rec.kernel_names);
+  row.gemm_unit = gemm_unit(rec.kernel_names, s.plan.shape.dtype);
   run.kernel_count_source = "CUPTI recorder";
 }
 

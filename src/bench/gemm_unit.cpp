@@ -9,12 +9,17 @@
 
 namespace attnprof::bench {
 
-std::string gemm_unit(const std::vector<std::string>& kernel_names) {
+std::string gemm_unit(const std::vector<std::string>& kernel_names, attention::DType dtype) {
   if (kernel_names.empty()) return "n/a";
   std::set<std::string> units;
   bool fused = false;
   for (const auto& name : kernel_names) {
-    const KernelClass c = classify_kernel(name);
+    KernelClass c = classify_kernel(name);
+    // A tensor-core GEMM whose name does not say its 16-bit type (cuBLAS's nvjet "_h_"), or says
+    // nothing: the bench knows what it fed it.
+    if (c.unit == MathUnit::TensorCore && (c.precision == Precision::Half16 || c.precision == Precision::Unknown) &&
+        dtype != attention::DType::FP32)
+      c.precision = dtype == attention::DType::BF16 ? Precision::BF16 : Precision::FP16;
     if (c.category == KernelCategory::Gemm)
       units.insert(fmt::format("{} {}", to_string(c.unit), to_string(c.precision)));
     fused = fused || c.category == KernelCategory::FusedAttention;

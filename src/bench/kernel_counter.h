@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "attention/params.h"
+
 namespace attnprof::bench {
 
 struct KernelRecording {
@@ -31,7 +33,8 @@ std::unique_ptr<KernelCounter> make_kernel_counter();
 // GEMM unit and precision of a forward from its kernel names, by the kernel
 // classifier (src/analysis): every distinct "unit precision" of its GEMM
 // kernels ("tensor-core bf16"), "fused attention" for one fused kernel, "n/a"
-// when there are no names.
-std::string gemm_unit(const std::vector<std::string>& kernel_names);
+// when there are no names. A tensor-core GEMM whose name leaves its 16-bit type open
+// gets `dtype`'s (the bench's inputs).
+std::string gemm_unit(const std::vector<std::string>& kernel_names, attention::DType dtype);
 
 }  // namespace attnprof::bench
