@@ -31,12 +31,12 @@ open_page() {
 T="$ROOT/examples/traces"
 C="$ROOT/tests/data/corpus"
 "$A" doctor --html "$W/sdpa_math.html" "$T/sdpa_math.json" >/dev/null || fail=1
-open_page "$W/sdpa_math.html" '<svg class="timeline"' 'class="kernel"' 'id="finding-unfused-attention-attention"' \
+open_page "$W/sdpa_math.html" '<svg class="timeline"' 'class="kernel"' 'id="finding-unfused-attention-forward-attention"' \
   'id="finding-cuda-core-gemm-attention"' '<svg class="causes"'
 "$A" doctor --html "$W/sdpa_flash.html" "$T/sdpa_flash.json" >/dev/null || fail=1
 open_page "$W/sdpa_flash.html" '<svg class="timeline"' 'FlashAttention' 'No findings'
 "$A" doctor --html "$W/manual.html" "$T/manual.json" >/dev/null || fail=1
-open_page "$W/manual.html" '<svg class="timeline"' 'id="finding-unfused-attention-attention"'
+open_page "$W/manual.html" '<svg class="timeline"' 'id="finding-unfused-attention-forward-attention"'
 for name in llama_sdpa-math_bf16_train llama_eager_bf16_train_record bert_eager_fp32_train; do
   "$A" doctor --html "$W/$name.html" "$C/$name.json.gz" >/dev/null || fail=1
   open_page "$W/$name.html" '<svg class="timeline"' 'class="kernel"' 'id="finding-'

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,8 @@ struct Finding {
   int instances = 0;           // instances it was seen in
   std::vector<Evidence> evidence;
   std::string fix;
+  std::vector<std::size_t> activities;  // the GPU work it is about (indices into TraceIndex::activities())
+  std::optional<AttentionPass> pass;    // unfused-attention: the pass of its calls
 };
 
 struct DeviceSummary {

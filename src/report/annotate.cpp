@@ -129,7 +129,9 @@ std::string annotated_trace(const Analysis& a, const TraceIndex& index) {
   wr.name_process(kAnnotateFindingsPid, "attnprof: findings");
   for (std::size_t f = 0; f < a.findings.size(); ++f)
     wr.name_thread(kAnnotateFindingsPid, static_cast<int>(f) + 1,
-                   fmt::format("{} ({})", a.findings[f].id, to_string(a.findings[f].scope)));
+                   fmt::format("{}{}{} ({})", a.findings[f].id, a.findings[f].pass ? " " : "",
+                               a.findings[f].pass ? to_string(*a.findings[f].pass) : std::string_view(),
+                               to_string(a.findings[f].scope)));
 
   // Region instances: their GPU span.
   for (const Shown& s : shown) {
@@ -164,7 +166,8 @@ std::string annotated_trace(const Analysis& a, const TraceIndex& index) {
               if (!call.family.empty()) j.str("family", call.family);
               if (call.shape.known())
                 j.str("shape",
-                      fmt::format("B{} H{}/{} S{}x{} D{}", call.shape.batch, call.shape.q_heads, call.shape.kv_heads,
+                      fmt::format("B{} H{}/{} S{}x{} D{}", call.shape.batch, call.shape.q_heads,
+                                  call.shape.kv_heads > 0 ? std::to_string(call.shape.kv_heads) : std::string("?"),
                                   call.shape.q_len, call.shape.kv_len, call.shape.head_dim));
             });
   }
@@ -188,25 +191,18 @@ std::string annotated_trace(const Analysis& a, const TraceIndex& index) {
   std::int64_t flow_id = 1;
   for (std::size_t f = 0; f < a.findings.size(); ++f) {
     const Finding& finding = a.findings[f];
-    std::set<std::string_view> names;
-    for (const Evidence& ev : finding.evidence) names.insert(ev.what);
     const int tid = static_cast<int>(f) + 1;
-    for (const Shown& s : shown) {
-      if (s.group->group.name != finding.group) continue;
-      for (const std::size_t i : s.instance->activities) {
-        const bool in_attention = a.attention_calls.in_attention(i);
-        if (in_attention != (finding.scope == Scope::Attention)) continue;
-        const bool whole_call = finding.id == "unfused-attention";  // every kernel of the unfused calls
-        if (!whole_call && !names.count(index.name(acts[i]))) continue;
-        const Event& e = index.event(acts[i]);
-        wr.span(kAnnotateFindingsPid, tid, "attnprof", finding.id, e.ts_ns, e.dur_ns, [&](JsonWriter& j) {
-          j.str("title", finding.title);
-          j.str("severity", to_string(finding.severity));
-          j.str("kernel", index.name(acts[i]));
-          if (!finding.fix.empty()) j.str("fix", finding.fix);
-        });
-        wr.flow(flow_id++, kAnnotateFindingsPid, tid, kAnnotateGpuPid, lane_tid[i], e.ts_ns);
-      }
+    for (const std::size_t i : finding.activities) {
+      const auto lane = lane_tid.find(i);
+      if (lane == lane_tid.end()) continue;  // not in a shown instance
+      const Event& e = index.event(acts[i]);
+      wr.span(kAnnotateFindingsPid, tid, "attnprof", finding.id, e.ts_ns, e.dur_ns, [&](JsonWriter& j) {
+        j.str("title", finding.title);
+        j.str("severity", to_string(finding.severity));
+        j.str("kernel", index.name(acts[i]));
+        if (!finding.fix.empty()) j.str("fix", finding.fix);
+      });
+      wr.flow(flow_id++, kAnnotateFindingsPid, tid, kAnnotateGpuPid, lane->second, e.ts_ns);
     }
   }
   w.end_array();

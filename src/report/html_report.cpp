@@ -155,10 +155,7 @@ std::string timeline_svg(const Analysis& a, const TraceIndex& index, std::vector
   auto out = std::back_inserter(s);
   fmt::format_to(out,
                  "<svg class=\"timeline\" viewBox=\"0 0 {0} {1:.0f}\" style=\"width:100%;max-width:{0}px\" "
-                 "role=\"img\" aria-label=\"GPU timeline\">\n"
-                 "<defs><pattern id=\"hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
-                 "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"4\" fill=\"#fff\" "
-                 "fill-opacity=\"0.55\"/></pattern></defs>\n",
+                 "role=\"img\" aria-label=\"GPU timeline\">\n",
                  kWidth, height);
   // Time axis: five ticks.
   for (int k = 0; k <= 4; ++k) {
@@ -304,16 +301,26 @@ void attention_table(std::string& s, const GroupStats& g) {
   s += "</table>\n";
 }
 
-void finding_article(std::string& s, const Analysis& a, const Finding& f) {
+// The finding's element id: id, pass (unfused-attention has one per pass) and scope; a
+// further one of the same in another region group gets a number.
+std::string finding_anchor(const Finding& f, std::map<std::string, int>& seen) {
+  std::string anchor = fmt::format("finding-{}{}{}-{}", f.id, f.pass ? "-" : "",
+                                   f.pass ? to_string(*f.pass) : std::string_view(), to_string(f.scope));
+  const int n = ++seen[anchor];
+  if (n > 1) anchor += fmt::format("-{}", n);
+  return anchor;
+}
+
+void finding_article(std::string& s, const Analysis& a, const Finding& f, const std::string& anchor) {
   const auto group =
       std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
   const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
   auto out = std::back_inserter(s);
   fmt::format_to(out,
-                 "<article class=\"finding\" id=\"finding-{0}-{1}\"><h3><span class=\"sev sev-{2}\">{2}</span>"
+                 "<article class=\"finding\" id=\"{9}\"><h3><span class=\"sev sev-{2}\">{2}</span>"
                  "<code>{0}</code> ({1}): {3} ms per {4} ({5} of its GPU time, in {6} of {7})</h3>\n<p>{8}</p>\n",
                  esc(f.id), to_string(f.scope), to_string(f.severity), ms(f.time_ns / static_cast<std::int64_t>(n)),
-                 esc(f.group), percent(f.share), f.instances, n, esc(f.title));
+                 esc(f.group), percent(f.share), f.instances, n, esc(f.title), anchor);
   if (!f.detail.empty()) fmt::format_to(out, "<p>{}</p>\n", esc(f.detail));
   if (!f.evidence.empty()) {
     s += "<table class=\"evidence\"><tr><th class=\"n\">count</th><th class=\"n\">ms</th><th>evidence</th></tr>\n";
@@ -395,7 +402,12 @@ std::string html_report(const Analysis& a, const TraceIndex& index) {
   }
   s += "</section>\n";
 
-  s += "<section id=\"timeline\"><h2>Timeline</h2>\n" + legend();
+  // The hatch the timelines draw CUDA-core GEMMs with, defined once for the page.
+  s += "<section id=\"timeline\"><h2>Timeline</h2>\n<svg width=\"0\" height=\"0\" style=\"position:absolute\" "
+       "aria-hidden=\"true\"><defs><pattern id=\"hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+       "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"4\" fill=\"#fff\" fill-opacity=\"0.55\"/>"
+       "</pattern></defs></svg>\n" +
+       legend();
   for (const GroupStats& g : a.groups) {
     if (g.group.instances.empty()) continue;
     const RegionInstance& inst = g.group.instances[median_instance(g)];
@@ -429,7 +441,8 @@ std::string html_report(const Analysis& a, const TraceIndex& index) {
 
   s += "<section id=\"findings\"><h2>Findings</h2>\n";
   if (a.findings.empty()) s += "<p>No findings: nothing here looks slower than it needs to be.</p>\n";
-  for (const Finding& f : a.findings) finding_article(s, a, f);
+  std::map<std::string, int> anchors;
+  for (const Finding& f : a.findings) finding_article(s, a, f, finding_anchor(f, anchors));
   s += "</section>\n";
 
   s += "<section id=\"kernels\"><h2>Kernels</h2>\n<table><tr><th class=\"n\">count</th><th class=\"n\">total "

@@ -59,8 +59,11 @@ TEST(HtmlReport, SdpaMathShowsEveryKernelAndEveryCause) {
   // The FP32 GEMMs on CUDA cores are drawn red and hatched; there is no tensor-core GEMM.
   EXPECT_EQ(count(timelines(html), "fill=\"url(#hatch)\""), 2u);  // QK^T and PV
   EXPECT_EQ(count(timelines(html), "fill=\"#2ca02c\""), 0u);
-  for (const char* id : {"unfused-attention", "cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"}) {
+  EXPECT_NE(html.find("id=\"finding-unfused-attention-forward-attention\""), std::string::npos);
+  EXPECT_EQ(count(html, "id=\"hatch\""), 1u);  // defined once for the page
+  for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"})
     EXPECT_NE(html.find(std::string("id=\"finding-") + id + "-attention\""), std::string::npos) << id;
+  for (const char* id : {"unfused-attention", "cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax"}) {
     EXPECT_NE(html.find(std::string(">") + id + " (attention)</text>"), std::string::npos) << id;  // time by cause
   }
   EXPECT_NE(html.find("<pre class=\"fix\">"), std::string::npos);
@@ -104,6 +107,11 @@ TEST(HtmlReport, SelfContainedSmallAndEscaped) {
     EXPECT_EQ(html.find("<float"), std::string::npos);
     EXPECT_EQ(count(html, "<svg"), count(html, "</svg>"));
     EXPECT_EQ(count(html, "<table"), count(html, "</table>"));
+    // Element ids are unique.
+    std::map<std::string, int> ids;
+    const std::regex id_attr(" id=\"([^\"]+)\"");
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), id_attr); it != std::sregex_iterator(); ++it)
+      EXPECT_EQ(++ids[(*it)[1].str()], 1) << (*it)[1].str();
   }
 }
 
@@ -145,6 +153,24 @@ TEST(AnnotatedTrace, HoldsTheChosenInstancesAndLinksFindings) {
     std::sort(spans.begin(), spans.end());
     for (std::size_t i = 1; i < spans.size(); ++i) EXPECT_LE(spans[i - 1].second, spans[i].first) << "lane " << tid;
   }
+}
+
+TEST(AnnotatedTrace, FindingTracksCoverTheirKernels) {
+  // SDPA math, three fwd ranges of 20 kernels: the finding tracks hold, per forward, all 20 (unfused),
+  // the 2 FP32 GEMMs, safe softmax's 4 extra kernels, the 5 casts, the 5 mask kernels.
+  const Doctor d(test::example_trace("sdpa_math.json"));
+  const Trace t = read_trace_bytes(annotated_trace(d.analysis, *d.index), "annotated.json");
+  std::map<std::int64_t, std::string> track;
+  std::map<std::string, int> spans;
+  for (std::size_t f = 0; f < d.analysis.findings.size(); ++f)
+    track[static_cast<std::int64_t>(f) + 1] = d.analysis.findings[f].id;
+  for (const Event& e : t.events)
+    if (e.phase == 'X' && e.pid.value() == kAnnotateFindingsPid) ++spans[track[e.tid.value()]];
+  EXPECT_EQ(spans, (std::map<std::string, int>{{"unfused-attention", 60},
+                                               {"cuda-core-gemm", 6},
+                                               {"safe-softmax", 12},
+                                               {"fp32-upcast", 15},
+                                               {"mask-rebuilt", 15}}));
 }
 
 TEST(AnnotatedTrace, IsSmallForALongTrainingTrace) {

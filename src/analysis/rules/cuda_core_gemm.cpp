@@ -51,6 +51,7 @@ void rule_cuda_core_gemm(const RuleContext& ctx, std::vector<Finding>& out) {
     f.id = "cuda-core-gemm";
     f.scope = scope;
     set_cost(f, ctx, ns, instances_with(ctx, these));
+    f.activities = these;
     f.title = fmt::format("{:g} of {:g} GEMMs {} ran on CUDA cores (FP32 FFMA) {}: {} ({:.0f}% of GPU time)",
                           static_cast<double>(these.size()) / n, gemms / n, per_instance(ctx), scope_words(scope),
                           per_instance_ms(ctx, ns), 100.0 * f.share);

@@ -44,6 +44,7 @@ void rule_fp32_upcast(const RuleContext& ctx, std::vector<Finding>& out) {
     f.id = "fp32-upcast";
     f.scope = scope;
     set_cost(f, ctx, cast_ns, instances);
+    f.activities = casts;
     const double per = static_cast<double>(instances);
     f.title = fmt::format(
         "16-bit data upcast to FP32 and back {}: {:.0f} casts up and {:.0f} down {}, {} ({:.0f}% of "

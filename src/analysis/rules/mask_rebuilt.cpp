@@ -38,6 +38,7 @@ void rule_mask_rebuilt(const RuleContext& ctx, std::vector<Finding>& out) {
   f.id = "mask-rebuilt";
   f.scope = split_by_scope(ctx, mask).attention.empty() ? Scope::Model : Scope::Attention;
   set_cost(f, ctx, mask_ns, instances);
+  f.activities = mask;
   f.after_ns = 0;
   const double per = static_cast<double>(mask.size()) / instances;
   if (total > 1) {

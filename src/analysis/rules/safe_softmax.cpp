@@ -45,6 +45,7 @@ void rule_safe_softmax(const RuleContext& ctx, std::vector<Finding>& out) {
   f.id = "safe-softmax";
   f.scope = split_by_scope(ctx, extra).attention.empty() ? Scope::Model : Scope::Attention;
   set_cost(f, ctx, extra_ns, instances);
+  f.activities = extra;
   f.after_ns = 0;
   f.title = fmt::format(
       "safe softmax: {:.0f} extra kernels {} after each softmax (isneginf, all-reduce, where), {} "

@@ -27,6 +27,8 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
     f.scope = Scope::Attention;
     set_cost(f, ctx, saving, instances_with(ctx, acts));
     f.after_ns = s.fused_ns;
+    f.activities = acts;
+    f.pass = s.pass;
     const auto n = static_cast<double>(std::max<std::size_t>(1, ctx.group.group.instances.size()));
     const double per_call = static_cast<double>(s.kernels) / s.calls;
     const bool math = s.impl == AttentionImpl::SdpaMath;
