@@ -173,11 +173,15 @@ class Report:
 
 
 class AttentionCheckError(AssertionError):
-    """Raised by attnprof.check when findings match its gate; .findings lists them, .report has the rest."""
+    """Raised by attnprof.check when findings match its gate (or the trace could not be diagnosed):
+    .findings lists them, .report has the rest."""
 
-    def __init__(self, report: Report, findings: Sequence[Finding]):
+    def __init__(self, report: Report, findings: Sequence[Finding], reason: Optional[str] = None):
         self.report = report
         self.findings = tuple(findings)
+        if reason is not None:
+            super().__init__(f"{report.trace}: nothing checked: {reason}")
+            return
         listed = "; ".join(str(f) for f in self.findings)
         super().__init__(f"{report.trace}: {len(self.findings)} finding(s) caught by the gate: {listed}")
 
@@ -209,9 +213,14 @@ def check(source: Union[Source, Report], fail_on: Sequence[str] = ("attention",)
     """
     if isinstance(fail_on, str):
         fail_on = [fail_on]
+    items = [part for item in fail_on for part in item.split(",") if part]  # "attention,high" as the CLI takes it
     report = source if isinstance(source, Report) else doctor(source, region)
-    caught = set(report._engine.caught(list(fail_on)))
-    found = [f for f in report.findings if (f.id, f.scope) in caught]
+    caught = report._engine.caught(items)  # validates the items first
+    if report.unsupported:
+        raise AttentionCheckError(report, [], reason=f"the trace was not diagnosed: {report.unsupported}")
+    if report.document["gpu_kernels"] == 0:
+        raise AttentionCheckError(report, [], reason="the trace has no GPU kernels")
+    found = [report.findings[i] for i in caught]
     if found:
         raise AttentionCheckError(report, found)
     return report
@@ -245,4 +254,8 @@ class Diff:
 
 def diff(before: Source, after: Source, region: Optional[str] = None, regression_pct: Optional[float] = None) -> Diff:
     """Compares two traces as `attnprof diff` does; with regression_pct, .regression says whether the gate failed."""
+    if regression_pct is not None and not (0 <= regression_pct < 1e6):  # also refuses NaN
+        raise _core.InputError(
+            f"regression_pct {regression_pct}: expected a number >= 0 (the attention time growth per step allowed)"
+        )
     return Diff(_engine(before, region), _engine(after, region), regression_pct)

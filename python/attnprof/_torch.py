@@ -44,7 +44,12 @@ def trace_handler(
         os.makedirs(dir_name, exist_ok=True)
         stamp = time.time_ns() // 1_000_000  # milliseconds, as tensorboard_trace_handler names them
         suffix = ".pt.trace.json" + (".gz" if use_gzip else "")
-        while os.path.exists(os.path.join(dir_name, f"{worker}.{stamp}{suffix}")):
+
+        def taken(stamp: int) -> bool:  # the trace, plain or gzip, or its reports
+            base = os.path.join(dir_name, f"{worker}.{stamp}.pt.trace.json")
+            return any(os.path.exists(base + end) for end in ("", ".gz", ".attnprof.txt", ".attnprof.json"))
+
+        while taken(stamp):
             stamp += 1  # two traces in one millisecond: never overwrite one
         path = os.path.join(dir_name, f"{worker}.{stamp}{suffix}")
         prof.export_chrome_trace(path)

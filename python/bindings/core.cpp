@@ -4,7 +4,6 @@
 // Bad input raises attnprof.InputError (a ValueError) with the CLI's message.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
-#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -39,11 +38,11 @@ struct Doctor {
     analysis = analyze(*trace, *index, RegionOptions{region}, label.empty() ? path : label);
   }
 
-  // The ids and scopes of the findings `fail_on` catches.
-  std::vector<std::pair<std::string, std::string>> caught(const std::vector<std::string>& fail_on) const {
-    std::vector<std::pair<std::string, std::string>> out;
+  // The findings `fail_on` catches, as indices into the report's findings.
+  std::vector<std::size_t> caught(const std::vector<std::string>& fail_on) const {
+    std::vector<std::size_t> out;
     for (const Finding* f : caught_by(analysis, parse_finding_gate(fail_on)))
-      out.emplace_back(f->id, std::string(to_string(f->scope)));
+      out.push_back(static_cast<std::size_t>(f - analysis.findings.data()));
     return out;
   }
 };

@@ -76,6 +76,33 @@ def test_check_is_a_gate():
         attnprof.check(train, fail_on=["model"])
 
 
+def test_check_by_severity_lists_exactly_what_the_cli_does():
+    # A Llama training step with eager attention: unfused-attention forward and backward, of
+    # different severities; the gate must list the ones at or above it, as the CLI does.
+    train = str(CORPUS / "llama_eager_bf16_train.json.gz")
+    for gate in ("high", "medium", "low", "attention,high"):
+        r = cli("doctor", "--fail-on", gate, train)
+        try:
+            attnprof.check(train, fail_on=gate)
+            caught = []
+        except attnprof.AttentionCheckError as e:
+            caught = e.findings
+        if r.returncode == 0:
+            assert caught == []
+        else:
+            assert r.returncode == 1
+            listed = r.stderr.split(": ", 3)[3].strip()
+            assert listed == ", ".join(f"{f.id} ({f.scope})" for f in caught), gate
+
+
+def test_check_on_a_trace_it_cannot_read_does_not_pass():
+    amd = str(ROOT / "tests" / "data" / "amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz")
+    with pytest.raises(attnprof.AttentionCheckError, match="nothing checked: the trace was not diagnosed"):
+        attnprof.check(amd)
+    r = cli("doctor", "--fail-on", "attention", amd)
+    assert r.returncode == 1 and "nothing checked" in r.stderr
+
+
 def test_cli_fail_on_exit_codes():
     assert cli("doctor", "--fail-on", "attention", FLASH).returncode == 0
     r = cli("doctor", "--fail-on", "attention", MATH)
@@ -154,6 +181,9 @@ def test_diff():
     assert ok.regression is False
     assert "| forward | sdpa-math | fused (FlashAttention) |" in ok.to_markdown()
     assert attnprof.diff(MATH, FLASH).regression is None
+    for bad in (float("nan"), -1.0, float("inf")):
+        with pytest.raises(attnprof.InputError):
+            attnprof.diff(MATH, FLASH, regression_pct=bad)
 
 
 def test_attention_refuses_cpu_tensors_clearly():

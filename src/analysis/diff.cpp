@@ -33,6 +33,14 @@ TraceSide side_of(const Analysis& a) {
   }
   s.busy_ms_per_step = ms(busy) / s.steps;
   s.attention_ms_per_step = ms(attention) / s.steps;
+  int calls = 0;
+  std::int64_t call_ns = 0;
+  for (const AttentionSummary& x : a.attention) {
+    calls += x.calls;
+    call_ns += x.kernel_ns;
+  }
+  s.attention_ms_per_call = calls > 0 ? ms(call_ns) / calls : 0.0;
+  s.gpu_kernels = a.gpu_kernels;
   return s;
 }
 
@@ -119,6 +127,7 @@ TraceDiff diff_analyses(const Analysis& before, const Analysis& after) {
   TraceDiff d;
   d.before = side_of(before);
   d.after = side_of(after);
+  d.steps_comparable = d.before.step == d.after.step;
   const double nb = d.before.steps, na = d.after.steps;
 
   // Region groups by name, in the before trace's order, then the after trace's new ones.
@@ -206,14 +215,27 @@ TraceDiff diff_analyses(const Analysis& before, const Analysis& after) {
 
 GateVerdict regression_gate(const TraceDiff& d, double max_growth_pct) {
   GateVerdict v;
-  const double b = d.before.attention_ms_per_step, a = d.after.attention_ms_per_step;
+  for (const TraceSide* s : {&d.before, &d.after}) {
+    if (!s->unsupported.empty()) {
+      v.regression = true;
+      v.reasons.push_back(fmt::format("cannot compare: {} was not diagnosed ({})", s->label, s->unsupported));
+    } else if (s->gpu_kernels == 0) {
+      v.regression = true;
+      v.reasons.push_back(fmt::format("cannot compare: {} has no GPU kernels", s->label));
+    }
+  }
+  if (v.regression) return v;
+  const char* per = d.steps_comparable ? "step" : "call";
+  const double b = d.steps_comparable ? d.before.attention_ms_per_step : d.before.attention_ms_per_call;
+  const double a = d.steps_comparable ? d.after.attention_ms_per_step : d.after.attention_ms_per_call;
   if (a > b * (1.0 + max_growth_pct / 100.0) && a > 0) {
     v.regression = true;
     if (b > 0)
-      v.reasons.push_back(fmt::format("attention time per step grew {:.1f}% ({:.3f} -> {:.3f} ms), more than {:g}%",
-                                      100.0 * (a - b) / b, b, a, max_growth_pct));
+      v.reasons.push_back(fmt::format("attention time per {} grew {:.1f}% ({:.3f} -> {:.3f} ms), more than {:g}%{}",
+                                      per, 100.0 * (a - b) / b, b, a, max_growth_pct,
+                                      d.steps_comparable ? "" : " (the traces' steps differ: compared per call)"));
     else
-      v.reasons.push_back(fmt::format("attention appeared: {:.3f} ms per step where there was none", a));
+      v.reasons.push_back(fmt::format("attention appeared: {:.3f} ms per {} where there was none", a, per));
   }
   for (const FindingChange& f : d.findings)
     if (f.status == FindingStatus::New && f.scope == Scope::Attention) {

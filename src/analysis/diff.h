@@ -61,11 +61,16 @@ struct TraceSide {
   int steps = 0;
   double busy_ms_per_step = 0;       // GPU busy time in the analysed regions
   double attention_ms_per_step = 0;  // kernel time of the attention calls
+  double attention_ms_per_call = 0;  // the same per attention call (forward and backward), 0 without calls
+  int gpu_kernels = 0;               // in the whole trace
   std::string unsupported;           // the analysis's reason it cannot diagnose the trace
 };
 
 struct TraceDiff {
   TraceSide before, after;
+  // False when the two traces' steps are different things (profiler steps against the whole
+  // trace, 'fwd' ranges against profiler steps): per-step numbers then compare unlike things.
+  bool steps_comparable = true;
   std::vector<RegionChange> regions;
   std::vector<AttentionChange> attention;  // forward first
   std::vector<FindingChange> findings;     // fixed, new, remaining; by time
@@ -75,7 +80,9 @@ struct TraceDiff {
 TraceDiff diff_analyses(const Analysis& before, const Analysis& after);
 
 // The CI gate: a regression is attention time per step grown by more than
-// `max_growth_pct`, or a new attention finding.
+// `max_growth_pct` (per call when the steps are not comparable), or a new
+// attention finding. A trace that was not diagnosed (not CUDA, no GPU kernels)
+// fails it too: the gate cannot vouch for what it could not read.
 inline constexpr double kDefaultRegressionPct = 10.0;
 struct GateVerdict {
   bool regression = false;

@@ -25,7 +25,7 @@ TraceShapes trace_shapes(const AttentionView& view) {
     s.causal = c.shape.causal.value_or(false) || c.causal_mask;
     const auto key = [](const TraceShape& x) {
       return std::tuple(x.shape.batch, x.shape.q_heads, x.shape.kv_heads, x.shape.q_len, x.shape.kv_len,
-                        x.shape.head_dim, x.causal, x.precision);
+                        x.shape.head_dim, x.causal, x.causal_known, x.precision);
     };
     auto it = std::find_if(out.shapes.begin(), out.shapes.end(), [&](const TraceShape& x) { return key(x) == key(s); });
     if (it == out.shapes.end()) {

@@ -85,12 +85,12 @@ void write_json_file(const std::string& path, const std::string& text) {
 }
 
 // The command that benches one trace shape, for a machine with a GPU.
-std::string bench_command_for(const TraceShape& s, attention::DType dtype, bool causal) {
+std::string bench_command_for(const TraceShape& s, attention::DType dtype, bool causal, bool hot) {
   return fmt::format(
-      "attnprof bench --timing hot --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
+      "attnprof bench --timing {} --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
       "{}{}",
-      s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len, s.shape.kv_len, s.shape.head_dim,
-      attention::dtype_name(dtype), causal ? "" : " --no-causal");
+      hot ? "hot" : "cold", s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len, s.shape.kv_len,
+      s.shape.head_dim, attention::dtype_name(dtype), causal ? "" : " --no-causal");
 }
 
 // bench --from-trace: every distinct forward shape of the trace, biggest share of time first.
@@ -145,11 +145,11 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
     j.str("implementations", s.implementations);
     j.real("traced_ms_per_call", per_call_ms, 4);
     j.str("source", s.shape.source());
-    j.str("command", bench_command_for(s, one.dtype, one.causal));
+    j.str("command", bench_command_for(s, one.dtype, one.causal, one.hot));
     if (!run_here) {
       if (!o.json)
         fmt::print("  {}: run this on a machine with one:\n  {}\n\n", o.no_gpu,
-                   bench_command_for(s, one.dtype, one.causal));
+                   bench_command_for(s, one.dtype, one.causal, one.hot));
       j.null("bench");
     } else {
       const bench::BenchRun run = run_one(one);
@@ -189,7 +189,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto* seq = cmd->add_option("--seq,-s", args->seq, "Query sequence length (GPU default 1024)");
   auto* kv_seq = cmd->add_option("--kv-seq", args->kv_seq, "Key/value sequence length (default = seq)");
   auto* head_dim = cmd->add_option("--head-dim,-d", args->head_dim, "Head dimension (default 64)");
-  cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32")->default_val("bf16");
+  auto* dtype = cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp32")->default_val("bf16");
   auto* causal = cmd->add_flag("--causal,!--no-causal", args->causal,
                                "Causal mask, top-left as PyTorch is_causal (default on; with --from-trace, for "
                                "the shapes whose trace does not say)");
@@ -212,7 +212,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "instead of one shape; without a GPU, print the commands to run where there is one");
   cmd->add_flag("--list", args->list, "List the implementations of this machine's device (the registry) and exit");
 
-  cmd->callback([args, &exit_code, batch, heads, kv_heads, seq, kv_seq, head_dim, check, causal] {
+  cmd->callback([args, &exit_code, batch, heads, kv_heads, seq, kv_seq, head_dim, check, causal, dtype] {
     if (args->list) {
       // The registry rows: the CPU's always, the GPU's where a GPU and the CUDA plugin are.
       const std::string problem = cuda_device_problem();
@@ -274,7 +274,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       o.no_gpu = problem;
     }
     if (!args->from_trace.empty()) {
-      for (CLI::Option* opt : {batch, heads, kv_heads, seq, kv_seq, head_dim})
+      for (CLI::Option* opt : {batch, heads, kv_heads, seq, kv_seq, head_dim, dtype})
         if (opt->count())
           throw InputError(fmt::format("--from-trace takes the shapes from the trace: leave out {}", opt->get_name()));
       exit_code = bench_trace_shapes(args->from_trace, o, args->json_file,

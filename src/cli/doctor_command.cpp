@@ -86,7 +86,13 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     const std::string report = opts->json ? json_report(analysis) : text_report(analysis);
     std::fwrite(report.data(), 1, report.size(), stdout);
     exit_code = 0;
-    if (gate) {
+    if (gate && (!analysis.unsupported.empty() || analysis.gpu_kernels == 0)) {
+      std::fflush(stdout);
+      fmt::print(stderr, "attnprof: --fail-on: nothing checked: {}\n",
+                 analysis.unsupported.empty() ? "the trace has no GPU kernels"
+                                              : "the trace was not diagnosed: " + analysis.unsupported);
+      exit_code = 1;
+    } else if (gate) {
       const std::vector<const Finding*> caught = caught_by(analysis, *gate);
       if (!caught.empty()) {
         std::string list;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <iterator>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -43,11 +45,51 @@ std::string steps_line(const TraceDiff& d) {
   return fmt::format("{} x {} -> {} x {}", d.before.steps, d.before.step, d.after.steps, d.after.step);
 }
 
+// What a reader must know before trusting the numbers: a trace not diagnosed, steps that differ.
+}  // namespace
+
+std::vector<std::string> diff_caveats(const TraceDiff& d) {
+  std::vector<std::string> out;
+  for (const TraceSide* s : {&d.before, &d.after}) {
+    if (!s->unsupported.empty())
+      out.push_back(fmt::format("{} was not diagnosed: {}", s->label, s->unsupported));
+    else if (s->gpu_kernels == 0)
+      out.push_back(fmt::format("{} has no GPU kernels", s->label));
+  }
+  if (!d.steps_comparable)
+    out.push_back(
+        fmt::format("the steps differ ({} -> {}): per-step numbers compare unlike things; attention per "
+                    "call: {:.3f} -> {:.3f} ms",
+                    d.before.step, d.after.step, d.before.attention_ms_per_call, d.after.attention_ms_per_call));
+  return out;
+}
+
+namespace {
+
+// Text for a Markdown table cell or line: no bar, tag or line break of its own.
+std::string md(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '`')
+      out += "'";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
 std::string verdict_line(const DiffGate& g) {
   if (!g.verdict.regression)
     return fmt::format(
-        "Gate (regression:{:g}): pass: attention time per step did not grow by more than {:g}%, "
-        "and no new attention finding",
+        "Gate (regression:{:g}): pass: attention time did not grow by more than {:g}%, and no new attention finding",
         g.max_growth_pct, g.max_growth_pct);
   std::string s = fmt::format("Gate (regression:{:g}): REGRESSION", g.max_growth_pct);
   for (const std::string& r : g.verdict.reasons) fmt::format_to(std::back_inserter(s), "\n  {}", r);
@@ -60,8 +102,7 @@ std::string text_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
   std::string o;
   auto out = std::back_inserter(o);
   fmt::format_to(out, "attnprof diff: {} -> {}\n", d.before.label, d.after.label);
-  for (const TraceSide* s : {&d.before, &d.after})
-    if (!s->unsupported.empty()) fmt::format_to(out, "  {}: {}\n", s->label, s->unsupported);
+  for (const std::string& c : diff_caveats(d)) fmt::format_to(out, "Note: {}\n", c);
   fmt::format_to(out, "Steps: {} (numbers below are per step)\n", steps_line(d));
   fmt::format_to(out, "Attention: {} -> {} ms ({}); GPU busy: {} -> {} ms ({})\n",
                  ms_or_dash(d.before.attention_ms_per_step), ms_or_dash(d.after.attention_ms_per_step),
@@ -115,24 +156,25 @@ std::string text_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
 std::string markdown_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
   std::string o;
   auto out = std::back_inserter(o);
-  fmt::format_to(out, "### attnprof diff: `{}` → `{}`\n\n", d.before.label, d.after.label);
+  fmt::format_to(out, "### attnprof diff: {} → {}\n\n", md(d.before.label), md(d.after.label));
   if (gate)
     fmt::format_to(
         out, "**{}**\n\n",
         gate->verdict.regression ? "Regression" : fmt::format("No regression (gate {:g}%)", gate->max_growth_pct));
   if (gate && gate->verdict.regression) {
-    for (const std::string& r : gate->verdict.reasons) fmt::format_to(out, "- {}\n", r);
+    for (const std::string& r : gate->verdict.reasons) fmt::format_to(out, "- {}\n", md(r));
     fmt::format_to(out, "\n");
   }
-  fmt::format_to(out, "Steps: {}. Per step: attention **{} → {} ms** ({}), GPU busy {} → {} ms ({}).\n\n",
-                 steps_line(d), ms_or_dash(d.before.attention_ms_per_step), ms_or_dash(d.after.attention_ms_per_step),
-                 change(d.before.attention_ms_per_step, d.after.attention_ms_per_step),
-                 ms_or_dash(d.before.busy_ms_per_step), ms_or_dash(d.after.busy_ms_per_step),
-                 change(d.before.busy_ms_per_step, d.after.busy_ms_per_step));
+  for (const std::string& c : diff_caveats(d)) fmt::format_to(out, "> Note: {}\n\n", md(c));
+  fmt::format_to(
+      out, "Steps: {}. Per step: attention **{} → {} ms** ({}), GPU busy {} → {} ms ({}).\n\n", md(steps_line(d)),
+      ms_or_dash(d.before.attention_ms_per_step), ms_or_dash(d.after.attention_ms_per_step),
+      change(d.before.attention_ms_per_step, d.after.attention_ms_per_step), ms_or_dash(d.before.busy_ms_per_step),
+      ms_or_dash(d.after.busy_ms_per_step), change(d.before.busy_ms_per_step, d.after.busy_ms_per_step));
   if (!d.attention.empty()) {
     fmt::format_to(out, "| pass | before | after | kernels/call | ms/call |\n| --- | --- | --- | --- | --- |\n");
     for (const AttentionChange& c : d.attention) {
-      const auto impl = [](const AttentionSide& s) { return s.present ? s.implementation : std::string("(none)"); };
+      const auto impl = [](const AttentionSide& s) { return s.present ? md(s.implementation) : std::string("(none)"); };
       fmt::format_to(out, "| {} | {} | {} | {} → {} | {} → {} |\n", to_string(c.pass), impl(c.before), impl(c.after),
                      c.before.present ? fmt::format("{:.1f}", c.before.kernels_per_call) : "-",
                      c.after.present ? fmt::format("{:.1f}", c.after.kernels_per_call) : "-",
@@ -145,7 +187,7 @@ std::string markdown_diff(const TraceDiff& d, const std::optional<DiffGate>& gat
     fmt::format_to(out, "| finding | status | ms/step before → after | |\n| --- | --- | --- | --- |\n");
     for (const FindingChange& f : d.findings)
       fmt::format_to(out, "| `{}` ({}) | {} | {} → {} | {} |\n", f.id, to_string(f.scope), to_string(f.status),
-                     ms_or_dash(f.before_ms), ms_or_dash(f.after_ms), f.title);
+                     ms_or_dash(f.before_ms), ms_or_dash(f.after_ms), md(f.title));
     fmt::format_to(out, "\n");
   }
   std::string added, removed;

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/diff.h"
 
@@ -16,6 +17,9 @@ struct DiffGate {
   double max_growth_pct = kDefaultRegressionPct;
   GateVerdict verdict;
 };
+
+// What a reader must know before trusting a diff's numbers (a trace not diagnosed, steps that differ).
+std::vector<std::string> diff_caveats(const TraceDiff& d);
 
 std::string text_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
 std::string markdown_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);

@@ -3,6 +3,7 @@
 #include "report/html_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <numeric>
@@ -473,6 +474,7 @@ std::string html_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
       fmt::format_to(out, "<p class=\"ok\">No regression (gate {:g}%)</p>\n", gate->max_growth_pct);
     }
   }
+  for (const std::string& c : diff_caveats(d)) fmt::format_to(out, "<p class=\"regress\">Note: {}</p>\n", esc(c));
   fmt::format_to(out,
                  "<p class=\"headline\">Steps: {} x {} &rarr; {} x {}. Per step: attention <b>{:.3f} &rarr; {:.3f} "
                  "ms</b>, GPU busy {:.3f} &rarr; {:.3f} ms.</p>\n",
@@ -488,10 +490,10 @@ std::string html_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
         continue;
       }
       fmt::format_to(out,
-                     "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2g}</td><td class=\"n\">{:.1f}</td>"
+                     "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:g}</td><td class=\"n\">{:.1f}</td>"
                      "<td class=\"n\">{:.3f}</td><td class=\"n\">{:.3f}</td></tr>\n",
-                     to_string(c.pass), which, esc(side->implementation), side->calls_per_step, side->kernels_per_call,
-                     side->ms_per_call, side->ms_per_step);
+                     to_string(c.pass), which, esc(side->implementation), std::round(side->calls_per_step * 100) / 100,
+                     side->kernels_per_call, side->ms_per_call, side->ms_per_step);
     }
   s += "</table></section>\n<section id=\"findings\"><h2>Findings (ms per step)</h2><table><tr><th>status</th>"
        "<th>finding</th><th>scope</th><th class=\"n\">before</th><th class=\"n\">after</th><th>what</th></tr>\n";

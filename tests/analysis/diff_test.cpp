@@ -117,6 +117,32 @@ TEST(Diff, ATraceAgainstItselfChangesNothing) {
   EXPECT_FALSE(regression_gate(d, 0).regression);
 }
 
+TEST(Diff, StepsThatDifferAreComparedPerCall) {
+  // The same Llama SDPA-math program traced by torch.profiler (2 profiler steps of one forward each)
+  // and by attnprof record (3 forwards, no steps: the whole trace is one step).
+  const TraceDiff d = diff_analyses(analyse(test::data_file("corpus/llama_sdpa-math_bf16_infer.json.gz")),
+                                    analyse(test::data_file("corpus/llama_sdpa-math_bf16_infer_record.json.gz")));
+  EXPECT_FALSE(d.steps_comparable);
+  EXPECT_EQ(d.before.step, "'ProfilerStep'");
+  EXPECT_EQ(d.after.step, "the whole trace");
+  // Per call the two runs of one program agree within run-to-run noise; per step they would not.
+  EXPECT_NEAR(d.after.attention_ms_per_call / d.before.attention_ms_per_call, 1.0, 0.10);
+  EXPECT_FALSE(regression_gate(d, kDefaultRegressionPct).regression);
+}
+
+TEST(Diff, ATraceNotDiagnosedFailsTheGate) {
+  const TraceDiff d = diff_analyses(analyse(test::data_file("corpus/llama_sdpa_bf16_infer.json.gz")),
+                                    analyse(test::data_file("amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz")));
+  const GateVerdict v = regression_gate(d, 1e6);
+  EXPECT_TRUE(v.regression);
+  ASSERT_EQ(v.reasons.size(), 1u);
+  EXPECT_EQ(v.reasons[0].rfind("cannot compare: ", 0), 0u) << v.reasons[0];
+  const TraceDiff cpu =
+      diff_analyses(analyse(test::data_file("corpus/llama_sdpa_bf16_infer.json.gz")),
+                    analyse(test::data_file("cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz")));
+  EXPECT_TRUE(regression_gate(cpu, 1e6).regression);
+}
+
 // The corpus: the same program (family, dtype, training or not, tracer) with two attention choices.
 struct Program {
   std::string name, family, dtype, mode, tracer, expected_impl;
