@@ -60,6 +60,13 @@ class Region:
     attention: tuple = field(default=())
 
 
+def _md(text: str) -> str:
+    """Text for a Markdown table cell or line: no bar, tag, backtick or line break of its own."""
+    return (
+        text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'").replace("\n", " ")
+    )
+
+
 def _ms(us: Optional[float]) -> Optional[float]:
     return None if us is None else us / 1e3
 
@@ -144,14 +151,14 @@ class Report:
         return self._engine.annotated_trace()
 
     def to_markdown(self) -> str:
-        lines = [f"### attnprof doctor: `{self.trace}`", ""]
+        lines = [f"### attnprof doctor: {_md(self.trace)}", ""]
         if self.unsupported:
-            return "\n".join(lines + [f"Not diagnosed: {self.unsupported}."])
+            return "\n".join(lines + [f"Not diagnosed: {_md(self.unsupported)}."])
         for r in self.regions:
             per = max(1, r.instances)
             impls = ", ".join(f"{a.implementation} {a.pass_}" for a in r.attention) or "none found"
             lines.append(
-                f"Region `{r.name}` ({r.instances} instances): attention **{r.attention_time_ms / per:.3f} ms** "
+                f"Region {_md(repr(r.name))} ({r.instances} instances): attention **{r.attention_time_ms / per:.3f} ms** "
                 f"of {r.gpu_time_ms / per:.3f} ms GPU time per instance ({impls})."
             )
         lines.append("")
@@ -159,7 +166,9 @@ class Report:
             lines.append("No findings: nothing here looks slower than it needs to be.")
         else:
             lines += ["| finding | scope | severity | ms per instance | what |", "| --- | --- | --- | --- | --- |"]
-            lines += [f"| `{f.id}` | {f.scope} | {f.severity} | {f.time_ms:.3f} | {f.message} |" for f in self.findings]
+            lines += [
+                f"| `{f.id}` | {f.scope} | {f.severity} | {f.time_ms:.3f} | {_md(f.message)} |" for f in self.findings
+            ]
         return "\n".join(lines) + "\n"
 
     def _repr_html_(self) -> str:
