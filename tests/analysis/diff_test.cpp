@@ -6,12 +6,11 @@
 // from how the programs were built, never from the tool's output.
 #include <gtest/gtest.h>
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <memory>
 
 #include "analysis/diff.h"
+#include "corpus_facts.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
 
@@ -144,32 +143,14 @@ TEST(Diff, ATraceNotDiagnosedFailsTheGate) {
 }
 
 // The corpus: the same program (family, dtype, training or not, tracer) with two attention choices.
-struct Program {
-  std::string name, family, dtype, mode, tracer, expected_impl;
-  std::int64_t steps = 0, forward_calls = 0, backward_calls = 0;
-};
+using Program = test::Facts;
 struct Pair {
   Program before, after;
 };
 void PrintTo(const Pair& p, std::ostream* os) { *os << p.before.name << " -> " << p.after.name; }
 
 std::vector<Pair> corpus_pairs() {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc = parser.load(test::data_file("corpus/facts.json"));
-  std::vector<Program> programs;
-  for (simdjson::dom::element v : doc.get_array()) {
-    Program p;
-    p.name = std::string(std::string_view(v["name"]));
-    p.family = std::string(std::string_view(v["family"]));
-    p.dtype = std::string(std::string_view(v["dtype"]));
-    p.mode = std::string(std::string_view(v["mode"]));
-    p.tracer = std::string(std::string_view(v["tracer"]));
-    p.steps = std::int64_t(v["steps"]);
-    p.expected_impl = std::string(std::string_view(v["expected"]["implementation"]));
-    p.forward_calls = std::int64_t(v["expected"]["forward_calls"]);
-    p.backward_calls = std::int64_t(v["expected"]["backward_calls"]);
-    programs.push_back(p);
-  }
+  const std::vector<Program> programs = test::corpus_facts();
   std::vector<Pair> pairs;
   for (const Program& eager : programs)
     for (const Program& other : programs)
