@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -238,6 +239,19 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
     return a.severity > b.severity;
   });
   return out;
+}
+
+std::vector<std::size_t> instances_by_busy(const GroupStats& g) {
+  std::vector<std::size_t> order(g.instances.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return g.instances[x].busy_ns < g.instances[y].busy_ns; });
+  return order;
+}
+
+std::size_t median_instance(const GroupStats& g) {
+  const std::vector<std::size_t> order = instances_by_busy(g);
+  return order.empty() ? 0 : order[order.size() / 2];
 }
 
 }  // namespace attnprof

@@ -126,4 +126,9 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
 // Severity from the share of the region's GPU time a finding costs.
 Severity severity_for_share(double share);
 
+// A group's instances by GPU busy time, the fastest first (a stable order); the
+// reports show the median one (median_instance), the annotated trace three.
+std::vector<std::size_t> instances_by_busy(const GroupStats& g);
+std::size_t median_instance(const GroupStats& g);  // 0 when the group has none
+
 }  // namespace attnprof

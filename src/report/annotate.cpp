@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "common/json.h"
+#include "report/format.h"
 #include "report/gpu_lanes.h"
 #include "trace/json_text.h"
 
@@ -17,10 +17,7 @@ namespace {
 
 // The fastest, median and slowest instance of a group by GPU busy time (fewer when it has fewer).
 std::vector<std::size_t> chosen_instances(const GroupStats& g) {
-  std::vector<std::size_t> order(g.instances.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t x, std::size_t y) { return g.instances[x].busy_ns < g.instances[y].busy_ns; });
+  const std::vector<std::size_t> order = instances_by_busy(g);
   std::set<std::size_t> picked;
   if (!order.empty()) picked = {order.front(), order[order.size() / 2], order.back()};
   return {picked.begin(), picked.end()};
@@ -164,11 +161,7 @@ std::string annotated_trace(const Analysis& a, const TraceIndex& index) {
               j.num("kernels", call.kernels);
               j.num("kernel_us", static_cast<double>(call.kernel_ns) / 1e3);
               if (!call.family.empty()) j.str("family", call.family);
-              if (call.shape.known())
-                j.str("shape",
-                      fmt::format("B{} H{}/{} S{}x{} D{}", call.shape.batch, call.shape.q_heads,
-                                  call.shape.kv_heads > 0 ? std::to_string(call.shape.kv_heads) : std::string("?"),
-                                  call.shape.q_len, call.shape.kv_len, call.shape.head_dim));
+              if (call.shape.known()) j.str("shape", report::shape_text(call.shape));
             });
   }
   // The GPU work.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/json.h"
+#include "report/format.h"
 
 namespace attnprof {
 namespace {
@@ -24,10 +25,7 @@ std::string change(double before, double after) {
   return fmt::format("{:+.1f}%", pct);
 }
 
-// `text` cut to `width` characters, "..." marking the cut (--json and --markdown carry it whole).
-std::string fit(const std::string& text, std::size_t width) {
-  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
-}
+using report::fit;  // the text form cuts titles; --json and --markdown carry them whole
 
 std::string ms_or_dash(double v) { return v < 0 ? "-" : fmt::format("{:.3f}", v); }
 

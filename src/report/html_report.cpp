@@ -6,10 +6,10 @@
 #include <cmath>
 #include <iterator>
 #include <map>
-#include <numeric>
 
 #include <fmt/format.h>
 
+#include "report/format.h"
 #include "report/gpu_lanes.h"
 
 namespace attnprof {
@@ -44,7 +44,8 @@ std::string esc(std::string_view s) {
   return out;
 }
 
-std::string ms(std::int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
+using report::ms;
+using report::percent;
 
 // "1.234 ms" or "56.7 us": a duration as a person reads it.
 std::string duration(double ns) {
@@ -52,8 +53,6 @@ std::string duration(double ns) {
   if (ns >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
   return fmt::format("{:.0f} ns", ns);
 }
-
-std::string percent(double share) { return share < 0 ? "-" : fmt::format("{:.0f}%", 100.0 * share); }
 
 // Tensor-core GEMMs green, CUDA-core (FP32 FFMA) GEMMs red and hatched; the rest by category.
 std::string_view color(const KernelClass& c) {
@@ -269,17 +268,6 @@ std::string causes_svg(const Analysis& a, const GroupStats& g) {
   return s;
 }
 
-std::string shape_text(const AttentionSummary& s) {
-  if (!s.shape.known()) return "";
-  return fmt::format(
-      "{} S{}{} D{}{}",
-      s.shape.from == ShapeFrom::QkBmm ? fmt::format("BxH{}", s.shape.batch)
-                                       : fmt::format("B{} H{}/{}", s.shape.batch, s.shape.q_heads,
-                                                     s.shape.kv_heads > 0 ? std::to_string(s.shape.kv_heads) : "?"),
-      s.shape.q_len, s.shape.kv_len == s.shape.q_len ? std::string() : fmt::format("x{}", s.shape.kv_len),
-      s.shape.head_dim, s.shape.causal.value_or(false) ? " causal" : "");
-}
-
 void attention_table(std::string& s, const GroupStats& g) {
   const double n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
   auto out = std::back_inserter(s);
@@ -288,8 +276,9 @@ void attention_table(std::string& s, const GroupStats& g) {
        "<th>precision</th><th>kernel / shape</th></tr>\n";
   for (const AttentionSummary& a : g.attention) {
     std::string what = a.kernel;
-    const std::string shape = shape_text(a);
-    if (!shape.empty()) what += (what.empty() ? "" : ", ") + shape;
+    if (a.shape.known())
+      what += fmt::format("{}{}{}", what.empty() ? "" : ", ", report::shape_text(a.shape),
+                          a.one_shape ? "" : " (and others)");
     fmt::format_to(out,
                    "<tr><td>{}</td><td>{}</td><td class=\"n\">{:g}</td><td class=\"n\">{:.1f}</td><td "
                    "class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -338,15 +327,6 @@ void finding_article(std::string& s, const Analysis& a, const Finding& f, const 
 }
 
 }  // namespace
-
-std::size_t median_instance(const GroupStats& g) {
-  if (g.instances.empty()) return 0;
-  std::vector<std::size_t> order(g.instances.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t x, std::size_t y) { return g.instances[x].busy_ns < g.instances[y].busy_ns; });
-  return order[order.size() / 2];
-}
 
 std::string html_report(const Analysis& a, const TraceIndex& index) {
   std::string s;

@@ -17,7 +17,4 @@ namespace attnprof {
 std::string html_report(const Analysis& analysis, const TraceIndex& index);
 std::string html_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
 
-// The instance of a region group a report shows: the one with the median GPU busy time.
-std::size_t median_instance(const GroupStats& g);
-
 }  // namespace attnprof

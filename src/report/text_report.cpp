@@ -6,17 +6,15 @@
 #include <fmt/format.h>
 
 #include "analysis/rules/rule.h"
+#include "report/format.h"
 #include "report/report.h"
 
 namespace attnprof {
 namespace {
 
-std::string ms(std::int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
-
-std::string percent(double share) {
-  if (share < 0) return "-";
-  return fmt::format("{:.0f}%", 100.0 * share);
-}
+using report::fit;
+using report::ms;
+using report::percent;
 
 // Wraps `text` at `width` columns, every line indented by `indent`.
 void append_wrapped(std::string& out, std::string_view text, std::size_t indent, std::size_t width = 100) {
@@ -45,12 +43,6 @@ void append_wrapped(std::string& out, std::string_view text, std::size_t indent,
 }
 
 constexpr std::size_t kWidth = 100;  // the report fits a 100-column terminal
-
-// `text` cut to `width` columns, "..." marking the cut.
-std::string fit(std::string text, std::size_t width) {
-  if (text.size() > width) text = text.substr(0, width - 3) + "...";
-  return text;
-}
 
 // A kernel name as the tables show it: no return type, parameters or the
 // namespaces every ATen kernel repeats.
@@ -168,13 +160,8 @@ void attention_headline(std::string& out, const GroupStats& g) {
   for (const AttentionSummary& s : g.attention) {
     std::string what = s.kernel;
     if (s.shape.known())
-      what += fmt::format(
-          "{}{} S{}{} D{}{}{}", what.empty() ? "" : ", ",
-          s.shape.from == ShapeFrom::QkBmm ? fmt::format("BxH{}", s.shape.batch)
-                                           : fmt::format("B{} H{}/{}", s.shape.batch, s.shape.q_heads,
-                                                         s.shape.kv_heads > 0 ? std::to_string(s.shape.kv_heads) : "?"),
-          s.shape.q_len, s.shape.kv_len == s.shape.q_len ? std::string() : fmt::format("x{}", s.shape.kv_len),
-          s.shape.head_dim, s.shape.causal.value_or(false) ? " causal" : "", s.one_shape ? "" : " (and others)");
+      what += fmt::format("{}{}{}", what.empty() ? "" : ", ", report::shape_text(s.shape),
+                          s.one_shape ? "" : " (and others)");
     if (what.empty()) what.push_back('-');  // no one kernel (an unfused chain) and no shapes in the trace
     fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7.1f} {:>8} {:>8} {:<9} {}\n", to_string(s.impl), to_string(s.pass),
                    fmt::format("{:g}", s.calls / n), static_cast<double>(s.kernels) / std::max(1, s.calls),

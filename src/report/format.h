@@ -1,0 +1,23 @@
+// The small text pieces every report writes the same way: times, shares,
+// cut names, an attention shape.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "analysis/attention.h"
+
+namespace attnprof::report {
+
+// Nanoseconds as milliseconds with three decimals: "5.170".
+std::string ms(std::int64_t ns);
+// A share as a whole percent ("97%"), "-" when negative (unknown).
+std::string percent(double share);
+// `text` cut to `width` characters, "..." marking the cut.
+std::string fit(std::string text, std::size_t width);
+// "B2 H8/2 S512 D64 causal" ("BxH16 ..." when only batch x heads is known, "?" for unknown kv heads,
+// "S512x700" when the key length differs); "" when the shape is not known.
+std::string shape_text(const AttentionShape& shape);
+
+}  // namespace attnprof::report
