@@ -1,24 +1,17 @@
 // Kineto-compatible Chrome-trace writer. Every key comes from catalogue.h, the
 // same table the reader uses; the project's JsonWriter (Kineto's line layout)
-// writes the text, so the output is always valid JSON. Writes in ~1 MiB pieces; files are replaced atomically.
+// writes the text, so the output is always valid JSON. Writes in ~1 MiB pieces
+// through an AtomicFile: a file is replaced whole or not at all.
 #include "trace/trace_writer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <array>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <functional>
 
-#include <fmt/format.h>
-
-#include "common/input_error.h"
 #include "common/json.h"
+#include "common/write_file.h"
 #include "trace/catalogue.h"
 #include "trace/json_text.h"
 
@@ -156,57 +149,27 @@ void write_trace_json(const Trace& trace, std::ostream& out) {
 }
 
 void write_trace_file(const Trace& trace, const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmp = (folder / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  bool ok = true;
-  std::string error;
+  AtomicFile file(path);
   if (ends_with(path, ".gz")) {
+    const int fd = file.take_fd();
     gzFile gz = gzdopen(fd, "wb6");
     if (gz == nullptr) {
       ::close(fd);
-      ok = false;
-      error = "cannot start gzip";
+      file.fail("cannot start gzip");
     } else {
+      bool ok = true;
       render(trace, [&](std::string_view s) {
         if (ok && gzwrite(gz, s.data(), static_cast<unsigned>(s.size())) != static_cast<int>(s.size())) {
           ok = false;
-          error = "gzip write failed";
+          file.fail("gzip write failed");
         }
       });
-      if (gzclose(gz) != Z_OK && ok) {
-        ok = false;
-        error = "gzip close failed";
-      }
+      if (gzclose(gz) != Z_OK) file.fail("gzip close failed");
     }
   } else {
-    render(trace, [&](std::string_view s) {
-      std::size_t done = 0;
-      while (ok && done < s.size()) {
-        const ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          ok = false;
-          error = std::strerror(errno);
-        } else {
-          done += static_cast<std::size_t>(n);
-        }
-      }
-    });
-    if (::close(fd) != 0 && ok) {
-      ok = false;
-      error = std::strerror(errno);
-    }
+    render(trace, [&](std::string_view s) { file.write(s); });
   }
-  if (ok) ::chmod(tmp.c_str(), 0644);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (ok) error = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw InputError(fmt::format("{}: cannot write: {}", path, error));
-  }
+  file.commit();
 }
 
 }  // namespace attnprof
