@@ -114,8 +114,8 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       ++it->calls;
       it->kernels += call.kernels;
       it->kernel_ns += call.kernel_ns;
-      if (call.shape.known()) {
-        if (!it->shape.known())
+      if (call.shape.any()) {
+        if (!it->shape.any())
           it->shape = call.shape;
         else if (!(it->shape == call.shape))
           it->one_shape = false;

@@ -8,6 +8,7 @@
 //     PV GEMM after it, with only elementwise, mask and cast kernels between;
 //     backward, on a softmax backward with its GEMMs on both sides.
 #include "analysis/attention.h"
+#include "analysis/kernel_shapes.h"
 
 #include <algorithm>
 #include <charconv>
@@ -176,7 +177,7 @@ class Finder {
     const auto& qd = in->dims[q];
     const auto& kd = in->dims[q + 1];
     if (qd.size() != 4 || kd.size() != 4) return s;
-    s = {qd[0], qd[1], kd[1], qd[2], kd[2], qd[3], std::nullopt, ShapeFrom::AttentionOp, op, false};
+    s = {qd[0], qd[1], kd[1], qd[2], kd[2], qd[3], std::nullopt, ShapeFrom::AttentionOp, op, false, {}, false};
     if (precision != nullptr && q < in->types.size()) *precision = precision_of_type(in->types[q]);
     // is_causal: the first boolean after the dropout probability (the first
     // decimal), in every SDPA op's signature.
@@ -212,9 +213,9 @@ class Finder {
       const auto& b = in->dims[first + 1];
       // kv heads stay unknown (0): eager GQA repeats K and V to the query heads before its matmul.
       if (a.size() == 4 && b.size() == 4 && a[3] == b[2])
-        return {a[0], a[1], 0, a[2], b[3], a[3], std::nullopt, ShapeFrom::QkMatmul, op, false};
+        return {a[0], a[1], 0, a[2], b[3], a[3], std::nullopt, ShapeFrom::QkMatmul, op, false, {}, false};
       if (a.size() == 3 && b.size() == 3 && a[2] == b[1])
-        s = {a[0], 1, 0, a[1], b[2], a[2], std::nullopt, ShapeFrom::QkBmm, op, false};
+        s = {a[0], 1, 0, a[1], b[2], a[2], std::nullopt, ShapeFrom::QkBmm, op, false, {}, false};
     }
     return s;
   }
@@ -432,7 +433,8 @@ class Finder {
           c.precision = k.precision;
       }
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
-      if (c.shape.known() && !c.shape.causal && c.causal_mask) c.shape.causal = true;
+      if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);
+      if (c.shape.any() && !c.shape.causal && c.causal_mask) c.shape.causal = true;
     }
     // A backward chain has no casts to say what its inputs were, and autograd's
     // matmuls no shapes: those of the forward calls of the same implementation,
@@ -447,14 +449,14 @@ class Finder {
         continue;
       }
       precision_agrees[k] &= f.precision == first_forward[k]->precision;
-      shape_agrees[k] &= f.shape.known() && f.shape == first_forward[k]->shape;
+      shape_agrees[k] &= f.shape.any() && f.shape == first_forward[k]->shape;
     }
     for (AttentionCall& c : view_.calls) {
       const auto k = static_cast<std::size_t>(c.impl);
       if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Backward || first_forward[k] == nullptr) continue;
       if (precision_agrees[k] && first_forward[k]->precision != Precision::Unknown)
         c.precision = first_forward[k]->precision;
-      if (shape_agrees[k] && first_forward[k]->shape.known() && !c.shape.known()) {
+      if (shape_agrees[k] && first_forward[k]->shape.any() && !c.shape.any()) {
         c.shape = first_forward[k]->shape;
         c.shape.from_forward = true;
       }
@@ -507,6 +509,9 @@ std::string AttentionShape::source() const {
       break;
     case ShapeFrom::QkBmm:
       s = std::string(op) + " inputs of QK^T, batch x heads (record_shapes)";
+      break;
+    case ShapeFrom::Kernels:
+      s = "kernel launch parameters: " + inferred;
       break;
   }
   return from_forward ? "the forward calls' shape: " + s : s;

@@ -23,21 +23,27 @@ std::string_view to_string(AttentionImpl impl);
 std::string_view to_string(AttentionPass pass);
 
 // Where a shape came from: an attention op's record_shapes inputs, those of
-// the QK^T matmul (4-d aten::matmul, or aten::bmm with batch x heads in one).
-enum class ShapeFrom : std::uint8_t { None, AttentionOp, QkMatmul, QkBmm };
+// the QK^T matmul (4-d aten::matmul, or aten::bmm with batch x heads in one),
+// or (no record_shapes) the call's kernels: names and launch grids
+// (kernel_shapes.h; may leave sizes unknown, 0).
+enum class ShapeFrom : std::uint8_t { None, AttentionOp, QkMatmul, QkBmm, Kernels };
 
 struct AttentionShape {
   std::int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
   std::optional<bool> causal;  // unknown unless the op's inputs say
   ShapeFrom from = ShapeFrom::None;
-  std::string_view op;        // the op whose inputs gave it (the trace's string pool)
-  bool from_forward = false;  // a backward chain's, taken from its forward calls
+  std::string_view op;         // the op whose inputs gave it (the trace's string pool)
+  bool from_forward = false;   // a backward chain's, taken from its forward calls
+  std::string inferred;        // Kernels: which kernel gave what, and what was assumed
+  bool batch_x_heads = false;  // Kernels: batch holds batch x heads (q_heads 1), not separable
   // All sizes positive and below 2^31 (record_shapes values are the trace's, not to be trusted blindly).
   bool known() const {
     for (const std::int64_t v : {batch, q_heads, q_len, kv_len, head_dim})
       if (v <= 0 || v >= (std::int64_t{1} << 31)) return false;
     return kv_heads >= 0 && kv_heads < (std::int64_t{1} << 31);
   }
+  // Known, or partly known from the kernels (all but the head dim, say).
+  bool any() const { return known() || (from == ShapeFrom::Kernels && batch > 0 && q_len > 0); }
   std::string source() const;  // for the report
   friend bool operator==(const AttentionShape& a, const AttentionShape& b) {
     return a.batch == b.batch && a.q_heads == b.q_heads && a.kv_heads == b.kv_heads && a.q_len == b.q_len &&

@@ -5,16 +5,56 @@
 
 namespace attnprof {
 
-TraceShapes trace_shapes(const AttentionView& view) {
+namespace {
+
+// A softmax kernel of the call that computes in fp32 while the call's inputs are 16-bit:
+// PyTorch's softmax kernels name their input type first (softmax_warp_forward<float, ...>,
+// cunn_SoftMaxForward<4, float, ...>).
+bool softmax_in_fp32(const AttentionCall& c, const TraceIndex& index) {
+  if (c.precision != Precision::BF16 && c.precision != Precision::FP16) return false;
+  for (const std::size_t a : c.activities) {
+    const std::string_view name = index.name(index.activities()[a]);
+    const std::size_t at = name.find("oftMaxForward");
+    const std::size_t warp = name.find("softmax_warp_forward<");
+    if (warp != std::string_view::npos) return name.substr(warp + 21).starts_with("float");
+    if (at != std::string_view::npos) {
+      const std::size_t open = name.find('<', at);
+      if (open == std::string_view::npos) continue;
+      std::string_view args = name.substr(open + 1);
+      if (!args.empty() && args.front() >= '0' && args.front() <= '9') args = args.substr(args.find(' ') + 1);
+      return args.starts_with("float");
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index) {
   TraceShapes out;
+  // Adds call c to x: its calls, time and implementation (the first call's fields describe x).
+  const auto add = [&index](TraceShape& x, const AttentionCall& c) {
+    if (x.calls == 0) {
+      x.precision = c.precision;
+      x.impl = c.impl;
+      x.family = c.family;
+      x.fp32_softmax = c.impl == AttentionImpl::Unfused && softmax_in_fp32(c, index);
+    }
+    ++x.calls;
+    x.kernel_ns += c.kernel_ns;
+    std::string impl(to_string(c.impl));
+    if (c.impl == AttentionImpl::Fused && !c.family.empty()) impl += " (" + std::string(c.family) + ")";
+    if (std::find(x.implementation_list.begin(), x.implementation_list.end(), impl) == x.implementation_list.end()) {
+      x.implementation_list.push_back(impl);
+      x.implementations += (x.implementations.empty() ? "" : " + ") + impl;
+    }
+  };
   for (const AttentionCall& c : view.calls) {
     if (c.pass != AttentionPass::Forward) continue;
-    if (!c.shape.known()) {
-      ++out.calls_without_shape;
-      continue;
-    }
-    if (c.shape.from == ShapeFrom::QkBmm) {
-      ++out.calls_batch_x_heads;
+    if (!c.shape.known() || c.shape.from == ShapeFrom::QkBmm) {
+      ++(c.shape.known() ? out.calls_batch_x_heads : out.calls_without_shape);
+      if (out.unshaped.calls == 0) out.unshaped.shape = c.shape;  // what is known of it
+      add(out.unshaped, c);
       continue;
     }
     TraceShape s;
@@ -32,16 +72,9 @@ TraceShapes trace_shapes(const AttentionView& view) {
       out.shapes.push_back(s);
       it = std::prev(out.shapes.end());
     }
-    ++it->calls;
-    it->kernel_ns += c.kernel_ns;
-    std::string impl(to_string(c.impl));
-    if (c.impl == AttentionImpl::Fused && !c.family.empty()) impl += " (" + std::string(c.family) + ")";
-    if (std::find(it->implementation_list.begin(), it->implementation_list.end(), impl) ==
-        it->implementation_list.end()) {
-      it->implementation_list.push_back(impl);
-      it->implementations += (it->implementations.empty() ? "" : " + ") + impl;
-    }
+    add(*it, c);
   }
+  out.unshaped.causal_known = false;
   std::stable_sort(out.shapes.begin(), out.shapes.end(),
                    [](const TraceShape& a, const TraceShape& b) { return a.kernel_ns > b.kernel_ns; });
   return out;

@@ -1,7 +1,8 @@
 // The attention shapes of a trace, for replaying them (`attnprof bench
 // --from-trace`): each distinct forward shape with the calls that had it.
 // Shapes come from record_shapes inputs (the attention op's, or its QK^T
-// matmul's); calls without one are counted apart.
+// matmul's) or, without record_shapes, from the kernels' launch parameters
+// (shape_from_kernels); calls without one are counted apart.
 #pragma once
 
 #include <cstdint>
@@ -21,14 +22,19 @@ struct TraceShape {
   std::int64_t kernel_ns = 0;   // their GPU kernel time in the trace
   std::string implementations;  // "sdpa-math", "fused (FlashAttention) + unfused", ...
   std::vector<std::string> implementation_list;
+  // The first call's: what a replay stands in for.
+  AttentionImpl impl = AttentionImpl::Unfused;
+  std::string_view family;    // of a fused call ("cuDNN", "FlashAttention", ...)
+  bool fp32_softmax = false;  // an unfused 16-bit call whose softmax ran in fp32 (softmax(dtype=float32))
 };
 
 struct TraceShapes {
   std::vector<TraceShape> shapes;  // by total time, the largest first
   int calls_without_shape = 0;     // forward calls whose shape the trace does not say
   int calls_batch_x_heads = 0;     // forward calls with only batch x heads (aten::bmm): not replayable
+  TraceShape unshaped;             // those calls together (calls, time, implementations; shape: what is known)
 };
 
-TraceShapes trace_shapes(const AttentionView& view);
+TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index);
 
 }  // namespace attnprof

@@ -55,6 +55,24 @@ double bytes::manual(const attention::AttentionParams& p) {
   return b;
 }
 
+double bytes::eager(const attention::AttentionParams& p) {
+  const Sizes n = sizes(p);
+  const double e = static_cast<double>(attention::dtype_bytes(p.dtype));
+  double b = e * (n.q + n.k + n.s);          // QK^T
+  b += 2 * e * n.s;                          // * scaling
+  if (p.causal) b += 2 * e * n.s + e * n.m;  // + causal_mask
+  b += 2 * e * n.s;                          // softmax
+  b += e * (n.s + n.k + n.q);                // PV
+  return b;
+}
+
+double bytes::eager_fp32_softmax(const attention::AttentionParams& p) {
+  if (p.dtype == attention::DType::FP32) return eager(p);
+  const Sizes n = sizes(p);
+  const double e = static_cast<double>(attention::dtype_bytes(p.dtype));
+  return eager(p) + (e + 4) * n.s + 2 * (4 - e) * n.s + (4 + e) * n.s;  // .to(float), wider softmax, .to(dtype)
+}
+
 double bytes::fused(const attention::AttentionParams& p) {
   const Sizes n = sizes(p);
   return static_cast<double>(attention::dtype_bytes(p.dtype)) * (2 * n.q + 2 * n.k);

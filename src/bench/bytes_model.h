@@ -13,6 +13,8 @@ double math_no_upcast(const attention::AttentionParams& p);
 double math_cached_mask(const attention::AttentionParams& p);
 double math_plain_softmax(const attention::AttentionParams& p);
 double manual(const attention::AttentionParams& p);
-double fused(const attention::AttentionParams& p);  // q, k, v read once, out written once
+double eager(const attention::AttentionParams& p);               // Hugging Face eager
+double eager_fp32_softmax(const attention::AttentionParams& p);  // and softmax(dtype=float32)
+double fused(const attention::AttentionParams& p);               // q, k, v read once, out written once
 
 }  // namespace attnprof::bench::bytes

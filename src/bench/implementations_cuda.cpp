@@ -53,6 +53,13 @@ std::vector<Implementation> plugin::implementations() {
       {"manual", true, cu::manual, cu::manual_workspace, "",
        "hand-written: bf16 QK^T, scale, in-place mask fill, softmax, PV", bytes::manual, "math-plain-softmax",
        "scale q,k + add mask vs masked_fill_"},
+      // Hugging Face's eager attention: the stand-in for a traced model's unfused call (doctor --replay).
+      {"eager", true, cu::eager, cu::eager_workspace, "",
+       "Hugging Face eager: QK^T, * scaling, + additive mask, softmax, PV (GPT-2, BERT)", bytes::eager, "", "", true,
+       true, true},
+      {"eager-fp32-softmax", true, cu::eager_fp32_softmax, cu::eager_fp32_softmax_workspace, "",
+       "Hugging Face eager with softmax(dtype=float32): 2 casts more (Llama, Mistral, Qwen2)",
+       bytes::eager_fp32_softmax, "", "", true, true, true},
       {"cudnn", true, cu::cudnn, nullptr, cudnn_reason, "cuDNN fused SDPA (graph API)", bytes::fused, "manual",
        "unfused: scores through memory", false, true},
       {"fused", true, fused::attention_forward, fused::attention_workspace, "",

@@ -99,7 +99,7 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
   const Trace trace = read_trace_input(path);
   const TraceIndex index(trace);
   const AttentionView view = find_attention(index);
-  const TraceShapes found = trace_shapes(view);
+  const TraceShapes found = trace_shapes(view, index);
   const std::string label = input_label(path);
   if (view.calls.empty()) throw InputError(fmt::format("{}: no attention calls found to replay", label));
   if (found.shapes.empty())

@@ -7,8 +7,11 @@
 
 #include "analysis/analysis.h"
 #include "analysis/finding_gate.h"
+#include "analysis/replay.h"
 #include "analysis/rules/rule.h"
+#include "bench/replay_runner.h"
 #include "cli/commands.h"
+#include "cli/cuda_probe.h"
 #include "cli/trace_input.h"
 #include "common/input_error.h"
 #include "common/write_file.h"
@@ -35,8 +38,46 @@ std::string doctor_footer() {
       "  attnprof doctor trace.json.gz\n"
       "  attnprof doctor --region fwd trace.json          # fwd0, fwd1, ... as one group\n"
       "  gunzip -c trace.json.gz | attnprof doctor -      # from standard input\n"
-      "  attnprof doctor --fail-on attention trace.json   # a CI gate: no attention finding allowed\n";
+      "  attnprof doctor --fail-on attention trace.json   # a CI gate: no attention finding allowed\n"
+      "  attnprof doctor --replay trace.json.gz           # measure each shape's fix on this GPU\n";
   return out;
+}
+
+// --shape B,H[/H_KV],S[/S_KV],D: one positive integer per size.
+AttentionShape parse_shape(const std::string& text) {
+  const auto bad = [&text](std::string_view why) {
+    return InputError(
+        fmt::format("--shape '{}': {} (expected B,H[/H_KV],S[/S_KV],D, e.g. 2,32/8,4096,128)", text, why));
+  };
+  std::vector<std::string> parts;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    parts.push_back(text.substr(at, comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (parts.size() != 4) throw bad(fmt::format("{} fields, not 4", parts.size()));
+  const auto number = [&bad](const std::string& field) -> std::int64_t {
+    if (field.empty() || field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos)
+      throw bad(fmt::format("'{}' is not a positive integer", field));
+    const std::int64_t v = std::stoll(field);
+    if (v <= 0) throw bad(fmt::format("'{}' is not a positive integer", field));
+    return v;
+  };
+  const auto pair = [&](const std::string& field, std::int64_t& first, std::int64_t& second) {
+    const std::size_t slash = field.find('/');
+    first = number(field.substr(0, slash));
+    second = slash == std::string::npos ? first : number(field.substr(slash + 1));
+  };
+  AttentionShape s;
+  s.batch = number(parts[0]);
+  pair(parts[1], s.q_heads, s.kv_heads);
+  pair(parts[2], s.q_len, s.kv_len);
+  s.head_dim = number(parts[3]);
+  if (s.q_heads % s.kv_heads != 0)
+    throw bad(fmt::format("{} kv heads do not divide {} query heads", s.kv_heads, s.q_heads));
+  return s;
 }
 
 }  // namespace
@@ -46,7 +87,10 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> traces;
     std::string region, html, annotate;
     std::vector<std::string> fail_on;
+    std::string shape;
     bool json = false;
+    bool replay = false;
+    bool causal = false;
   };
   auto opts = std::make_shared<Options>();
   auto* cmd =
@@ -66,8 +110,17 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--annotate", opts->annotate,
                   "Also write a small Chrome trace of the analysed regions (3 instances of each) with a track of "
                   "findings linked to their kernels, for the Perfetto UI");
+  cmd->add_flag("--replay", opts->replay,
+                "Run each distinct attention shape of the trace on this machine's GPU (attnprof bench, hot): the "
+                "traced implementation's stand-in beside cuDNN and the fused kernel, the measured saving per call "
+                "and per step; without a GPU, the bench commands to run where there is one");
+  auto* shape = cmd->add_option("--shape", opts->shape,
+                                "With --replay: the shape of the calls whose trace does not say it, as "
+                                "B,H[/H_KV],S[/S_KV],D (e.g. 2,32/8,4096,128)");
+  auto* causal = cmd->add_flag("--causal,!--no-causal", opts->causal,
+                               "With --replay: whether the calls whose trace does not say are causal (default: not)");
   cmd->footer(doctor_footer());
-  cmd->callback([opts, &exit_code] {
+  cmd->callback([opts, &exit_code, shape, causal] {
     if (opts->traces.size() != 1) {
       std::string names;
       for (const auto& t : opts->traces) names += (names.empty() ? "" : ", ") + t;
@@ -77,13 +130,27 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     const std::string& path = opts->traces.front();
     std::optional<FindingGate> gate;
     if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
+    if (!opts->replay && (shape->count() || causal->count()))
+      throw InputError(fmt::format("{} is for --replay", shape->count() ? "--shape" : "--causal/--no-causal"));
+    ReplayRequest request;
+    if (shape->count()) request.shape = parse_shape(opts->shape);
+    if (causal->count()) request.causal = opts->causal;
+    if (request.shape && request.causal) request.shape->causal = request.causal;
     const Trace trace = read_trace_input(path);
     const TraceIndex index(trace);
     const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, input_label(path));
+    std::optional<Replay> replay;
+    if (opts->replay) {
+      replay = plan_replay(analysis, index, request);
+      bench::BenchOptions base;
+      base.no_gpu = cuda_device_problem();
+      bench::run_replay(*replay, base);
+    }
+    const Replay* replayed = replay ? &*replay : nullptr;
     // The files first: a path that cannot be written fails the run before anything is printed.
-    if (!opts->html.empty()) write_file_atomically(opts->html, html_report(analysis, index));
+    if (!opts->html.empty()) write_file_atomically(opts->html, html_report(analysis, index, replayed));
     if (!opts->annotate.empty()) write_file_atomically(opts->annotate, annotated_trace(analysis, index));
-    const std::string report = opts->json ? json_report(analysis) : text_report(analysis);
+    const std::string report = opts->json ? json_report(analysis, replayed) : text_report(analysis, replayed);
     std::fwrite(report.data(), 1, report.size(), stdout);
     exit_code = 0;
     if (gate && (!analysis.unsupported.empty() || analysis.gpu_kernels == 0)) {

@@ -161,7 +161,7 @@ std::string annotated_trace(const Analysis& a, const TraceIndex& index) {
               j.num("kernels", call.kernels);
               j.num("kernel_us", static_cast<double>(call.kernel_ns) / 1e3);
               if (!call.family.empty()) j.str("family", call.family);
-              if (call.shape.known()) j.str("shape", report::shape_text(call.shape));
+              if (call.shape.any()) j.str("shape", report::shape_text(call.shape));
             });
   }
   // The GPU work.

@@ -17,13 +17,44 @@ std::string fit(std::string text, std::size_t width) {
 }
 
 std::string shape_text(const AttentionShape& s) {
+  if (s.from == ShapeFrom::Kernels && !s.known() && s.batch > 0 && s.q_len > 0)  // all but the head dim
+    return fmt::format("{} S{}{} D?",
+                       s.batch_x_heads ? fmt::format("BxH{}", s.batch) : fmt::format("B{} H{}", s.batch, s.q_heads),
+                       s.q_len, s.kv_len == s.q_len ? std::string() : fmt::format("x{}", s.kv_len));
   if (!s.known()) return "";
-  return fmt::format("{} S{}{} D{}{}",
-                     s.from == ShapeFrom::QkBmm ? fmt::format("BxH{}", s.batch)
-                                                : fmt::format("B{} H{}/{}", s.batch, s.q_heads,
-                                                              s.kv_heads > 0 ? std::to_string(s.kv_heads) : "?"),
-                     s.q_len, s.kv_len == s.q_len ? std::string() : fmt::format("x{}", s.kv_len), s.head_dim,
-                     s.causal.value_or(false) ? " causal" : "");
+  return fmt::format(
+      "{} S{}{} D{}{}",
+      s.from == ShapeFrom::QkBmm || s.batch_x_heads
+          ? fmt::format("BxH{}", s.batch)
+          : fmt::format("B{} H{}/{}", s.batch, s.q_heads, s.kv_heads > 0 ? std::to_string(s.kv_heads) : "?"),
+      s.q_len, s.kv_len == s.q_len ? std::string() : fmt::format("x{}", s.kv_len), s.head_dim,
+      s.causal.value_or(false) ? " causal" : "");
+}
+
+// Wraps `text` at `width` columns, every line indented by `indent`.
+void append_wrapped(std::string& out, std::string_view text, std::size_t indent, std::size_t width) {
+  std::size_t col = 0;
+  const std::string pad(indent, ' ');
+  while (!text.empty()) {
+    const auto space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    if (col == 0) {
+      out += pad;
+      col = indent;
+    } else if (col + 1 + word.size() > width) {
+      out += '\n';
+      out += pad;
+      col = indent;
+    } else {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += word.size();
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
+  }
+  out += '\n';
 }
 
 }  // namespace attnprof::report

@@ -276,7 +276,7 @@ void attention_table(std::string& s, const GroupStats& g) {
        "<th>precision</th><th>kernel / shape</th></tr>\n";
   for (const AttentionSummary& a : g.attention) {
     std::string what = a.kernel;
-    if (a.shape.known())
+    if (a.shape.any())
       what += fmt::format("{}{}{}", what.empty() ? "" : ", ", report::shape_text(a.shape),
                           a.one_shape ? "" : " (and others)");
     fmt::format_to(out,
@@ -326,9 +326,48 @@ void finding_article(std::string& s, const Analysis& a, const Finding& f, const 
   s += "</article>\n";
 }
 
+// doctor --replay's measured savings: one table per shape.
+void replay_section(std::string& s, const Replay& r) {
+  auto out = std::back_inserter(s);
+  s += "<section id=\"replay\"><h2>Replay: measured on this machine</h2>\n";
+  if (!r.no_gpu.empty())
+    fmt::format_to(out, "<p>Not run: {}. Each shape's <code>attnprof bench</code> command runs it on a GPU.</p>\n",
+                   esc(r.no_gpu));
+  else
+    fmt::format_to(out,
+                   "<p class=\"muted\">GPU: {}; hot timing (back-to-back calls); saving = the stand-in's time "
+                   "(or the traced time without one) minus the row's.</p>\n",
+                   esc(r.device));
+  for (const ReplayShape& sh : r.shapes) {
+    fmt::format_to(out, "<h3>{}</h3>\n<p>{} forward call{} ({}), {:.3f} ms per call in the trace.", esc(sh.shape_text),
+                   sh.traced.calls, sh.traced.calls == 1 ? "" : "s", esc(sh.traced.implementations), sh.traced_ms);
+    if (!sh.problem.empty()) {
+      fmt::format_to(out, " Not replayed: {}.</p>\n", esc(sh.problem));
+      continue;
+    }
+    fmt::format_to(out, " Shape from {}.</p>\n", esc(sh.source));
+    s += "<table><tr><th>implementation</th><th>dtype</th><th class=\"n\">ms/call</th><th class=\"n\">saving/call"
+         "</th><th class=\"n\">saving/step</th><th>note</th></tr>\n";
+    fmt::format_to(out, "<tr><td>traced</td><td>{}</td><td class=\"n\">{:.3f}</td><td></td><td></td><td>{}</td></tr>\n",
+                   esc(sh.dtype), sh.traced_ms, esc(sh.traced.implementations));
+    const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string(); };
+    for (const ReplayRow& row : sh.rows)
+      fmt::format_to(out,
+                     "<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
+                     "class=\"n\">{}</td><td>{}</td></tr>\n",
+                     esc(row.impl), row.own ? " (stand-in)" : "", esc(row.dtype), num(row.ms), num(row.saving_ms),
+                     num(row.saving_step_ms), esc(row.why_not));
+    s += "</table>\n";
+    if (!sh.carries_over.empty()) fmt::format_to(out, "<p>{}.</p>\n", esc(sh.carries_over));
+    fmt::format_to(out, "<p><b>Fix:</b> {}</p>\n", esc(sh.fix));
+    if (!r.no_gpu.empty()) fmt::format_to(out, "<pre>{}</pre>\n", esc(sh.command));
+  }
+  s += "</section>\n";
+}
+
 }  // namespace
 
-std::string html_report(const Analysis& a, const TraceIndex& index) {
+std::string html_report(const Analysis& a, const TraceIndex& index, const Replay* replay) {
   std::string s;
   auto out = std::back_inserter(s);
   fmt::format_to(out, "<header><h1>attnprof doctor</h1><p class=\"muted\">{}<br>GPU: {}</p></header>\n", esc(a.label),
@@ -425,6 +464,7 @@ std::string html_report(const Analysis& a, const TraceIndex& index) {
   std::map<std::string, int> anchors;
   for (const Finding& f : a.findings) finding_article(s, a, f, finding_anchor(f, anchors));
   s += "</section>\n";
+  if (replay) replay_section(s, *replay);
 
   s += "<section id=\"kernels\"><h2>Kernels</h2>\n<table><tr><th class=\"n\">count</th><th class=\"n\">total "
        "ms</th><th>unit</th><th>kernel</th></tr>\n";

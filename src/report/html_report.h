@@ -9,12 +9,14 @@
 
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
+#include "analysis/replay.h"
 #include "report/diff_report.h"
 
 namespace attnprof {
 
-// `index` is the one `analysis` was made from (kernel times and streams come from it).
-std::string html_report(const Analysis& analysis, const TraceIndex& index);
+// `index` is the one `analysis` was made from (kernel times and streams come from it);
+// with a replay (doctor --replay), its measured savings get a section.
+std::string html_report(const Analysis& analysis, const TraceIndex& index, const Replay* replay = nullptr);
 std::string html_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
 
 }  // namespace attnprof

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/json.h"
+#include "report/replay_report.h"
 #include "report/report.h"
 
 namespace attnprof {
@@ -41,12 +42,13 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
     j.null("fused_estimate_us");
   else
     j.real("fused_estimate_us", us(s.fused_ns));
-  if (!s.shape.known()) {
+  const bool partial = s.shape.from == ShapeFrom::Kernels && s.shape.batch > 0;  // sizes the kernels do not say: null
+  if (!s.shape.known() && !partial) {
     j.null("shape");
   } else {
     j.begin_object("shape");
     // aten::bmm's inputs hold batch x heads in one dimension: then both are null and the product is given.
-    if (s.shape.from == ShapeFrom::QkBmm) {
+    if (s.shape.from == ShapeFrom::QkBmm || s.shape.batch_x_heads) {
       j.null("batch");
       j.null("q_heads");
       j.num("batch_x_heads", s.shape.batch);
@@ -60,7 +62,10 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
       j.null("kv_heads");  // eager GQA repeats K and V before its matmul: not in the trace
     j.num("q_len", s.shape.q_len);
     j.num("kv_len", s.shape.kv_len);
-    j.num("head_dim", s.shape.head_dim);
+    if (s.shape.head_dim > 0)
+      j.num("head_dim", s.shape.head_dim);
+    else
+      j.null("head_dim");
     if (s.shape.causal)
       j.boolean("causal", *s.shape.causal);
     else
@@ -73,7 +78,7 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
 
 }  // namespace
 
-std::string json_report(const Analysis& a) {
+std::string json_report(const Analysis& a, const Replay* replay) {
   std::string out;
   JsonWriter j(out);
   j.begin_object();
@@ -173,6 +178,7 @@ std::string json_report(const Analysis& a) {
     j.end_object();
   }
   j.end_array();
+  if (replay) report::replay_json(j, *replay);
   j.num("unassigned_gpu_activities", a.unassigned_activities);
   j.num("launchless_gpu_activities", a.launchless_activities);
   j.begin_object("setup_copies");

@@ -4,13 +4,16 @@
 #include <string>
 
 #include "analysis/analysis.h"
+#include "analysis/replay.h"
 
 namespace attnprof {
 
 // Bumped when a field of the --json report changes meaning or goes away.
 inline constexpr int kJsonSchemaVersion = 2;
 
-std::string text_report(const Analysis& analysis);
-std::string json_report(const Analysis& analysis);
+// With a replay (doctor --replay), the measured savings follow: a section of the
+// text, a "replay" object of the JSON.
+std::string text_report(const Analysis& analysis, const Replay* replay = nullptr);
+std::string json_report(const Analysis& analysis, const Replay* replay = nullptr);
 
 }  // namespace attnprof

@@ -7,40 +7,16 @@
 
 #include "analysis/rules/rule.h"
 #include "report/format.h"
+#include "report/replay_report.h"
 #include "report/report.h"
 
 namespace attnprof {
 namespace {
 
+using report::append_wrapped;
 using report::fit;
 using report::ms;
 using report::percent;
-
-// Wraps `text` at `width` columns, every line indented by `indent`.
-void append_wrapped(std::string& out, std::string_view text, std::size_t indent, std::size_t width = 100) {
-  std::size_t col = 0;
-  const std::string pad(indent, ' ');
-  while (!text.empty()) {
-    const auto space = text.find(' ');
-    const std::string_view word = text.substr(0, space);
-    if (col == 0) {
-      out += pad;
-      col = indent;
-    } else if (col + 1 + word.size() > width) {
-      out += '\n';
-      out += pad;
-      col = indent;
-    } else {
-      out += ' ';
-      ++col;
-    }
-    out += word;
-    col += word.size();
-    if (space == std::string_view::npos) break;
-    text.remove_prefix(space + 1);
-  }
-  out += '\n';
-}
 
 constexpr std::size_t kWidth = 100;  // the report fits a 100-column terminal
 
@@ -159,7 +135,7 @@ void attention_headline(std::string& out, const GroupStats& g) {
                  "fused ms", "precision", "kernel / shape");
   for (const AttentionSummary& s : g.attention) {
     std::string what = s.kernel;
-    if (s.shape.known())
+    if (s.shape.any())
       what += fmt::format("{}{}{}", what.empty() ? "" : ", ", report::shape_text(s.shape),
                           s.one_shape ? "" : " (and others)");
     if (what.empty()) what.push_back('-');  // no one kernel (an unfused chain) and no shapes in the trace
@@ -170,9 +146,7 @@ void attention_headline(std::string& out, const GroupStats& g) {
   }
 }
 
-}  // namespace
-
-std::string text_report(const Analysis& a) {
+std::string text_body(const Analysis& a) {
   std::string out;
   auto o = std::back_inserter(out);
   fmt::format_to(o, "attnprof doctor: {}\n", a.label);
@@ -281,6 +255,14 @@ std::string text_report(const Analysis& a) {
           ms(f.after_ns / static_cast<std::int64_t>(n)), where,
           ms((f.id == "unfused-attention" ? f.time_ns + f.after_ns : f.time_ns) / static_cast<std::int64_t>(n)));
   }
+  return out;
+}
+
+}  // namespace
+
+std::string text_report(const Analysis& a, const Replay* replay) {
+  std::string out = text_body(a);
+  if (replay) report::replay_text(out, *replay);
   return out;
 }
 

@@ -5,12 +5,15 @@
 // `attnprof record` (no CPU ops). tests/data/corpus/facts.json says how each
 // program was built (scripts/corpus/make_corpus.py --list); every expectation
 // here comes from it, never from doctor's output.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <memory>
 
 #include "analysis/analysis.h"
+#include "analysis/kernel_shapes.h"
+#include "analysis/replay.h"
 #include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
 #include "test_doctor.h"
@@ -98,7 +101,7 @@ TEST_P(Corpus, FindingsBlameAttentionOnlyWhereItIsSlow) {
 TEST_P(Corpus, ShapesToReplay) {
   const Facts& facts = GetParam();
   const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
-  const TraceShapes found = trace_shapes(d.analysis.attention_calls);
+  const TraceShapes found = trace_shapes(d.analysis.attention_calls, *d.index);
   if (facts.tracer != "torch.profiler") {
     EXPECT_TRUE(found.shapes.empty()) << "no CPU ops, no shapes";
     EXPECT_EQ(found.calls_without_shape, facts.forward_calls);
@@ -123,6 +126,171 @@ TEST_P(Corpus, ShapesToReplay) {
   if (facts.impl == "sdpa") {
     EXPECT_TRUE(s.causal_known);  // the op's is_causal
   }
+  // Hugging Face's Llama and Mistral eager attention call softmax(dtype=torch.float32); GPT-2's and
+  // BERT's keep the input dtype. The replay's stand-in follows.
+  if (facts.impl == "eager") {
+    EXPECT_EQ(s.fp32_softmax, (facts.family == "llama" || facts.family == "mistral") && facts.dtype != "fp32");
+  }
+}
+
+// Without record_shapes: what the kernels' names and launch grids say of each forward call, checked
+// against how the program was built, on every trace (those with record_shapes too, by asking the
+// kernels alone). FlashAttention and memory-efficient forwards give the whole shape (S to the kernel's
+// block of rows); unfused and SDPA-math calls give batch x heads, S and S_kv, not the head dim;
+// cuDNN's persistent forward kernel gives nothing.
+TEST_P(Corpus, ShapeFromKernelsAgreesWithHowItWasBuilt) {
+  const Facts& facts = GetParam();
+  const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
+  const AttentionShape& want = facts.shape;
+  int inferred = 0, forward = 0;
+  for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+    if (c.pass != AttentionPass::Forward) continue;
+    ++forward;
+    const AttentionShape s = shape_from_kernels(c, *d.index);
+    const bool should =
+        c.impl != AttentionImpl::Fused || c.family == "FlashAttention" || c.family.starts_with("PyTorch mem-efficient");
+    EXPECT_EQ(s.from == ShapeFrom::Kernels, should) << to_string(c.impl) << " " << c.family;
+    if (s.from != ShapeFrom::Kernels) continue;
+    ++inferred;
+    SCOPED_TRACE(s.inferred);
+    if (s.batch_x_heads) {
+      EXPECT_EQ(s.batch, want.batch * want.q_heads);
+      EXPECT_EQ(s.q_heads, 1);
+    } else {
+      EXPECT_EQ(s.batch, want.batch);
+      EXPECT_EQ(s.q_heads, want.q_heads);
+    }
+    EXPECT_EQ(s.q_len, want.q_len);  // the corpus's lengths are whole blocks of every kernel's rows
+    EXPECT_EQ(s.kv_len, want.kv_len);
+    if (c.impl == AttentionImpl::Fused) {
+      EXPECT_EQ(s.head_dim, want.head_dim);
+    } else {
+      EXPECT_EQ(s.head_dim, 0) << "not in an unfused call's kernels";
+    }
+    if (s.causal) {
+      EXPECT_EQ(*s.causal, *want.causal);
+    }
+  }
+  EXPECT_EQ(forward, facts.forward_calls);
+  if (facts.expected_impl != "fused") {
+    EXPECT_EQ(inferred, forward) << "every unfused and SDPA-math call has a softmax to size it";
+  }
+}
+
+// The study's traces (PyTorch 2.11 on an H200; no record_shapes): built as B=4 H=16 S=2048 D=64 causal
+// bf16. The kernels alone give that shape, but the head dim of the unfused ones.
+TEST(ShapeFromKernels, TheStudysTraces) {
+  for (const char* name : {"sdpa_flash.json", "sdpa_efficient.json", "manual.json", "sdpa_math.json"}) {
+    SCOPED_TRACE(name);
+    const Doctor d(test::example_trace(name));
+    int checked = 0;
+    for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+      if (c.pass != AttentionPass::Forward) continue;
+      const AttentionShape& s = c.shape;  // as the attention view filled it: from the kernels
+      ASSERT_EQ(s.from, ShapeFrom::Kernels);
+      SCOPED_TRACE(s.inferred);
+      EXPECT_EQ(s.batch_x_heads ? s.batch : s.batch * s.q_heads, 4 * 16);
+      EXPECT_EQ(s.q_len, 2048);
+      EXPECT_EQ(s.kv_len, 2048);
+      if (c.impl == AttentionImpl::Fused) {
+        EXPECT_EQ(s.batch, 4);
+        EXPECT_EQ(s.head_dim, 64);
+      } else {
+        EXPECT_TRUE(s.batch_x_heads);
+        EXPECT_EQ(s.head_dim, 0);
+      }
+      if (c.family == "FlashAttention") {
+        ASSERT_TRUE(s.causal.has_value());
+        EXPECT_TRUE(*s.causal);  // flash_fwd_kernel's Is_causal
+      }
+      ++checked;
+    }
+    EXPECT_EQ(checked, 3) << "three forwards in each (fwd0..fwd2)";
+  }
+}
+
+// What doctor --replay would run for each program (no GPU needed to plan it): the bench implementation
+// standing in for what the program ran, beside the fused ones, on the program's shape.
+TEST_P(Corpus, ReplayPlanStandsInForWhatRan) {
+  const Facts& facts = GetParam();
+  const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
+  const Replay r = plan_replay(d.analysis, *d.index, {});
+  ASSERT_EQ(r.shapes.size(), 1u);
+  const ReplayShape& s = r.shapes[0];
+  EXPECT_EQ(s.traced.calls, facts.forward_calls);
+  EXPECT_EQ(s.dtype, facts.dtype);
+  EXPECT_EQ(r.steps, facts.tracer == "torch.profiler" ? facts.steps : 1) << "profiler steps, else the whole trace";
+  std::string want_own;
+  if (facts.impl == "eager")  // Llama's and Mistral's eager softmax runs in fp32 (softmax(dtype=float32))
+    want_own = (facts.family == "llama" || facts.family == "mistral") && facts.dtype != "fp32" ? "eager-fp32-softmax"
+                                                                                               : "eager";
+  else if (facts.expected_impl == "sdpa-math")
+    want_own = "math";
+  ASSERT_FALSE(s.rows.empty());
+  if (!want_own.empty()) {
+    EXPECT_TRUE(s.rows[0].own);
+    EXPECT_EQ(s.rows[0].impl, want_own);
+  }
+  std::vector<std::string> alternatives;
+  for (const ReplayRow& row : s.rows)
+    if (!row.own) alternatives.push_back(row.impl);
+  EXPECT_TRUE(std::find(alternatives.begin(), alternatives.end(), "fused") != alternatives.end());
+  for (const ReplayRow& row : s.rows) {
+    if (!row.own) {
+      EXPECT_EQ(row.dtype, facts.dtype == "fp32" ? "bf16" : facts.dtype) << row.impl;
+    }
+  }
+  if (facts.tracer != "torch.profiler" && facts.expected_impl != "fused") {
+    // No record_shapes, no head dim in the kernels: asked for, with what the kernels did say.
+    EXPECT_NE(s.problem.find("--shape"), std::string::npos) << s.problem;
+    EXPECT_NE(
+        s.problem.find(fmt::format("B x H x S = {}", facts.shape.batch * facts.shape.q_heads * facts.shape.q_len)),
+        std::string::npos)
+        << s.problem;
+    // Given, it is replayed with it.
+    ReplayRequest ask;
+    ask.shape = facts.shape;
+    const Replay given = plan_replay(d.analysis, *d.index, ask);
+    ASSERT_EQ(given.shapes.size(), 1u);
+    EXPECT_TRUE(given.shapes[0].problem.empty());
+    EXPECT_EQ(given.shapes[0].traced.shape.head_dim, facts.shape.head_dim);
+    EXPECT_NE(given.shapes[0].command.find(fmt::format("--head-dim {}", facts.shape.head_dim)), std::string::npos);
+    return;
+  }
+  if (facts.tracer != "torch.profiler") return;  // cuDNN's forward says nothing of its shape
+  EXPECT_TRUE(s.problem.empty()) << s.problem;
+  EXPECT_EQ(s.traced.shape.batch, facts.shape.batch);
+  EXPECT_EQ(s.traced.shape.q_len, facts.shape.q_len);
+  EXPECT_EQ(s.traced.shape.head_dim, facts.shape.head_dim);
+  EXPECT_NE(s.command.find(fmt::format("--batch {} --heads {}", facts.shape.batch, facts.shape.q_heads)),
+            std::string::npos)
+      << s.command;
+}
+
+// Savings and the verdict on the traced time, from the rows' times.
+TEST(Replay, SavingsAndAgreementFromTheTimes) {
+  Replay r;
+  ReplayShape s;
+  s.traced_ms = 0.100;
+  s.calls_per_step = 4;
+  s.rows = {{"math", "bf16", true, "", 0.110, {}, {}},
+            {"cudnn", "bf16", false, "", 0.010, {}, {}},
+            {"fused", "bf16", false, "out of memory", {}, {}, {}}};
+  r.shapes = {s};
+  s.traced_ms = 0.080;  // the replay 37% slower than the trace: does not carry over
+  r.shapes.push_back(s);
+  s.rows[0].ms.reset();  // no stand-in ran: savings against the traced time
+  s.rows[0].why_not = "refused";
+  r.shapes.push_back(s);
+  finish_replay(r);
+  EXPECT_NEAR(*r.shapes[0].own_vs_traced, 1.10, 1e-9);
+  EXPECT_NE(r.shapes[0].carries_over.find("within 15%"), std::string::npos) << r.shapes[0].carries_over;
+  EXPECT_NEAR(*r.shapes[0].rows[1].saving_ms, 0.100, 1e-9);
+  EXPECT_NEAR(*r.shapes[0].rows[1].saving_step_ms, 0.400, 1e-9);
+  EXPECT_FALSE(r.shapes[0].rows[2].saving_ms.has_value());
+  EXPECT_NE(r.shapes[1].carries_over.find("+38%"), std::string::npos) << r.shapes[1].carries_over;
+  EXPECT_FALSE(r.shapes[2].own_vs_traced.has_value());
+  EXPECT_NEAR(*r.shapes[2].rows[1].saving_ms, 0.070, 1e-9);
 }
 
 TEST_P(Corpus, ShapesComeFromRecordShapes) {

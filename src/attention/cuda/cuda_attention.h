@@ -30,6 +30,13 @@ std::size_t math_no_upcast_workspace(const AttentionParams& p);
 void manual(const AttentionParams& p, const ExecContext& ctx);
 std::size_t manual_workspace(const AttentionParams& p);
 
+// Hugging Face transformers' eager attention (eager.cu): the stand-in for an
+// unfused call of a traced model. eager_fp32_softmax: softmax(dtype=float32).
+void eager(const AttentionParams& p, const ExecContext& ctx);
+void eager_fp32_softmax(const AttentionParams& p, const ExecContext& ctx);
+std::size_t eager_workspace(const AttentionParams& p);
+std::size_t eager_fp32_softmax_workspace(const AttentionParams& p);
+
 // cuDNN's fused SDPA; bf16/fp16 only. Graphs are built once per shape and cached.
 void cudnn(const AttentionParams& p, const ExecContext& ctx);
 // Empty when cuDNN can run here, else why not (one line).

@@ -1,0 +1,212 @@
+#include "analysis/kernel_shapes.h"
+
+#include <charconv>
+#include <string_view>
+#include <vector>
+
+#include <fmt/core.h>
+
+namespace attnprof {
+namespace {
+
+// The top-level arguments of the template whose '<' is at `open` ("" when unbalanced).
+std::vector<std::string_view> template_args(std::string_view name, std::size_t open) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  std::size_t start = open + 1;
+  for (std::size_t i = open; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '<' || c == '(') {
+      ++depth;
+    } else if (c == '>' || c == ')') {
+      if (--depth == 0) {
+        out.push_back(name.substr(start, i - start));
+        return out;
+      }
+    } else if (c == ',' && depth == 1) {
+      out.push_back(name.substr(start, i - start));
+      start = i + 2 <= name.size() && name[i + 1] == ' ' ? i + 2 : i + 1;
+    }
+  }
+  return {};
+}
+
+std::vector<std::string_view> args_of(std::string_view name, std::string_view templ) {
+  const std::size_t at = name.find(templ);
+  if (at == std::string_view::npos) return {};
+  return template_args(name, at + templ.size() - 1);
+}
+
+std::int64_t number(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && end == s.data() + s.size() ? v : -1;
+}
+
+bool is_true(std::string_view s) { return s == "true" || s == "1"; }
+
+struct Launch {
+  std::string_view name;
+  std::array<std::int32_t, 3> grid;
+  std::array<std::int32_t, 3> block;
+};
+
+std::vector<Launch> launches(const AttentionCall& c, const TraceIndex& index) {
+  std::vector<Launch> out;
+  for (const std::size_t a : c.activities) {
+    const GpuActivity& act = index.activities()[a];
+    const GpuArgs* g = index.trace().args(index.event(act));
+    if (g == nullptr || g->grid[0] <= 0 || g->block[0] <= 0) continue;
+    out.push_back({index.name(act), g->grid, g->block});
+  }
+  return out;
+}
+
+// FlashAttention 2's forward kernels (PyTorch's pytorch_flash and the flash-attn package).
+bool flash_forward(const Launch& k, AttentionShape& s) {
+  const bool split_kv = k.name.find("flash_fwd_splitkv_kernel<") != std::string_view::npos;
+  if (!split_kv && k.name.find("flash_fwd_kernel<") == std::string_view::npos) return false;
+  const auto args = args_of(k.name, split_kv ? "flash_fwd_splitkv_kernel<" : "flash_fwd_kernel<");
+  if (args.size() < 3) return false;
+  const auto traits = args_of(args[0], "Flash_fwd_kernel_traits<");
+  if (traits.size() < 2) return false;
+  const std::int64_t d = number(traits[0]), block_m = number(traits[1]);
+  if (d <= 0 || block_m <= 0) return false;
+  // flash_fwd_kernel<Traits, Is_dropout, Is_causal, ...>; flash_fwd_splitkv_kernel<Traits, Is_causal, Is_local,
+  // Has_alibi, Is_even_MN, Is_even_K, Is_softcap, Split, ...>: split along the keys, the grid is
+  // (m blocks, splits, batch x heads), else (m blocks, batch, heads).
+  const bool causal = is_true(args[split_kv ? 1 : 2]);
+  const bool split = split_kv && args.size() > 7 && is_true(args[7]);
+  s.head_dim = d;
+  s.causal = causal;
+  s.q_len = static_cast<std::int64_t>(k.grid[0]) * block_m;
+  s.kv_len = s.q_len;
+  if (split) {
+    s.batch = k.grid[2];
+    s.q_heads = 1;
+    s.batch_x_heads = true;
+  } else {
+    s.batch = k.grid[1];
+    s.q_heads = k.grid[2];
+  }
+  s.inferred = fmt::format(
+      "FlashAttention forward grid {}x{}x{} with Flash_fwd_kernel_traits<{}, {}, ...>: {}, D={}, S in {}..{} (taken "
+      "as {}, S_kv as S), is_causal={}",
+      k.grid[0], k.grid[1], k.grid[2], d, block_m,
+      split ? fmt::format("batch x heads={} (split along the keys)", s.batch)
+            : fmt::format("B={} H={}", s.batch, s.q_heads),
+      d, s.q_len - block_m + 1, s.q_len, s.q_len, causal);
+  return true;
+}
+
+// xFormers/PyTorch memory-efficient forward: fmha_cutlassF_*(AttentionKernel<T, Arch, aligned, kQueriesPerBlock,
+// kKeysPerBlock, kMaxK, ...>), grid (ceil(S / kQueriesPerBlock), heads, batch).
+bool mem_efficient_forward(const Launch& k, AttentionShape& s) {
+  if (k.name.find("fmha_cutlassF") == std::string_view::npos) return false;
+  const auto args = args_of(k.name, "AttentionKernel<");
+  if (args.size() < 6) return false;
+  const std::int64_t block_q = number(args[3]), max_k = number(args[5]);
+  if (block_q <= 0 || max_k <= 0) return false;
+  s.batch = k.grid[2];
+  s.q_heads = k.grid[1];
+  s.q_len = static_cast<std::int64_t>(k.grid[0]) * block_q;
+  s.kv_len = s.q_len;
+  s.head_dim = max_k;
+  s.inferred = fmt::format(
+      "memory-efficient forward grid {}x{}x{} with {} queries a block and kMaxK {}: B={} H={}, S in {}..{} (taken as "
+      "{}, S_kv as S), D at most {} (taken as it)",
+      k.grid[0], k.grid[1], k.grid[2], block_q, max_k, s.batch, s.q_heads, s.q_len - block_q + 1, s.q_len, s.q_len,
+      max_k, max_k);
+  return true;
+}
+
+// Unfused and SDPA-math: score rows and the key length from the softmax and the score-sized passes.
+bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
+  std::int64_t rows_lo = 0, rows_hi = 0, kv_lo = 0, kv_hi = 0;
+  std::string how;
+  for (const Launch& k : ks) {
+    if (const auto args = args_of(k.name, "softmax_warp_forward<"); args.size() >= 4) {
+      const std::int64_t log2 = number(args[3]);
+      if (log2 < 0 || log2 > 30 || k.block[1] <= 0) continue;
+      const std::int64_t pow2 = std::int64_t{1} << log2;
+      const std::int64_t per_block = static_cast<std::int64_t>(k.block[1]) * (pow2 <= 128 ? 2 : 1);
+      rows_hi = k.grid[0] * per_block;
+      rows_lo = rows_hi - per_block + 1;
+      kv_lo = pow2 / 2 + 1;
+      kv_hi = pow2;
+      how = fmt::format("softmax_warp_forward<..., {}> grid {} block {}x{}", log2, k.grid[0], k.block[0], k.block[1]);
+      break;
+    }
+    if (k.name.find("cunn_SoftMaxForward") != std::string_view::npos) {  // one block per row
+      rows_lo = rows_hi = k.grid[0];
+      kv_lo = 1;
+      kv_hi = std::int64_t{1} << 31;
+      how = fmt::format("cunn_SoftMaxForward grid {} (a block per row)", k.grid[0]);
+      break;
+    }
+  }
+  if (rows_hi <= 0) return false;
+  // The score-sized pass: the largest elementwise_kernel<threads, items per thread, ...> launch.
+  std::int64_t n_hi = 0, n_block = 0;
+  for (const Launch& k : ks) {
+    const auto args = args_of(k.name, "elementwise_kernel<");
+    if (args.size() < 2 || k.name.find("vectorized_elementwise_kernel<") != std::string_view::npos ||
+        k.name.find("unrolled_elementwise_kernel<") != std::string_view::npos)
+      continue;
+    const std::int64_t threads = number(args[0]), items = number(args[1]);
+    if (threads <= 0 || items <= 0) continue;
+    const std::int64_t hi = k.grid[0] * threads * items;
+    if (hi > n_hi) {
+      n_hi = hi;
+      n_block = threads * items;
+    }
+  }
+  if (n_hi > 0) {
+    const std::int64_t n_lo = n_hi - n_block + 1;
+    const std::int64_t lo = std::max(kv_lo, (n_lo + rows_hi - 1) / rows_hi);
+    const std::int64_t hi = std::min(kv_hi, n_hi / rows_lo);
+    if (lo <= hi) {
+      kv_lo = lo;
+      kv_hi = hi;
+      how += fmt::format(", {} elements a pass (elementwise grid x {})", n_hi, n_block);
+      if (kv_lo == kv_hi) {  // the rows too, from the pass's size
+        rows_lo = std::max(rows_lo, (n_lo + kv_lo - 1) / kv_lo);
+        rows_hi = std::min(rows_hi, n_hi / kv_lo);
+      }
+    }
+  }
+  if (kv_hi >= (std::int64_t{1} << 31)) return false;  // a block softmax and no pass to size it: nothing certain
+  s.kv_len = kv_hi;
+  s.q_len = kv_hi;
+  const std::int64_t rows = rows_hi;
+  if (rows % s.q_len != 0) return false;
+  s.batch = rows / s.q_len;
+  s.q_heads = 1;
+  s.batch_x_heads = true;
+  s.inferred = fmt::format(
+      "{}: B x H x S = {}{}, S_kv {}{}; S taken as S_kv (self-attention without a cache), batch x heads {}; the "
+      "head dim is not in these kernels",
+      how, rows, rows_lo == rows_hi ? "" : fmt::format(" (or down to {})", rows_lo), kv_hi,
+      kv_lo == kv_hi ? "" : fmt::format(" (or down to {})", kv_lo), s.batch);
+  return true;
+}
+
+}  // namespace
+
+AttentionShape shape_from_kernels(const AttentionCall& call, const TraceIndex& index) {
+  AttentionShape s;
+  if (call.pass != AttentionPass::Forward) return s;
+  const std::vector<Launch> ks = launches(call, index);
+  bool found = false;
+  if (call.impl == AttentionImpl::Fused) {
+    for (const Launch& k : ks)
+      if ((found = flash_forward(k, s) || mem_efficient_forward(k, s))) break;
+  } else {
+    found = unfused(ks, s);
+  }
+  if (found) s.from = ShapeFrom::Kernels;
+  return found ? s : AttentionShape{};
+}
+
+}  // namespace attnprof

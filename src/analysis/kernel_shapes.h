@@ -1,0 +1,28 @@
+// An attention call's shape from its kernels alone, for traces without
+// record_shapes (attnprof record, torch.profiler without it): what kernel names
+// and launch grids determine, and nothing more. Sizes it cannot tell stay 0,
+// and `inferred` says which kernel gave what and what was assumed.
+//   FlashAttention 2 forward (flash_fwd_kernel / flash_fwd_splitkv_kernel):
+//     head dim and block rows from Flash_fwd_kernel_traits<D, kBlockM, ...>,
+//     is_causal from the template flags, batch and heads (or batch x heads when
+//     split along the keys) and ceil(S / kBlockM) from the grid.
+//   Memory-efficient forward (fmha_cutlassF_*): grid (ceil(S / kQueries), heads,
+//     batch), head dim at most the kernel's kMaxK (taken as it).
+//   Unfused and SDPA-math calls: rows = batch x heads x S from the softmax's
+//     launch (softmax_warp_forward<..., log2(S_kv) rounded up, ...> and its grid,
+//     or one block per row for cunn_SoftMaxForward), S_kv from the largest
+//     score-sized elementwise_kernel<threads, items, ...> launch; the head dim is
+//     not in these kernels.
+// Where only the query length's block range is known, the top of it is taken;
+// the key length is taken equal to it (self-attention without a cache) unless a
+// kernel says otherwise. All of it is said in `inferred`.
+#pragma once
+
+#include "analysis/attention.h"
+
+namespace attnprof {
+
+// from == ShapeFrom::Kernels when any size was found, else ShapeFrom::None.
+AttentionShape shape_from_kernels(const AttentionCall& call, const TraceIndex& index);
+
+}  // namespace attnprof

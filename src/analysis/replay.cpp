@@ -1,0 +1,182 @@
+#include "analysis/replay.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/core.h>
+
+namespace attnprof {
+namespace {
+
+// Profiler steps: the instances of the largest group that holds attention.
+int count_steps(const Analysis& a) {
+  int steps = 0;
+  std::int64_t best = 0;
+  for (const GroupStats& g : a.groups)
+    if (g.attention_ns > best) {
+      best = g.attention_ns;
+      steps = static_cast<int>(g.instances.size());
+    }
+  return steps;
+}
+
+std::string dtype_of(Precision p) {
+  switch (p) {
+    case Precision::FP16:
+      return "fp16";
+    case Precision::FP32:
+      return "fp32";
+    default:
+      return "bf16";  // bf16, and what the trace does not say
+  }
+}
+
+// The bench row that reproduces what the trace ran, or "" (with *note saying why none).
+std::string own_stand_in(const TraceShape& s, std::string* note) {
+  switch (s.impl) {
+    case AttentionImpl::SdpaMath:
+      *note = "math: PyTorch's SDPA math backend, kernel for kernel";
+      return "math";
+    case AttentionImpl::Unfused:
+      *note = s.fp32_softmax ? "eager-fp32-softmax: Hugging Face eager attention with softmax(dtype=float32), as traced"
+                             : "eager: Hugging Face eager attention (matmul, scale, mask, softmax, matmul), as traced";
+      return s.fp32_softmax ? "eager-fp32-softmax" : "eager";
+    case AttentionImpl::Fused:
+      if (s.family == "cuDNN") {
+        *note = "cudnn: cuDNN's fused SDPA, as traced";
+        return "cudnn";
+      }
+      *note = fmt::format("the bench has no {} kernel: the alternatives are compared with the traced time",
+                          s.family.empty() ? std::string("such") : std::string(s.family));
+      return "";
+  }
+  return "";
+}
+
+std::string fix_for(const TraceShape& s) {
+  switch (s.impl) {
+    case AttentionImpl::SdpaMath:
+      return "let SDPA dispatch to a fused backend (cuDNN, flash): drop what forces the math backend "
+             "(an sdpa_kernel(MATH) context, fp32 inputs, an unsupported mask)";
+    case AttentionImpl::Unfused:
+      return s.precision == Precision::FP32
+                 ? "use torch.nn.functional.scaled_dot_product_attention (attn_implementation=\"sdpa\" in "
+                   "transformers) in bf16: fused kernels take 16-bit inputs"
+                 : "use torch.nn.functional.scaled_dot_product_attention (attn_implementation=\"sdpa\" in "
+                   "transformers): one fused kernel instead of the matmul-softmax-matmul chain";
+    case AttentionImpl::Fused:
+      return "already fused: the rows say whether another fused kernel is faster on this GPU";
+  }
+  return "";
+}
+
+std::string shape_line(const AttentionShape& s, const std::string& dtype, bool causal) {
+  return fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {}{}", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
+                     s.head_dim, dtype, causal ? " causal" : "");
+}
+
+std::string bench_command(const AttentionShape& s, const std::string& dtype, bool causal,
+                          const std::vector<ReplayRow>& rows) {
+  std::string impls;
+  for (const ReplayRow& r : rows)
+    if (r.dtype == dtype) impls += (impls.empty() ? "" : ",") + r.impl;
+  return fmt::format(
+      "attnprof bench --timing hot --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
+      "{}{} --impl {}",
+      s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, dtype, causal ? "" : " --no-causal", impls);
+}
+
+ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int steps) {
+  ReplayShape r;
+  r.traced = s;
+  r.dtype = dtype_of(s.precision);
+  r.causal = s.causal_known ? s.causal : request.causal.value_or(false);
+  r.traced_ms = s.calls > 0 ? static_cast<double>(s.kernel_ns) / 1e6 / s.calls : 0.0;
+  r.calls_per_step = steps > 0 ? static_cast<double>(s.calls) / steps : 0.0;
+  r.source = s.shape.source();
+  if (!s.causal_known)
+    r.source += request.causal ? "; causal as --causal/--no-causal said (the trace does not say)"
+                               : "; taken as not causal (the trace does not say: --causal to replay it so)";
+  r.fix = fix_for(s);
+  const std::string own = own_stand_in(s, &r.own_note);
+  // The fused alternatives take 16-bit inputs: an fp32 trace's run in bf16, which is the fix.
+  const std::string alt_dtype = r.dtype == "fp32" ? "bf16" : r.dtype;
+  if (!own.empty()) r.rows.push_back({own, own == "cudnn" ? alt_dtype : r.dtype, true, "", {}, {}, {}});
+  for (const char* alt : {"cudnn", "fused"})
+    if (own != alt) r.rows.push_back({alt, alt_dtype, false, "", {}, {}, {}});
+  r.shape_text = shape_line(s.shape, r.dtype, r.causal);
+  std::vector<std::string> parts;
+  for (const std::string& d : {r.dtype, alt_dtype}) {
+    const std::string c = bench_command(s.shape, d, r.causal, r.rows);
+    if (std::find(parts.begin(), parts.end(), c) == parts.end() && c.find("--impl ") + 7 < c.size()) parts.push_back(c);
+  }
+  for (const std::string& c : parts) r.command += (r.command.empty() ? "" : "\n") + c;
+  return r;
+}
+
+}  // namespace
+
+Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request) {
+  Replay out;
+  out.steps = count_steps(analysis);
+  TraceShapes found = trace_shapes(analysis.attention_calls, index);
+  out.calls_without_shape = found.calls_without_shape + found.calls_batch_x_heads;
+  for (const TraceShape& s : found.shapes) out.shapes.push_back(plan_shape(s, request, out.steps));
+  if (found.unshaped.calls > 0) {
+    TraceShape s = found.unshaped;
+    if (request.shape) {
+      s.shape = *request.shape;
+      s.causal_known = request.shape->causal.has_value();
+      s.causal = request.shape->causal.value_or(false);
+      out.calls_without_shape = 0;
+      ReplayShape r = plan_shape(s, request, out.steps);
+      r.source = "--shape (the trace does not say)";
+      out.shapes.push_back(std::move(r));
+    } else {
+      ReplayShape r = plan_shape(s, request, out.steps);
+      r.problem = fmt::format(
+          "{} forward call{} without a shape in the trace{}: record it with "
+          "torch.profiler.profile(record_shapes=True), or give it as --shape B,H[/H_KV],S[/S_KV],D",
+          s.calls, s.calls == 1 ? "" : "s", s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "");
+      r.shape_text = "?";
+      r.command.clear();
+      out.shapes.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(out.shapes.begin(), out.shapes.end(),
+                   [](const ReplayShape& a, const ReplayShape& b) { return a.traced.kernel_ns > b.traced.kernel_ns; });
+  return out;
+}
+
+void finish_replay(Replay& replay) {
+  for (ReplayShape& s : replay.shapes) {
+    const ReplayRow* own = nullptr;
+    for (const ReplayRow& r : s.rows)
+      if (r.own && r.ms) own = &r;
+    if (own && s.traced_ms > 0) {
+      s.own_vs_traced = *own->ms / s.traced_ms;
+      const double off = *s.own_vs_traced - 1.0;
+      s.carries_over =
+          std::abs(off) <= kReplayAgreement
+              ? fmt::format(
+                    "the replay of {} is within {:.0f}% of the traced time ({:+.0f}%): the savings measured "
+                    "here should carry over to the traced program",
+                    own->impl, kReplayAgreement * 100, off * 100)
+              : fmt::format(
+                    "the replay of {} took {:.3f} ms per call against {:.3f} ms in the trace ({:+.0f}%): "
+                    "another GPU, other clocks, contention in the traced program or a different kernel "
+                    "sequence; the savings are this GPU's, not necessarily the traced program's",
+                    own->impl, *own->ms, s.traced_ms, off * 100);
+    } else if (!s.rows.empty() && s.problem.empty() && replay.no_gpu.empty()) {
+      s.carries_over = "no replay of the traced implementation: savings are against its traced time";
+    }
+    const double base = own ? *own->ms : s.traced_ms;
+    for (ReplayRow& r : s.rows) {
+      if (!r.ms || r.own) continue;
+      r.saving_ms = base - *r.ms;
+      if (s.calls_per_step > 0) r.saving_step_ms = *r.saving_ms * s.calls_per_step;
+    }
+  }
+}
+
+}  // namespace attnprof

@@ -1,0 +1,70 @@
+// doctor --replay: the trace's attention shapes run again on this machine's GPU
+// through the bench, so a diagnosis comes with a measured saving. This is the
+// plan and the result (plain data; the bench fills the times, bench/replay_runner.h):
+// for each distinct forward shape, the bench implementation that stands in for
+// what the trace ran (its "own" replay) and the fused alternatives; then the
+// saving per call and per step, and whether the replay of the trace's own
+// implementation agrees with its traced time (else the saving may not carry over).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "analysis/trace_shapes.h"
+
+namespace attnprof {
+
+// What a user says about shapes the trace cannot tell (doctor --shape, --causal).
+struct ReplayRequest {
+  std::optional<AttentionShape> shape;  // for calls without a complete shape in the trace
+  std::optional<bool> causal;           // for shapes whose trace does not say
+};
+
+struct ReplayRow {
+  std::string impl;                      // bench registry name: "math", "eager-fp32-softmax", "cudnn", "fused"
+  std::string dtype;                     // what it ran in (fused rows of an fp32 trace run in bf16)
+  bool own = false;                      // stands in for what the trace ran
+  std::string why_not;                   // non-empty: did not run, and why (unsupported shape, out of memory, no GPU)
+  std::optional<double> ms;              // per call, hot, median
+  std::optional<double> saving_ms;       // per call, vs the own replay (or the traced time without one)
+  std::optional<double> saving_step_ms;  // per profiler step
+};
+
+struct ReplayShape {
+  TraceShape traced;
+  std::string shape_text;  // "B=2 H=8 H_kv=2 S=512 S_kv=512 D=64 bf16 causal"
+  std::string source;      // where the shape came from, and what was assumed
+  std::string dtype;       // bf16, fp16, fp32
+  bool causal = false;
+  double traced_ms = 0;       // per call, in the trace
+  double calls_per_step = 0;  // 0: the trace has no steps
+  std::string own_note;       // why no own stand-in, or what it is
+  std::string fix;            // what gets the saving
+  std::string command;        // the attnprof bench command for this shape
+  std::string problem;        // non-empty: not replayed at all, why (e.g. an incomplete shape)
+  std::vector<ReplayRow> rows;
+  std::optional<double> own_vs_traced;  // replayed own / traced
+  std::string carries_over;             // the verdict on own_vs_traced, one line
+};
+
+struct Replay {
+  std::string device;  // the GPU it ran on; "" when it did not run
+  std::string no_gpu;  // why it did not run here ("" when it did)
+  std::string timing = "hot";
+  int steps = 0;                    // profiler steps (region instances) the per-step figures use
+  int calls_without_shape = 0;      // forward calls not replayed: no shape in the trace
+  std::vector<ReplayShape> shapes;  // by traced time, the largest first
+};
+
+// Within this share a replay of the trace's own implementation counts as agreeing with it.
+inline constexpr double kReplayAgreement = 0.15;
+
+// The plan: shapes, stand-ins, alternatives and commands; no times yet.
+Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request);
+// Savings and verdicts from the rows' times (after the bench filled them).
+void finish_replay(Replay& replay);
+
+}  // namespace attnprof

@@ -1,0 +1,86 @@
+#include "bench/replay_runner.h"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+#include "bench/bench.h"
+#include "common/input_error.h"
+
+namespace attnprof::bench {
+namespace {
+
+BenchOptions options_for(const ReplayShape& s, const std::string& dtype, const BenchOptions& base) {
+  BenchOptions o = base;
+  o.batch = static_cast<int>(s.traced.shape.batch);
+  o.heads = static_cast<int>(s.traced.shape.q_heads);
+  o.kv_heads = static_cast<int>(s.traced.shape.kv_heads);
+  o.seq = static_cast<int>(s.traced.shape.q_len);
+  o.kv_seq = static_cast<int>(s.traced.shape.kv_len);
+  o.head_dim = static_cast<int>(s.traced.shape.head_dim);
+  o.dtype = attention::parse_dtype(dtype);
+  o.causal = s.causal;
+  o.hot = true;  // the trace's calls ran back to back, inside a program
+  o.json = false;
+  o.trace_dir.clear();
+  return o;
+}
+
+void take(const BenchRun& run, ReplayRow& row) {
+  for (const ImplResult& r : run.rows) {
+    if (r.name != row.impl) continue;
+    if (!r.skipped.empty()) {
+      row.why_not = r.skipped;
+    } else if (r.rel_error && !r.check_passed) {
+      row.why_not = fmt::format("failed its fp64 check (relative error {:.2g})", *r.rel_error);
+    } else {
+      row.ms = r.median_ms;
+    }
+    return;
+  }
+  row.why_not = "not run by the bench";
+}
+
+}  // namespace
+
+void run_replay(Replay& replay, const BenchOptions& base) {
+  replay.no_gpu = base.device == DeviceChoice::Cpu ? "--device cpu: the replay needs a GPU" : base.no_gpu;
+  for (ReplayShape& s : replay.shapes) {
+    if (!s.problem.empty()) continue;
+    if (!replay.no_gpu.empty()) {
+      for (ReplayRow& r : s.rows) r.why_not = "no GPU here";
+      continue;
+    }
+    // One bench run per dtype, its rows side by side; if it refuses, one run per row for the reason.
+    std::vector<std::string> dtypes;
+    for (const ReplayRow& r : s.rows)
+      if (std::find(dtypes.begin(), dtypes.end(), r.dtype) == dtypes.end()) dtypes.push_back(r.dtype);
+    for (const std::string& dtype : dtypes) {
+      BenchOptions o = options_for(s, dtype, base);
+      for (const ReplayRow& r : s.rows)
+        if (r.dtype == dtype) o.impls.push_back(r.impl);
+      try {
+        const BenchRun run = run_bench(o);
+        replay.device = run.device;
+        for (ReplayRow& r : s.rows)
+          if (r.dtype == dtype) take(run, r);
+      } catch (const InputError&) {
+        for (ReplayRow& r : s.rows) {
+          if (r.dtype != dtype) continue;
+          BenchOptions one = o;
+          one.impls = {r.impl};
+          try {
+            const BenchRun run = run_bench(one);
+            replay.device = run.device;
+            take(run, r);
+          } catch (const InputError& e) {
+            r.why_not = e.what();
+          }
+        }
+      }
+    }
+  }
+  finish_replay(replay);
+}
+
+}  // namespace attnprof::bench

@@ -1,0 +1,137 @@
+#include "report/replay_report.h"
+
+#include <fmt/core.h>
+
+#include "report/format.h"
+
+namespace attnprof::report {
+namespace {
+
+std::string opt_ms(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string("-"); }
+
+}  // namespace
+
+void replay_text(std::string& out, const Replay& r) {
+  auto o = std::back_inserter(out);
+  out += "\nReplay: the trace's attention shapes measured on this machine (attnprof bench, hot timing)\n";
+  if (!r.no_gpu.empty())
+    append_wrapped(out, fmt::format("Not run: {}. The commands below run the same on a machine with a GPU.", r.no_gpu),
+                   2);
+  else if (!r.device.empty())
+    fmt::format_to(o, "  GPU: {}\n", r.device);
+  if (r.shapes.empty()) out += "  No forward attention calls to replay.\n";
+  for (std::size_t i = 0; i < r.shapes.size(); ++i) {
+    const ReplayShape& s = r.shapes[i];
+    fmt::format_to(o, "\n  Shape {} of {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace\n", i + 1,
+                   r.shapes.size(), s.shape_text, s.traced.calls, s.traced.calls == 1 ? "" : "s",
+                   s.traced.implementations, s.traced_ms);
+    if (!s.problem.empty()) {
+      append_wrapped(out, "Not replayed: " + s.problem + ".", 4);
+      continue;
+    }
+    append_wrapped(out, "shape from " + s.source, 4);
+    if (!s.own_note.empty()) append_wrapped(out, "stand-in for the traced calls: " + s.own_note, 4);
+    const bool per_step = s.calls_per_step > 0;
+    fmt::format_to(o, "    {:<20} {:<5} {:>9} {:>12} {:>13}\n", "implementation", "dtype", "ms/call", "saving/call",
+                   per_step ? "saving/step" : "");
+    fmt::format_to(o, "    {:<20} {:<5} {:>9} {:>12} {:>13}\n", "traced", s.dtype, fmt::format("{:.3f}", s.traced_ms),
+                   "", "");
+    for (const ReplayRow& row : s.rows) {
+      const std::string name = row.own ? row.impl + " (own)" : row.impl;
+      if (!row.why_not.empty()) {
+        fmt::format_to(o, "    {:<20} {:<5} {:>9}  {}\n", name, row.dtype, "-", fit(row.why_not, 60));
+        continue;
+      }
+      fmt::format_to(o, "    {:<20} {:<5} {:>9} {:>12} {:>13}\n", name, row.dtype, opt_ms(row.ms),
+                     row.saving_ms ? fmt::format("{:+.3f}", -*row.saving_ms) : std::string(),
+                     row.saving_step_ms ? fmt::format("{:+.3f}", -*row.saving_step_ms) : std::string());
+    }
+    if (!s.carries_over.empty()) append_wrapped(out, s.carries_over + ".", 4);
+    append_wrapped(out, "fix: " + s.fix, 4);
+    if (!r.no_gpu.empty())
+      for (std::size_t at = 0; at < s.command.size();) {
+        const std::size_t nl = s.command.find('\n', at);
+        fmt::format_to(o, "    {}\n", s.command.substr(at, nl - at));
+        at = nl == std::string::npos ? s.command.size() : nl + 1;
+      }
+  }
+  if (r.calls_without_shape > 0)
+    fmt::format_to(o, "  ({} forward calls had no shape in the trace and are not replayed)\n", r.calls_without_shape);
+  if (r.no_gpu.empty() && !r.shapes.empty())
+    append_wrapped(out,
+                   "(saving = the stand-in's time, or the traced time without one, minus the row's; negative is "
+                   "slower. Per step: times the calls per profiler step.)",
+                   2);
+}
+
+void replay_json(JsonWriter& j, const Replay& r) {
+  j.begin_object("replay");
+  if (r.device.empty())
+    j.null("device");
+  else
+    j.str("device", r.device);
+  if (r.no_gpu.empty())
+    j.null("not_run");
+  else
+    j.str("not_run", r.no_gpu);
+  j.str("timing", r.timing);
+  j.num("steps", r.steps);
+  j.num("calls_without_shape", r.calls_without_shape);
+  j.real("agreement", kReplayAgreement, 2);
+  j.begin_array("shapes");
+  const auto opt = [&j](std::string_view k, const std::optional<double>& v) {
+    if (v)
+      j.real(k, *v, 4);
+    else
+      j.null(k);
+  };
+  for (const ReplayShape& s : r.shapes) {
+    j.begin_object();
+    j.str("shape", s.shape_text);
+    if (s.problem.empty()) {
+      j.num("batch", s.traced.shape.batch);
+      j.num("q_heads", s.traced.shape.q_heads);
+      j.num("kv_heads", s.traced.shape.kv_heads);
+      j.num("q_len", s.traced.shape.q_len);
+      j.num("kv_len", s.traced.shape.kv_len);
+      j.num("head_dim", s.traced.shape.head_dim);
+      j.boolean("causal", s.causal);
+    }
+    j.str("dtype", s.dtype);
+    j.str("source", s.source);
+    j.num("calls", s.traced.calls);
+    j.str("implementations", s.traced.implementations);
+    j.real("traced_ms_per_call", s.traced_ms, 4);
+    j.real("calls_per_step", s.calls_per_step, 3);
+    if (s.problem.empty())
+      j.null("problem");
+    else
+      j.str("problem", s.problem);
+    j.str("stand_in", s.own_note);
+    opt("own_vs_traced", s.own_vs_traced);
+    j.str("carries_over", s.carries_over);
+    j.str("fix", s.fix);
+    j.str("command", s.command);
+    j.begin_array("rows");
+    for (const ReplayRow& row : s.rows) {
+      j.begin_object();
+      j.str("implementation", row.impl);
+      j.str("dtype", row.dtype);
+      j.boolean("own", row.own);
+      opt("ms_per_call", row.ms);
+      opt("saving_ms_per_call", row.saving_ms);
+      opt("saving_ms_per_step", row.saving_step_ms);
+      if (row.why_not.empty())
+        j.null("not_run");
+      else
+        j.str("not_run", row.why_not);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+}  // namespace attnprof::report
