@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus fuzz sanitize python-test clean format format-check
+.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus gpu-replay fuzz sanitize python-test clean format format-check
 
 deps:
 	./scripts/setup.sh
@@ -83,3 +83,8 @@ gpu-carry: build
 CORPUS_SET ?= unseen
 gpu-corpus:
 	./scripts/corpus/gpu_corpus.sh $(GPU_CARRY) gpu-out/corpus-$(CORPUS_SET) --set $(CORPUS_SET)
+
+# doctor --replay on real programs (on a GPU machine, from gpu-carry): replays within 15% of the
+# traced times, savings within 15% of the fused twin traces' (scripts/corpus/replay_check.py).
+gpu-replay:
+	./scripts/corpus/gpu_replay.sh $(GPU_CARRY) gpu-out/replay

@@ -5,6 +5,7 @@
     print(report)                                     # the same report as `attnprof doctor`
     report.findings                                   # Finding(id, scope, severity, time_ms, message, fix)
     attnprof.check("trace.json.gz", fail_on=["attention"])   # raises AttentionCheckError: a CI gate
+    attnprof.replay("trace.json.gz")                  # each shape run on this GPU: the measured saving
 
     with torch.profiler.profile(..., on_trace_ready=attnprof.trace_handler("./traces")) as prof: ...
 
@@ -15,6 +16,7 @@ Bad input raises attnprof.InputError (a ValueError) with the CLI's one-line mess
 """
 
 from ._core import InputError
+from ._replay import Replay, ReplayRow, ReplayShape, replay
 from ._report import AttentionCall, AttentionCheckError, Finding, Region, Report, check, diff, doctor
 from ._torch import attention, trace_handler
 
@@ -26,10 +28,14 @@ __all__ = [
     "Finding",
     "InputError",
     "Region",
+    "Replay",
+    "ReplayRow",
+    "ReplayShape",
     "Report",
     "attention",
     "check",
     "diff",
     "doctor",
+    "replay",
     "trace_handler",
 ]

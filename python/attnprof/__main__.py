@@ -2,11 +2,8 @@
 
 import os
 import sys
-from pathlib import Path
 
-
-def binary() -> Path:
-    return Path(__file__).resolve().parent / "bin" / "attnprof"
+from ._cli import binary
 
 
 def main() -> None:

@@ -191,3 +191,31 @@ def test_attention_refuses_cpu_tensors_clearly():
     q = torch.zeros(1, 2, 8, 64, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="needs CUDA tensors"):
         attnprof.attention(q, q, q)
+
+
+def test_replay_plans_each_shape_and_runs_where_there_is_a_gpu():
+    # Llama (2 layers x 2 profiled forwards) on SDPA math: B=2, 8 query heads over 2 kv heads, S=512, D=64, causal.
+    r = attnprof.replay(str(CORPUS / "llama_sdpa-math_bf16_infer.json.gz"))
+    assert len(r.shapes) == 1
+    s = r.shapes[0]
+    assert s.calls == 4 and s.dtype == "bf16"
+    assert s.dims == dict(batch=2, q_heads=8, kv_heads=2, q_len=512, kv_len=512, head_dim=64, causal=True)
+    assert [w.implementation for w in s.rows] == ["math", "cudnn", "fused"] and s.rows[0].own
+    if r.device is None:  # no GPU here: the command to run where there is one
+        assert r.not_run and all(w.not_run == "no GPU here" for w in s.rows)
+        assert "attnprof bench --timing hot --batch 2 --heads 8 --kv-heads 2 --seq 512" in s.command
+    else:
+        assert all(w.ms_per_call is not None for w in s.rows), [w.not_run for w in s.rows]
+    assert "math" in str(r)
+
+
+def test_replay_asks_for_a_shape_the_trace_does_not_say():
+    # `attnprof record` traces have no record_shapes; the kernels give B x H x S and S_kv, not the head dim.
+    trace = str(CORPUS / "gpt2_eager_bf16_infer_record.json.gz")
+    s = attnprof.replay(trace).shapes[0]
+    assert s.problem and "--shape" in s.problem and "B x H x S = 8192" in s.problem
+    given = attnprof.replay(trace, shape=(2, 8, 512, 64), causal=True).shapes[0]
+    assert given.problem is None and given.dims["head_dim"] == 64 and given.dims["causal"] is True
+    assert "agrees with the kernels" in given.source
+    with pytest.raises(attnprof.InputError, match="--shape '2,8,512': 3 fields, not 4"):
+        attnprof.replay(trace, shape="2,8,512")

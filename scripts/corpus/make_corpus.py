@@ -12,6 +12,7 @@ implementation follows from `attn_implementation` and the SDPA backend forced.
   make_corpus.py --run NAME                          one variant, no profiler (for attnprof record)
   make_corpus.py --list                              the variants and their facts (JSON)
   make_corpus.py --set unseen ...                    families kept out of the repository (validation)
+  make_corpus.py --set replay ...                    Llama and GPT-2 x eager/math/fused x bf16/fp16 (doctor --replay)
 
 On the GPU machine: scripts/corpus/gpu_corpus.sh does both kinds in one call.
 """
@@ -101,7 +102,18 @@ for fam, dtype in [("qwen2", "bf16"), ("opt", "fp16"), ("gpt_neox", "bf16"), ("r
 for fam, dtype in [("qwen2", "bf16"), ("gpt_neox", "bf16")]:
     variant(fam, "eager", None, dtype, "training", tracer="attnprof record", into=UNSEEN)
     variant(fam, "sdpa", "math", dtype, "inference", tracer="attnprof record", into=UNSEEN)
-ALL = {**VARIANTS, **UNSEEN}
+# The replay check (scripts/corpus/gpu_replay.sh): each program with eager, SDPA-math and fused
+# attention, in bf16 and fp16, inference and training, so doctor --replay's saving for the first two
+# can be checked against the third's trace; two `attnprof record` runs for shapes without record_shapes.
+REPLAY = {}
+for fam in ["llama", "gpt2"]:
+    for dtype in ["bf16", "fp16"]:
+        for impl, backend in [("eager", None), ("sdpa", "math"), ("sdpa", None)]:
+            for mode in ["inference", "training"]:
+                variant(fam, impl, backend, dtype, mode, into=REPLAY)
+variant("llama", "eager", None, "bf16", "inference", tracer="attnprof record", into=REPLAY)
+variant("gpt2", "sdpa", "math", "fp16", "inference", tracer="attnprof record", into=REPLAY)
+ALL = {**VARIANTS, **UNSEEN, **REPLAY}
 
 
 def facts(name):
@@ -252,9 +264,9 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--run")
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--set", choices=["corpus", "unseen"], default="corpus")
+    ap.add_argument("--set", choices=["corpus", "unseen", "replay"], default="corpus")
     a = ap.parse_args()
-    chosen = VARIANTS if a.set == "corpus" else UNSEEN
+    chosen = {"corpus": VARIANTS, "unseen": UNSEEN, "replay": REPLAY}[a.set]
     if a.list:
         json.dump([facts(n) for n in chosen], sys.stdout, indent=1)
         return 0

@@ -90,20 +90,25 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   ReplayShape r;
   r.traced = s;
   r.dtype = dtype_of(s.precision);
-  r.causal = s.causal_known ? s.causal : request.causal.value_or(false);
+  // A mask pass inside an unfused call whose trace does not say what mask: a decoder's causal mask
+  // (Hugging Face drops an all-ones padding mask: BERT's eager call has no such pass).
+  const bool mask_guess = !s.causal_known && !request.causal && s.mask_in_call;
+  r.causal = s.causal_known ? s.causal : request.causal.value_or(mask_guess);
   r.traced_ms = s.calls > 0 ? static_cast<double>(s.kernel_ns) / 1e6 / s.calls : 0.0;
   r.calls_per_step = steps > 0 ? static_cast<double>(s.calls) / steps : 0.0;
   r.source = s.shape.source();
   if (!s.causal_known)
     r.source += request.causal ? "; causal as --causal/--no-causal said (the trace does not say)"
-                               : "; taken as not causal (the trace does not say: --causal to replay it so)";
+                : mask_guess ? "; taken as causal: a mask is added to the scores inside the call, as decoders' causal "
+                               "masks are (--no-causal to replay it as not)"
+                             : "; taken as not causal (the trace does not say: --causal to replay it so)";
   r.fix = fix_for(s);
   const std::string own = own_stand_in(s, &r.own_note);
   // The fused alternatives take 16-bit inputs: an fp32 trace's run in bf16, which is the fix.
   const std::string alt_dtype = r.dtype == "fp32" ? "bf16" : r.dtype;
-  if (!own.empty()) r.rows.push_back({own, own == "cudnn" ? alt_dtype : r.dtype, true, "", {}, {}, {}});
+  if (!own.empty()) r.rows.push_back({own, own == "cudnn" ? alt_dtype : r.dtype, true, "", {}, {}, {}, {}});
   for (const char* alt : {"cudnn", "fused"})
-    if (own != alt) r.rows.push_back({alt, alt_dtype, false, "", {}, {}, {}});
+    if (own != alt) r.rows.push_back({alt, alt_dtype, false, "", {}, {}, {}, {}});
   r.shape_text = shape_line(s.shape, r.dtype, r.causal);
   std::vector<std::string> parts;
   for (const std::string& d : {r.dtype, alt_dtype}) {
@@ -125,12 +130,21 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
   if (found.unshaped.calls > 0) {
     TraceShape s = found.unshaped;
     if (request.shape) {
+      const AttentionShape seen = s.shape;  // what the kernels said, if anything
       s.shape = *request.shape;
-      s.causal_known = request.shape->causal.has_value();
-      s.causal = request.shape->causal.value_or(false);
+      if (request.shape->causal) {
+        s.causal_known = true;
+        s.causal = *request.shape->causal;
+      }
       out.calls_without_shape = 0;
       ReplayShape r = plan_shape(s, request, out.steps);
-      r.source = "--shape (the trace does not say)";
+      r.source = "--shape (the trace does not say it)";
+      if (seen.from == ShapeFrom::Kernels) {
+        const bool agrees = seen.batch * seen.q_heads * seen.q_len == s.shape.batch * s.shape.q_heads * s.shape.q_len &&
+                            seen.kv_len == s.shape.kv_len && (seen.head_dim == 0 || seen.head_dim == s.shape.head_dim);
+        r.source += agrees ? "; it agrees with the kernels' launches (" + seen.inferred + ")"
+                           : "; it DISAGREES with the kernels' launches (" + seen.inferred + "): check it";
+      }
       out.shapes.push_back(std::move(r));
     } else {
       ReplayShape r = plan_shape(s, request, out.steps);

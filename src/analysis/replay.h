@@ -24,11 +24,14 @@ struct ReplayRequest {
 };
 
 struct ReplayRow {
-  std::string impl;                      // bench registry name: "math", "eager-fp32-softmax", "cudnn", "fused"
-  std::string dtype;                     // what it ran in (fused rows of an fp32 trace run in bf16)
-  bool own = false;                      // stands in for what the trace ran
-  std::string why_not;                   // non-empty: did not run, and why (unsupported shape, out of memory, no GPU)
-  std::optional<double> ms;              // per call, hot, median
+  std::string impl;     // bench registry name: "math", "eager-fp32-softmax", "cudnn", "fused"
+  std::string dtype;    // what it ran in (fused rows of an fp32 trace run in bf16)
+  bool own = false;     // stands in for what the trace ran
+  std::string why_not;  // non-empty: did not run, and why (unsupported shape, out of memory, no GPU)
+  // Per call: GPU kernel time (what the trace's times add up to), median of 10 back-to-back calls;
+  // wall_ms: the same calls timed by CUDA events (includes launch gaps when the host is the limit).
+  std::optional<double> ms;
+  std::optional<double> wall_ms;
   std::optional<double> saving_ms;       // per call, vs the own replay (or the traced time without one)
   std::optional<double> saving_step_ms;  // per profiler step
 };

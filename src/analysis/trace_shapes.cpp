@@ -39,6 +39,10 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index) {
       x.impl = c.impl;
       x.family = c.family;
       x.fp32_softmax = c.impl == AttentionImpl::Unfused && softmax_in_fp32(c, index);
+      for (const std::size_t a : c.activities) {
+        const KernelOp op = index.activities()[a].cls.op;
+        x.mask_in_call |= op == KernelOp::Add || op == KernelOp::MaskedFill || op == KernelOp::Where;
+      }
     }
     ++x.calls;
     x.kernel_ns += c.kernel_ns;
@@ -53,7 +57,11 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index) {
     if (c.pass != AttentionPass::Forward) continue;
     if (!c.shape.known() || c.shape.from == ShapeFrom::QkBmm) {
       ++(c.shape.known() ? out.calls_batch_x_heads : out.calls_without_shape);
-      if (out.unshaped.calls == 0) out.unshaped.shape = c.shape;  // what is known of it
+      if (out.unshaped.calls == 0) {  // what is known of it
+        out.unshaped.shape = c.shape;
+        out.unshaped.causal_known = c.shape.causal.has_value() || c.causal_mask;
+        out.unshaped.causal = c.shape.causal.value_or(false) || c.causal_mask;
+      }
       add(out.unshaped, c);
       continue;
     }
@@ -74,7 +82,6 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index) {
     }
     add(*it, c);
   }
-  out.unshaped.causal_known = false;
   std::stable_sort(out.shapes.begin(), out.shapes.end(),
                    [](const TraceShape& a, const TraceShape& b) { return a.kernel_ns > b.kernel_ns; });
   return out;

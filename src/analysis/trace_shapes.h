@@ -26,6 +26,7 @@ struct TraceShape {
   AttentionImpl impl = AttentionImpl::Unfused;
   std::string_view family;    // of a fused call ("cuDNN", "FlashAttention", ...)
   bool fp32_softmax = false;  // an unfused 16-bit call whose softmax ran in fp32 (softmax(dtype=float32))
+  bool mask_in_call = false;  // an unfused call with a mask pass over the scores (add, masked_fill, where)
 };
 
 struct TraceShapes {

@@ -19,10 +19,13 @@ struct ImplResult {
   std::optional<double> pct_of_gemm;      // of the bf16 GEMM rate measured in this run
   std::optional<int> kernels;             // recorded kernels per forward
   std::vector<std::string> kernel_names;  // in launch order, when recorded
-  std::vector<double> kernel_us;          // their durations in the recorded forward
-  std::string gemm_unit;                  // "tensor core bf16", "cuda core fp32", ... or "n/a"
-  double bytes_model = 0.0;               // bytes the implementation's passes move (model)
-  std::optional<double> rel_error;        // vs fp64, on checked slices
+  std::vector<double> kernel_us;          // their durations in the recorded forward (hot: medians of 10)
+  // GPU kernel time per forward, summed over its kernels (what a trace's kernel times add up to): the
+  // recorded forward's, or with hot timing the median of 10 back-to-back recorded forwards.
+  std::optional<double> kernel_ms;
+  std::string gemm_unit;            // "tensor core bf16", "cuda core fp32", ... or "n/a"
+  double bytes_model = 0.0;         // bytes the implementation's passes move (model)
+  std::optional<double> rel_error;  // vs fp64, on checked slices
   int slices_checked = 0, slices_total = 0;
   bool check_passed = true;
   std::string ladder_from, ladder_cause;  // the registry row's ladder step into this implementation

@@ -109,7 +109,8 @@ void check(Session& s, const std::function<void()>& forward, ImplResult& row) {
   row.check_passed = result.rel_error < attention::cpu::tolerance(s.plan.shape.dtype);
 }
 
-// One recorded forward: its kernels, and the trace --trace asked for.
+// Recorded forwards: their kernels, their GPU time, and the trace --trace asked for. One
+// forward, or with hot timing 10 back to back (kernel durations and the sum: medians over them).
 void record_kernels(Session& s, const std::function<void()>& forward, const std::string& name, ImplResult& row,
                     BenchRun& run) {
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
@@ -119,11 +120,33 @@ void record_kernels(Session& s, const std::function<void()>& forward, const std:
     run.kernel_count_source = "n/a: " + why;
     return;
   }
-  forward();
+  const int calls = s.plan.hot ? 10 : 1;
+  for (int i = 0; i < calls; ++i) forward();
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
   const std::string trace_path =
       s.plan.trace_dir.empty() ? "" : (std::filesystem::path(s.plan.trace_dir) / (name + ".json")).string();
-  const KernelRecording rec = s.counter->end(trace_path);
+  KernelRecording rec = s.counter->end(trace_path);
+  const std::size_t n = rec.kernel_names.size() / calls;
+  if (calls > 1 && n > 0 && rec.kernel_names.size() == n * calls && rec.kernel_us.size() == rec.kernel_names.size()) {
+    std::vector<double> per_kernel(n), sums(calls, 0.0);
+    for (std::size_t k = 0; k < n; ++k) {
+      std::vector<double> d(calls);
+      for (int c = 0; c < calls; ++c) {
+        d[c] = rec.kernel_us[c * n + k];
+        sums[c] += d[c];
+      }
+      std::nth_element(d.begin(), d.begin() + calls / 2, d.end());
+      per_kernel[k] = d[calls / 2];
+    }
+    std::nth_element(sums.begin(), sums.begin() + calls / 2, sums.end());
+    rec.kernel_names.resize(n);
+    rec.kernel_us = per_kernel;
+    row.kernel_ms = sums[calls / 2] / 1e3;
+  } else if (calls == 1) {
+    double sum = 0;
+    for (const double us : rec.kernel_us) sum += us;
+    row.kernel_ms = sum / 1e3;
+  }
   row.kernels = static_cast<int>(rec.kernel_names.size());
   row.kernel_names = rec.kernel_names;
   row.kernel_us = rec.kernel_us;

@@ -217,6 +217,10 @@ std::string to_json(const BenchRun& run) {
     j.begin_array("kernel_us");
     for (const double us : r.kernel_us) number({}, us);
     j.end_array();
+    if (r.kernel_ms)
+      number("kernel_ms", *r.kernel_ms);
+    else
+      j.null("kernel_ms");
     j.end_object();
   }
   j.end_array();

@@ -13,7 +13,11 @@ std::string opt_ms(const std::optional<double>& v) { return v ? fmt::format("{:.
 
 void replay_text(std::string& out, const Replay& r) {
   auto o = std::back_inserter(out);
-  out += "\nReplay: the trace's attention shapes measured on this machine (attnprof bench, hot timing)\n";
+  out += '\n';
+  append_wrapped(out,
+                 "Replay: the trace's attention shapes measured on this machine (attnprof bench; ms = GPU kernel "
+                 "time per call, the median of 10 back-to-back calls, as the trace counts it)",
+                 0);
   if (!r.no_gpu.empty())
     append_wrapped(out, fmt::format("Not run: {}. The commands below run the same on a machine with a GPU.", r.no_gpu),
                    2);
@@ -32,17 +36,17 @@ void replay_text(std::string& out, const Replay& r) {
     append_wrapped(out, "shape from " + s.source, 4);
     if (!s.own_note.empty()) append_wrapped(out, "stand-in for the traced calls: " + s.own_note, 4);
     const bool per_step = s.calls_per_step > 0;
-    fmt::format_to(o, "    {:<20} {:<5} {:>9} {:>12} {:>13}\n", "implementation", "dtype", "ms/call", "saving/call",
+    fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", "implementation", "dtype", "ms/call", "saving/call",
                    per_step ? "saving/step" : "");
-    fmt::format_to(o, "    {:<20} {:<5} {:>9} {:>12} {:>13}\n", "traced", s.dtype, fmt::format("{:.3f}", s.traced_ms),
+    fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", "traced", s.dtype, fmt::format("{:.3f}", s.traced_ms),
                    "", "");
     for (const ReplayRow& row : s.rows) {
       const std::string name = row.own ? row.impl + " (own)" : row.impl;
       if (!row.why_not.empty()) {
-        fmt::format_to(o, "    {:<20} {:<5} {:>9}  {}\n", name, row.dtype, "-", fit(row.why_not, 60));
+        fmt::format_to(o, "    {:<26} {:<5} {:>9}  {}\n", name, row.dtype, "-", fit(row.why_not, 60));
         continue;
       }
-      fmt::format_to(o, "    {:<20} {:<5} {:>9} {:>12} {:>13}\n", name, row.dtype, opt_ms(row.ms),
+      fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", name, row.dtype, opt_ms(row.ms),
                      row.saving_ms ? fmt::format("{:+.3f}", -*row.saving_ms) : std::string(),
                      row.saving_step_ms ? fmt::format("{:+.3f}", -*row.saving_step_ms) : std::string());
     }
@@ -119,6 +123,7 @@ void replay_json(JsonWriter& j, const Replay& r) {
       j.str("dtype", row.dtype);
       j.boolean("own", row.own);
       opt("ms_per_call", row.ms);
+      opt("wall_ms_per_call", row.wall_ms);
       opt("saving_ms_per_call", row.saving_ms);
       opt("saving_ms_per_step", row.saving_step_ms);
       if (row.why_not.empty())

@@ -273,9 +273,9 @@ TEST(Replay, SavingsAndAgreementFromTheTimes) {
   ReplayShape s;
   s.traced_ms = 0.100;
   s.calls_per_step = 4;
-  s.rows = {{"math", "bf16", true, "", 0.110, {}, {}},
-            {"cudnn", "bf16", false, "", 0.010, {}, {}},
-            {"fused", "bf16", false, "out of memory", {}, {}, {}}};
+  s.rows = {{"math", "bf16", true, "", 0.110, {}, {}, {}},
+            {"cudnn", "bf16", false, "", 0.010, {}, {}, {}},
+            {"fused", "bf16", false, "out of memory", {}, {}, {}, {}}};
   r.shapes = {s};
   s.traced_ms = 0.080;  // the replay 37% slower than the trace: does not carry over
   r.shapes.push_back(s);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -227,6 +228,63 @@ TEST(BenchCli, FromTraceNamesTheProgramsShape) {
   EXPECT_EQ(j.exit_code, 0) << j.err;
   EXPECT_NE(j.out.find("\"calls\": 4"), std::string::npos) << j.out;
   EXPECT_NE(j.out.find("\"bench\": null"), std::string::npos) << j.out;
+}
+
+// doctor --replay: the plan on every machine; without a GPU the bench command per shape, every row
+// saying why it did not run; the JSON and HTML carry the same.
+TEST(DoctorCli, ReplayWithoutAGpuPrintsTheCommands) {
+  // Llama on SDPA math: B=2, 8 query heads over 2 kv heads, S=512, D=64, causal, bf16 (facts.json).
+  const std::string trace = test::data_file("corpus/llama_sdpa-math_bf16_infer.json.gz");
+  const auto r = run_command(doctor("--replay " + trace));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Shape 1 of 1: B=2 H=8 H_kv=2 S=512 S_kv=512 D=64 bf16 causal: 4 forward calls (sdpa-math)"),
+            std::string::npos)
+      << r.out;
+  if (r.out.find("Not run: ") == std::string::npos) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_NE(r.out.find("attnprof bench --timing hot --batch 2 --heads 8 --kv-heads 2 --seq 512 --kv-seq 512 "
+                       "--head-dim 64 --dtype bf16 --impl math,cudnn,fused"),
+            std::string::npos)
+      << r.out;
+  const auto j = run_command(doctor("--replay --json " + trace));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"replay\": {"), std::string::npos);
+  EXPECT_NE(j.out.find("\"not_run\": \"no GPU here\""), std::string::npos);
+  const fs::path html = fs::temp_directory_path() / "attnprof_replay_test.html";
+  const auto h = run_command(doctor("--replay --html " + html.string() + " " + trace));
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("<section id=\"replay\">"), std::string::npos);
+  EXPECT_NE(page.find("--impl math,cudnn,fused"), std::string::npos);
+  fs::remove(html);
+}
+
+TEST(DoctorCli, ReplayShapeOption) {
+  const std::string record = test::data_file("corpus/gpt2_eager_bf16_infer_record.json.gz");
+  // No record_shapes: asked for, with what the kernels say (GPT-2: B=2 x H=8 x S=512 rows of 512 keys).
+  const auto ask = run_command(doctor("--replay " + record));
+  ASSERT_EQ(ask.exit_code, 0) << ask.err;
+  EXPECT_NE(ask.out.find("give it as --shape B,H[/H_KV],S[/S_KV],D"), std::string::npos) << ask.out;
+  const auto given = run_command(doctor("--replay --causal --shape 2,8,512,64 " + record));
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  EXPECT_NE(given.out.find("B=2 H=8 H_kv=8 S=512 S_kv=512 D=64 bf16 causal: 6 forward calls (unfused)"),
+            std::string::npos)
+      << given.out;
+  EXPECT_NE(given.out.find("it agrees with the kernels' launches"), std::string::npos) << given.out;
+  const auto wrong = run_command(doctor("--replay --shape 2,8,1024,64 " + record));
+  EXPECT_NE(wrong.out.find("it DISAGREES with the kernels' launches"), std::string::npos) << wrong.out;
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--replay --shape 2,8,512 ", "--shape '2,8,512': 3 fields, not 4"},
+           {"--replay --shape 2,8/3,512,64 ", "3 kv heads do not divide 8 query heads"},
+           {"--replay --shape 2,x,512,64 ", "'x' is not a positive integer"},
+           {"--replay --shape 2,8,0,64 ", "'0' is not a positive integer"},
+           {"--shape 2,8,512,64 ", "--shape is for --replay"},
+           {"--causal ", "--causal/--no-causal is for --replay"}}) {
+    const auto r = run_command(doctor(args + record));
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 TEST(BenchCli, FromTraceRefusals) {

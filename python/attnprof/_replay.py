@@ -1,0 +1,176 @@
+"""replay(): `attnprof doctor --replay` from Python: the trace's attention shapes run on this
+machine's GPU through the bench, with the measured saving of each fix.
+
+It runs the CLI bundled in the package (the bench and its CUDA half live there), so a
+trace from torch.profiler and one from `attnprof record` replay alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+from . import _core
+from ._cli import binary
+from ._report import Source
+
+Shape = Union[str, Sequence[int]]  # "2,32/8,4096,128" or (B, H, S, D) / (B, H, H_KV, S, S_KV, D)
+
+
+@dataclass(frozen=True)
+class ReplayRow:
+    implementation: str  # bench name: "math", "eager", "eager-fp32-softmax", "cudnn", "fused"
+    dtype: str
+    own: bool  # stands in for what the trace ran
+    ms_per_call: Optional[float]
+    saving_ms_per_call: Optional[float]  # vs the stand-in (or the traced time without one)
+    saving_ms_per_step: Optional[float]
+    not_run: Optional[str]  # why it did not run
+
+
+@dataclass(frozen=True)
+class ReplayShape:
+    shape: str  # "B=2 H=8 H_kv=2 S=512 S_kv=512 D=64 bf16 causal", "?" when not known
+    dims: Optional[dict]  # batch, q_heads, kv_heads, q_len, kv_len, head_dim, causal
+    dtype: str
+    source: str  # where the shape came from, and what was assumed
+    calls: int
+    traced_ms_per_call: float
+    stand_in: str
+    own_vs_traced: Optional[float]  # replayed stand-in / traced
+    carries_over: str
+    fix: str
+    command: str  # the attnprof bench command(s) for this shape
+    problem: Optional[str]  # not replayed, why
+    rows: tuple
+
+
+class Replay:
+    """The measured savings of one trace: .shapes (ReplayShape), .device, .not_run (why not, without a GPU)."""
+
+    def __init__(self, document: dict, text: str):
+        self.document = document
+        r = document["replay"]
+        self.device: Optional[str] = r["device"]
+        self.not_run: Optional[str] = r["not_run"]
+        self.shapes = tuple(
+            ReplayShape(
+                shape=s["shape"],
+                dims={k: s[k] for k in ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "causal")}
+                if "batch" in s
+                else None,
+                dtype=s["dtype"],
+                source=s["source"],
+                calls=s["calls"],
+                traced_ms_per_call=s["traced_ms_per_call"],
+                stand_in=s["stand_in"],
+                own_vs_traced=s["own_vs_traced"],
+                carries_over=s["carries_over"],
+                fix=s["fix"],
+                command=s["command"],
+                problem=s["problem"],
+                rows=tuple(
+                    ReplayRow(
+                        implementation=w["implementation"],
+                        dtype=w["dtype"],
+                        own=w["own"],
+                        ms_per_call=w["ms_per_call"],
+                        saving_ms_per_call=w["saving_ms_per_call"],
+                        saving_ms_per_step=w["saving_ms_per_step"],
+                        not_run=w["not_run"],
+                    )
+                    for w in s["rows"]
+                ),
+            )
+            for s in r["shapes"]
+        )
+        self._text = text
+
+    def to_json(self) -> str:
+        return json.dumps(self.document["replay"], indent=2)
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        where = self.device or f"not run: {self.not_run}"
+        return f"<attnprof.Replay {self.document['trace']!r}: {len(self.shapes)} shape(s), {where}>"
+
+
+def _shape_arg(shape: Shape) -> str:
+    if isinstance(shape, str):
+        return shape
+    v = [int(x) for x in shape]
+    if len(v) == 4:
+        return ",".join(str(x) for x in v)
+    if len(v) == 6:
+        return f"{v[0]},{v[1]}/{v[2]},{v[3]}/{v[4]},{v[5]}"
+    raise _core.InputError(f"attnprof.replay: shape {tuple(v)} is not (B, H, S, D) or (B, H, H_KV, S, S_KV, D)")
+
+
+def _run(args: Sequence[str]) -> str:
+    exe = binary()
+    if not exe.is_file():
+        raise _core.InputError(f"attnprof: the CLI is missing from the installed package ({exe}); reinstall attnprof")
+    out = subprocess.run([str(exe), *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise _core.InputError(out.stderr.strip().removeprefix("attnprof: ") or f"attnprof exited {out.returncode}")
+    return out.stdout
+
+
+def replay(
+    source: Source, shape: Optional[Shape] = None, causal: Optional[bool] = None, region: Optional[str] = None
+) -> Replay:
+    """Replays a trace's attention shapes on this machine's GPU (`attnprof doctor --replay`).
+
+    shape: for calls whose trace does not say it (no record_shapes); causal: for calls whose trace
+    does not say whether they are causal. Without a GPU the result says so (.not_run) and each
+    shape carries the `attnprof bench` command to run where there is one.
+    """
+    with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
+        if hasattr(source, "export_chrome_trace"):  # a finished torch.profiler.profile
+            path = os.path.join(tmp, "trace.json")
+            source.export_chrome_trace(path)
+        elif isinstance(source, (str, os.PathLike)):
+            path = os.fspath(source)
+        else:
+            raise TypeError(
+                f"attnprof: a trace path (.json / .json.gz) or a finished torch.profiler.profile, not "
+                f"{type(source).__name__}"
+            )
+        args = ["doctor", "--replay", "--json", path]
+        if shape is not None:
+            args += ["--shape", _shape_arg(shape)]
+        if causal is not None:
+            args.append("--causal" if causal else "--no-causal")
+        if region:
+            args += ["--region", region]
+        document = json.loads(_run(args))
+    return Replay(document, _replay_text(document))
+
+
+def _replay_text(document: dict) -> str:
+    r = document["replay"]
+    lines = [f"attnprof replay: {document['trace']}"]
+    lines.append(f"GPU: {r['device']}" if r["device"] else f"Not run: {r['not_run']}")
+    for s in r["shapes"]:
+        lines.append(f"{s['shape']}: {s['calls']} calls ({s['implementations']}), {s['traced_ms_per_call']:.3f} ms/call traced")
+        if s["problem"]:
+            lines.append(f"  not replayed: {s['problem']}")
+            continue
+        for w in s["rows"]:
+            name = w["implementation"] + (" (stand-in)" if w["own"] else "")
+            if w["not_run"]:
+                lines.append(f"  {name:<30} {w['dtype']:<5} -  {w['not_run']}")
+            else:
+                saving = "" if w["saving_ms_per_call"] is None else f"  saves {w['saving_ms_per_call']:.3f} ms/call"
+                lines.append(f"  {name:<30} {w['dtype']:<5} {w['ms_per_call']:.3f} ms/call{saving}")
+        if s["carries_over"]:
+            lines.append(f"  {s['carries_over']}")
+        if not r["device"] and s["command"]:
+            lines += [f"  {c}" for c in s["command"].splitlines()]
+    return "\n".join(lines) + "\n"
