@@ -161,6 +161,26 @@ class Finder {
     return it != all.end() && it->event == e ? &*it : nullptr;
   }
 
+  // The first decimal among an op's scalar inputs (record_shapes): SDPA's and dropout's p.
+  static std::optional<double> first_decimal(const OpInputs* in) {
+    if (in == nullptr) return std::nullopt;
+    for (const std::string& v : in->concrete) {
+      double d = 0;
+      if (v.find('.') != std::string::npos && std::from_chars(v.data(), v.data() + v.size(), d).ec == std::errc())
+        return d;
+    }
+    return std::nullopt;
+  }
+
+  // dropout's p from the op that launched activity i (aten::dropout, aten::native_dropout, ...).
+  std::optional<double> dropout_of(std::size_t i) const {
+    for (std::int32_t r = index_.activities()[i].range; r != kNone;
+         r = index_.ranges()[static_cast<std::size_t>(r)].parent)
+      if (has(index_.name(index_.ranges()[static_cast<std::size_t>(r)]), "dropout"))
+        if (const auto p = first_decimal(inputs_of(r))) return p;
+    return std::nullopt;
+  }
+
   // Shape from record_shapes of an attention op: q and k are [B, H, S, D]
   // (a backward op takes the output gradient first).
   AttentionShape shape_from_op(std::int32_t range, Precision* precision) const {
@@ -177,7 +197,9 @@ class Finder {
     const auto& qd = in->dims[q];
     const auto& kd = in->dims[q + 1];
     if (qd.size() != 4 || kd.size() != 4) return s;
-    s = {qd[0], qd[1], kd[1], qd[2], kd[2], qd[3], std::nullopt, ShapeFrom::AttentionOp, op, false, {}, false};
+    s = {qd[0], qd[1], kd[1], qd[2], kd[2],       qd[3], std::nullopt, ShapeFrom::AttentionOp,
+         op,    false, {},    false, std::nullopt};
+    s.dropout = first_decimal(in);
     if (precision != nullptr && q < in->types.size()) *precision = precision_of_type(in->types[q]);
     // is_causal: the first boolean after the dropout probability (the first
     // decimal), in every SDPA op's signature.
@@ -213,9 +235,9 @@ class Finder {
       const auto& b = in->dims[first + 1];
       // kv heads stay unknown (0): eager GQA repeats K and V to the query heads before its matmul.
       if (a.size() == 4 && b.size() == 4 && a[3] == b[2])
-        return {a[0], a[1], 0, a[2], b[3], a[3], std::nullopt, ShapeFrom::QkMatmul, op, false, {}, false};
+        return {a[0], a[1], 0, a[2], b[3], a[3], std::nullopt, ShapeFrom::QkMatmul, op, false, {}, false, std::nullopt};
       if (a.size() == 3 && b.size() == 3 && a[2] == b[1])
-        s = {a[0], 1, 0, a[1], b[2], a[2], std::nullopt, ShapeFrom::QkBmm, op, false, {}, false};
+        s = {a[0], 1, 0, a[1], b[2], a[2], std::nullopt, ShapeFrom::QkBmm, op, false, {}, false, std::nullopt};
     }
     return s;
   }
@@ -424,6 +446,10 @@ class Finder {
           if (c.gemm_precision == Precision::Unknown) c.gemm_precision = k.precision;
         }
         if (k.op == KernelOp::TriangularMask) c.causal_mask = true;
+        if (k.op == KernelOp::Dropout) {
+          c.dropout_pass = true;
+          if (!c.dropout) c.dropout = dropout_of(i);
+        }
         if (k.op == KernelOp::CastTo16Bit && cast_to == Precision::Unknown) {
           const std::string_view n = name(i);
           cast_to = has(n, "bfloat16") || has(n, "BFloat16") ? Precision::BF16 : Precision::FP16;
@@ -434,6 +460,7 @@ class Finder {
       }
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
       if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);
+      if (!c.dropout && c.shape.dropout) c.dropout = c.shape.dropout;
       if (c.shape.any() && !c.shape.causal && c.causal_mask) c.shape.causal = true;
     }
     // A backward chain has no casts to say what its inputs were, and autograd's

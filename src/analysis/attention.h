@@ -32,10 +32,11 @@ struct AttentionShape {
   std::int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
   std::optional<bool> causal;  // unknown unless the op's inputs say
   ShapeFrom from = ShapeFrom::None;
-  std::string_view op;         // the op whose inputs gave it (the trace's string pool)
-  bool from_forward = false;   // a backward chain's, taken from its forward calls
-  std::string inferred;        // Kernels: which kernel gave what, and what was assumed
-  bool batch_x_heads = false;  // Kernels: batch holds batch x heads (q_heads 1), not separable
+  std::string_view op;            // the op whose inputs gave it (the trace's string pool)
+  bool from_forward = false;      // a backward chain's, taken from its forward calls
+  std::string inferred;           // Kernels: which kernel gave what, and what was assumed
+  bool batch_x_heads = false;     // Kernels: batch holds batch x heads (q_heads 1), not separable
+  std::optional<double> dropout;  // AttentionOp: its dropout_p
   // All sizes positive and below 2^31 (record_shapes values are the trace's, not to be trusted blindly).
   bool known() const {
     for (const std::int64_t v : {batch, q_heads, q_len, kv_len, head_dim})
@@ -63,6 +64,10 @@ struct AttentionCall {
   AttentionShape shape;
   std::int64_t gemm16_ns = 0;  // unfused: its matmuls' time as 16-bit tensor-core GEMMs (estimated)
   bool causal_mask = false;    // a triangular mask was built inside the call
+  // Attention dropout: dropout_p of the SDPA op or of the dropout op in the call (record_shapes), and
+  // whether a dropout kernel ran in the call.
+  std::optional<double> dropout;
+  bool dropout_pass = false;
 };
 
 struct AttentionView {

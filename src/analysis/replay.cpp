@@ -70,20 +70,22 @@ std::string fix_for(const TraceShape& s) {
   return "";
 }
 
-std::string shape_line(const AttentionShape& s, const std::string& dtype, bool causal) {
-  return fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {}{}", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
-                     s.head_dim, dtype, causal ? " causal" : "");
+std::string shape_line(const AttentionShape& s, const std::string& dtype, bool causal, double dropout) {
+  return fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
+                     s.head_dim, dtype, causal ? " causal" : "",
+                     dropout > 0 ? fmt::format(" dropout={:g}", dropout) : std::string());
 }
 
-std::string bench_command(const AttentionShape& s, const std::string& dtype, bool causal,
+std::string bench_command(const AttentionShape& s, const std::string& dtype, bool causal, double dropout,
                           const std::vector<ReplayRow>& rows) {
   std::string impls;
   for (const ReplayRow& r : rows)
     if (r.dtype == dtype) impls += (impls.empty() ? "" : ",") + r.impl;
   return fmt::format(
       "attnprof bench --timing hot --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
-      "{}{} --impl {}",
-      s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, dtype, causal ? "" : " --no-causal", impls);
+      "{}{}{} --impl {}",
+      s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, dtype, causal ? "" : " --no-causal",
+      dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(), impls);
 }
 
 ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int steps) {
@@ -94,6 +96,7 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   // (Hugging Face drops an all-ones padding mask: BERT's eager call has no such pass).
   const bool mask_guess = !s.causal_known && !request.causal && s.mask_in_call;
   r.causal = s.causal_known ? s.causal : request.causal.value_or(mask_guess);
+  r.dropout = s.dropout;
   r.traced_ms = s.calls > 0 ? static_cast<double>(s.kernel_ns) / 1e6 / s.calls : 0.0;
   r.calls_per_step = steps > 0 ? static_cast<double>(s.calls) / steps : 0.0;
   r.source = s.shape.source();
@@ -102,6 +105,13 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
                 : mask_guess ? "; taken as causal: a mask is added to the scores inside the call, as decoders' causal "
                                "masks are (--no-causal to replay it as not)"
                              : "; taken as not causal (the trace does not say: --causal to replay it so)";
+  if (s.dropout > 0)
+    r.source += s.dropout_assumed
+                    ? fmt::format(
+                          "; attention dropout: a dropout kernel ran in the call, its p is not in the trace: "
+                          "{:g} taken (its cost barely depends on p)",
+                          s.dropout)
+                    : fmt::format("; attention dropout p={:g} (training), replayed with it", s.dropout);
   r.fix = fix_for(s);
   const std::string own = own_stand_in(s, &r.own_note);
   // The fused alternatives take 16-bit inputs: an fp32 trace's run in bf16, which is the fix.
@@ -109,10 +119,10 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   if (!own.empty()) r.rows.push_back({own, own == "cudnn" ? alt_dtype : r.dtype, true, "", {}, {}, {}, {}});
   for (const char* alt : {"cudnn", "fused"})
     if (own != alt) r.rows.push_back({alt, alt_dtype, false, "", {}, {}, {}, {}});
-  r.shape_text = shape_line(s.shape, r.dtype, r.causal);
+  r.shape_text = shape_line(s.shape, r.dtype, r.causal, r.dropout);
   std::vector<std::string> parts;
   for (const std::string& d : {r.dtype, alt_dtype}) {
-    const std::string c = bench_command(s.shape, d, r.causal, r.rows);
+    const std::string c = bench_command(s.shape, d, r.causal, r.dropout, r.rows);
     if (std::find(parts.begin(), parts.end(), c) == parts.end() && c.find("--impl ") + 7 < c.size()) parts.push_back(c);
   }
   for (const std::string& c : parts) r.command += (r.command.empty() ? "" : "\n") + c;

@@ -42,6 +42,7 @@ struct ReplayShape {
   std::string source;      // where the shape came from, and what was assumed
   std::string dtype;       // bf16, fp16, fp32
   bool causal = false;
+  double dropout = 0;         // replayed with this attention dropout (the trace's, training)
   double traced_ms = 0;       // per call, in the trace
   double calls_per_step = 0;  // 0: the trace has no steps
   std::string own_note;       // why no own stand-in, or what it is

@@ -24,10 +24,15 @@ struct TraceShape {
   std::vector<std::string> implementation_list;
   // The first call's: what a replay stands in for.
   AttentionImpl impl = AttentionImpl::Unfused;
-  std::string_view family;    // of a fused call ("cuDNN", "FlashAttention", ...)
-  bool fp32_softmax = false;  // an unfused 16-bit call whose softmax ran in fp32 (softmax(dtype=float32))
-  bool mask_in_call = false;  // an unfused call with a mask pass over the scores (add, masked_fill, where)
+  std::string_view family;       // of a fused call ("cuDNN", "FlashAttention", ...)
+  bool fp32_softmax = false;     // an unfused 16-bit call whose softmax ran in fp32 (softmax(dtype=float32))
+  bool mask_in_call = false;     // an unfused call with a mask pass over the scores (add, masked_fill, where)
+  double dropout = 0;            // attention dropout p (training)
+  bool dropout_assumed = false;  // a dropout kernel ran but the trace does not say p: dropout is kDefaultDropout
 };
+
+// The p taken for a dropout pass whose probability the trace does not say (the common default).
+inline constexpr double kDefaultDropout = 0.1;
 
 struct TraceShapes {
   std::vector<TraceShape> shapes;  // by total time, the largest first

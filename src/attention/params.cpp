@@ -48,6 +48,8 @@ void validate(const AttentionParams& p) {
   positive(p.head_dim, "head dim");
   if (p.q_heads % p.kv_heads != 0)
     throw InputError(fmt::format("kv heads {} does not divide heads {}", p.kv_heads, p.q_heads));
+  if (!(p.dropout >= 0.0f && p.dropout < 1.0f))
+    throw InputError(fmt::format("dropout must be in [0, 1), got {}", p.dropout));
   if (!std::isfinite(p.scale) || p.scale == 0.0f)
     throw InputError(fmt::format("scale must be finite and non-zero, got {}", p.scale));
 }
@@ -57,6 +59,7 @@ std::string describe(const AttentionParams& p) {
       fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {} {}{}", p.batch, p.q_heads, p.kv_heads, p.q_len, p.kv_len,
                   p.head_dim, dtype_name(p.dtype), layout_name(p.layout), p.causal ? " causal" : "");
   if (p.causal && p.causal_align == CausalAlign::BottomRight) s += " (bottom-right)";
+  if (p.dropout > 0.0f) s += fmt::format(" dropout={:g}", p.dropout);
   if (p.head_dim > 0 && p.scale != 1.0f / std::sqrt(static_cast<float>(p.head_dim)))
     s += fmt::format(" scale={}", p.scale);
   return s;

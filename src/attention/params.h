@@ -51,6 +51,10 @@ struct AttentionParams {
   bool causal = false;
   CausalAlign causal_align = CausalAlign::TopLeft;
   float scale = 0.0f;  // softmax scale; make_params sets 1/sqrt(head_dim)
+  // Attention dropout (training): the probability of zeroing a weight, the rest scaled by 1/(1-p), as
+  // F.scaled_dot_product_attention(dropout_p=). 0: none. Only implementations whose registry row
+  // says takes_dropout apply it; the bench does not ask the others.
+  float dropout = 0.0f;
   DType dtype = DType::BF16;
   Layout layout = Layout::BHSD;  // what the strides below were made from
 

@@ -33,6 +33,7 @@ attention::AttentionParams shape_for(const BenchOptions& o, bool gpu, std::strin
         batch, heads, seq, head_dim);
   auto p = attention::make_params(batch, heads, kv_heads, seq, kv_seq, head_dim, o.causal, o.dtype, o.layout);
   p.causal_align = o.bottom_right ? attention::CausalAlign::BottomRight : attention::CausalAlign::TopLeft;
+  p.dropout = o.dropout;
   attention::validate(p);
   if (p.kv_len < 1) throw InputError(fmt::format("kv seq must be at least 1, got {}", p.kv_len));
   if (static_cast<double>(batch) * heads * seq * kv_seq > 4e10)
@@ -128,9 +129,17 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
     }
   }
 
+  // Dropout: rows that cannot apply it do not run; the outputs are random, so nothing is checked.
+  if (plan.shape.dropout > 0.0f) {
+    for (auto& impl : plan.impls)
+      if (!impl.takes_dropout && impl.unavailable.empty())
+        impl.unavailable = fmt::format("no attention dropout in {}", impl.name);
+    run.note += std::string(run.note.empty() ? "" : "; ") +
+                fmt::format("dropout {:g}: outputs are random, not checked against fp64", plan.shape.dropout);
+  }
   const double slice_flops = 4.0 * plan.shape.q_len * plan.shape.kv_len * plan.shape.head_dim;
   const int slices = plan.shape.batch * plan.shape.q_heads;
-  if (o.check.value_or(true)) {
+  if (o.check.value_or(true) && plan.shape.dropout == 0.0f) {
     if (o.check.has_value()) {
       plan.check_slices = slices;  // asked for: check everything
     } else {

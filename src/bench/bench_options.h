@@ -21,6 +21,7 @@ struct BenchOptions {
   attention::DType dtype = attention::DType::BF16;
   bool causal = true;
   bool bottom_right = false;  // causal diagonal at the bottom-right corner
+  float dropout = 0.0f;       // attention dropout probability (rows that cannot apply it are skipped)
   attention::Layout layout = attention::Layout::BHSD;
   DeviceChoice device = DeviceChoice::Automatic;
   bool json = false;

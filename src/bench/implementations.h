@@ -27,6 +27,7 @@ struct Implementation {
   bool takes_fp32 = true;                      // false: bf16/fp16 only
   bool takes_every_shape = true;               // false: refuses some shapes (InputError saying why)
   bool on_request = false;                     // true: runs only when --impl names it
+  bool takes_dropout = false;                  // applies AttentionParams::dropout
 };
 
 // In ladder order: the slow path first, then each fix, then the fused ones.

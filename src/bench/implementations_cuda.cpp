@@ -37,7 +37,7 @@ Implementation path_row(std::string_view what) {
 std::vector<Implementation> plugin::implementations() {
   namespace cu = attention::cuda;
   const std::string cudnn_reason = cu::cudnn_unavailable_reason();
-  return {
+  std::vector<Implementation> rows = {
       {"math", true, cu::math, cu::math_workspace, "",
        "PyTorch SDPA math, kernel for kernel: fp32 upcast, FP32 GEMMs, mask rebuilt, safe softmax", bytes::math, "",
        ""},
@@ -71,6 +71,11 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperOverlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
       path_row<fused::Path::HopperM192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
   };
+  // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
+  // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.
+  for (Implementation& r : rows)
+    r.takes_dropout = r.name.starts_with("math") || r.name.starts_with("eager") || r.name == "cudnn";
+  return rows;
 }
 
 std::string plugin::device_name(std::string* why) {

@@ -20,6 +20,7 @@ BenchOptions options_for(const ReplayShape& s, const std::string& dtype, const B
   o.head_dim = static_cast<int>(s.traced.shape.head_dim);
   o.dtype = attention::parse_dtype(dtype);
   o.causal = s.causal;
+  o.dropout = static_cast<float>(s.dropout);
   o.hot = true;  // the trace's calls ran back to back, inside a program
   o.json = false;
   o.trace_dir.clear();

@@ -194,6 +194,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                                "Causal mask, top-left as PyTorch is_causal (default on; with --from-trace, for "
                                "the shapes whose trace does not say)");
   cmd->add_flag("--bottom-right", args->options.bottom_right, "Causal diagonal at the bottom-right corner");
+  cmd->add_option("--dropout", args->options.dropout,
+                  "Attention dropout probability, as in training (default 0): only the implementations that have it "
+                  "run (math, eager, cudnn), unchecked (the outputs are random)");
   cmd->add_option("--layout", args->layout, "Memory layout of q/k/v/out: bhsd or bshd")->default_val("bhsd");
   cmd->add_option("--device", args->device, "auto, cuda or cpu")->default_val("auto");
   cmd->add_flag("--json", args->options.json, "Print JSON instead of the table");

@@ -100,6 +100,7 @@ void replay_json(JsonWriter& j, const Replay& r) {
       j.num("kv_len", s.traced.shape.kv_len);
       j.num("head_dim", s.traced.shape.head_dim);
       j.boolean("causal", s.causal);
+      j.real("dropout", s.dropout, 3);
     }
     j.str("dtype", s.dtype);
     j.str("source", s.source);

@@ -29,7 +29,7 @@ namespace {
       throw std::runtime_error(fmt::format("{} failed: {}", #call, cudnnGetErrorString(attnprof_st_))); \
   } while (0)
 
-enum Uid : fe::graph::Tensor_attributes::uid_t { kQ = 1, kK, kV, kO, kStats };
+enum Uid : fe::graph::Tensor_attributes::uid_t { kQ = 1, kK, kV, kO, kStats, kSeed, kOffset };
 
 cudnnHandle_t handle() {
   thread_local cudnnHandle_t h = [] {
@@ -44,6 +44,7 @@ struct CachedGraph {
   std::shared_ptr<fe::graph::Graph> graph;
   void* workspace = nullptr;
   std::int64_t workspace_bytes = 0;
+  std::int64_t* rng = nullptr;  // dropout's seed and offset on the device (dropout > 0 only)
 };
 
 using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, float, bool, std::int64_t, std::int64_t,
@@ -60,7 +61,7 @@ Key key_of(const AttentionParams& p, int device) {
           p.head_dim,
           static_cast<int>(p.dtype),
           p.causal ? 1 + static_cast<int>(p.causal_align) : 0,
-          0,
+          static_cast<int>(p.dropout * 1e6f),
           p.scale,
           p.lse != nullptr,
           p.q_strides.batch,
@@ -110,6 +111,17 @@ CachedGraph build(const AttentionParams& p) {
     else
       options.set_causal_mask_bottom_right(true);
   }
+  if (p.dropout > 0.0f) {  // Philox dropout from a seed and an offset, as PyTorch passes them
+    auto scalar = [&](const char* name, Uid uid) {
+      return g->tensor(fe::graph::Tensor_attributes()
+                           .set_name(name)
+                           .set_uid(uid)
+                           .set_dim({1, 1, 1, 1})
+                           .set_stride({1, 1, 1, 1})
+                           .set_data_type(fe::DataType_t::INT64));
+    };
+    options.set_dropout(p.dropout, scalar("Seed", kSeed), scalar("Offset", kOffset));
+  }
   auto [o, stats] = g->sdpa(q, k, v, options);
   o->set_output(true)
       .set_uid(kO)
@@ -133,6 +145,11 @@ CachedGraph build(const AttentionParams& p) {
   check(g->get_workspace_size(cached.workspace_bytes), "get_workspace_size", p);
   if (cached.workspace_bytes > 0)
     ATTNPROF_CUDA_CHECK(cudaMalloc(&cached.workspace, static_cast<std::size_t>(cached.workspace_bytes)));
+  if (p.dropout > 0.0f) {
+    const std::int64_t seed_offset[2] = {0x5eed, 0};
+    ATTNPROF_CUDA_CHECK(cudaMalloc(&cached.rng, sizeof(seed_offset)));
+    ATTNPROF_CUDA_CHECK(cudaMemcpy(cached.rng, seed_offset, sizeof(seed_offset), cudaMemcpyHostToDevice));
+  }
   return cached;
 }
 
@@ -199,6 +216,10 @@ void cudnn(const AttentionParams& p, const ExecContext& ctx) {
   std::unordered_map<fe::graph::Tensor_attributes::uid_t, void*> pack = {
       {kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)}, {kV, const_cast<void*>(p.v)}, {kO, p.out}};
   if (p.lse) pack[kStats] = p.lse;
+  if (entry->rng) {
+    pack[kSeed] = entry->rng;
+    pack[kOffset] = entry->rng + 1;
+  }
   auto err = entry->graph->execute(h, pack, entry->workspace);
   if (!err.is_good()) throw std::runtime_error(fmt::format("cudnn: execute failed: {}", err.get_message()));
 }

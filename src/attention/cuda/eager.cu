@@ -6,6 +6,7 @@
 //   softmax(scores)            in the input dtype (GPT-2, BERT), or with
 //                              dtype=float32 (Llama, Mistral, Qwen2): an upcast
 //                              copy, a fp32 softmax and a downcast copy
+//   dropout(probs, p)          training with attention dropout only (the keep mask written too)
 //   out = probs @ v            cuBLAS, straight into out
 // K and V are read by stride for GQA: the repeat_kv copies before the call are
 // not part of the attention call in a trace and are not timed here either.
@@ -31,8 +32,12 @@ std::size_t score_count(const AttentionParams& p) {
 }
 // The scores in the input dtype, then (fp32 softmax of a 16-bit input) their fp32 copy.
 std::size_t scores_bytes(const AttentionParams& p) { return align_up(score_count(p) * dtype_bytes(p.dtype)); }
+std::size_t wide_bytes(const AttentionParams& p, bool fp32_softmax) {
+  return fp32_softmax && p.dtype != DType::FP32 ? align_up(score_count(p) * sizeof(float)) : 0;
+}
+// The scores, their fp32 copy, the dropout keep mask.
 std::size_t workspace_bytes(const AttentionParams& p, bool fp32_softmax) {
-  return scores_bytes(p) + (fp32_softmax && p.dtype != DType::FP32 ? score_count(p) * sizeof(float) : 0);
+  return scores_bytes(p) + wide_bytes(p, fp32_softmax) + (p.dropout > 0.0f ? score_count(p) : 0);
 }
 
 template <typename T>
@@ -63,6 +68,11 @@ void eager_forward(const AttentionParams& p, const ExecContext& ctx, bool fp32_s
     launch_map(ns, Convert<float, T>{{wide, scores}}, stream);
   } else {
     launch_softmax(scores, scores, rows, Skv, stream);
+  }
+  if (p.dropout > 0.0f) {  // nn.functional.dropout(attn_weights, p, training=True)
+    bool* keep =
+        reinterpret_cast<bool*>(static_cast<char*>(ctx.workspace) + scores_bytes(p) + wide_bytes(p, fp32_softmax));
+    launch_elementwise<4>(ns, Dropout<T>{scores, keep, p.dropout, 0x5eedULL}, stream);
   }
   run_batched_gemm(output_gemm(p, p.dtype, dense_operand(scores, H, S, Skv), strided_operand(p.v, p.v_strides), p.out,
                                p.out_strides),

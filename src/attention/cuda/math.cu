@@ -12,6 +12,7 @@
 //   attn.add_(mask)                                             1
 //   _safe_softmax: softmax, eq(-inf), all(dim=-1),
 //     scalar_tensor(0), where                                   5
+//   dropout(attn, p) (training with dropout_p > 0 only)          1
 //   attn.to(bf16) (the weights nobody reads)                    1
 //   matmul(attn, v)  fp32, then .to(bf16)                       2
 // (The order is PyTorch 2.11's on an H200, read off its trace in
@@ -63,8 +64,9 @@ struct MathBuffers {
   T *attn, *softmax_out, *probs;
   bool *is_neg_inf, *row_all;
   T* probs_zero;
-  T* out_up;       // fp32 output before the cast back
-  Tin* probs_low;  // attn.to(bf16): written, never read
+  bool* drop_keep;  // dropout's keep mask (dropout > 0 only)
+  T* out_up;        // fp32 output before the cast back
+  Tin* probs_low;   // attn.to(bf16): written, never read
 
   MathBuffers(void* base, const AttentionParams& p, bool upcast, WorkspaceCarver& w) {
     (void)base;
@@ -89,6 +91,7 @@ struct MathBuffers {
     is_neg_inf = w.take<bool>(ns);
     row_all = w.take<bool>(rows);
     probs_zero = w.take<T>(1);
+    drop_keep = p.dropout > 0.0f ? w.take<bool>(ns) : nullptr;
     out_up = upcast ? w.take<T>(nq) : nullptr;
     probs_low = upcast ? w.take<Tin>(ns) : nullptr;
   }
@@ -209,6 +212,10 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
     probs = buf.probs;
   }
 
+  if (p.dropout > 0.0f) {  // at::dropout(attn, dropout_p, true), in place on what the softmax wrote
+    T* attn = const_cast<T*>(probs);
+    launch_elementwise<4>(ns, Dropout<T>{attn, buf.drop_keep, p.dropout, 0x5eedULL}, stream);
+  }
   if (upcast) launch_map(ns, Convert<T, Tin>{{probs, buf.probs_low}}, stream);  // attn.to(bf16)
 
   // Upcast: into a dense fp32 buffer, cast back below; else straight into out.
