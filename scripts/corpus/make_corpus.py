@@ -82,6 +82,9 @@ for v in [
     ("bert", "eager", None, "fp32", "training"),
     ("mistral", "sdpa", None, "bf16", "training"),
     ("mistral", "eager", None, "bf16", "inference"),
+    # Added with doctor --replay: cuDNN with attention dropout (GPT-2 trains with p=0.1), eager in fp16.
+    ("gpt2", "sdpa", None, "bf16", "training"),
+    ("llama", "eager", None, "fp16", "inference"),
 ]:
     variant(*v)
 for v in [

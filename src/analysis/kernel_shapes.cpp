@@ -32,9 +32,7 @@ std::vector<std::string_view> template_args(std::string_view name, std::size_t o
 }
 
 std::vector<std::string_view> args_of(std::string_view name, std::string_view templ) {
-  const std::size_t at = name.find(templ);
-  if (at == std::string_view::npos) return {};
-  return template_args(name, at + templ.size() - 1);
+  return kernel_template_args(name, templ);
 }
 
 std::int64_t number(std::string_view s) {
@@ -193,6 +191,12 @@ bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
 }
 
 }  // namespace
+
+std::vector<std::string_view> kernel_template_args(std::string_view name, std::string_view templ) {
+  const std::size_t at = name.find(templ);
+  if (at == std::string_view::npos) return {};
+  return template_args(name, at + templ.size() - 1);
+}
 
 AttentionShape shape_from_kernels(const AttentionCall& call, const TraceIndex& index) {
   AttentionShape s;

@@ -18,11 +18,18 @@
 // kernel says otherwise. All of it is said in `inferred`.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
 #include "analysis/attention.h"
 
 namespace attnprof {
 
 // from == ShapeFrom::Kernels when any size was found, else ShapeFrom::None.
 AttentionShape shape_from_kernels(const AttentionCall& call, const TraceIndex& index);
+
+// The top-level template arguments of `templ` ("softmax_warp_forward<") in a demangled kernel name,
+// as written ("c10::Half", "9"); empty when the name has no such template.
+std::vector<std::string_view> kernel_template_args(std::string_view name, std::string_view templ);
 
 }  // namespace attnprof

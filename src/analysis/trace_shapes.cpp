@@ -1,5 +1,7 @@
 #include "analysis/trace_shapes.h"
 
+#include "analysis/kernel_shapes.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -7,22 +9,23 @@ namespace attnprof {
 
 namespace {
 
-// A softmax kernel of the call that computes in fp32 while the call's inputs are 16-bit:
-// PyTorch's softmax kernels name their input type first (softmax_warp_forward<float, ...>,
-// cunn_SoftMaxForward<4, float, ...>).
+// A softmax kernel of the call that writes fp32 while the call's inputs are 16-bit: softmax(x,
+// dtype=torch.float32). PyTorch's softmax kernels name their output type: softmax_warp_forward<input,
+// output, acc, ...> (bf16: <float, float, float> after an upcast copy; fp16: <c10::Half, float, float>,
+// the cast folded in), cunn_SoftMaxForward[Smem]<ILP, scalar, acc, output, ...> and
+// cunn_SoftMaxForwardReg<scalar, acc, output, ...>.
 bool softmax_in_fp32(const AttentionCall& c, const TraceIndex& index) {
   if (c.precision != Precision::BF16 && c.precision != Precision::FP16) return false;
   for (const std::size_t a : c.activities) {
     const std::string_view name = index.name(index.activities()[a]);
-    const std::size_t at = name.find("oftMaxForward");
-    const std::size_t warp = name.find("softmax_warp_forward<");
-    if (warp != std::string_view::npos) return name.substr(warp + 21).starts_with("float");
-    if (at != std::string_view::npos) {
-      const std::size_t open = name.find('<', at);
-      if (open == std::string_view::npos) continue;
-      std::string_view args = name.substr(open + 1);
-      if (!args.empty() && args.front() >= '0' && args.front() <= '9') args = args.substr(args.find(' ') + 1);
-      return args.starts_with("float");
+    if (const auto args = kernel_template_args(name, "softmax_warp_forward<"); args.size() >= 2)
+      return args[1] == "float";
+    for (const std::string_view templ :
+         {"cunn_SoftMaxForward<", "cunn_SoftMaxForwardSmem<", "cunn_SoftMaxForwardReg<"}) {
+      const auto args = kernel_template_args(name, templ);
+      if (args.empty()) continue;
+      const std::size_t out = !args[0].empty() && args[0].front() >= '0' && args[0].front() <= '9' ? 3 : 2;
+      return args.size() > out && args[out] == "float";
     }
   }
   return false;

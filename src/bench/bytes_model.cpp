@@ -70,7 +70,9 @@ double bytes::eager_fp32_softmax(const attention::AttentionParams& p) {
   if (p.dtype == attention::DType::FP32) return eager(p);
   const Sizes n = sizes(p);
   const double e = static_cast<double>(attention::dtype_bytes(p.dtype));
-  return eager(p) + (e + 4) * n.s + 2 * (4 - e) * n.s + (4 + e) * n.s;  // .to(float), wider softmax, .to(dtype)
+  const double upcast = p.dtype == attention::DType::FP16 ? 0.0 : (e + 4) * n.s;  // fp16: folded into the softmax
+  const double softmax = p.dtype == attention::DType::FP16 ? (4 - e) * n.s : 2 * (4 - e) * n.s;
+  return eager(p) + upcast + softmax + (4 + e) * n.s;  // .to(float), the wider softmax, .to(dtype)
 }
 
 double bytes::fused(const attention::AttentionParams& p) {

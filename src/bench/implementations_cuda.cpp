@@ -58,7 +58,7 @@ std::vector<Implementation> plugin::implementations() {
        "Hugging Face eager: QK^T, * scaling, + additive mask, softmax, PV (GPT-2, BERT)", bytes::eager, "", "", true,
        true, true},
       {"eager-fp32-softmax", true, cu::eager_fp32_softmax, cu::eager_fp32_softmax_workspace, "",
-       "Hugging Face eager with softmax(dtype=float32): 2 casts more (Llama, Mistral, Qwen2)",
+       "Hugging Face eager with softmax(dtype=float32): fp32 weights, cast back (Llama, Mistral, Qwen2)",
        bytes::eager_fp32_softmax, "", "", true, true, true},
       {"cudnn", true, cu::cudnn, nullptr, cudnn_reason, "cuDNN fused SDPA (graph API)", bytes::fused, "manual",
        "unfused: scores through memory", false, true},

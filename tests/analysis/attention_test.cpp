@@ -226,6 +226,10 @@ TEST_P(Corpus, ReplayPlanStandsInForWhatRan) {
                                                                                                : "eager";
   else if (facts.expected_impl == "sdpa-math")
     want_own = "math";
+  // Attention dropout in training: GPT-2's attn_pdrop and BERT's attention_probs_dropout_prob are 0.1,
+  // Llama's and Mistral's attention_dropout 0; none in inference.
+  const bool drops = facts.mode == "training" && (facts.family == "gpt2" || facts.family == "bert");
+  EXPECT_EQ(s.dropout, drops ? 0.1 : 0.0);
   ASSERT_FALSE(s.rows.empty());
   if (!want_own.empty()) {
     EXPECT_TRUE(s.rows[0].own);

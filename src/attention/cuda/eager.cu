@@ -5,7 +5,8 @@
 //   scores + causal_mask       the additive mask, built once per shape (causal only)
 //   softmax(scores)            in the input dtype (GPT-2, BERT), or with
 //                              dtype=float32 (Llama, Mistral, Qwen2): an upcast
-//                              copy, a fp32 softmax and a downcast copy
+//                              copy (bf16; ATen folds it into the softmax for
+//                              fp16), a fp32 softmax and a downcast copy
 //   dropout(probs, p)          training with attention dropout only (the keep mask written too)
 //   out = probs @ v            cuBLAS, straight into out
 // K and V are read by stride for GQA: the repeat_kv copies before the call are
@@ -63,8 +64,12 @@ void eager_forward(const AttentionParams& p, const ExecContext& ctx, bool fp32_s
   }
   if (fp32_softmax && !std::is_same_v<T, float>) {
     float* wide = reinterpret_cast<float*>(static_cast<char*>(ctx.workspace) + scores_bytes(p));
-    launch_map(ns, Convert<T, float>{{scores, wide}}, stream);
-    launch_softmax(wide, wide, rows, Skv, stream);
+    if constexpr (std::is_same_v<T, __half>) {
+      launch_softmax(scores, wide, rows, Skv, stream);  // ATen folds fp16 -> fp32 into the softmax
+    } else {
+      launch_map(ns, Convert<T, float>{{scores, wide}}, stream);  // bf16: an upcast copy first
+      launch_softmax(wide, wide, rows, Skv, stream);
+    }
     launch_map(ns, Convert<float, T>{{wide, scores}}, stream);
   } else {
     launch_softmax(scores, scores, rows, Skv, stream);
@@ -72,7 +77,7 @@ void eager_forward(const AttentionParams& p, const ExecContext& ctx, bool fp32_s
   if (p.dropout > 0.0f) {  // nn.functional.dropout(attn_weights, p, training=True)
     bool* keep =
         reinterpret_cast<bool*>(static_cast<char*>(ctx.workspace) + scores_bytes(p) + wide_bytes(p, fp32_softmax));
-    launch_elementwise<4>(ns, Dropout<T>{scores, keep, p.dropout, 0x5eedULL}, stream);
+    launch_elementwise<4>(ns, Dropout<T>{scores, keep, p.dropout, 0x5eedu}, stream);
   }
   run_batched_gemm(output_gemm(p, p.dtype, dense_operand(scores, H, S, Skv), strided_operand(p.v, p.v_strides), p.out,
                                p.out_strides),
