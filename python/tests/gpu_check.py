@@ -35,7 +35,7 @@ def hf_model_checks(work):
     cfg._attn_implementation = "sdpa"
     model = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16).eval()
     ids = torch.randint(0, 1000, (2, 512), device="cuda")
-    reports = {}
+    reports, paths = {}, {}
     for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
                           ("math", SDPBackend.MATH)):
         folder = os.path.join(work, name)
@@ -60,7 +60,8 @@ def hf_model_checks(work):
         reports_written = [f for f in os.listdir(folder) if f.endswith(".attnprof.txt")]
         record(len(traces) == 1 and len(reports_written) == 1,
                f"trace_handler ({name}): wrote {traces} and {reports_written}")
-        reports[name] = attnprof.doctor(os.path.join(folder, traces[0]))
+        paths[name] = os.path.join(folder, traces[0])
+        reports[name] = attnprof.doctor(paths[name])
     for name in ("flash", "cudnn"):
         if name not in reports:
             continue
@@ -75,6 +76,16 @@ def hf_model_checks(work):
         record(False, "check on SDPA math did not raise")
     except attnprof.AttentionCheckError as e:
         record("unfused-attention" in {f.id for f in e.findings}, f"check fails on SDPA math: {str(e)[:160]}")
+    # The replay of the math trace on this GPU: the model's shape, math beside cuDNN and the fused kernel.
+    r = attnprof.replay(paths["math"])
+    s = r.shapes[0] if r.shapes else None
+    record(r.device is not None and s is not None
+           and s.dims == dict(batch=2, q_heads=8, kv_heads=2, q_len=512, kv_len=512, head_dim=64, causal=True)
+           and [w.implementation for w in s.rows] == ["math", "cudnn", "fused"]
+           and all(w.ms_per_call for w in s.rows) and s.own_vs_traced is not None
+           and abs(s.own_vs_traced - 1) <= 0.15,
+           f"replay of the SDPA math trace: {s and s.shape}, math replayed at {s and s.own_vs_traced}x its traced "
+           f"time, rows {s and [(w.implementation, w.ms_per_call, w.saving_ms_per_call) for w in s.rows]}")
     # Two layers, two active steps: 2 forward calls per step.
     (a,) = [a for a in reports["flash"].attention if a.pass_ == "forward"]
     record(a.calls == 2 * 2, f"flash trace: {a.calls} forward calls (2 layers x 2 steps)")

@@ -81,11 +81,7 @@ std::string bench_command(const AttentionShape& s, const std::string& dtype, boo
   std::string impls;
   for (const ReplayRow& r : rows)
     if (r.dtype == dtype) impls += (impls.empty() ? "" : ",") + r.impl;
-  return fmt::format(
-      "attnprof bench --timing hot --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
-      "{}{}{} --impl {}",
-      s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, dtype, causal ? "" : " --no-causal",
-      dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(), impls);
+  return impls.empty() ? std::string() : replay_bench_command(s, dtype, causal, dropout, impls);
 }
 
 ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int steps) {
@@ -123,13 +119,23 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   std::vector<std::string> parts;
   for (const std::string& d : {r.dtype, alt_dtype}) {
     const std::string c = bench_command(s.shape, d, r.causal, r.dropout, r.rows);
-    if (std::find(parts.begin(), parts.end(), c) == parts.end() && c.find("--impl ") + 7 < c.size()) parts.push_back(c);
+    if (!c.empty() && std::find(parts.begin(), parts.end(), c) == parts.end()) parts.push_back(c);
   }
   for (const std::string& c : parts) r.command += (r.command.empty() ? "" : "\n") + c;
   return r;
 }
 
 }  // namespace
+
+std::string replay_bench_command(const AttentionShape& s, std::string_view dtype, bool causal, double dropout,
+                                 std::string_view impls) {
+  return fmt::format(
+      "attnprof bench --timing hot --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
+      "{}{}{}{}",
+      s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, dtype, causal ? "" : " --no-causal",
+      dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(),
+      impls.empty() ? std::string() : fmt::format(" --impl {}", impls));
+}
 
 Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request) {
   Replay out;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/analysis.h"
@@ -65,6 +66,10 @@ struct Replay {
 
 // Within this share a replay of the trace's own implementation counts as agreeing with it.
 inline constexpr double kReplayAgreement = 0.15;
+
+// The attnprof bench command that runs one shape hot ("--impl" only when impls is not empty).
+std::string replay_bench_command(const AttentionShape& shape, std::string_view dtype, bool causal, double dropout,
+                                 std::string_view impls = {});
 
 // The plan: shapes, stand-ins, alternatives and commands; no times yet.
 Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request);

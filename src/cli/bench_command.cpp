@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "analysis/replay.h"
 #include "analysis/trace_shapes.h"
 #include "bench/bench.h"
 #include "bench/kernel_counter.h"
@@ -84,13 +85,11 @@ void write_json_file(const std::string& path, const std::string& text) {
   }
 }
 
-// The command that benches one trace shape, for a machine with a GPU.
+// The command that benches one trace shape, for a machine with a GPU (the replay's, timing as asked).
 std::string bench_command_for(const TraceShape& s, attention::DType dtype, bool causal, bool hot) {
-  return fmt::format(
-      "attnprof bench --timing {} --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
-      "{}{}",
-      hot ? "hot" : "cold", s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len, s.shape.kv_len,
-      s.shape.head_dim, attention::dtype_name(dtype), causal ? "" : " --no-causal");
+  std::string command = replay_bench_command(s.shape, attention::dtype_name(dtype), causal, s.dropout);
+  if (!hot) command.replace(command.find("--timing hot"), 12, "--timing cold");
+  return command;
 }
 
 // bench --from-trace: every distinct forward shape of the trace, biggest share of time first.

@@ -77,7 +77,7 @@ void eager_forward(const AttentionParams& p, const ExecContext& ctx, bool fp32_s
   if (p.dropout > 0.0f) {  // nn.functional.dropout(attn_weights, p, training=True)
     bool* keep =
         reinterpret_cast<bool*>(static_cast<char*>(ctx.workspace) + scores_bytes(p) + wide_bytes(p, fp32_softmax));
-    launch_elementwise<4>(ns, Dropout<T>{scores, keep, p.dropout, 0x5eedu}, stream);
+    launch_dropout(scores, keep, ns, p.dropout, 0x5eedu, stream);
   }
   run_batched_gemm(output_gemm(p, p.dtype, dense_operand(scores, H, S, Skv), strided_operand(p.v, p.v_strides), p.out,
                                p.out_strides),
