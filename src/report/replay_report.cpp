@@ -43,7 +43,8 @@ void replay_text(std::string& out, const Replay& r) {
     for (const ReplayRow& row : s.rows) {
       const std::string name = row.own ? row.impl + " (own)" : row.impl;
       if (!row.why_not.empty()) {
-        fmt::format_to(o, "    {:<26} {:<5} {:>9}  {}\n", name, row.dtype, "-", fit(row.why_not, 60));
+        fmt::format_to(o, "    {:<26} {:<5} {:>9}\n", name, row.dtype, "-");
+        append_wrapped(out, "not run: " + row.why_not, 6);
         continue;
       }
       fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", name, row.dtype, opt_ms(row.ms),
