@@ -6,6 +6,8 @@
 
 #include <fmt/core.h>
 
+#include "analysis/kernel_classifier.h"
+
 namespace attnprof {
 namespace {
 
@@ -148,16 +150,16 @@ bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
   // The score-sized pass: the largest elementwise_kernel<threads, items per thread, ...> launch.
   std::int64_t n_hi = 0, n_block = 0;
   for (const Launch& k : ks) {
-    const auto args = args_of(k.name, "elementwise_kernel<");
-    if (args.size() < 2 || k.name.find("vectorized_elementwise_kernel<") != std::string_view::npos ||
+    // Only elementwise_kernel<threads, items, ...>, whose template says the work of a block (the
+    // vectorized kernels' items per thread depend on the PyTorch version and the element size).
+    if (k.name.find("elementwise_kernel<") == std::string_view::npos ||
+        k.name.find("vectorized_elementwise_kernel<") != std::string_view::npos ||
         k.name.find("unrolled_elementwise_kernel<") != std::string_view::npos)
       continue;
-    const std::int64_t threads = number(args[0]), items = number(args[1]);
-    if (threads <= 0 || items <= 0) continue;
-    const std::int64_t hi = k.grid[0] * threads * items;
+    const std::int64_t hi = estimate_elements(k.name, k.grid[0], k.block[0]);
     if (hi > n_hi) {
       n_hi = hi;
-      n_block = threads * items;
+      n_block = hi / k.grid[0];
     }
   }
   if (n_hi > 0) {

@@ -20,15 +20,9 @@ int count_steps(const Analysis& a) {
   return steps;
 }
 
+// The bench dtype: the trace's, bf16 where it does not say.
 std::string dtype_of(Precision p) {
-  switch (p) {
-    case Precision::FP16:
-      return "fp16";
-    case Precision::FP32:
-      return "fp32";
-    default:
-      return "bf16";  // bf16, and what the trace does not say
-  }
+  return p == Precision::FP16 || p == Precision::FP32 ? std::string(to_string(p)) : std::string("bf16");
 }
 
 // The bench row that reproduces what the trace ran, or "" (with *note saying why none).
