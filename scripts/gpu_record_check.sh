@@ -69,6 +69,26 @@ expect_rc "SIGTERM" 143 "$A" record -o "$W/sigterm.json" -- "$D" sigterm
 check "SIGTERM trace" "$D" validate "$W/sigterm.json" 20
 expect_rc "python KeyboardInterrupt" 130 "$A" record -o "$W/py_interrupt.json" -- python3 $R/interrupt.py
 check "python KeyboardInterrupt trace" python3 $R/check_trace.py "$W/py_interrupt.json" --ranges before_interrupt --min-kernels 10
+# Child processes: a trace per worker named by its rank, none for a process without GPU work.
+expect_rc "launcher + 2 ranked workers + an idle CUDA process" 0 \
+  bash -c "'$A' record -o '$W/kids.json.gz' -- python3 $R/children.py --launcher-gpu 2>'$W/kids.err'; rc=\$?; cat '$W/kids.err'; exit \$rc"
+check "kids: the program's trace and rank0, rank1; nothing else" bash -c "cd '$W' && test -s kids.json.gz && \
+  test -s kids.rank0.json.gz && test -s kids.rank1.json.gz && test \$(ls kids.* | grep -v '\.err\$' | wc -l) = 3"
+check "kids: listed at exit, the idle one counted" bash -c "grep -q '3 traces' '$W/kids.err' && \
+  grep -q 'rank 1, pid' '$W/kids.err' && grep -q '1 other process started CUDA but launched no GPU work' '$W/kids.err'"
+check "kids: worker traces valid" "$D" validate "$W/kids.rank1.json.gz" 1
+expect_rc "launcher without CUDA (torchrun-like)" 0 \
+  bash -c "'$A' record -o '$W/kids2.json' -- python3 $R/children.py 2>'$W/kids2.err'; rc=\$?; cat '$W/kids2.err'; exit \$rc"
+check "kids2: worker traces only, no error" bash -c "cd '$W' && test ! -e kids2.json && test -s kids2.rank0.json && \
+  test -s kids2.rank1.json && grep -q 'none of the program itself' kids2.err && ! grep -q 'no trace written' kids2.err"
+# The capture window: ticks of 100 ms from the first CUDA call; --delay 1 --duration 1 keeps about
+# ticks 10..19 (the recorder is off before and after; the program runs on).
+expect_rc "window --delay 1 --duration 1" 0 "$A" record --delay 1 --duration 1 -o "$W/window.json.gz" -- python3 $R/window.py
+check "window: ticks 8..22 only" python3 $R/window.py check "$W/window.json.gz" 8 22
+expect_rc "window --duration 0.5" 0 "$A" record --duration 0.5 -o "$W/window2.json" -- python3 $R/window.py
+check "window: ticks 0..6 only" python3 $R/window.py check "$W/window2.json" 0 6
+expect_rc "window opens after the program ended" 0 bash -c "'$A' record --delay 30 -o '$W/window3.json' -- python3 $R/window.py 2>'$W/window3.err'; rc=\$?; cat '$W/window3.err'; exit \$rc"
+check "window: none written, said why" bash -c "test ! -e '$W/window3.json' && grep -q 'before the capture window opened' '$W/window3.err'"
 echo "--- informational: torch.profiler inside a recorded program"
 timeout 120 "$A" record -o "$W/both.json" -- python3 $R/sdpa_math.py --torch-profile "$W/both_torch.json"; echo "exit $?"
 

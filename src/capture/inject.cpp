@@ -6,8 +6,10 @@
 // when the program handles SIGINT/SIGTERM itself, a checkpoint is written first.
 //
 // Environment: ATTNPROF_RECORD_OUTPUT (trace path, .json or .json.gz),
-// ATTNPROF_RECORD_KINDS (see record_kinds.h), ATTNPROF_RECORD_PID (the pid the
-// path is meant for; other processes, e.g. children, write PATH with ".<pid>").
+// ATTNPROF_RECORD_KINDS (see record_kinds.h), ATTNPROF_RECORD_DELAY and
+// ATTNPROF_RECORD_DURATION (the capture window, seconds from cuInit), ATTNPROF_RECORD_PID (the pid the
+// path is meant for; other processes, e.g. a launcher's workers, write PATH with
+// ".rank<R>" or ".<pid>", and only when they launched GPU work: trace_names.h).
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
@@ -19,6 +21,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -29,6 +32,7 @@
 
 #include "capture/recorder.h"
 #include "capture/trace_append.h"
+#include "capture/trace_names.h"
 #include "trace/trace_writer.h"
 
 namespace {
@@ -46,16 +50,27 @@ int g_done_pipe[2] = {-1, -1};             // writer thread -> signal handler: t
 constexpr std::array kHandledSignals = {SIGINT, SIGTERM, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
 struct sigaction g_previous[64];
 
+std::string& g_base_output = *new std::string;  // ATTNPROF_RECORD_OUTPUT: the list of traces hangs off it
+std::string& g_rank = *new std::string;         // RANK / LOCAL_RANK as the launcher set it, or ""
+bool g_main_process = true;                     // the process `attnprof record` started
+bool g_claimed = false;                         // g_output claimed in the list of traces
+
 std::string output_path() {
   const char* env = std::getenv("ATTNPROF_RECORD_OUTPUT");
-  std::string path = env != nullptr && *env != '\0' ? env : "attnprof_trace.json";
+  g_base_output = env != nullptr && *env != '\0' ? env : "attnprof_trace.json";
   const char* intended = std::getenv("ATTNPROF_RECORD_PID");
-  const std::string pid = std::to_string(getpid());
-  if (intended == nullptr || pid == intended) return path;
-  // Another process of the recorded program (a child): keep its trace apart.
-  std::size_t ext = path.rfind(".json");
-  if (ext == std::string::npos) ext = path.size();
-  return path.substr(0, ext) + "." + pid + path.substr(ext);
+  const long pid = static_cast<long>(getpid());
+  g_main_process = intended == nullptr || std::to_string(pid) == intended;
+  g_rank = attnprof::capture::launcher_rank(std::getenv("RANK"), std::getenv("LOCAL_RANK"));
+  return attnprof::capture::process_trace_path(g_base_output, g_main_process, pid, g_rank);
+}
+
+bool has_gpu_work(const attnprof::Trace& t) {
+  for (const auto& e : t.events)
+    if (e.kind == attnprof::EventKind::Kernel || e.kind == attnprof::EventKind::GpuMemcpy ||
+        e.kind == attnprof::EventKind::GpuMemset)
+      return true;
+  return false;
 }
 
 std::string program_name() {
@@ -74,12 +89,29 @@ bool g_finished = false;
 // Takes what CUPTI recorded since the last call and (re)writes the whole trace.
 // `final` stops recording first and closes NVTX ranges still open.
 void write_trace(bool final) {
-  if (!g_started.load()) return;
   std::lock_guard lock(g_write_mutex);
+  if (!g_started.load()) {
+    if (final) g_finished = true;  // exiting before the capture window opened: it never will
+    return;
+  }
   if (g_finished) return;
   try {
     if (final) attnprof::capture::stop();
     attnprof::capture::append_trace(g_trace, attnprof::capture::take());
+    const std::string list = attnprof::capture::trace_list_path(g_base_output);
+    if (!g_main_process && !has_gpu_work(g_trace)) {
+      // A process that started CUDA but launched nothing (a compile or data-loading worker): no
+      // empty trace beside the real ones, only a line in the list.
+      if (final) {
+        attnprof::capture::append_trace_list(list, static_cast<long>(getpid()), g_rank, "");
+        g_finished = true;
+      }
+      return;
+    }
+    if (!g_claimed) {
+      g_output = attnprof::capture::claim_trace_path(list, g_output, static_cast<long>(getpid()), g_rank);
+      g_claimed = true;
+    }
     g_trace.trace_name = program_name();
     attnprof::write_trace_file(g_trace, g_output);
     if (!final) return;
@@ -190,6 +222,42 @@ void report_status(const char* status) {
   }
 }
 
+// Seconds from the environment; 0 when unset or not a number from 0 to 1e6.
+double env_seconds(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  return end != v && *end == '\0' && s >= 0 && s <= 1e6 ? s : 0;
+}
+
+void sleep_seconds(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+// The capture window's thread: starts the recorder after `delay` (when the program still runs), and
+// ends the recording after `duration`, writing the trace then; the program runs on unrecorded.
+void window_thread(attnprof::capture::RecorderOptions options, double delay, double duration) {
+  if (delay > 0) {
+    sleep_seconds(delay);
+    {
+      std::lock_guard lock(g_write_mutex);
+      if (g_finished) return;  // the program is exiting
+      try {
+        attnprof::capture::start(options);
+      } catch (const RecorderError& e) {
+        std::fprintf(stderr, "%s; no trace will be written\n", e.what());
+        report_status("refused");
+        return;
+      }
+      g_started = true;
+    }
+    report_status("started");
+  }
+  if (duration > 0) {
+    sleep_seconds(duration);
+    write_trace(true);
+  }
+}
+
 void start_recording() {
   g_output = output_path();
   std::uint32_t kinds = attnprof::capture::kAllKinds;
@@ -203,20 +271,29 @@ void start_recording() {
     }
     kinds = *parsed;
   }
-  try {
-    attnprof::capture::RecorderOptions options;
-    options.kinds = kinds;
-    options.filter_api_calls_in_cupti = true;  // we start during cuInit (see recorder.h)
-    attnprof::capture::start(options);
-  } catch (const RecorderError& e) {
-    std::fprintf(stderr, "%s; no trace will be written\n", e.what());
-    report_status("refused");
-    return;
+  attnprof::capture::RecorderOptions options;
+  options.kinds = kinds;
+  const double delay = env_seconds("ATTNPROF_RECORD_DELAY"), duration = env_seconds("ATTNPROF_RECORD_DURATION");
+  if (delay > 0) {
+    // Off until the window opens. CUPTI's own API-call filter works only when enabled during cuInit
+    // (recorder.h): started later, the recorder traces all calls and filters while converting.
+    options.filter_api_calls_in_cupti = false;
+    report_status("waiting");
+  } else {
+    try {
+      options.filter_api_calls_in_cupti = true;  // we start during cuInit (see recorder.h)
+      attnprof::capture::start(options);
+    } catch (const RecorderError& e) {
+      std::fprintf(stderr, "%s; no trace will be written\n", e.what());
+      report_status("refused");
+      return;
+    }
+    g_started = true;
+    report_status("started");
   }
-  g_started = true;
-  report_status("started");
   std::atexit(finish);  // exit() from any thread runs it; stops CUPTI before CUDA tears down
   install_handlers();
+  if (delay > 0 || duration > 0) std::thread(window_thread, options, delay, duration).detach();
 }
 
 }  // namespace

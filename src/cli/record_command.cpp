@@ -18,6 +18,7 @@
 #include <fmt/core.h>
 
 #include "capture/record_kinds.h"
+#include "capture/trace_names.h"
 #include "cli/commands.h"
 #include "cli/cuda_probe.h"
 #include "common/input_error.h"
@@ -43,6 +44,8 @@ void validate_record_options(const RecordOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw InputError(fmt::format("record: -o {}: folder {} does not exist", options.output, dir.string()));
+  for (const auto& [name, v] : {std::pair{"--delay", options.delay}, std::pair{"--duration", options.duration}})
+    if (!(v >= 0 && v <= 1e6)) throw InputError(fmt::format("record: {} {}: seconds from 0 to 1000000", name, v));
   std::string bad;
   if (!capture::parse_record_kinds(options.kinds, &bad))
     throw InputError(fmt::format("record: --kinds {}: {}; known kinds: all,{}", options.kinds,
@@ -57,6 +60,8 @@ std::vector<std::pair<std::string, std::string>> record_environment(const Record
       {"NVTX_INJECTION64_PATH", inject_library},
       {"ATTNPROF_RECORD_OUTPUT", fs::absolute(options.output).lexically_normal().string()},
       {"ATTNPROF_RECORD_KINDS", options.kinds},
+      {"ATTNPROF_RECORD_DELAY", fmt::format("{}", options.delay)},
+      {"ATTNPROF_RECORD_DURATION", fmt::format("{}", options.duration)},
   };
 }
 
@@ -124,26 +129,57 @@ int run_record(const RecordOptions& options) {
   // that never used CUDA from a recorder that could not start.
   const std::string status_path = trace_path + ".status";
   env.emplace_back("ATTNPROF_RECORD_STATUS", status_path);
+  const std::string list_path = capture::trace_list_path(trace_path);
   std::error_code ec;
   fs::remove(trace_path, ec);  // so a stale trace is never taken for this run's
   fs::remove(status_path, ec);
+  fs::remove(list_path, ec);
   const int code = run_with_environment(options.command, env);
   std::string status;
   std::ifstream(status_path) >> status;
   fs::remove(status_path, ec);
-  if (!fs::exists(trace_path, ec)) {
-    const std::string why = status.empty() ? "the program made no CUDA call, so the recorder never started"
-                            : status == "refused"
-                                ? "the recorder could not start; its reason is printed above"
-                                : "the recorder started but could not write it; its reason is printed above";
+  const std::vector<capture::WrittenTrace> written = capture::read_trace_list(list_path);
+  fs::remove(list_path, ec);
+  // The other processes' traces (a launcher's workers), by rank; those that launched no GPU work wrote none.
+  std::vector<std::string> traces;
+  if (fs::exists(trace_path, ec)) traces.push_back(trace_path);
+  std::string children;
+  int idle = 0;
+  for (const capture::WrittenTrace& t : written) {
+    if (t.path == trace_path) continue;
+    if (t.path.empty()) {
+      ++idle;
+      continue;
+    }
+    if (!fs::exists(t.path, ec)) continue;
+    traces.push_back(t.path);
+    children += fmt::format("\n  {} ({}pid {})", t.path,
+                            t.rank.empty() ? std::string() : fmt::format("rank {}, ", t.rank), t.pid);
+  }
+  if (!children.empty() || idle > 0)
+    fmt::print(stderr, "attnprof record: {} trace{}: {}{}{}\n", traces.size(), traces.size() == 1 ? "" : "s",
+               fs::exists(trace_path, ec) ? fmt::format("{} (the program)", trace_path)
+                                          : std::string("none of the program itself"),
+               children,
+               idle > 0 ? fmt::format("\n  ({} other process{} started CUDA but launched no GPU work: no trace)", idle,
+                                      idle == 1 ? "" : "es")
+                        : "");
+  if (traces.empty()) {
+    const std::string why =
+        status.empty()        ? "the program made no CUDA call, so the recorder never started"
+        : status == "refused" ? "the recorder could not start; its reason is printed above"
+        : status == "waiting"
+            ? fmt::format("the program ended before the capture window opened (--delay {})", options.delay)
+        : idle > 0 ? "its processes launched no GPU work"
+                   : "the recorder started but could not write it; its reason is printed above";
     fmt::print(stderr, "attnprof record: no trace written to {}: {}\n", trace_path, why);
     return code;
   }
   if (options.doctor) {
-    // The doctor runs as a child of this same binary: its report goes to stdout.
+    // The doctor runs as a child of this same binary: its report goes to stdout, one per trace.
     std::error_code self_ec;
     const std::string self = fs::read_symlink("/proc/self/exe", self_ec).string();
-    run_with_environment({self_ec ? "attnprof" : self, "doctor", trace_path}, {});
+    for (const std::string& t : traces) run_with_environment({self_ec ? "attnprof" : self, "doctor", t}, {});
   }
   return code;
 }
@@ -156,6 +192,11 @@ void add_record_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kinds", options->kinds, "what to record, comma-separated: all," + capture::record_kinds_list())
       ->capture_default_str();
   cmd->add_flag("--doctor", options->doctor, "print the doctor report of the trace afterwards");
+  cmd->add_option("--delay", options->delay,
+                  "start recording SEC seconds after the program starts CUDA (the recorder is off until then)");
+  cmd->add_option("--duration", options->duration,
+                  "stop recording SEC seconds after it started and write the trace; the program runs on unrecorded "
+                  "(default: to the end)");
   // Everything after "--" is positional, so the program's own options pass through.
   cmd->add_option("command", options->command, "the program and its arguments, after --");
   cmd->footer(

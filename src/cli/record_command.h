@@ -12,7 +12,11 @@ struct RecordOptions {
   std::string output = "attnprof_trace.json";  // .json or .json.gz
   std::string kinds = "all";                   // see capture/record_kinds.h
   bool doctor = false;                         // print the doctor report afterwards
-  std::vector<std::string> command;            // the program and its arguments
+  // The capture window, seconds from each process's CUDA start: record from `delay` on, for `duration`
+  // (0: to the end). Outside it CUPTI is off.
+  double delay = 0;
+  double duration = 0;
+  std::vector<std::string> command;  // the program and its arguments
 };
 
 // Checks the options; throws InputError (one line naming the bad input).

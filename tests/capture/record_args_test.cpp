@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -56,6 +57,26 @@ TEST(RecordArgs, KindsAreChecked) {
   }
   o.kinds = ",";
   EXPECT_THROW(validate_record_options(o), InputError);
+}
+
+TEST(RecordArgs, CaptureWindowIsChecked) {
+  auto o = with_command({"python3", "x.py"});
+  o.delay = 2.5;
+  o.duration = 10;
+  EXPECT_NO_THROW(validate_record_options(o));
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : record_environment(o, "/lib.so")) env[k] = v;
+  EXPECT_EQ(env["ATTNPROF_RECORD_DELAY"], "2.5");
+  EXPECT_EQ(env["ATTNPROF_RECORD_DURATION"], "10");
+  for (const double bad : {-1.0, 2e6, std::nan("")}) {
+    o.duration = bad;
+    try {
+      validate_record_options(o);
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("record: --duration"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(RecordArgs, EnvironmentNamesTheLibraryAndAnAbsoluteOutput) {
