@@ -134,7 +134,17 @@ std::string replay_bench_command(const AttentionShape& s, std::string_view dtype
 Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request) {
   Replay out;
   out.steps = count_steps(analysis);
-  TraceShapes found = trace_shapes(analysis.attention_calls, index);
+  // The calls of the analysed regions, as the report counts them (a call whose first kernel is in
+  // one): not a call launched before the profiler's window, whose shape the trace lacks.
+  const AttentionView& view = analysis.attention_calls;
+  std::vector<char> in_regions(view.calls.size(), 0);
+  for (const GroupStats& g : analysis.groups)
+    for (const RegionInstance& inst : g.group.instances)
+      for (const std::size_t a : inst.activities)
+        if (const std::int32_t c = view.call_of[a];
+            c != kNone && view.calls[static_cast<std::size_t>(c)].activities.front() == a)
+          in_regions[static_cast<std::size_t>(c)] = 1;
+  TraceShapes found = trace_shapes(view, index, &in_regions);
   out.calls_without_shape = found.calls_without_shape + found.calls_batch_x_heads;
   for (const TraceShape& s : found.shapes) out.shapes.push_back(plan_shape(s, request, out.steps));
   if (found.unshaped.calls > 0) {

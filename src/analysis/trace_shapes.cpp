@@ -33,7 +33,7 @@ bool softmax_in_fp32(const AttentionCall& c, const TraceIndex& index) {
 
 }  // namespace
 
-TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index) {
+TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, const std::vector<char>* include) {
   TraceShapes out;
   // Adds call c to x: its calls, time and implementation (the first call's fields describe x).
   const auto add = [&index](TraceShape& x, const AttentionCall& c) {
@@ -58,8 +58,9 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index) {
       x.implementations += (x.implementations.empty() ? "" : " + ") + impl;
     }
   };
-  for (const AttentionCall& c : view.calls) {
-    if (c.pass != AttentionPass::Forward) continue;
+  for (std::size_t i = 0; i < view.calls.size(); ++i) {
+    const AttentionCall& c = view.calls[i];
+    if (c.pass != AttentionPass::Forward || (include != nullptr && !(*include)[i])) continue;
     if (!c.shape.known() || c.shape.from == ShapeFrom::QkBmm) {
       ++(c.shape.known() ? out.calls_batch_x_heads : out.calls_without_shape);
       if (out.unshaped.calls == 0) {  // what is known of it

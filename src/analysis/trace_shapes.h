@@ -41,6 +41,8 @@ struct TraceShapes {
   TraceShape unshaped;             // those calls together (calls, time, implementations; shape: what is known)
 };
 
-TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index);
+// `include` (by call index): only the calls marked, e.g. those of the analysed regions; null: all.
+TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index,
+                         const std::vector<char>* include = nullptr);
 
 }  // namespace attnprof

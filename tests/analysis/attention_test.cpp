@@ -215,6 +215,12 @@ TEST_P(Corpus, ReplayPlanStandsInForWhatRan) {
   const Facts& facts = GetParam();
   const Doctor d(test::data_file("corpus/" + facts.name + ".json.gz"));
   const Replay r = plan_replay(d.analysis, *d.index, {});
+  // The replay covers the report's forward calls (those of the analysed regions), no more.
+  int reported = 0, replayed = 0;
+  for (const AttentionSummary& a : d.analysis.attention)
+    if (a.pass == AttentionPass::Forward) reported += a.calls;
+  for (const ReplayShape& s : r.shapes) replayed += s.traced.calls;
+  EXPECT_EQ(replayed, reported);
   ASSERT_EQ(r.shapes.size(), 1u);
   const ReplayShape& s = r.shapes[0];
   EXPECT_EQ(s.traced.calls, facts.forward_calls);
