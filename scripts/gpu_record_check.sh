@@ -89,6 +89,15 @@ expect_rc "window --duration 0.5" 0 "$A" record --duration 0.5 -o "$W/window2.js
 check "window: ticks 0..6 only" python3 $R/window.py check "$W/window2.json" 0 6
 expect_rc "window opens after the program ended" 0 bash -c "'$A' record --delay 30 -o '$W/window3.json' -- python3 $R/window.py 2>'$W/window3.err'; rc=\$?; cat '$W/window3.err'; exit \$rc"
 check "window: none written, said why" bash -c "test ! -e '$W/window3.json' && grep -q 'before the capture window opened' '$W/window3.err'"
+# The window as NVTX ranges: exactly the ranges asked for, the program unrecorded outside them.
+expect_rc "capture-range nvtx:step --steps 10:14" 0 "$A" record --capture-range nvtx:step --steps 10:14 -o "$W/steps.json.gz" -- python3 $R/window.py
+check "steps: exactly ticks 10..14" python3 $R/window.py exact "$W/steps.json.gz" 10 14
+expect_rc "capture-range nvtx:tick3" 0 "$A" record --capture-range nvtx:tick3 -o "$W/tick3.json" -- python3 $R/window.py
+check "capture-range: exactly tick 3" python3 $R/window.py exact "$W/tick3.json" 3 3
+expect_rc "capture-range nvtx:step --capture-count 2" 0 "$A" record --capture-range nvtx:step --capture-count 2 -o "$W/count2.json" -- python3 $R/window.py
+check "capture-count: exactly ticks 0..1" python3 $R/window.py exact "$W/count2.json" 0 1
+expect_rc "capture-range that never begins" 0 bash -c "'$A' record --capture-range nvtx:nosuch -o '$W/nosuch.json' -- python3 $R/window.py 2>'$W/nosuch.err'; rc=\$?; cat '$W/nosuch.err'; exit \$rc"
+check "capture-range: none written, said why" bash -c "test ! -e '$W/nosuch.json' && grep -q \"no NVTX range 'nosuch'\" '$W/nosuch.err'"
 echo "--- informational: torch.profiler inside a recorded program"
 timeout 120 "$A" record -o "$W/both.json" -- python3 $R/sdpa_math.py --torch-profile "$W/both_torch.json"; echo "exit $?"
 

@@ -7,7 +7,10 @@
 //
 // Environment: ATTNPROF_RECORD_OUTPUT (trace path, .json or .json.gz),
 // ATTNPROF_RECORD_KINDS (see record_kinds.h), ATTNPROF_RECORD_DELAY and
-// ATTNPROF_RECORD_DURATION (the capture window, seconds from cuInit), ATTNPROF_RECORD_PID (the pid the
+// ATTNPROF_RECORD_DURATION (the capture window, seconds from cuInit),
+// ATTNPROF_RECORD_CAPTURE_RANGE, _FIRST and _COUNT (the window as NVTX ranges:
+// from the push of the FIRST-th range named so, 0-based, to the pop of the
+// COUNT-th after it), ATTNPROF_RECORD_PID (the pid the
 // path is meant for; other processes, e.g. a launcher's workers, write PATH with
 // ".rank<R>" or ".<pid>", and only when they launched GPU work: trace_names.h).
 #include <dlfcn.h>
@@ -18,6 +21,7 @@
 
 #include <cupti.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -86,6 +90,9 @@ std::mutex g_write_mutex;
 attnprof::Trace& g_trace = *new attnprof::Trace;
 bool g_finished = false;
 
+// When a capture window of NVTX ranges closed (the pop of its last range), on the recorder's clock.
+std::atomic<std::int64_t> g_range_end_ns{-1};  // when the window's last range was popped
+
 // Takes what CUPTI recorded since the last call and (re)writes the whole trace.
 // `final` stops recording first and closes NVTX ranges still open.
 void write_trace(bool final) {
@@ -98,6 +105,7 @@ void write_trace(bool final) {
   try {
     if (final) attnprof::capture::stop();
     attnprof::capture::append_trace(g_trace, attnprof::capture::take());
+    if (const std::int64_t end = g_range_end_ns.load(); final && end >= 0) attnprof::capture::drop_after(g_trace, end);
     const std::string list = attnprof::capture::trace_list_path(g_base_output);
     if (!g_main_process && !has_gpu_work(g_trace)) {
       // A process that started CUDA but launched nothing (a compile or data-loading worker): no
@@ -128,7 +136,7 @@ void write_trace(bool final) {
 
 void finish() { write_trace(true); }
 
-enum Request : int { kCheckpoint = 1, kFinish = 2 };
+enum Request : int { kCheckpoint = 1, kFinish = 2, kFinishNoWait = 3 };
 
 // The writer thread: waits for a request from a signal handler, writes the
 // trace outside signal context (CUPTI, malloc and file I/O are not
@@ -140,7 +148,8 @@ void writer_thread() {
   for (;;) {
     int request = 0;
     if (read(g_wake_pipe[0], &request, sizeof request) != static_cast<ssize_t>(sizeof request)) continue;
-    write_trace(request == kFinish);
+    write_trace(request != kCheckpoint);
+    if (request == kFinishNoWait) continue;  // nobody waits for it
     const char done = 1;
     [[maybe_unused]] auto n = write(g_done_pipe[1], &done, 1);
   }
@@ -222,8 +231,8 @@ void report_status(const char* status) {
   }
 }
 
-// Seconds from the environment; 0 when unset or not a number from 0 to 1e6.
-double env_seconds(const char* name) {
+// A number from the environment; 0 when unset or not a number from 0 to 1e6.
+double env_number(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return 0;
   char* end = nullptr;
@@ -258,6 +267,51 @@ void window_thread(attnprof::capture::RecorderOptions options, double delay, dou
   }
 }
 
+// The capture window as NVTX ranges (attnprof record --capture-range nvtx:NAME [--steps FROM:TO |
+// --capture-count N]): recording starts at the push of the FIRST-th range named NAME and the trace is
+// written at the pop that closes the COUNT-th recorded one. Called by the recorder inside the
+// application's NVTX calls.
+std::string& g_range = *new std::string;
+long g_range_first = 0, g_range_count = 1;
+std::atomic<long> g_ranges_seen{0}, g_ranges_done{0};
+std::atomic<bool> g_range_closed{false};
+attnprof::capture::RecorderOptions& g_range_options = *new attnprof::capture::RecorderOptions;
+
+void on_nvtx(bool push, const char* name) {
+  thread_local int depth = 0;  // > 0: inside a recorded range on this thread, its nesting
+  if (push) {
+    if (depth > 0) {
+      ++depth;
+      return;
+    }
+    if (g_range_closed.load() || g_range != name) return;
+    if (g_ranges_seen.fetch_add(1) < g_range_first) return;  // a range before the window
+    depth = 1;
+    if (g_started.load()) return;
+    {
+      std::lock_guard lock(g_write_mutex);
+      if (g_finished || g_started.load()) return;
+      try {
+        attnprof::capture::start(g_range_options);
+      } catch (const RecorderError& e) {
+        std::fprintf(stderr, "%s; no trace will be written\n", e.what());
+        g_range_closed = true;
+        report_status("refused");
+        return;
+      }
+      g_started = true;
+    }
+    report_status("started");
+    return;
+  }
+  if (depth == 0 || --depth > 0) return;
+  if (g_ranges_done.fetch_add(1) + 1 >= g_range_count && !g_range_closed.exchange(true)) {
+    g_range_end_ns = attnprof::capture::timestamp_ns();  // what starts later is not the window's
+    const int request = kFinishNoWait;                   // the writer thread stops and writes; this thread goes on
+    [[maybe_unused]] auto n = write(g_wake_pipe[1], &request, sizeof request);
+  }
+}
+
 void start_recording() {
   g_output = output_path();
   std::uint32_t kinds = attnprof::capture::kAllKinds;
@@ -273,7 +327,24 @@ void start_recording() {
   }
   attnprof::capture::RecorderOptions options;
   options.kinds = kinds;
-  const double delay = env_seconds("ATTNPROF_RECORD_DELAY"), duration = env_seconds("ATTNPROF_RECORD_DURATION");
+  const double delay = env_number("ATTNPROF_RECORD_DELAY"), duration = env_number("ATTNPROF_RECORD_DURATION");
+  if (const char* range = std::getenv("ATTNPROF_RECORD_CAPTURE_RANGE"); range != nullptr && *range != '\0') {
+    g_range = range;
+    g_range_first = static_cast<long>(env_number("ATTNPROF_RECORD_CAPTURE_FIRST"));
+    g_range_count = std::max(1L, static_cast<long>(env_number("ATTNPROF_RECORD_CAPTURE_COUNT")));
+    g_range_options = options;  // started after cuInit: CUPTI's API-call filter is not available
+    install_handlers();         // the writer thread closes the window
+    std::atexit(finish);
+    try {
+      attnprof::capture::arm(&on_nvtx);
+    } catch (const RecorderError& e) {
+      std::fprintf(stderr, "%s; no trace will be written\n", e.what());
+      report_status("refused");
+      return;
+    }
+    report_status("waiting");
+    return;
+  }
   if (delay > 0) {
     // Off until the window opens. CUPTI's own API-call filter works only when enabled during cuInit
     // (recorder.h): started later, the recorder traces all calls and filters while converting.

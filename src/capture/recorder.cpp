@@ -5,10 +5,12 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <generated_nvtx_meta.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -87,6 +89,7 @@ struct State {
   bool callbacks_registered = false;
   std::uint32_t kinds = 0;
   bool filtered = false;  // filter_api_calls_in_cupti of the running session
+  bool armed = false;     // arm(): the subscription outlives stop()
   CUpti_SubscriberHandle subscriber = nullptr;
   std::optional<BufferPool> pool;
   std::optional<ActivityConverter> converter;
@@ -128,9 +131,41 @@ void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint
   if (s.pool) s.pool->release(buffer);
 }
 
-// A subscriber that listens to nothing: holding CUPTI's single subscriber slot
-// is how we learn that another client (torch.profiler, Nsight) owns CUPTI.
-void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+std::atomic<NvtxHook> g_nvtx_hook{nullptr};
+
+const char* ascii_message(const nvtxEventAttributes_t* a) {
+  return a != nullptr && a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != nullptr ? a->message.ascii
+                                                                                                  : "";
+}
+
+// Holding CUPTI's single subscriber slot is how we learn that another client (torch.profiler,
+// Nsight) owns CUPTI; once armed, NVTX range pushes and pops go to the hook.
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_NVTX || data == nullptr) return;
+  const NvtxHook hook = g_nvtx_hook.load(std::memory_order_acquire);
+  if (hook == nullptr) return;
+  const void* params = static_cast<const CUpti_NvtxData*>(data)->functionParams;
+  if (params == nullptr) return;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA: {
+      const char* m = static_cast<const nvtxRangePushA_params*>(params)->message;
+      hook(true, m != nullptr ? m : "");
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      hook(true, ascii_message(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib));
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+      hook(true, ascii_message(static_cast<const nvtxDomainRangePushEx_params*>(params)->core.eventAttrib));
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      hook(false, "");
+      break;
+    default:
+      break;
+  }
+}
 
 void check_version() {
   std::uint32_t version = 0;
@@ -166,19 +201,57 @@ void report_drops(std::int64_t dropped, std::size_t refused) {
 
 }  // namespace
 
+namespace {
+
+void subscribe(State& s) {
+  if (s.subscriber != nullptr) return;  // armed: subscribed already
+  const CUptiResult sub = cuptiSubscribe(&s.subscriber, &on_callback, nullptr);
+  if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    throw RecorderError(
+        "attnprof recorder: another CUPTI client already owns this process (torch.profiler, "
+        "Nsight Systems, ...); stop it, or record without it");
+  check_cupti(sub, "cuptiSubscribe");
+}
+
+void unsubscribe(State& s) {  // unless armed: then the subscription stays for the next start()
+  if (s.armed || s.subscriber == nullptr) return;
+  cuptiUnsubscribe(s.subscriber);
+  s.subscriber = nullptr;
+}
+
+}  // namespace
+
+std::int64_t timestamp_ns() {
+  std::uint64_t t = 0;
+  return cuptiGetTimestamp(&t) == CUPTI_SUCCESS ? static_cast<std::int64_t>(t) : -1;
+}
+
+void arm(NvtxHook hook) {
+  auto& s = state();
+  std::lock_guard control(s.control);
+  check_version();
+  route_nvtx_to_cupti();
+  subscribe(s);
+  g_nvtx_hook.store(hook, std::memory_order_release);
+  const CUptiResult r = cuptiEnableDomain(1, s.subscriber, CUPTI_CB_DOMAIN_NVTX);
+  if (r != CUPTI_SUCCESS) {
+    g_nvtx_hook.store(nullptr);
+    if (!s.recording) {
+      cuptiUnsubscribe(s.subscriber);
+      s.subscriber = nullptr;
+    }
+    throw RecorderError(std::string("attnprof recorder: cannot follow NVTX ranges: ") + cupti_error_text(r));
+  }
+  s.armed = true;
+}
+
 void start(const RecorderOptions& options) {
   auto& s = state();
   std::lock_guard control(s.control);
   if (s.recording) throw RecorderError("attnprof recorder: already recording");
   check_version();
   if (options.kinds & kNvtx) route_nvtx_to_cupti();
-
-  const CUptiResult sub = cuptiSubscribe(&s.subscriber, &ignore_callback, nullptr);
-  if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-    throw RecorderError(
-        "attnprof recorder: another CUPTI client already owns this process (torch.profiler, "
-        "Nsight Systems, ...); stop it, or record without it");
-  check_cupti(sub, "cuptiSubscribe");
+  subscribe(s);
 
   ATTNPROF_CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   {
@@ -197,8 +270,7 @@ void start(const RecorderOptions& options) {
     const CUptiResult r = cuptiActivityEnable(k.kind);
     if (r != CUPTI_SUCCESS) {
       disable_kinds(enabled, options.filter_api_calls_in_cupti);
-      cuptiUnsubscribe(s.subscriber);
-      s.subscriber = nullptr;
+      unsubscribe(s);
       throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI ") + k.name +
                           " activity: " + cupti_error_text(r) + " (another profiler may own CUPTI in this process)");
     }
@@ -207,8 +279,7 @@ void start(const RecorderOptions& options) {
   if (const CUptiResult r = enable_api_calls(options.kinds, true, options.filter_api_calls_in_cupti);
       r != CUPTI_SUCCESS) {
     disable_kinds(options.kinds, options.filter_api_calls_in_cupti);
-    cuptiUnsubscribe(s.subscriber);
-    s.subscriber = nullptr;
+    unsubscribe(s);
     throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI runtime/driver API activity: ") +
                         cupti_error_text(r) + " (another profiler may own CUPTI in this process)");
   }
@@ -231,8 +302,7 @@ void stop() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   disable_kinds(s.kinds, s.filtered);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  if (s.subscriber != nullptr) cuptiUnsubscribe(s.subscriber);
-  s.subscriber = nullptr;
+  unsubscribe(s);
   s.recording = false;
 }
 

@@ -36,6 +36,18 @@ struct RecorderOptions {
   bool filter_api_calls_in_cupti = false;
 };
 
+// NVTX range pushes (with the range's ASCII name, "" when it has none) and pops of any thread, called
+// on that thread inside the NVTX call: keep it short.
+using NvtxHook = void (*)(bool push, const char* name);
+
+// Subscribes to CUPTI without recording anything, forwarding NVTX range pushes and pops to `hook`;
+// start() and stop() then turn recording on and off under the same subscription (CUPTI has one
+// subscriber per process). For a capture window that follows NVTX ranges. Throws RecorderError.
+void arm(NvtxHook hook);
+
+// Now on the recorder's clock (CUPTI's timestamps, the trace's ts), in ns.
+std::int64_t timestamp_ns();
+
 // Starts recording; throws RecorderError. Starting twice is an error.
 void start(const RecorderOptions& options = {});
 // Stops recording and flushes what CUPTI holds. Safe to call when not recording.

@@ -1,6 +1,8 @@
 // See trace_append.h.
 #include "capture/trace_append.h"
 
+#include <unordered_set>
+
 namespace attnprof::capture {
 
 void append_trace(Trace& into, const Trace& from) {
@@ -22,6 +24,21 @@ void append_trace(Trace& into, const Trace& from) {
   if (from.cupti_version >= 0) into.cupti_version = from.cupti_version;
   if (from.cuda_driver_version >= 0) into.cuda_driver_version = from.cuda_driver_version;
   if (from.cuda_runtime_version >= 0) into.cuda_runtime_version = from.cuda_runtime_version;
+}
+
+void drop_after(Trace& trace, std::int64_t end_ns) {
+  std::unordered_set<std::int64_t> launched, late;  // correlation ids of the launches, and of those after the end
+  for (const Event& e : trace.events)
+    if (is_launch_api(e.kind) && e.correlation >= 0) {
+      launched.insert(e.correlation);
+      if (e.ts_ns > end_ns) late.insert(e.correlation);
+    }
+  std::erase_if(trace.events, [&](const Event& e) {
+    if (e.kind == EventKind::Metadata) return false;
+    if (is_gpu_activity(e.kind) && e.correlation >= 0 && launched.count(e.correlation) > 0)
+      return late.count(e.correlation) > 0;
+    return e.ts_ns > end_ns;
+  });
 }
 
 }  // namespace attnprof::capture

@@ -9,4 +9,9 @@ namespace attnprof::capture {
 
 void append_trace(Trace& into, const Trace& from);
 
+// Drops what began after `end_ns` (the recorder's clock): CPU-side events that started later, and the
+// GPU work their launches started; GPU work launched before it stays, even when it ran after. For a
+// capture window that closed at end_ns while CUPTI was still on.
+void drop_after(Trace& trace, std::int64_t end_ns);
+
 }  // namespace attnprof::capture

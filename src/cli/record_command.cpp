@@ -34,6 +34,39 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 }  // namespace
 
+CaptureWindow capture_window(const RecordOptions& o) {
+  CaptureWindow w;
+  if (o.capture_range.empty()) {
+    if (o.capture_count != 0) throw InputError("record: --capture-count needs --capture-range nvtx:NAME");
+    if (!o.steps.empty()) throw InputError("record: --steps needs --capture-range nvtx:NAME (the step's range)");
+    return w;
+  }
+  if (!o.capture_range.starts_with("nvtx:") || o.capture_range.size() == 5)
+    throw InputError(
+        fmt::format("record: --capture-range {}: expected nvtx:NAME (an NVTX range's name)", o.capture_range));
+  if (o.delay > 0 || o.duration > 0)
+    throw InputError("record: --capture-range and --delay/--duration: one capture window at a time");
+  w.range = o.capture_range.substr(5);
+  if (!o.steps.empty()) {
+    if (o.capture_count != 0) throw InputError("record: --steps and --capture-count: give one of them");
+    const std::size_t colon = o.steps.find(':');
+    const auto number = [&](const std::string& s) {
+      if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+        throw InputError(fmt::format("record: --steps {}: expected FROM:TO, two step numbers (0-based)", o.steps));
+      return std::stol(s);
+    };
+    if (colon == std::string::npos) number("");
+    const long from = number(o.steps.substr(0, colon)), to = number(o.steps.substr(colon + 1));
+    if (to < from) throw InputError(fmt::format("record: --steps {}: TO is before FROM", o.steps));
+    w.first = from;
+    w.count = to - from + 1;
+  } else if (o.capture_count != 0) {
+    if (o.capture_count < 1) throw InputError(fmt::format("record: --capture-count {}: at least 1", o.capture_count));
+    w.count = o.capture_count;
+  }
+  return w;
+}
+
 void validate_record_options(const RecordOptions& options) {
   if (options.command.empty())
     throw InputError("record: no program given; usage: attnprof record [-o trace.json] -- CMD ARGS...");
@@ -46,6 +79,7 @@ void validate_record_options(const RecordOptions& options) {
     throw InputError(fmt::format("record: -o {}: folder {} does not exist", options.output, dir.string()));
   for (const auto& [name, v] : {std::pair{"--delay", options.delay}, std::pair{"--duration", options.duration}})
     if (!(v >= 0 && v <= 1e6)) throw InputError(fmt::format("record: {} {}: seconds from 0 to 1000000", name, v));
+  capture_window(options);  // checks the NVTX window
   std::string bad;
   if (!capture::parse_record_kinds(options.kinds, &bad))
     throw InputError(fmt::format("record: --kinds {}: {}; known kinds: all,{}", options.kinds,
@@ -55,6 +89,7 @@ void validate_record_options(const RecordOptions& options) {
 
 std::vector<std::pair<std::string, std::string>> record_environment(const RecordOptions& options,
                                                                     const std::string& inject_library) {
+  const CaptureWindow window = capture_window(options);
   return {
       {"CUDA_INJECTION64_PATH", inject_library},
       {"NVTX_INJECTION64_PATH", inject_library},
@@ -62,6 +97,9 @@ std::vector<std::pair<std::string, std::string>> record_environment(const Record
       {"ATTNPROF_RECORD_KINDS", options.kinds},
       {"ATTNPROF_RECORD_DELAY", fmt::format("{}", options.delay)},
       {"ATTNPROF_RECORD_DURATION", fmt::format("{}", options.duration)},
+      {"ATTNPROF_RECORD_CAPTURE_RANGE", window.range},
+      {"ATTNPROF_RECORD_CAPTURE_FIRST", fmt::format("{}", window.first)},
+      {"ATTNPROF_RECORD_CAPTURE_COUNT", fmt::format("{}", window.count)},
   };
 }
 
@@ -169,7 +207,11 @@ int run_record(const RecordOptions& options) {
         status.empty()        ? "the program made no CUDA call, so the recorder never started"
         : status == "refused" ? "the recorder could not start; its reason is printed above"
         : status == "waiting"
-            ? fmt::format("the program ended before the capture window opened (--delay {})", options.delay)
+            ? (options.capture_range.empty()
+                   ? fmt::format("the program ended before the capture window opened (--delay {})", options.delay)
+                   : fmt::format("no NVTX range '{}' of the window began (--capture-range {}{})",
+                                 options.capture_range.substr(5), options.capture_range,
+                                 options.steps.empty() ? std::string() : fmt::format(" --steps {}", options.steps)))
         : idle > 0 ? "its processes launched no GPU work"
                    : "the recorder started but could not write it; its reason is printed above";
     fmt::print(stderr, "attnprof record: no trace written to {}: {}\n", trace_path, why);
@@ -194,6 +236,14 @@ void add_record_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--doctor", options->doctor, "print the doctor report of the trace afterwards");
   cmd->add_option("--delay", options->delay,
                   "start recording SEC seconds after the program starts CUDA (the recorder is off until then)");
+  cmd->add_option("--capture-range", options->capture_range,
+                  "record only inside NVTX ranges named so: nvtx:NAME (from its first push to its pop; the "
+                  "program runs unrecorded before and after)");
+  cmd->add_option("--capture-count", options->capture_count,
+                  "with --capture-range: record over N such ranges, from the first's push to the N-th's pop");
+  cmd->add_option("--steps", options->steps,
+                  "with --capture-range nvtx:STEP: record steps FROM:TO (0-based occurrences of the STEP range), "
+                  "e.g. --capture-range nvtx:step --steps 100:109");
   cmd->add_option("--duration", options->duration,
                   "stop recording SEC seconds after it started and write the trace; the program runs on unrecorded "
                   "(default: to the end)");

@@ -16,11 +16,25 @@ struct RecordOptions {
   // (0: to the end). Outside it CUPTI is off.
   double delay = 0;
   double duration = 0;
+  // Or the window as NVTX ranges: "nvtx:NAME" (capture_range), from the push of its `first`-th
+  // occurrence (0-based) over `count` of them; --steps FROM:TO sets first FROM and count TO-FROM+1.
+  std::string capture_range;
+  int capture_count = 0;             // 0: not given (1)
+  std::string steps;                 // "FROM:TO" or ""
   std::vector<std::string> command;  // the program and its arguments
 };
 
 // Checks the options; throws InputError (one line naming the bad input).
 void validate_record_options(const RecordOptions& options);
+
+// The NVTX capture window the options ask for (range "" when none): the range's name, the first
+// occurrence recorded (0-based) and how many. Throws InputError for a bad combination.
+struct CaptureWindow {
+  std::string range;
+  long first = 0;
+  long count = 1;
+};
+CaptureWindow capture_window(const RecordOptions& options);
 
 // The variables the recorded program gets: the injection library for CUDA and
 // NVTX, and where and what to record. `output` is made absolute, so the

@@ -79,6 +79,64 @@ TEST(RecordArgs, CaptureWindowIsChecked) {
   }
 }
 
+TEST(RecordArgs, CaptureRangeAndSteps) {
+  auto o = with_command({"python3", "train.py"});
+  o.capture_range = "nvtx:step";
+  o.steps = "100:109";
+  CaptureWindow w = capture_window(o);
+  EXPECT_EQ(w.range, "step");
+  EXPECT_EQ(w.first, 100);
+  EXPECT_EQ(w.count, 10);
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : record_environment(o, "/lib.so")) env[k] = v;
+  EXPECT_EQ(env["ATTNPROF_RECORD_CAPTURE_RANGE"], "step");
+  EXPECT_EQ(env["ATTNPROF_RECORD_CAPTURE_FIRST"], "100");
+  EXPECT_EQ(env["ATTNPROF_RECORD_CAPTURE_COUNT"], "10");
+  o.steps.clear();
+  o.capture_count = 3;
+  w = capture_window(o);
+  EXPECT_EQ(w.first, 0);
+  EXPECT_EQ(w.count, 3);
+  EXPECT_EQ(capture_window(with_command({"x"})).range, "");  // none asked: no window
+  const auto refused = [](RecordOptions bad, const std::string& message) {
+    try {
+      validate_record_options(bad);
+      ADD_FAILURE() << message;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  auto bad = with_command({"x"});
+  bad.capture_range = "step";
+  refused(bad, "--capture-range step: expected nvtx:NAME");
+  bad.capture_range = "nvtx:";
+  refused(bad, "expected nvtx:NAME");
+  bad.capture_range = "nvtx:step";
+  bad.steps = "9:3";
+  refused(bad, "--steps 9:3: TO is before FROM");
+  bad.steps = "3";
+  refused(bad, "--steps 3: expected FROM:TO");
+  bad.steps = "a:b";
+  refused(bad, "expected FROM:TO");
+  bad.steps = "1:2";
+  bad.capture_count = 2;
+  refused(bad, "--steps and --capture-count");
+  bad.steps.clear();
+  bad.capture_count = 0;
+  bad.delay = 5;
+  refused(bad, "one capture window at a time");
+  auto lone = with_command({"x"});
+  lone.steps = "1:2";
+  refused(lone, "--steps needs --capture-range");
+  lone.steps.clear();
+  lone.capture_count = 2;
+  refused(lone, "--capture-count needs --capture-range");
+  auto negative = with_command({"x"});
+  negative.capture_range = "nvtx:s";
+  negative.capture_count = -1;
+  refused(negative, "--capture-count -1: at least 1");
+}
+
 TEST(RecordArgs, EnvironmentNamesTheLibraryAndAnAbsoluteOutput) {
   auto o = with_command({"python3", "x.py"});
   o.output = "rel/t.json.gz";

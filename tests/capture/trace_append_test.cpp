@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace attnprof::capture {
 namespace {
 
@@ -30,6 +33,40 @@ TEST(TraceAppend, ReinternsNamesAndKeepsGpuArgs) {
   EXPECT_EQ(into.args(into.events[2])->grid, (std::array<std::int32_t, 3>{4, 2, 1}));
   EXPECT_EQ(into.devices.size(), 1u);
   EXPECT_EQ(into.dropped_records, 5);
+}
+
+// A capture window closed at t=100: what began later goes, but the GPU work launched before it.
+TEST(TraceAppend, DropAfterTheWindowKeepsWorkLaunchedInIt) {
+  Trace t;
+  const auto add = [&](EventKind kind, const char* name, std::int64_t ts, std::int64_t corr) {
+    Event e;
+    e.kind = kind;
+    e.name = t.strings.intern(name);
+    e.ts_ns = ts;
+    e.dur_ns = 5;
+    e.correlation = corr;
+    t.add(e);
+  };
+  add(EventKind::UserAnnotation, "step", 10, -1);
+  add(EventKind::CudaRuntime, "cudaLaunchKernel", 20, 1);
+  add(EventKind::Kernel, "in_window", 30, 1);
+  add(EventKind::CudaRuntime, "cudaLaunchKernel", 90, 2);
+  add(EventKind::Kernel, "launched_in_ran_after", 150, 2);  // stays: its launch is the window's
+  add(EventKind::CudaRuntime, "cudaLaunchKernel", 120, 3);
+  add(EventKind::Kernel, "launched_after", 125, 3);            // goes with its launch
+  add(EventKind::Kernel, "no_launch_recorded_after", 130, 9);  // --kinds kernel: by its own time
+  add(EventKind::Kernel, "no_launch_recorded_before", 95, 8);
+  add(EventKind::UserAnnotation, "step", 110, -1);
+  Event meta;
+  meta.kind = EventKind::Metadata;
+  meta.phase = 'M';
+  meta.ts_ns = 500;
+  t.add(meta);
+  drop_after(t, 100);
+  std::vector<std::string> kept;
+  for (const Event& e : t.events) kept.emplace_back(e.kind == EventKind::Metadata ? "meta" : t.name(e));
+  EXPECT_EQ(kept, (std::vector<std::string>{"step", "cudaLaunchKernel", "in_window", "cudaLaunchKernel",
+                                            "launched_in_ran_after", "no_launch_recorded_before", "meta"}));
 }
 
 }  // namespace
