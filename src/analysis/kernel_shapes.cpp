@@ -1,5 +1,6 @@
 #include "analysis/kernel_shapes.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 #include <vector>
@@ -64,7 +65,7 @@ std::vector<Launch> launches(const AttentionCall& c, const TraceIndex& index) {
 }
 
 // FlashAttention 2's forward kernels (PyTorch's pytorch_flash and the flash-attn package).
-bool flash_forward(const Launch& k, AttentionShape& s) {
+bool flash_forward(const Launch& k, bool combined, AttentionShape& s) {
   const bool split_kv = k.name.find("flash_fwd_splitkv_kernel<") != std::string_view::npos;
   if (!split_kv && k.name.find("flash_fwd_kernel<") == std::string_view::npos) return false;
   const auto args = args_of(k.name, split_kv ? "flash_fwd_splitkv_kernel<" : "flash_fwd_kernel<");
@@ -77,7 +78,8 @@ bool flash_forward(const Launch& k, AttentionShape& s) {
   // Has_alibi, Is_even_MN, Is_even_K, Is_softcap, Split, ...>: split along the keys, the grid is
   // (m blocks, splits, batch x heads), else (m blocks, batch, heads).
   const bool causal = is_true(args[split_kv ? 1 : 2]);
-  const bool split = split_kv && args.size() > 7 && is_true(args[7]);
+  // Split along the keys: its combine kernel runs (the template's Split flag moved between versions).
+  const bool split = split_kv && combined;
   s.head_dim = d;
   s.causal = causal;
   s.q_len = static_cast<std::int64_t>(k.grid[0]) * block_m;
@@ -112,12 +114,14 @@ bool mem_efficient_forward(const Launch& k, AttentionShape& s) {
   s.q_heads = k.grid[1];
   s.q_len = static_cast<std::int64_t>(k.grid[0]) * block_q;
   s.kv_len = s.q_len;
-  s.head_dim = max_k;
+  // kMaxK is the head dim's bound: 32/64/128 for the register-held kernels (head dims are those in
+  // practice), 65536 for the one that streams from global memory (D > 128): then unknown.
+  s.head_dim = max_k <= 256 ? max_k : 0;
   s.inferred = fmt::format(
       "memory-efficient forward grid {}x{}x{} with {} queries a block and kMaxK {}: B={} H={}, S in {}..{} (taken as "
-      "{}, S_kv as S), D at most {} (taken as it)",
+      "{}, S_kv as S), {}",
       k.grid[0], k.grid[1], k.grid[2], block_q, max_k, s.batch, s.q_heads, s.q_len - block_q + 1, s.q_len, s.q_len,
-      max_k, max_k);
+      s.head_dim > 0 ? fmt::format("D at most {} (taken as it)", max_k) : std::string("D not said (above 128)"));
   return true;
 }
 
@@ -206,8 +210,11 @@ AttentionShape shape_from_kernels(const AttentionCall& call, const TraceIndex& i
   const std::vector<Launch> ks = launches(call, index);
   bool found = false;
   if (call.impl == AttentionImpl::Fused) {
+    const bool combined = std::any_of(ks.begin(), ks.end(), [](const Launch& k) {
+      return k.name.find("flash_fwd_splitkv_combine_kernel<") != std::string_view::npos;
+    });
     for (const Launch& k : ks)
-      if ((found = flash_forward(k, s) || mem_efficient_forward(k, s))) break;
+      if ((found = flash_forward(k, combined, s) || mem_efficient_forward(k, s))) break;
   } else {
     found = unfused(ks, s);
   }

@@ -8,16 +8,13 @@
 namespace attnprof {
 namespace {
 
-// Profiler steps: the instances of the largest group that holds attention.
-int count_steps(const Analysis& a) {
-  int steps = 0;
-  std::int64_t best = 0;
+// The region group the replay follows: the one with the most attention time (profiler steps,
+// typically); nullptr when no group holds attention.
+const GroupStats* main_group(const Analysis& a) {
+  const GroupStats* best = nullptr;
   for (const GroupStats& g : a.groups)
-    if (g.attention_ns > best) {
-      best = g.attention_ns;
-      steps = static_cast<int>(g.instances.size());
-    }
-  return steps;
+    if (g.attention_ns > 0 && (best == nullptr || g.attention_ns > best->attention_ns)) best = &g;
+  return best;
 }
 
 // The bench dtype: the trace's, bf16 where it does not say.
@@ -82,10 +79,8 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   ReplayShape r;
   r.traced = s;
   r.dtype = dtype_of(s.precision);
-  // A mask pass inside an unfused call whose trace does not say what mask: a decoder's causal mask
-  // (Hugging Face drops an all-ones padding mask: BERT's eager call has no such pass).
-  const bool mask_guess = !s.causal_known && !request.causal && s.mask_in_call;
-  r.causal = s.causal_known ? s.causal : request.causal.value_or(mask_guess);
+  bool mask_guess = false;
+  r.causal = replay_causal(s, request.causal, &mask_guess);
   r.dropout = s.dropout;
   r.traced_ms = s.calls > 0 ? static_cast<double>(s.kernel_ns) / 1e6 / s.calls : 0.0;
   r.calls_per_step = steps > 0 ? static_cast<double>(s.calls) / steps : 0.0;
@@ -121,6 +116,12 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
 
 }  // namespace
 
+bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed) {
+  const bool guess = !s.causal_known && !asked && s.mask_in_call;
+  if (assumed != nullptr) *assumed = guess;
+  return s.causal_known ? s.causal : asked.value_or(guess);
+}
+
 std::string replay_bench_command(const AttentionShape& s, std::string_view dtype, bool causal, double dropout,
                                  std::string_view impls) {
   return fmt::format(
@@ -133,13 +134,18 @@ std::string replay_bench_command(const AttentionShape& s, std::string_view dtype
 
 Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request) {
   Replay out;
-  out.steps = count_steps(analysis);
-  // The calls of the analysed regions, as the report counts them (a call whose first kernel is in
-  // one): not a call launched before the profiler's window, whose shape the trace lacks.
+  const GroupStats* group = main_group(analysis);
+  if (group != nullptr) {
+    out.region = group->group.name;
+    out.steps = static_cast<int>(group->instances.size());
+  }
+  // The calls of that group's instances, as the report counts them (a call whose first kernel is in
+  // one): not a call launched before the profiler's window (its shape is not in the trace), not
+  // another group's (an eval loop beside training steps), so "per step" means one thing.
   const AttentionView& view = analysis.attention_calls;
   std::vector<char> in_regions(view.calls.size(), 0);
-  for (const GroupStats& g : analysis.groups)
-    for (const RegionInstance& inst : g.group.instances)
+  if (group != nullptr)
+    for (const RegionInstance& inst : group->group.instances)
       for (const std::size_t a : inst.activities)
         if (const std::int32_t c = view.call_of[a];
             c != kNone && view.calls[static_cast<std::size_t>(c)].activities.front() == a)
@@ -174,6 +180,7 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
           s.calls, s.calls == 1 ? "" : "s", s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "");
       r.shape_text = "?";
       r.command.clear();
+      r.rows.clear();  // nothing to run
       out.shapes.push_back(std::move(r));
     }
   }

@@ -59,13 +59,19 @@ struct Replay {
   std::string device;  // the GPU it ran on; "" when it did not run
   std::string no_gpu;  // why it did not run here ("" when it did)
   std::string timing = "hot";
-  int steps = 0;                    // profiler steps (region instances) the per-step figures use
+  std::string region;               // the region group replayed: the one with the most attention time
+  int steps = 0;                    // its instances (profiler steps): the per-step figures use them
   int calls_without_shape = 0;      // forward calls not replayed: no shape in the trace
   std::vector<ReplayShape> shapes;  // by traced time, the largest first
 };
 
 // Within this share a replay of the trace's own implementation counts as agreeing with it.
 inline constexpr double kReplayAgreement = 0.15;
+
+// Whether a shape is replayed causal: as the trace says; else as asked (--causal/--no-causal); else
+// causal when an unfused call adds a mask to its scores (a decoder's causal mask; Hugging Face drops
+// an all-ones padding mask), not causal otherwise. *assumed: the mask guess was taken.
+bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed = nullptr);
 
 // The attnprof bench command that runs one shape hot ("--impl" only when impls is not empty).
 std::string replay_bench_command(const AttentionShape& shape, std::string_view dtype, bool causal, double dropout,

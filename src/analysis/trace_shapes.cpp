@@ -77,9 +77,15 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
     s.precision = c.precision;
     s.causal_known = c.shape.causal.has_value() || c.causal_mask;
     s.causal = c.shape.causal.value_or(false) || c.causal_mask;
+    // What the replay runs differs by implementation (and its family), softmax width and dropout too.
+    s.impl = c.impl;
+    s.family = c.family;
+    s.fp32_softmax = c.impl == AttentionImpl::Unfused && softmax_in_fp32(c, index);
+    s.dropout = c.dropout.value_or(c.dropout_pass ? kDefaultDropout : 0.0);
     const auto key = [](const TraceShape& x) {
       return std::tuple(x.shape.batch, x.shape.q_heads, x.shape.kv_heads, x.shape.q_len, x.shape.kv_len,
-                        x.shape.head_dim, x.causal, x.causal_known, x.precision);
+                        x.shape.head_dim, x.causal, x.causal_known, x.precision, x.impl, x.family, x.fp32_softmax,
+                        x.dropout);
     };
     auto it = std::find_if(out.shapes.begin(), out.shapes.end(), [&](const TraceShape& x) { return key(x) == key(s); });
     if (it == out.shapes.end()) {

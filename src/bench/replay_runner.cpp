@@ -66,7 +66,7 @@ void run_replay(Replay& replay, const BenchOptions& base) {
         replay.device = run.device;
         for (ReplayRow& r : s.rows)
           if (r.dtype == dtype) take(run, r);
-      } catch (const InputError&) {
+      } catch (const std::exception&) {  // a shape, dtype, memory or library refusal: row by row, each says
         for (ReplayRow& r : s.rows) {
           if (r.dtype != dtype) continue;
           BenchOptions one = o;
@@ -75,7 +75,7 @@ void run_replay(Replay& replay, const BenchOptions& base) {
             const BenchRun run = run_bench(one);
             replay.device = run.device;
             take(run, r);
-          } catch (const InputError& e) {
+          } catch (const std::exception& e) {
             r.why_not = e.what();
           }
         }

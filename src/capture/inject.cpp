@@ -90,6 +90,11 @@ std::mutex g_write_mutex;
 attnprof::Trace& g_trace = *new attnprof::Trace;
 bool g_finished = false;
 
+std::string& g_range = *new std::string;  // --capture-range's NVTX range name ("": none)
+// The first range of a capture window of NVTX ranges: its push started the recorder, so CUPTI did not
+// see it; it is added to the trace from these (the recorder's clock, the pushing thread).
+std::atomic<std::int64_t> g_first_start_ns{-1}, g_first_end_ns{-1};
+std::atomic<long> g_first_tid{0};
 // When a capture window of NVTX ranges closed (the pop of its last range), on the recorder's clock.
 std::atomic<std::int64_t> g_range_end_ns{-1};  // when the window's last range was popped
 
@@ -106,6 +111,18 @@ void write_trace(bool final) {
     if (final) attnprof::capture::stop();
     attnprof::capture::append_trace(g_trace, attnprof::capture::take());
     if (const std::int64_t end = g_range_end_ns.load(); final && end >= 0) attnprof::capture::drop_after(g_trace, end);
+    if (const std::int64_t first = g_first_start_ns.load(); final && first >= 0) {
+      attnprof::Event e;
+      e.kind = attnprof::EventKind::UserAnnotation;
+      e.name = g_trace.strings.intern(g_range);
+      e.ts_ns = first;
+      const std::int64_t last = g_first_end_ns.load() >= 0 ? g_first_end_ns.load() : g_range_end_ns.load();
+      e.dur_ns = last > first ? last - first : 0;
+      e.pid = attnprof::Lane(static_cast<std::int64_t>(getpid()), false);
+      e.tid = attnprof::Lane(g_first_tid.load(), false);
+      g_trace.add(e);
+      g_first_start_ns = -1;
+    }
     const std::string list = attnprof::capture::trace_list_path(g_base_output);
     if (!g_main_process && !has_gpu_work(g_trace)) {
       // A process that started CUDA but launched nothing (a compile or data-loading worker): no
@@ -223,6 +240,7 @@ void install_handlers() {
 // One word for `attnprof record`, which cannot see whether the recorder ran:
 // "started" or "refused" (no file: the program never initialized CUDA).
 void report_status(const char* status) {
+  if (!g_main_process) return;  // the program's own process speaks for the run; its children list themselves
   const char* path = std::getenv("ATTNPROF_RECORD_STATUS");
   if (path == nullptr || *path == '\0') return;
   if (std::FILE* f = std::fopen(path, "w")) {
@@ -245,6 +263,9 @@ void sleep_seconds(double s) { std::this_thread::sleep_for(std::chrono::duration
 // The capture window's thread: starts the recorder after `delay` (when the program still runs), and
 // ends the recording after `duration`, writing the trace then; the program runs on unrecorded.
 void window_thread(attnprof::capture::RecorderOptions options, double delay, double duration) {
+  sigset_t all;  // signals go to the program's threads and the writer, never here (we hold g_write_mutex)
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   if (delay > 0) {
     sleep_seconds(delay);
     {
@@ -271,7 +292,6 @@ void window_thread(attnprof::capture::RecorderOptions options, double delay, dou
 // --capture-count N]): recording starts at the push of the FIRST-th range named NAME and the trace is
 // written at the pop that closes the COUNT-th recorded one. Called by the recorder inside the
 // application's NVTX calls.
-std::string& g_range = *new std::string;
 long g_range_first = 0, g_range_count = 1;
 std::atomic<long> g_ranges_seen{0}, g_ranges_done{0};
 std::atomic<bool> g_range_closed{false};
@@ -291,6 +311,8 @@ void on_nvtx(bool push, const char* name) {
     {
       std::lock_guard lock(g_write_mutex);
       if (g_finished || g_started.load()) return;
+      g_first_tid = static_cast<long>(gettid());
+      g_first_start_ns = attnprof::capture::timestamp_ns();
       try {
         attnprof::capture::start(g_range_options);
       } catch (const RecorderError& e) {
@@ -305,6 +327,7 @@ void on_nvtx(bool push, const char* name) {
     return;
   }
   if (depth == 0 || --depth > 0) return;
+  if (g_first_end_ns.load() < 0) g_first_end_ns = attnprof::capture::timestamp_ns();
   if (g_ranges_done.fetch_add(1) + 1 >= g_range_count && !g_range_closed.exchange(true)) {
     g_range_end_ns = attnprof::capture::timestamp_ns();  // what starts later is not the window's
     const int request = kFinishNoWait;                   // the writer thread stops and writes; this thread goes on

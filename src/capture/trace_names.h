@@ -13,6 +13,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -82,13 +83,17 @@ inline void append_trace_list(const std::string& list_path, long pid, const std:
 }
 
 // The path this process writes: `wanted`, unless another process claimed it first (two processes
-// of one rank), then `wanted` with ".<pid>" added. The claim is appended to the list.
+// of one rank), then `wanted` with ".<pid>" added. The claim is appended to the list, read and
+// appended under an exclusive lock on the list, so two processes claiming at once cannot both win.
 inline std::string claim_trace_path(const std::string& list_path, const std::string& wanted, long pid,
                                     const std::string& rank) {
+  const int fd = ::open(list_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) ::flock(fd, LOCK_EX);
   std::string path = wanted;
   for (const WrittenTrace& t : read_trace_list(list_path))
     if (t.path == wanted && t.pid != pid) path = tagged_trace_path(wanted, fmt::format(".{}", pid));
   append_trace_list(list_path, pid, rank, path);
+  if (fd >= 0) ::close(fd);  // releases the lock
   return path;
 }
 

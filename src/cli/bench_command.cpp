@@ -126,13 +126,17 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
     one.dtype = s.precision == Precision::FP16   ? attention::DType::FP16
                 : s.precision == Precision::FP32 ? attention::DType::FP32
                                                  : attention::DType::BF16;
-    one.causal = s.causal_known ? s.causal : causal_if_unknown.value_or(false);
+    one.causal = replay_causal(s, causal_if_unknown);
+    one.dropout = static_cast<float>(s.dropout);
     const double per_call_ms = static_cast<double>(s.kernel_ns) / 1e6 / s.calls;
     const std::string what = fmt::format(
-        "B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}", s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len,
+        "B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}{}", s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len,
         s.shape.kv_len, s.shape.head_dim, attention::dtype_name(one.dtype), one.causal ? " causal" : "",
+        s.dropout > 0 ? fmt::format(" dropout={:g}", s.dropout) : std::string(),
         s.causal_known      ? ""
         : causal_if_unknown ? " (the trace does not say whether it is causal: as --causal/--no-causal said)"
+        : one.causal        ? " (the trace does not say whether it is causal: a mask is added to the scores, taken as "
+                              "causal; --no-causal to replay it as not)"
                             : " (the trace does not say whether it is causal: taken as not; --causal to replay it so)");
     if (!o.json)
       fmt::print("Shape {} of {} in {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace; from {}\n", i + 1,

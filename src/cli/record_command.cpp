@@ -199,21 +199,22 @@ int run_record(const RecordOptions& options) {
                fs::exists(trace_path, ec) ? fmt::format("{} (the program)", trace_path)
                                           : std::string("none of the program itself"),
                children,
-               idle > 0 ? fmt::format("\n  ({} other process{} started CUDA but launched no GPU work: no trace)", idle,
-                                      idle == 1 ? "" : "es")
+               idle > 0 ? fmt::format(
+                              "\n  ({} other process{} started CUDA but launched no GPU work while recorded: no trace)",
+                              idle, idle == 1 ? "" : "es")
                         : "");
   if (traces.empty()) {
     const std::string why =
-        status.empty()        ? "the program made no CUDA call, so the recorder never started"
-        : status == "refused" ? "the recorder could not start; its reason is printed above"
+        status == "refused" ? "the recorder could not start; its reason is printed above"
         : status == "waiting"
             ? (options.capture_range.empty()
                    ? fmt::format("the program ended before the capture window opened (--delay {})", options.delay)
                    : fmt::format("no NVTX range '{}' of the window began (--capture-range {}{})",
                                  options.capture_range.substr(5), options.capture_range,
                                  options.steps.empty() ? std::string() : fmt::format(" --steps {}", options.steps)))
-        : idle > 0 ? "its processes launched no GPU work"
-                   : "the recorder started but could not write it; its reason is printed above";
+        : idle > 0       ? "its processes launched no GPU work while recorded"
+        : status.empty() ? "the program made no CUDA call, so the recorder never started"
+                         : "the recorder started but could not write it; its reason is printed above";
     fmt::print(stderr, "attnprof record: no trace written to {}: {}\n", trace_path, why);
     return code;
   }

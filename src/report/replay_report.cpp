@@ -23,6 +23,9 @@ void replay_text(std::string& out, const Replay& r) {
                    2);
   else if (!r.device.empty())
     fmt::format_to(o, "  GPU: {}\n", r.device);
+  if (!r.region.empty())
+    fmt::format_to(o, "  Calls of region '{}' ({} instance{}; per step = per instance)\n", r.region, r.steps,
+                   r.steps == 1 ? "" : "s");
   if (r.shapes.empty()) out += "  No forward attention calls to replay.\n";
   for (std::size_t i = 0; i < r.shapes.size(); ++i) {
     const ReplayShape& s = r.shapes[i];
@@ -80,6 +83,7 @@ void replay_json(JsonWriter& j, const Replay& r) {
   else
     j.str("not_run", r.no_gpu);
   j.str("timing", r.timing);
+  j.str("region", r.region);
   j.num("steps", r.steps);
   j.num("calls_without_shape", r.calls_without_shape);
   j.real("agreement", kReplayAgreement, 2);

@@ -236,21 +236,25 @@ TEST_P(Corpus, ReplayPlanStandsInForWhatRan) {
   // Llama's and Mistral's attention_dropout 0; none in inference.
   const bool drops = facts.mode == "training" && (facts.family == "gpt2" || facts.family == "bert");
   EXPECT_EQ(s.dropout, drops ? 0.1 : 0.0);
-  ASSERT_FALSE(s.rows.empty());
-  if (!want_own.empty()) {
-    EXPECT_TRUE(s.rows[0].own);
-    EXPECT_EQ(s.rows[0].impl, want_own);
-  }
-  std::vector<std::string> alternatives;
-  for (const ReplayRow& row : s.rows)
-    if (!row.own) alternatives.push_back(row.impl);
-  EXPECT_TRUE(std::find(alternatives.begin(), alternatives.end(), "fused") != alternatives.end());
-  for (const ReplayRow& row : s.rows) {
-    if (!row.own) {
-      EXPECT_EQ(row.dtype, facts.dtype == "fp32" ? "bf16" : facts.dtype) << row.impl;
+  // The rows of a shape to replay: the stand-in first, the fused ones beside it (16-bit).
+  const auto check_rows = [&](const ReplayShape& shape) {
+    ASSERT_FALSE(shape.rows.empty());
+    if (!want_own.empty()) {
+      EXPECT_TRUE(shape.rows[0].own);
+      EXPECT_EQ(shape.rows[0].impl, want_own);
     }
-  }
+    std::vector<std::string> alternatives;
+    for (const ReplayRow& row : shape.rows)
+      if (!row.own) alternatives.push_back(row.impl);
+    EXPECT_TRUE(std::find(alternatives.begin(), alternatives.end(), "fused") != alternatives.end());
+    for (const ReplayRow& row : shape.rows) {
+      if (!row.own) {
+        EXPECT_EQ(row.dtype, facts.dtype == "fp32" ? "bf16" : facts.dtype) << row.impl;
+      }
+    }
+  };
   if (facts.tracer != "torch.profiler" && facts.expected_impl != "fused") {
+    EXPECT_TRUE(s.rows.empty()) << "not replayed without a head dim: nothing to run";
     // No record_shapes, no head dim in the kernels: asked for, with what the kernels did say.
     EXPECT_NE(s.problem.find("--shape"), std::string::npos) << s.problem;
     EXPECT_NE(
@@ -265,9 +269,14 @@ TEST_P(Corpus, ReplayPlanStandsInForWhatRan) {
     EXPECT_TRUE(given.shapes[0].problem.empty());
     EXPECT_EQ(given.shapes[0].traced.shape.head_dim, facts.shape.head_dim);
     EXPECT_NE(given.shapes[0].command.find(fmt::format("--head-dim {}", facts.shape.head_dim)), std::string::npos);
+    check_rows(given.shapes[0]);
     return;
   }
-  if (facts.tracer != "torch.profiler") return;  // cuDNN's forward says nothing of its shape
+  if (facts.tracer != "torch.profiler") {  // cuDNN's persistent forward kernel says nothing of its shape
+    EXPECT_NE(s.problem.find("--shape"), std::string::npos) << s.problem;
+    return;
+  }
+  check_rows(s);
   EXPECT_TRUE(s.problem.empty()) << s.problem;
   EXPECT_EQ(s.traced.shape.batch, facts.shape.batch);
   EXPECT_EQ(s.traced.shape.q_len, facts.shape.q_len);
