@@ -1,7 +1,7 @@
 """A program for the capture window checks (scripts/gpu_record_check.sh): 30 steps of 100 ms from
 its first CUDA call, each an NVTX range "step" holding a range "tick<N>" around a few kernels.
 
-    python3 window.py                        # run it (under attnprof record --delay/--duration/--capture-range)
+    python3 window.py                        # run it (under attnprof record --delay, --duration, --capture-range)
     python3 window.py check TRACE LO HI      # the trace holds ticks LO..HI only (some of them), with kernels
     python3 window.py exact TRACE LO HI      # exactly ticks LO..HI, with kernels
 """
