@@ -249,6 +249,19 @@ void report_status(const char* status) {
   }
 }
 
+// Starts the recorder; when CUPTI refuses, says why (and tells `attnprof record`) and returns false.
+bool start_recorder(const attnprof::capture::RecorderOptions& options) {
+  try {
+    attnprof::capture::start(options);
+  } catch (const RecorderError& e) {
+    std::fprintf(stderr, "%s; no trace will be written\n", e.what());
+    report_status("refused");
+    return false;
+  }
+  g_started = true;
+  return true;
+}
+
 // A number from the environment; 0 when unset or not a number from 0 to 1e6.
 double env_number(const char* name) {
   const char* v = std::getenv(name);
@@ -270,15 +283,7 @@ void window_thread(attnprof::capture::RecorderOptions options, double delay, dou
     sleep_seconds(delay);
     {
       std::lock_guard lock(g_write_mutex);
-      if (g_finished) return;  // the program is exiting
-      try {
-        attnprof::capture::start(options);
-      } catch (const RecorderError& e) {
-        std::fprintf(stderr, "%s; no trace will be written\n", e.what());
-        report_status("refused");
-        return;
-      }
-      g_started = true;
+      if (g_finished || !start_recorder(options)) return;  // finished: the program is exiting
     }
     report_status("started");
   }
@@ -313,15 +318,10 @@ void on_nvtx(bool push, const char* name) {
       if (g_finished || g_started.load()) return;
       g_first_tid = static_cast<long>(gettid());
       g_first_start_ns = attnprof::capture::timestamp_ns();
-      try {
-        attnprof::capture::start(g_range_options);
-      } catch (const RecorderError& e) {
-        std::fprintf(stderr, "%s; no trace will be written\n", e.what());
+      if (!start_recorder(g_range_options)) {
         g_range_closed = true;
-        report_status("refused");
         return;
       }
-      g_started = true;
     }
     report_status("started");
     return;
@@ -374,15 +374,8 @@ void start_recording() {
     options.filter_api_calls_in_cupti = false;
     report_status("waiting");
   } else {
-    try {
-      options.filter_api_calls_in_cupti = true;  // we start during cuInit (see recorder.h)
-      attnprof::capture::start(options);
-    } catch (const RecorderError& e) {
-      std::fprintf(stderr, "%s; no trace will be written\n", e.what());
-      report_status("refused");
-      return;
-    }
-    g_started = true;
+    options.filter_api_calls_in_cupti = true;  // we start during cuInit (see recorder.h)
+    if (!start_recorder(options)) return;
     report_status("started");
   }
   std::atexit(finish);  // exit() from any thread runs it; stops CUPTI before CUDA tears down
