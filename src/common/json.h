@@ -3,6 +3,7 @@
 #pragma once
 
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,19 @@ class JsonWriter {
   void null(std::string_view k) {
     key(k);
     out_ += "null";
+  }
+  // The value, or null: an empty text, an unset number. Reports write unknowns as null, never a sentinel.
+  void str_or_null(std::string_view k, std::string_view v) {
+    if (v.empty())
+      null(k);
+    else
+      str(k, v);
+  }
+  void real_or_null(std::string_view k, const std::optional<double>& v, int decimals = 3) {
+    if (v)
+      real(k, *v, decimals);
+    else
+      null(k);
   }
   // Writes the key (and separator) and returns the output, for a value the
   // caller appends itself as JSON text (e.g. a number in its own format).

@@ -212,10 +212,7 @@ std::string json_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
     j.num("steps", s->steps);
     j.real("busy_ms_per_step", s->busy_ms_per_step, 4);
     j.real("attention_ms_per_step", s->attention_ms_per_step, 4);
-    if (s->unsupported.empty())
-      j.null("unsupported");
-    else
-      j.str("unsupported", s->unsupported);
+    j.str_or_null("unsupported", s->unsupported);
     j.end_object();
   }
   j.begin_array("attention");

@@ -30,14 +30,8 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
   j.num("calls", s.calls);
   j.real("kernels_per_call", s.calls > 0 ? static_cast<double>(s.kernels) / s.calls : 0.0, 2);
   j.real("time_us", us(s.kernel_ns));
-  if (const std::string_view p = or_null_text(s.precision); p.empty())
-    j.null("precision");
-  else
-    j.str("precision", p);
-  if (s.kernel.empty())
-    j.null("kernel");
-  else
-    j.str("kernel", s.kernel);
+  j.str_or_null("precision", or_null_text(s.precision));
+  j.str_or_null("kernel", s.kernel);
   if (s.fused_ns < 0)
     j.null("fused_estimate_us");
   else
@@ -93,10 +87,7 @@ std::string json_report(const Analysis& a, const Replay* replay) {
     j.num("sms", a.device.num_sms);
     j.end_object();
   }
-  if (a.unsupported.empty())
-    j.null("unsupported");
-  else
-    j.str("unsupported", a.unsupported);
+  j.str_or_null("unsupported", a.unsupported);
   j.num("gpu_kernels", a.gpu_kernels);
   j.begin_array("attention");
   for (const AttentionSummary& s : a.attention) attention_entry(j, s);

@@ -74,26 +74,14 @@ void replay_text(std::string& out, const Replay& r) {
 
 void replay_json(JsonWriter& j, const Replay& r) {
   j.begin_object("replay");
-  if (r.device.empty())
-    j.null("device");
-  else
-    j.str("device", r.device);
-  if (r.no_gpu.empty())
-    j.null("not_run");
-  else
-    j.str("not_run", r.no_gpu);
+  j.str_or_null("device", r.device);
+  j.str_or_null("not_run", r.no_gpu);
   j.str("timing", r.timing);
   j.str("region", r.region);
   j.num("steps", r.steps);
   j.num("calls_without_shape", r.calls_without_shape);
   j.real("agreement", kReplayAgreement, 2);
   j.begin_array("shapes");
-  const auto opt = [&j](std::string_view k, const std::optional<double>& v) {
-    if (v)
-      j.real(k, *v, 4);
-    else
-      j.null(k);
-  };
   for (const ReplayShape& s : r.shapes) {
     j.begin_object();
     j.str("shape", s.shape_text);
@@ -113,12 +101,9 @@ void replay_json(JsonWriter& j, const Replay& r) {
     j.str("implementations", s.traced.implementations);
     j.real("traced_ms_per_call", s.traced_ms, 4);
     j.real("calls_per_step", s.calls_per_step, 3);
-    if (s.problem.empty())
-      j.null("problem");
-    else
-      j.str("problem", s.problem);
+    j.str_or_null("problem", s.problem);
     j.str("stand_in", s.own_note);
-    opt("own_vs_traced", s.own_vs_traced);
+    j.real_or_null("own_vs_traced", s.own_vs_traced, 4);
     j.str("carries_over", s.carries_over);
     j.str("fix", s.fix);
     j.str("command", s.command);
@@ -128,14 +113,11 @@ void replay_json(JsonWriter& j, const Replay& r) {
       j.str("implementation", row.impl);
       j.str("dtype", row.dtype);
       j.boolean("own", row.own);
-      opt("ms_per_call", row.ms);
-      opt("wall_ms_per_call", row.wall_ms);
-      opt("saving_ms_per_call", row.saving_ms);
-      opt("saving_ms_per_step", row.saving_step_ms);
-      if (row.why_not.empty())
-        j.null("not_run");
-      else
-        j.str("not_run", row.why_not);
+      j.real_or_null("ms_per_call", row.ms, 4);
+      j.real_or_null("wall_ms_per_call", row.wall_ms, 4);
+      j.real_or_null("saving_ms_per_call", row.saving_ms, 4);
+      j.real_or_null("saving_ms_per_step", row.saving_step_ms, 4);
+      j.str_or_null("not_run", row.why_not);
       j.end_object();
     }
     j.end_array();
