@@ -21,6 +21,7 @@
 #include "attention/cuda/cuda_attention.h"
 #include "attention/cuda/mask_cache.h"
 #include "attention/cuda/softmax.cuh"
+#include "attention/cuda/workspace.h"
 
 namespace attnprof::attention::cuda {
 
@@ -45,10 +46,7 @@ template <typename T>
 void eager_forward(const AttentionParams& p, const ExecContext& ctx, bool fp32_softmax) {
   validate(p);
   auto stream = static_cast<cudaStream_t>(ctx.stream);
-  const std::size_t need = workspace_bytes(p, fp32_softmax);
-  if (ctx.workspace_bytes < need)
-    throw std::runtime_error(
-        fmt::format("eager: workspace of {} bytes is below the {} needed", ctx.workspace_bytes, need));
+  require_workspace(ctx, workspace_bytes(p, fp32_softmax), "eager");
   const int B = p.batch, H = p.q_heads, S = p.q_len, Skv = p.kv_len;
   const std::int64_t nm = static_cast<std::int64_t>(S) * Skv;
   const std::int64_t ns = static_cast<std::int64_t>(B) * H * nm;

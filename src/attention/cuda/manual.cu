@@ -13,6 +13,7 @@
 #include "attention/cuda/cuda_attention.h"
 #include "attention/cuda/mask_cache.h"
 #include "attention/cuda/softmax.cuh"
+#include "attention/cuda/workspace.h"
 
 namespace attnprof::attention::cuda {
 
@@ -22,10 +23,7 @@ template <typename T>
 void manual_forward(const AttentionParams& p, const ExecContext& ctx) {
   validate(p);
   auto stream = static_cast<cudaStream_t>(ctx.stream);
-  const std::size_t need = manual_workspace(p);
-  if (ctx.workspace_bytes < need)
-    throw std::runtime_error(
-        fmt::format("manual: workspace of {} bytes is below the {} needed", ctx.workspace_bytes, need));
+  require_workspace(ctx, manual_workspace(p), "manual");
   const int B = p.batch, H = p.q_heads, S = p.q_len, Skv = p.kv_len;
   const std::int64_t nm = static_cast<std::int64_t>(S) * Skv;
   const std::int64_t ns = static_cast<std::int64_t>(B) * H * nm;

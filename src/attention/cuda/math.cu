@@ -137,10 +137,7 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
   validate(p);
   auto stream = static_cast<cudaStream_t>(ctx.stream);
   const bool upcast = !std::is_same_v<Tin, T>;  // fp32 inputs are not cast at all, as in PyTorch
-  const std::size_t need = workspace_for<Tin, T>(p, upcast);
-  if (ctx.workspace_bytes < need)
-    throw std::runtime_error(
-        fmt::format("math: workspace of {} bytes is below the {} needed", ctx.workspace_bytes, need));
+  require_workspace(ctx, workspace_for<Tin, T>(p, upcast), "math");
   WorkspaceCarver carver(ctx.workspace);
   MathBuffers<Tin, T> buf(ctx.workspace, p, upcast, carver);
 

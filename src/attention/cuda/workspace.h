@@ -5,8 +5,20 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+
+#include <fmt/core.h>
+
+#include "attention/params.h"
 
 namespace attnprof::attention::cuda {
+
+// Throws when the caller's workspace is smaller than the implementation `name` needs.
+inline void require_workspace(const ExecContext& ctx, std::size_t need, const char* name) {
+  if (ctx.workspace_bytes < need)
+    throw std::runtime_error(
+        fmt::format("{}: workspace of {} bytes is below the {} needed", name, ctx.workspace_bytes, need));
+}
 
 class WorkspaceCarver {
  public:
