@@ -123,12 +123,12 @@ bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed
 }
 
 std::string replay_bench_command(const AttentionShape& s, std::string_view dtype, bool causal, double dropout,
-                                 std::string_view impls) {
+                                 std::string_view impls, bool hot) {
   return fmt::format(
-      "attnprof bench --timing hot --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
+      "attnprof bench --timing {} --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
       "{}{}{}{}",
-      s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, dtype, causal ? "" : " --no-causal",
-      dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(),
+      hot ? "hot" : "cold", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, dtype,
+      causal ? "" : " --no-causal", dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(),
       impls.empty() ? std::string() : fmt::format(" --impl {}", impls));
 }
 

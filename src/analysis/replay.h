@@ -73,9 +73,9 @@ inline constexpr double kReplayAgreement = 0.15;
 // an all-ones padding mask), not causal otherwise. *assumed: the mask guess was taken.
 bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed = nullptr);
 
-// The attnprof bench command that runs one shape hot ("--impl" only when impls is not empty).
+// The attnprof bench command that runs one shape, hot unless asked ("--impl" only when impls is not empty).
 std::string replay_bench_command(const AttentionShape& shape, std::string_view dtype, bool causal, double dropout,
-                                 std::string_view impls = {});
+                                 std::string_view impls = {}, bool hot = true);
 
 // The plan: shapes, stand-ins, alternatives and commands; no times yet.
 Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request);

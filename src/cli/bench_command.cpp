@@ -87,9 +87,7 @@ void write_json_file(const std::string& path, const std::string& text) {
 
 // The command that benches one trace shape, for a machine with a GPU (the replay's, timing as asked).
 std::string bench_command_for(const TraceShape& s, attention::DType dtype, bool causal, bool hot) {
-  std::string command = replay_bench_command(s.shape, attention::dtype_name(dtype), causal, s.dropout);
-  if (!hot) command.replace(command.find("--timing hot"), 12, "--timing cold");
-  return command;
+  return replay_bench_command(s.shape, attention::dtype_name(dtype), causal, s.dropout, {}, hot);
 }
 
 // bench --from-trace: every distinct forward shape of the trace, biggest share of time first.
