@@ -34,10 +34,6 @@ std::vector<std::string_view> template_args(std::string_view name, std::size_t o
   return {};
 }
 
-std::vector<std::string_view> args_of(std::string_view name, std::string_view templ) {
-  return kernel_template_args(name, templ);
-}
-
 std::int64_t number(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   std::int64_t v = 0;
@@ -68,9 +64,9 @@ std::vector<Launch> launches(const AttentionCall& c, const TraceIndex& index) {
 bool flash_forward(const Launch& k, bool combined, AttentionShape& s) {
   const bool split_kv = k.name.find("flash_fwd_splitkv_kernel<") != std::string_view::npos;
   if (!split_kv && k.name.find("flash_fwd_kernel<") == std::string_view::npos) return false;
-  const auto args = args_of(k.name, split_kv ? "flash_fwd_splitkv_kernel<" : "flash_fwd_kernel<");
+  const auto args = kernel_template_args(k.name, split_kv ? "flash_fwd_splitkv_kernel<" : "flash_fwd_kernel<");
   if (args.size() < 3) return false;
-  const auto traits = args_of(args[0], "Flash_fwd_kernel_traits<");
+  const auto traits = kernel_template_args(args[0], "Flash_fwd_kernel_traits<");
   if (traits.size() < 2) return false;
   const std::int64_t d = number(traits[0]), block_m = number(traits[1]);
   if (d <= 0 || block_m <= 0) return false;
@@ -106,7 +102,7 @@ bool flash_forward(const Launch& k, bool combined, AttentionShape& s) {
 // kKeysPerBlock, kMaxK, ...>), grid (ceil(S / kQueriesPerBlock), heads, batch).
 bool mem_efficient_forward(const Launch& k, AttentionShape& s) {
   if (k.name.find("fmha_cutlassF") == std::string_view::npos) return false;
-  const auto args = args_of(k.name, "AttentionKernel<");
+  const auto args = kernel_template_args(k.name, "AttentionKernel<");
   if (args.size() < 6) return false;
   const std::int64_t block_q = number(args[3]), max_k = number(args[5]);
   if (block_q <= 0 || max_k <= 0) return false;
@@ -130,7 +126,7 @@ bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
   std::int64_t rows_lo = 0, rows_hi = 0, kv_lo = 0, kv_hi = 0;
   std::string how;
   for (const Launch& k : ks) {
-    if (const auto args = args_of(k.name, "softmax_warp_forward<"); args.size() >= 4) {
+    if (const auto args = kernel_template_args(k.name, "softmax_warp_forward<"); args.size() >= 4) {
       const std::int64_t log2 = number(args[3]);
       if (log2 < 0 || log2 > 30 || k.block[1] <= 0) continue;
       const std::int64_t pow2 = std::int64_t{1} << log2;

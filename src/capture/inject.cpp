@@ -70,11 +70,8 @@ std::string output_path() {
 }
 
 bool has_gpu_work(const attnprof::Trace& t) {
-  for (const auto& e : t.events)
-    if (e.kind == attnprof::EventKind::Kernel || e.kind == attnprof::EventKind::GpuMemcpy ||
-        e.kind == attnprof::EventKind::GpuMemset)
-      return true;
-  return false;
+  return std::any_of(t.events.begin(), t.events.end(),
+                     [](const attnprof::Event& e) { return attnprof::is_gpu_activity(e.kind); });
 }
 
 std::string program_name() {
