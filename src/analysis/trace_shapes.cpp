@@ -35,20 +35,28 @@ bool softmax_in_fp32(const AttentionCall& c, const TraceIndex& index) {
 
 TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, const std::vector<char>* include) {
   TraceShapes out;
-  // Adds call c to x: its calls, time and implementation (the first call's fields describe x).
-  const auto add = [&index](TraceShape& x, const AttentionCall& c) {
-    if (x.calls == 0) {
-      x.precision = c.precision;
-      x.impl = c.impl;
-      x.family = c.family;
-      x.fp32_softmax = c.impl == AttentionImpl::Unfused && softmax_in_fp32(c, index);
-      x.dropout = c.dropout.value_or(c.dropout_pass ? kDefaultDropout : 0.0);
-      x.dropout_assumed = c.dropout_pass && !c.dropout;
-      for (const std::size_t a : c.activities) {
-        const KernelOp op = index.activities()[a].cls.op;
-        x.mask_in_call |= op == KernelOp::Add || op == KernelOp::MaskedFill || op == KernelOp::Where;
-      }
+  // What one call says of what the replay must run: its shape (as far as known), precision,
+  // causality, implementation, softmax width, dropout and mask. Calls that differ in any of these
+  // are different shapes to replay.
+  const auto describe = [&index](const AttentionCall& c) {
+    TraceShape x;
+    x.shape = c.shape;
+    x.precision = c.precision;
+    x.causal_known = c.shape.causal.has_value() || c.causal_mask;
+    x.causal = c.shape.causal.value_or(false) || c.causal_mask;
+    x.impl = c.impl;
+    x.family = c.family;
+    x.fp32_softmax = c.impl == AttentionImpl::Unfused && softmax_in_fp32(c, index);
+    x.dropout = c.dropout.value_or(c.dropout_pass ? kDefaultDropout : 0.0);
+    x.dropout_assumed = c.dropout_pass && !c.dropout;
+    for (const std::size_t a : c.activities) {
+      const KernelOp op = index.activities()[a].cls.op;
+      x.mask_in_call |= op == KernelOp::Add || op == KernelOp::MaskedFill || op == KernelOp::Where;
     }
+    return x;
+  };
+  // Adds call c to x: its calls, time and implementation.
+  const auto add = [](TraceShape& x, const AttentionCall& c) {
     ++x.calls;
     x.kernel_ns += c.kernel_ns;
     std::string impl(to_string(c.impl));
@@ -58,40 +66,23 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
       x.implementations += (x.implementations.empty() ? "" : " + ") + impl;
     }
   };
+  const auto key = [](const TraceShape& x) {
+    return std::tuple(x.shape.batch, x.shape.q_heads, x.shape.kv_heads, x.shape.q_len, x.shape.kv_len, x.shape.head_dim,
+                      x.causal, x.causal_known, x.precision, x.impl, x.family, x.fp32_softmax, x.dropout);
+  };
   for (std::size_t i = 0; i < view.calls.size(); ++i) {
     const AttentionCall& c = view.calls[i];
     if (c.pass != AttentionPass::Forward || (include != nullptr && !(*include)[i])) continue;
     if (!c.shape.known() || c.shape.from == ShapeFrom::QkBmm) {
       ++(c.shape.known() ? out.calls_batch_x_heads : out.calls_without_shape);
-      if (out.unshaped.calls == 0) {  // what is known of it
-        out.unshaped.shape = c.shape;
-        out.unshaped.causal_known = c.shape.causal.has_value() || c.causal_mask;
-        out.unshaped.causal = c.shape.causal.value_or(false) || c.causal_mask;
-      }
+      if (out.unshaped.calls == 0) out.unshaped = describe(c);  // the first such call's: what is known of them
       add(out.unshaped, c);
       continue;
     }
-    TraceShape s;
-    s.shape = c.shape;
+    TraceShape s = describe(c);
     if (s.shape.kv_heads <= 0) s.shape.kv_heads = s.shape.q_heads;
-    s.precision = c.precision;
-    s.causal_known = c.shape.causal.has_value() || c.causal_mask;
-    s.causal = c.shape.causal.value_or(false) || c.causal_mask;
-    // What the replay runs differs by implementation (and its family), softmax width and dropout too.
-    s.impl = c.impl;
-    s.family = c.family;
-    s.fp32_softmax = c.impl == AttentionImpl::Unfused && softmax_in_fp32(c, index);
-    s.dropout = c.dropout.value_or(c.dropout_pass ? kDefaultDropout : 0.0);
-    const auto key = [](const TraceShape& x) {
-      return std::tuple(x.shape.batch, x.shape.q_heads, x.shape.kv_heads, x.shape.q_len, x.shape.kv_len,
-                        x.shape.head_dim, x.causal, x.causal_known, x.precision, x.impl, x.family, x.fp32_softmax,
-                        x.dropout);
-    };
     auto it = std::find_if(out.shapes.begin(), out.shapes.end(), [&](const TraceShape& x) { return key(x) == key(s); });
-    if (it == out.shapes.end()) {
-      out.shapes.push_back(s);
-      it = std::prev(out.shapes.end());
-    }
+    if (it == out.shapes.end()) it = out.shapes.insert(out.shapes.end(), s);
     add(*it, c);
   }
   std::stable_sort(out.shapes.begin(), out.shapes.end(),
