@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Optional, Sequence, Union
 
 from . import _core
@@ -49,6 +49,15 @@ class ReplayShape:
     rows: tuple
 
 
+_DIMS = ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "causal")
+
+
+def _from_json(cls, doc: dict, **derived):
+    """A dataclass from the `doctor --replay --json` object whose keys are its field names; `derived`
+    gives the fields that are not keys."""
+    return cls(**{f.name: derived[f.name] if f.name in derived else doc[f.name] for f in fields(cls)})
+
+
 class Replay:
     """The measured savings of one trace: .shapes (ReplayShape), .device, .not_run (why not, without a GPU)."""
 
@@ -58,33 +67,11 @@ class Replay:
         self.device: Optional[str] = r["device"]
         self.not_run: Optional[str] = r["not_run"]
         self.shapes = tuple(
-            ReplayShape(
-                shape=s["shape"],
-                dims={k: s[k] for k in ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "causal")}
-                if "batch" in s
-                else None,
-                dtype=s["dtype"],
-                source=s["source"],
-                calls=s["calls"],
-                traced_ms_per_call=s["traced_ms_per_call"],
-                stand_in=s["stand_in"],
-                own_vs_traced=s["own_vs_traced"],
-                carries_over=s["carries_over"],
-                fix=s["fix"],
-                command=s["command"],
-                problem=s["problem"],
-                rows=tuple(
-                    ReplayRow(
-                        implementation=w["implementation"],
-                        dtype=w["dtype"],
-                        own=w["own"],
-                        ms_per_call=w["ms_per_call"],
-                        saving_ms_per_call=w["saving_ms_per_call"],
-                        saving_ms_per_step=w["saving_ms_per_step"],
-                        not_run=w["not_run"],
-                    )
-                    for w in s["rows"]
-                ),
+            _from_json(
+                ReplayShape,
+                s,
+                dims={k: s[k] for k in _DIMS} if "batch" in s else None,
+                rows=tuple(_from_json(ReplayRow, w) for w in s["rows"]),
             )
             for s in r["shapes"]
         )
