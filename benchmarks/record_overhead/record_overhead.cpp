@@ -97,13 +97,24 @@ int run(int argc, char** argv) {
   // Recorded, once per set of kinds: what each kind of record costs.
   bool ok = true;
   double tiny_all = 0;
-  for (const char* kinds : {"kernel", "kernel,runtime", "all"}) {
+  using attnprof::capture::CallTracing;
+  struct Config {
+    const char* kinds;
+    CallTracing calls;
+    const char* calls_name;
+  };
+  for (const auto& [kinds, calls, calls_name] :
+       {Config{"kernel", CallTracing::Activity, "activity"},
+        Config{"kernel,runtime", CallTracing::Activity, "activity"}, Config{"all", CallTracing::Activity, "activity"},
+        Config{"kernel,runtime", CallTracing::Callbacks, "callbacks"},
+        Config{"all", CallTracing::Callbacks, "callbacks"}}) {
     double tiny1 = 0, mix1 = 0;
     std::size_t kernels = 0;
     std::int64_t dropped = 0;
     try {
       attnprof::capture::RecorderOptions options;
       options.kinds = *attnprof::capture::parse_record_kinds(kinds);
+      options.calls = calls;
       attnprof::capture::RecordingScope scope(options);
       tiny_fn(2000);  // CUPTI's first records set up buffers; keep that out
       ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -119,13 +130,13 @@ int run(int argc, char** argv) {
     }
     const std::size_t expected = 2000 + static_cast<std::size_t>(repeats) * (tiny + mix * kMixKernels);
     std::printf(
-        "recorded     tiny %8.3f us/launch   mix %8.3f us/iteration   kinds %s: %zu kernels "
+        "recorded     tiny %8.3f us/launch   mix %8.3f us/iteration   kinds %s, calls by %s: %zu kernels "
         "(expected %zu), %lld dropped\n",
-        tiny1, mix1, kinds, kernels, expected, static_cast<long long>(dropped));
+        tiny1, mix1, kinds, calls_name, kernels, expected, static_cast<long long>(dropped));
     std::printf(
-        "RESULT mode=inproc kinds=%s tiny_us=%.4f tiny_rec_us=%.4f tiny_ratio=%.3f tiny_added_us=%.3f "
+        "RESULT mode=inproc kinds=%s calls=%s tiny_us=%.4f tiny_rec_us=%.4f tiny_ratio=%.3f tiny_added_us=%.3f "
         "mix_us=%.4f mix_rec_us=%.4f mix_ratio=%.3f kernels=%zu expected=%zu dropped=%lld\n",
-        kinds, tiny0, tiny1, tiny1 / tiny0, tiny1 - tiny0, mix0, mix1, mix1 / mix0, kernels, expected,
+        kinds, calls_name, tiny0, tiny1, tiny1 / tiny0, tiny1 - tiny0, mix0, mix1, mix1 / mix0, kernels, expected,
         static_cast<long long>(dropped));
     ok = ok && kernels == expected && dropped == 0;
     tiny_all = tiny1;

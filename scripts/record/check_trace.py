@@ -5,7 +5,7 @@ record_function range, attributing each kernel to the range around the CPU
 call that launched it (by correlation id).
 
   check_trace.py TRACE [--ranges fwd0,fwd1,fwd2] [--min-kernels N]
-                 [--compare OTHER_TRACE]
+                 [--compare OTHER_TRACE] [--launch-coverage FRACTION]
 Exit 0 when every check passes."""
 import argparse
 import gzip
@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--ranges", default="")
     ap.add_argument("--min-kernels", type=int, default=1)
     ap.add_argument("--compare")
+    ap.add_argument("--launch-coverage", type=float, default=0,
+                    help="at least this fraction of kernels tied to a launch call by correlation id")
     args = ap.parse_args()
     ok = True
     try:
@@ -78,6 +80,15 @@ def main():
     if kernels < args.min_kernels:
         print(f"CHECK FAIL {args.trace}: {kernels} kernels, expected at least {args.min_kernels}")
         ok = False
+    if args.launch_coverage > 0:
+        launches = {e["args"]["correlation"] for e in events
+                    if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+        ks = [e for e in events if e.get("cat") == "kernel"]
+        tied = sum(e.get("args", {}).get("correlation") in launches for e in ks)
+        print(f"  {tied} of {len(ks)} kernels tied to their launch call")
+        if not ks or tied < args.launch_coverage * len(ks):
+            print(f"CHECK FAIL {args.trace}: launch coverage below {args.launch_coverage}")
+            ok = False
     names = [n for n in args.ranges.split(",") if n]
     if names:
         mine = kernels_per_range(doc, names)

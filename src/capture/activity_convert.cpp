@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <utility>
 
 #include "capture/api_calls.h"
 #include "trace/demangle.h"
@@ -157,7 +158,13 @@ void ActivityConverter::add_kernel(const CUpti_ActivityKernel10& k) {
   args.registers_per_thread = k.registersPerThread;
   args.shared_memory = k.staticSharedMemory + k.dynamicSharedMemory;
   args.dynamic_shared_memory = k.dynamicSharedMemory;
-  add_gpu(EventKind::Kernel, k, k.name != nullptr ? demangle(k.name) : std::string("<unnamed kernel>"), args);
+  std::string_view name = "<unnamed kernel>";
+  if (k.name != nullptr) {
+    auto it = kernel_names_.find(k.name);
+    if (it == kernel_names_.end()) it = kernel_names_.emplace(k.name, demangle(k.name)).first;
+    name = it->second;
+  }
+  add_gpu(EventKind::Kernel, k, name, args);
 }
 
 void ActivityConverter::add_memcpy(const CUpti_ActivityMemcpy6& m) {
@@ -173,18 +180,24 @@ void ActivityConverter::add_memset(const CUpti_ActivityMemset4& m) {
 }
 
 void ActivityConverter::add_api(const CUpti_ActivityAPI& a, bool driver) {
-  const ApiCall* call = find_api_call(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, a.cbid);
+  add_call(driver, a.cbid, a.correlationId, ns(a.start), ns(a.start) + duration(a.start, a.end), a.processId,
+           a.threadId);
+}
+
+void ActivityConverter::add_call(bool driver, std::uint32_t cbid, std::uint32_t correlation, std::int64_t start_ns,
+                                 std::int64_t end_ns, std::int64_t pid, std::int64_t tid) {
+  const ApiCall* call = find_api_call(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   if (call == nullptr) return;  // a call that neither launches nor synchronizes
   Event e;
   e.kind = driver ? EventKind::CudaDriver : EventKind::CudaRuntime;
-  e.ts_ns = ns(a.start);
-  e.dur_ns = duration(a.start, a.end);
-  e.correlation = a.correlationId;
-  e.pid = lane(a.processId);
-  e.tid = lane(a.threadId);
+  e.ts_ns = start_ns;
+  e.dur_ns = std::max<std::int64_t>(0, end_ns - start_ns);
+  e.correlation = correlation;
+  e.pid = lane(pid);
+  e.tid = lane(tid);
   e.name = intern(call->name);
   trace_.add(e);
-  if (call->synchronizes) sync_call_threads_[a.correlationId] = a.threadId;
+  if (call->synchronizes) sync_call_threads_[correlation] = tid;
   seen(e.end_ns());
 }
 
@@ -243,9 +256,14 @@ void ActivityConverter::add_marker(const CUpti_ActivityMarker2& m) {
 Trace ActivityConverter::take(bool close_open_ranges) {
   for (auto& e : trace_.events) {
     if (e.kind != EventKind::CudaSync || e.tid.value() != -1) continue;
-    const auto it = sync_call_threads_.find(static_cast<std::uint32_t>(e.correlation));
-    if (it != sync_call_threads_.end()) e.tid = lane(it->second);
+    for (const auto* calls : {&sync_call_threads_, &older_sync_call_threads_}) {
+      const auto it = calls->find(static_cast<std::uint32_t>(e.correlation));
+      if (it == calls->end()) continue;
+      e.tid = lane(it->second);
+      break;
+    }
   }
+  older_sync_call_threads_ = std::exchange(sync_call_threads_, {});
   if (close_open_ranges) {
     for (const auto& [id, r] : open_ranges_) {
       Event e;
@@ -258,7 +276,7 @@ Trace ActivityConverter::take(bool close_open_ranges) {
       trace_.add(e);
     }
     open_ranges_.clear();
-    sync_call_threads_.clear();
+    older_sync_call_threads_.clear();
   }
   Trace out = std::move(trace_);
   trace_ = Trace{};

@@ -10,6 +10,7 @@
 #include <cupti_activity.h>
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 
 #include "capture/record_kinds.h"
@@ -26,6 +27,10 @@ class ActivityConverter {
   // Converts one record; records of kinds not asked for, or not understood,
   // are counted in skipped() and otherwise ignored.
   void add(const CUpti_Activity& record);
+  // A runtime (or `driver`) call seen by a CUPTI callback instead of an activity record: the same
+  // event a CUpti_ActivityAPI record of it gives. Calls not in api_calls.cpp are ignored.
+  void add_call(bool driver, std::uint32_t cbid, std::uint32_t correlation, std::int64_t start_ns, std::int64_t end_ns,
+                std::int64_t pid, std::int64_t tid);
 
   // Events converted so far. Open NVTX ranges are kept back (their end may
   // still come) unless `close_open_ranges`, which ends them at the latest
@@ -58,8 +63,11 @@ class ActivityConverter {
   std::int64_t skipped_ = 0;
   std::int64_t latest_ns_ = 0;
   std::unordered_map<std::uint32_t, OpenRange> open_ranges_;  // by marker id
-  // Synchronizing calls' threads by correlation id: sync records name no thread.
-  std::unordered_map<std::uint32_t, std::int64_t> sync_call_threads_;
+  // Demangled kernel names by CUPTI's name pointer, which all records of a kernel share.
+  std::unordered_map<const char*, std::string> kernel_names_;
+  // Synchronizing calls' threads by correlation id: sync records name no thread. Two generations
+  // (since the last take(), and the take before), so a long recording keeps only recent calls.
+  std::unordered_map<std::uint32_t, std::int64_t> sync_call_threads_, older_sync_call_threads_;
 };
 
 // "Memcpy HtoD (Pinned -> Device)", as the PyTorch profiler names copies.

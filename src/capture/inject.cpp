@@ -1,16 +1,19 @@
 // libattnprof_inject.so: records an unmodified CUDA program. `attnprof record`
 // sets CUDA_INJECTION64_PATH (the driver calls InitializeInjection at cuInit)
 // and NVTX_INJECTION64_PATH (NVTX calls InitializeInjectionNvtx2, which we pass
-// on to CUPTI) to this library. The trace is written atomically (temp file +
-// rename) on normal exit, exit() from any thread, SIGINT/SIGTERM and crashes;
-// when the program handles SIGINT/SIGTERM itself, a checkpoint is written first.
+// on to CUPTI) to this library. The trace is streamed: every second what CUPTI
+// finished is appended, the file a complete trace after each append (a SIGKILL
+// keeps what was written); the rest is written on normal exit, exit() from any
+// thread, SIGINT/SIGTERM and crashes; when the program handles SIGINT/SIGTERM
+// itself, a checkpoint is written first.
 //
 // Environment: ATTNPROF_RECORD_OUTPUT (trace path, .json or .json.gz),
 // ATTNPROF_RECORD_KINDS (see record_kinds.h), ATTNPROF_RECORD_DELAY and
 // ATTNPROF_RECORD_DURATION (the capture window, seconds from cuInit),
 // ATTNPROF_RECORD_CAPTURE_RANGE, _FIRST and _COUNT (the window as NVTX ranges:
 // from the push of the FIRST-th range named so, 0-based, to the pop of the
-// COUNT-th after it), ATTNPROF_RECORD_PID (the pid the
+// COUNT-th after it), ATTNPROF_RECORD_CALLS ("activity": CUPTI's API records
+// for launches instead of callbacks), ATTNPROF_RECORD_PID (the pid the
 // path is meant for; other processes, e.g. a launcher's workers, write PATH with
 // ".rank<R>" or ".<pid>", and only when they launched GPU work: trace_names.h).
 #include <dlfcn.h>
@@ -31,8 +34,11 @@
 #include <exception>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 #include "capture/recorder.h"
 #include "capture/trace_append.h"
@@ -82,9 +88,14 @@ std::string program_name() {
   return name;
 }
 
-// The trace written so far: checkpoints append to it; the final write too.
+// The trace, streamed: every second (and at a checkpoint) what CUPTI finished is appended to the
+// file, which is a complete trace after each append (a SIGKILL keeps what was written). A process
+// that is not the program's own opens its file only once it has launched GPU work; until then its
+// events wait in g_pending.
 std::mutex g_write_mutex;
-attnprof::Trace& g_trace = *new attnprof::Trace;
+std::optional<attnprof::TraceStream>& g_stream = *new std::optional<attnprof::TraceStream>;
+attnprof::Trace& g_pending = *new attnprof::Trace;
+attnprof::Trace& g_tail = *new attnprof::Trace;  // taken after an NVTX window closed: trimmed at the end
 bool g_finished = false;
 
 std::string& g_range = *new std::string;  // --capture-range's NVTX range name ("": none)
@@ -95,9 +106,39 @@ std::atomic<long> g_first_tid{0};
 // When a capture window of NVTX ranges closed (the pop of its last range), on the recorder's clock.
 std::atomic<std::int64_t> g_range_end_ns{-1};  // when the window's last range was popped
 
-// Takes what CUPTI recorded since the last call and (re)writes the whole trace.
-// `final` stops recording first and closes NVTX ranges still open.
-void write_trace(bool final) {
+// Appends `chunk` to the stream, opening it (claiming the file's name) on first use.
+void stream_out(attnprof::Trace& chunk, bool final) {
+  if (!g_stream) {
+    attnprof::capture::append_trace(g_pending, chunk);
+    if (!g_main_process && !has_gpu_work(g_pending)) {
+      // A process that started CUDA but launched nothing (a compile or data-loading worker): no
+      // empty trace beside the real ones, only a line in the list.
+      if (final)
+        attnprof::capture::append_trace_list(attnprof::capture::trace_list_path(g_base_output),
+                                             static_cast<long>(getpid()), g_rank, "");
+      return;
+    }
+    if (!g_claimed) {
+      g_output = attnprof::capture::claim_trace_path(attnprof::capture::trace_list_path(g_base_output), g_output,
+                                                     static_cast<long>(getpid()), g_rank);
+      g_claimed = true;
+    }
+    g_stream.emplace(g_output);
+    g_pending.trace_name = program_name();
+    g_stream->append(g_pending);
+    g_pending = attnprof::Trace{};
+    return;
+  }
+  g_stream->append(chunk);
+}
+
+enum class Take { Drain, Checkpoint, Final };
+
+// Takes what CUPTI recorded since the last call and appends it to the streamed trace: finished work
+// (Drain, every second), everything now (Checkpoint: the program is being interrupted), or the rest
+// (Final: stops recording first and closes NVTX ranges still open).
+void write_trace(Take what) {
+  const bool final = what == Take::Final;
   std::lock_guard lock(g_write_mutex);
   if (!g_started.load()) {
     if (final) g_finished = true;  // exiting before the capture window opened: it never will
@@ -106,51 +147,47 @@ void write_trace(bool final) {
   if (g_finished) return;
   try {
     if (final) attnprof::capture::stop();
-    attnprof::capture::append_trace(g_trace, attnprof::capture::take());
-    if (const std::int64_t end = g_range_end_ns.load(); final && end >= 0) attnprof::capture::drop_after(g_trace, end);
+    attnprof::Trace chunk = attnprof::capture::take(what == Take::Drain ? attnprof::capture::Flush::Completed
+                                                                        : attnprof::capture::Flush::Forced);
+    if (const std::int64_t end = g_range_end_ns.load(); end >= 0) {
+      // The window closed: what comes now may have begun after it. Trimmed once all of it is in.
+      attnprof::capture::append_trace(g_tail, chunk);
+      if (!final) return;
+      chunk = std::exchange(g_tail, attnprof::Trace{});
+      attnprof::capture::drop_after(chunk, end);
+    }
     if (const std::int64_t first = g_first_start_ns.load(); final && first >= 0) {
       attnprof::Event e;
       e.kind = attnprof::EventKind::UserAnnotation;
-      e.name = g_trace.strings.intern(g_range);
+      e.name = chunk.strings.intern(g_range);
       e.ts_ns = first;
       const std::int64_t last = g_first_end_ns.load() >= 0 ? g_first_end_ns.load() : g_range_end_ns.load();
       e.dur_ns = last > first ? last - first : 0;
       e.pid = attnprof::Lane(static_cast<std::int64_t>(getpid()), false);
       e.tid = attnprof::Lane(g_first_tid.load(), false);
-      g_trace.add(e);
+      chunk.add(e);
       g_first_start_ns = -1;
     }
-    const std::string list = attnprof::capture::trace_list_path(g_base_output);
-    if (!g_main_process && !has_gpu_work(g_trace)) {
-      // A process that started CUDA but launched nothing (a compile or data-loading worker): no
-      // empty trace beside the real ones, only a line in the list.
-      if (final) {
-        attnprof::capture::append_trace_list(list, static_cast<long>(getpid()), g_rank, "");
-        g_finished = true;
-      }
-      return;
-    }
-    if (!g_claimed) {
-      g_output = attnprof::capture::claim_trace_path(list, g_output, static_cast<long>(getpid()), g_rank);
-      g_claimed = true;
-    }
-    g_trace.trace_name = program_name();
-    attnprof::write_trace_file(g_trace, g_output);
+    stream_out(chunk, final);
     if (!final) return;
     g_finished = true;
-    std::size_t kernels = 0;
-    for (const auto& e : g_trace.events) kernels += e.kind == attnprof::EventKind::Kernel;
-    std::fprintf(stderr, "attnprof record: wrote %zu events (%zu kernels) to %s\n", g_trace.events.size(), kernels,
-                 g_output.c_str());
+    if (g_stream)
+      std::fprintf(stderr, "attnprof record: wrote %zu events (%zu kernels) to %s\n", g_stream->events(),
+                   g_stream->kernels(), g_output.c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnprof record: no trace written: %s\n", e.what());
+    static bool said = false;  // a full disk fails every second: say it once, and at the end
+    if (final || !said)
+      std::fprintf(stderr, "attnprof record: %s: %s\n", final ? "trace incomplete" : "trace not updated", e.what());
+    said = true;
     g_finished = final;
   }
 }
 
-void finish() { write_trace(true); }
+void finish() { write_trace(Take::Final); }
 
 enum Request : int { kCheckpoint = 1, kFinish = 2, kFinishNoWait = 3 };
+// How often the writer thread streams what was recorded (ATTNPROF_RECORD_DRAIN_MS; 0: only at the end).
+int g_drain_ms = 1000;
 
 // The writer thread: waits for a request from a signal handler, writes the
 // trace outside signal context (CUPTI, malloc and file I/O are not
@@ -160,9 +197,15 @@ void writer_thread() {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   for (;;) {
+    pollfd fd{g_wake_pipe[0], POLLIN, 0};
+    if (poll(&fd, 1, g_drain_ms > 0 ? g_drain_ms : -1) ==
+        0) {  // nothing asked for: stream what CUPTI finished meanwhile
+      write_trace(Take::Drain);
+      continue;
+    }
     int request = 0;
     if (read(g_wake_pipe[0], &request, sizeof request) != static_cast<ssize_t>(sizeof request)) continue;
-    write_trace(request != kCheckpoint);
+    write_trace(request == kCheckpoint ? Take::Checkpoint : Take::Final);
     if (request == kFinishNoWait) continue;  // nobody waits for it
     const char done = 1;
     [[maybe_unused]] auto n = write(g_done_pipe[1], &done, 1);
@@ -286,7 +329,7 @@ void window_thread(attnprof::capture::RecorderOptions options, double delay, dou
   }
   if (duration > 0) {
     sleep_seconds(duration);
-    write_trace(true);
+    write_trace(Take::Final);
   }
 }
 
@@ -334,6 +377,8 @@ void on_nvtx(bool push, const char* name) {
 
 void start_recording() {
   g_output = output_path();
+  if (const char* drain = std::getenv("ATTNPROF_RECORD_DRAIN_MS"); drain != nullptr && *drain != '\0')
+    g_drain_ms = static_cast<int>(std::min(env_number("ATTNPROF_RECORD_DRAIN_MS"), 3.6e6));
   std::uint32_t kinds = attnprof::capture::kAllKinds;
   if (const char* env = std::getenv("ATTNPROF_RECORD_KINDS"); env != nullptr && *env != '\0') {
     std::string bad;
@@ -347,6 +392,9 @@ void start_recording() {
   }
   attnprof::capture::RecorderOptions options;
   options.kinds = kinds;
+  const char* calls = std::getenv("ATTNPROF_RECORD_CALLS");
+  options.calls = calls != nullptr && std::string_view(calls) == "activity" ? attnprof::capture::CallTracing::Activity
+                                                                            : attnprof::capture::CallTracing::Callbacks;
   const double delay = env_number("ATTNPROF_RECORD_DELAY"), duration = env_number("ATTNPROF_RECORD_DURATION");
   if (const char* range = std::getenv("ATTNPROF_RECORD_CAPTURE_RANGE"); range != nullptr && *range != '\0') {
     g_range = range;

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -22,6 +23,7 @@
 #include "capture/activity_convert.h"
 #include "capture/api_calls.h"
 #include "capture/buffer_pool.h"
+#include "capture/call_log.h"
 #include "capture/cupti_check.h"
 #include "capture/device_properties.h"
 
@@ -82,14 +84,28 @@ CUptiResult enable_api_calls(std::uint32_t kinds, bool enable, bool filtered) {
 // them; an older one would hand us records of a shorter layout.
 constexpr std::uint32_t kMinCuptiVersion = (CUPTI_API_VERSION / 10000) * 10000;
 
+// Enables (or disables) CUPTI callbacks on the kept runtime/driver calls (CallTracing::Callbacks).
+CUptiResult enable_call_callbacks(CUpti_SubscriberHandle subscriber, std::uint32_t kinds, bool enable) {
+  const std::uint32_t on = enable ? 1 : 0;
+  for (const auto& [bit, domain] :
+       {std::pair{kRuntime, CUPTI_CB_DOMAIN_RUNTIME_API}, std::pair{kDriver, CUPTI_CB_DOMAIN_DRIVER_API}}) {
+    if (!(kinds & bit)) continue;
+    for (CUpti_CallbackId cbid : kept_api_calls(domain))
+      if (const CUptiResult r = cuptiEnableCallback(on, subscriber, domain, cbid); r != CUPTI_SUCCESS) return r;
+  }
+  return CUPTI_SUCCESS;
+}
+
 struct State {
   std::mutex control;  // start/stop/take
   std::mutex data;     // converter, counters
   bool recording = false;
   bool callbacks_registered = false;
   std::uint32_t kinds = 0;
-  bool filtered = false;  // filter_api_calls_in_cupti of the running session
-  bool armed = false;     // arm(): the subscription outlives stop()
+  bool filtered = false;                      // filter_api_calls_in_cupti of the running session
+  CallTracing calls = CallTracing::Activity;  // of the running session
+  std::map<int, DeviceProperties> devices;    // queried once per device
+  bool armed = false;                         // arm(): the subscription outlives stop()
   CUpti_SubscriberHandle subscriber = nullptr;
   std::optional<BufferPool> pool;
   std::optional<ActivityConverter> converter;
@@ -132,6 +148,22 @@ void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint
 }
 
 std::atomic<NvtxHook> g_nvtx_hook{nullptr};
+// The calls seen by callbacks while CallTracing::Callbacks records (never destroyed: see state()).
+CallLog& g_calls = *new CallLog;
+std::atomic<bool> g_calls_on{false};
+
+std::int64_t now_ns() {
+  std::uint64_t t = 0;
+  return cuptiGetTimestamp(&t) == CUPTI_SUCCESS ? static_cast<std::int64_t>(t) : 0;
+}
+
+void on_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
+  if (!g_calls_on.load(std::memory_order_relaxed)) return;
+  if (call.callbackSite == CUPTI_API_ENTER)
+    g_calls.enter(domain == CUPTI_CB_DOMAIN_DRIVER_API, cbid, call.correlationId, now_ns());
+  else
+    g_calls.exit(call.correlationId, now_ns());
+}
 
 const char* ascii_message(const nvtxEventAttributes_t* a) {
   return a != nullptr && a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != nullptr ? a->message.ascii
@@ -141,7 +173,10 @@ const char* ascii_message(const nvtxEventAttributes_t* a) {
 // Holding CUPTI's single subscriber slot is how we learn that another client (torch.profiler,
 // Nsight) owns CUPTI; once armed, NVTX range pushes and pops go to the hook.
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_NVTX || data == nullptr) return;
+  if (data == nullptr) return;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)
+    return on_call(domain, cbid, *static_cast<const CUpti_CallbackData*>(data));
+  if (domain != CUPTI_CB_DOMAIN_NVTX) return;
   const NvtxHook hook = g_nvtx_hook.load(std::memory_order_acquire);
   if (hook == nullptr) return;
   const void* params = static_cast<const CUpti_NvtxData*>(data)->functionParams;
@@ -185,10 +220,25 @@ void route_nvtx_to_cupti() {
     setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
 }
 
-void disable_kinds(std::uint32_t kinds, bool filtered) {  // best effort: stopping or unwinding
+// How a session records runtime/driver calls.
+struct CallSetup {
+  std::uint32_t kinds;
+  CallTracing calls;
+  bool filtered;  // Activity only: CUPTI traces the kept calls only
+};
+
+// Turns the recording of runtime/driver calls on or off.
+CUptiResult switch_calls(CUpti_SubscriberHandle subscriber, const CallSetup& c, bool enable) {
+  if (c.calls == CallTracing::Activity) return enable_api_calls(c.kinds, enable, c.filtered);
+  if (enable) g_calls.clear();
+  g_calls_on.store(enable);
+  return enable_call_callbacks(subscriber, c.kinds, enable);
+}
+
+void disable_kinds(CUpti_SubscriberHandle subscriber, const CallSetup& c) {  // best effort: stopping or unwinding
   for (const auto& k : kActivityKinds)
-    if (kinds & k.bit) cuptiActivityDisable(k.kind);
-  enable_api_calls(kinds, false, filtered);
+    if (c.kinds & k.bit) cuptiActivityDisable(k.kind);
+  switch_calls(subscriber, c, false);
 }
 
 void report_drops(std::int64_t dropped, std::size_t refused) {
@@ -264,27 +314,28 @@ void start(const RecorderOptions& options) {
     ATTNPROF_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
     s.callbacks_registered = true;
   }
+  const CallSetup setup{options.kinds, options.calls, options.filter_api_calls_in_cupti};
   std::uint32_t enabled = 0;
   for (const auto& k : kActivityKinds) {
     if (!(options.kinds & k.bit)) continue;
     const CUptiResult r = cuptiActivityEnable(k.kind);
     if (r != CUPTI_SUCCESS) {
-      disable_kinds(enabled, options.filter_api_calls_in_cupti);
+      disable_kinds(s.subscriber, CallSetup{enabled, options.calls, options.filter_api_calls_in_cupti});
       unsubscribe(s);
       throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI ") + k.name +
                           " activity: " + cupti_error_text(r) + " (another profiler may own CUPTI in this process)");
     }
     enabled |= k.bit;
   }
-  if (const CUptiResult r = enable_api_calls(options.kinds, true, options.filter_api_calls_in_cupti);
-      r != CUPTI_SUCCESS) {
-    disable_kinds(options.kinds, options.filter_api_calls_in_cupti);
+  if (const CUptiResult r = switch_calls(s.subscriber, setup, true); r != CUPTI_SUCCESS) {
+    disable_kinds(s.subscriber, setup);
     unsubscribe(s);
-    throw RecorderError(std::string("attnprof recorder: cannot enable CUPTI runtime/driver API activity: ") +
+    throw RecorderError(std::string("attnprof recorder: cannot record CUDA runtime/driver calls: ") +
                         cupti_error_text(r) + " (another profiler may own CUPTI in this process)");
   }
   s.kinds = options.kinds;
   s.filtered = options.filter_api_calls_in_cupti;
+  s.calls = options.calls;
   s.recording = true;
 }
 
@@ -300,7 +351,7 @@ void stop() {
   // Best effort, unchecked: stop() runs at exit and from signal paths, where a
   // failure must not keep the records already converted from being written.
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  disable_kinds(s.kinds, s.filtered);
+  disable_kinds(s.subscriber, CallSetup{s.kinds, s.calls, s.filtered});
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   unsubscribe(s);
   s.recording = false;
@@ -312,16 +363,20 @@ bool is_recording() {
   return s.recording;
 }
 
-Trace take() {
+Trace take(Flush flush) {
   auto& s = state();
   std::lock_guard control(s.control);
-  if (s.recording) ATTNPROF_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  if (s.recording)
+    ATTNPROF_CUPTI_CHECK(cuptiActivityFlushAll(flush == Flush::Forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
   Trace trace;
   std::int64_t dropped = 0;
   std::size_t refused = 0;
   {
     std::lock_guard lock(s.data);
     if (!s.converter) return trace;
+    const std::int64_t pid = getpid();
+    for (const CallRecord& c : g_calls.drain())
+      s.converter->add_call(c.driver, c.cbid, c.correlation, c.start_ns, c.end_ns, pid, c.tid);
     trace = s.converter->take(!s.recording);
     std::size_t global_dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &global_dropped) == CUPTI_SUCCESS)
@@ -338,8 +393,12 @@ Trace take() {
   std::set<int> devices;
   for (const auto& e : trace.events)
     if (const GpuArgs* a = trace.args(e); a != nullptr && a->device >= 0) devices.insert(a->device);
-  for (int d : devices)
-    if (auto p = query_device_properties(d)) trace.devices.push_back(std::move(*p));
+  for (int d : devices) {
+    auto known = s.devices.find(d);
+    if (known == s.devices.end())
+      if (auto p = query_device_properties(d)) known = s.devices.emplace(d, std::move(*p)).first;
+    if (known != s.devices.end()) trace.devices.push_back(known->second);
+  }
   std::uint32_t cupti_version = 0;
   if (cuptiGetVersion(&cupti_version) == CUPTI_SUCCESS) trace.cupti_version = cupti_version;
   trace.cuda_driver_version = driver_version();

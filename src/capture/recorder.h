@@ -24,6 +24,15 @@ class RecorderError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How runtime and driver calls (the launches that tie kernels to threads and ranges) are recorded.
+enum class CallTracing {
+  // CUPTI's runtime/driver API activity records: full records, microseconds per launch.
+  Activity,
+  // CUPTI callbacks on the kept calls only (api_calls.cpp), each writing its correlation id, times and
+  // thread into a per-thread log (call_log.h): the same events, at a fraction of the cost per launch.
+  Callbacks,
+};
+
 struct RecorderOptions {
   std::uint32_t kinds = kAllKinds;      // see record_kinds.h
   std::size_t buffer_bytes = 8u << 20;  // one CUPTI activity buffer
@@ -34,6 +43,7 @@ struct RecorderOptions {
   // enabled after CUDA is initialized, it produced no records at all. So the
   // in-process default traces all calls and filters while converting.
   bool filter_api_calls_in_cupti = false;
+  CallTracing calls = CallTracing::Activity;
 };
 
 // NVTX range pushes (with the range's ASCII name, "" when it has none) and pops of any thread, called
@@ -55,10 +65,13 @@ void start(const RecorderOptions& options = {});
 void stop();
 // Asks CUPTI to hand over all completed records now.
 void flush();
+// Which records take() asks CUPTI for first: all, even of GPU work still running (forced), or
+// those of finished work only (CUPTI's default flush: cheap enough to call every second).
+enum class Flush { Forced, Completed };
 // Everything recorded since the last take(), with device properties, versions
 // and the dropped-record count filled in. Flushes first. After stop() this
 // also closes NVTX ranges still open.
-Trace take();
+Trace take(Flush flush = Flush::Forced);
 bool is_recording();
 
 // Starts on construction, stops on destruction (without throwing).

@@ -80,6 +80,8 @@ void validate_record_options(const RecordOptions& options) {
   for (const auto& [name, v] : {std::pair{"--delay", options.delay}, std::pair{"--duration", options.duration}})
     if (!(v >= 0 && v <= 1e6)) throw InputError(fmt::format("record: {} {}: seconds from 0 to 1000000", name, v));
   capture_window(options);  // checks the NVTX window
+  if (options.calls != "callbacks" && options.calls != "activity")
+    throw InputError(fmt::format("record: --calls {}: expected callbacks or activity", options.calls));
   std::string bad;
   if (!capture::parse_record_kinds(options.kinds, &bad))
     throw InputError(fmt::format("record: --kinds {}: {}; known kinds: all,{}", options.kinds,
@@ -100,6 +102,7 @@ std::vector<std::pair<std::string, std::string>> record_environment(const Record
       {"ATTNPROF_RECORD_CAPTURE_RANGE", window.range},
       {"ATTNPROF_RECORD_CAPTURE_FIRST", fmt::format("{}", window.first)},
       {"ATTNPROF_RECORD_CAPTURE_COUNT", fmt::format("{}", window.count)},
+      {"ATTNPROF_RECORD_CALLS", options.calls},
   };
 }
 
@@ -218,6 +221,11 @@ int run_record(const RecordOptions& options) {
     fmt::print(stderr, "attnprof record: no trace written to {}: {}\n", trace_path, why);
     return code;
   }
+  if (code == 128 + SIGKILL)
+    fmt::print(stderr,
+               "attnprof record: the program was killed (SIGKILL); {} holds what was recorded until about a "
+               "second before\n",
+               traces.size() == 1 ? traces.front() : std::string("each trace"));
   if (options.doctor) {
     // The doctor runs as a child of this same binary: its report goes to stdout, one per trace.
     std::error_code self_ec;
@@ -233,6 +241,10 @@ void add_record_command(CLI::App& app, int& exit_code) {
       "record", "Run a CUDA program unchanged and record its kernels, copies, API calls and NVTX ranges");
   cmd->add_option("-o,--output", options->output, "trace to write (.json or .json.gz)")->capture_default_str();
   cmd->add_option("--kinds", options->kinds, "what to record, comma-separated: all," + capture::record_kinds_list())
+      ->capture_default_str();
+  cmd->add_option("--calls", options->calls,
+                  "how CUDA launch and sync calls are recorded: callbacks (a few hundred ns per launch) or "
+                  "activity (CUPTI's API activity records, microseconds per launch)")
       ->capture_default_str();
   cmd->add_flag("--doctor", options->doctor, "print the doctor report of the trace afterwards");
   cmd->add_option("--delay", options->delay,

@@ -11,7 +11,10 @@ namespace attnprof::cli {
 struct RecordOptions {
   std::string output = "attnprof_trace.json";  // .json or .json.gz
   std::string kinds = "all";                   // see capture/record_kinds.h
-  bool doctor = false;                         // print the doctor report afterwards
+  // How runtime/driver calls are recorded: "callbacks" (a CUPTI callback per kept call into a
+  // per-thread log: cheap) or "activity" (CUPTI's runtime/driver API activity records).
+  std::string calls = "callbacks";
+  bool doctor = false;  // print the doctor report afterwards
   // The capture window, seconds from each process's CUDA start: record from `delay` on, for `duration`
   // (0: to the end). Outside it CUPTI is off.
   double delay = 0;

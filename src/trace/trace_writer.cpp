@@ -4,12 +4,18 @@
 // through an AtomicFile: a file is replaced whole or not at all.
 #include "trace/trace_writer.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <functional>
+#include <utility>
 
+#include "common/input_error.h"
 #include "common/json.h"
 #include "common/write_file.h"
 #include "trace/catalogue.h"
@@ -21,6 +27,15 @@ namespace {
 namespace cat = catalogue;
 using Sink = std::function<void(std::string_view)>;
 
+void write_us(JsonWriter& w, std::string_view k, std::int64_t ns) { json_text::append_ns_as_us(w.value(k), ns); }
+
+void write_lane(JsonWriter& w, std::string_view k, const Lane& l, const StringPool& strings) {
+  if (l.is_string)
+    w.str(k, strings.view(static_cast<StringId>(l.value())));
+  else
+    w.num(k, l.value());
+}
+
 // Streams the document through a JsonWriter in the Kineto layout, handing the
 // text to the sink in ~1 MiB pieces between events.
 class Out {
@@ -31,13 +46,6 @@ class Out {
   Out& operator=(const Out&) = delete;
 
   JsonWriter& json() { return w_; }
-  void us(std::string_view k, std::int64_t ns) { json_text::append_ns_as_us(w_.value(k), ns); }
-  void lane(std::string_view k, const Lane& l, const StringPool& strings) {
-    if (l.is_string)
-      w_.str(k, strings.view(static_cast<StringId>(l.value())));
-    else
-      w_.num(k, l.value());
-  }
   void end_line() { buf_ += '\n'; }
   void maybe_flush() {
     if (buf_.size() >= kFlushBytes) flush();
@@ -77,18 +85,17 @@ void write_gpu_args(JsonWriter& w, const GpuArgs& g, EventKind kind) {
   if (g.bytes >= 0) w.num(cat::kBytes, g.bytes);
 }
 
-void write_event(Out& o, const Trace& t, const Event& e) {
-  JsonWriter& w = o.json();
+void write_event(JsonWriter& w, const Trace& t, const Event& e) {
   w.begin_object();
   w.str(cat::kPh, std::string_view(&e.phase, 1));
   std::string_view category = cat::category_of_kind(e.kind);
   if (category.empty() || e.kind == EventKind::Flow) category = t.strings.view(e.category);
   if (!category.empty()) w.str(cat::kCat, category);
   w.str(cat::kName, t.name(e));
-  o.lane(cat::kPid, e.pid, t.strings);
-  o.lane(cat::kTid, e.tid, t.strings);
-  o.us(cat::kTs, e.ts_ns);
-  if (e.phase == 'X') o.us(cat::kDur, e.dur_ns);
+  write_lane(w, cat::kPid, e.pid, t.strings);
+  write_lane(w, cat::kTid, e.tid, t.strings);
+  write_us(w, cat::kTs, e.ts_ns);
+  if (e.phase == 'X') write_us(w, cat::kDur, e.dur_ns);
   if (e.kind == EventKind::Flow) {
     w.num(cat::kId, e.correlation);
     if (e.phase == 'f') w.str(cat::kBindingPoint, "e");
@@ -102,11 +109,8 @@ void write_event(Out& o, const Trace& t, const Event& e) {
   w.end_object();
 }
 
-void render(const Trace& t, const Sink& sink) {
-  Out o(sink);
-  JsonWriter& w = o.json();
-  w.begin_object();
-  w.num(cat::kSchemaVersion, t.schema_version);
+// The document's members other than the events and the trace's name, in the PyTorch profiler's order.
+void write_metadata(JsonWriter& w, const Trace& t) {
   if (!t.devices.empty()) {
     w.begin_array(cat::kDeviceProperties);
     for (const DeviceProperties& d : t.devices) {
@@ -126,12 +130,24 @@ void render(const Trace& t, const Sink& sink) {
   if (t.dropped_records > 0) opt(cat::kDroppedRecords, t.dropped_records);
   w.str(cat::kDisplayTimeUnit, "ms");
   if (t.base_time_ns) opt(cat::kBaseTimeNanoseconds, *t.base_time_ns);
-  w.begin_array(cat::kTraceEvents);
+}
+
+void write_events(JsonWriter& w, const Trace& t, Out* o) {
   for (const Event& e : t.events) {
     if (e.kind == EventKind::Metadata) continue;  // process/thread names are not kept
-    write_event(o, t, e);
-    o.maybe_flush();
+    write_event(w, t, e);
+    if (o != nullptr) o->maybe_flush();
   }
+}
+
+void render(const Trace& t, const Sink& sink) {
+  Out o(sink);
+  JsonWriter& w = o.json();
+  w.begin_object();
+  w.num(cat::kSchemaVersion, t.schema_version);
+  write_metadata(w, t);
+  w.begin_array(cat::kTraceEvents);
+  write_events(w, t, &o);
   w.end_array();
   if (!t.trace_name.empty()) w.str(cat::kTraceName, t.trace_name);
   w.end_object();
@@ -170,6 +186,105 @@ void write_trace_file(const Trace& trace, const std::string& path) {
     render(trace, [&](std::string_view s) { file.write(s); });
   }
   file.commit();
+}
+
+namespace {
+
+// `text` as one whole gzip member; level 0 stores it, so its size follows from the text's alone.
+std::string gzip_member(std::string_view text, int level) {
+  z_stream zs{};
+  if (deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+  std::string out(deflateBound(&zs, static_cast<uLong>(text.size())), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return rc == Z_STREAM_END ? out : std::string{};
+}
+
+// Streamed pieces are compressed on the recorder's writer thread while the program runs: fast
+// compression (level 1) costs it less CPU than the whole-file writer's level 6.
+constexpr int kStreamGzipLevel = 1;
+constexpr std::size_t kTrailerPadding = 256;  // the trailer grows in steps of this many characters
+
+}  // namespace
+
+TraceStream::TraceStream(std::string path) : path_(std::move(path)), gzip_(ends_with(path_, ".gz")) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw InputError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+  json_ = std::make_unique<JsonWriter>(buf_, JsonLayout::Lines);
+  json_->begin_object();
+  json_->num(cat::kSchemaVersion, meta_.schema_version);
+  json_->begin_array(cat::kTraceEvents);
+  std::string header = std::exchange(buf_, {});
+  trailer_at_ = 0;
+  write_tail(header);
+}
+
+TraceStream::~TraceStream() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TraceStream::append(const Trace& chunk) {
+  for (const auto& d : chunk.devices)
+    if (meta_.device(d.id) == nullptr) meta_.devices.push_back(d);
+  meta_.dropped_records += chunk.dropped_records;
+  if (chunk.cupti_version >= 0) meta_.cupti_version = chunk.cupti_version;
+  if (chunk.cuda_driver_version >= 0) meta_.cuda_driver_version = chunk.cuda_driver_version;
+  if (chunk.cuda_runtime_version >= 0) meta_.cuda_runtime_version = chunk.cuda_runtime_version;
+  if (!chunk.trace_name.empty()) meta_.trace_name = chunk.trace_name;
+  write_events(*json_, chunk, nullptr);
+  for (const Event& e : chunk.events) {
+    events_ += e.kind != EventKind::Metadata;
+    kernels_ += e.kind == EventKind::Kernel;
+  }
+  std::string text = std::exchange(buf_, {});
+  write_tail(text);
+}
+
+// Writes `events_text` (already JSON of the open event array) and a new trailer at the old
+// trailer's place, in one write.
+void TraceStream::write_tail(std::string_view events_text) {
+  JsonWriter trailer = *json_;  // a copy: closes the document without closing the stream's writer
+  trailer.end_array();
+  write_metadata(trailer, meta_);
+  if (!meta_.trace_name.empty()) trailer.str(cat::kTraceName, meta_.trace_name);
+  trailer.end_object();
+  std::string tail = std::exchange(buf_, {});
+  trailer_chars_ =
+      std::max(trailer_chars_, (tail.size() + 1 + kTrailerPadding - 1) / kTrailerPadding * kTrailerPadding);
+  tail.append(trailer_chars_ - 1 - tail.size(), ' ');
+  tail += '\n';
+  std::string piece;
+  if (gzip_) {
+    if (!events_text.empty()) piece = gzip_member(events_text, kStreamGzipLevel);
+    const std::size_t events_bytes = piece.size();
+    piece += gzip_member(tail, 0);
+    if (piece.empty() || (!events_text.empty() && events_bytes == 0))
+      throw InputError(fmt::format("{}: cannot write: gzip compression failed", path_));
+    write_at(piece, events_bytes);
+  } else {
+    piece.reserve(events_text.size() + tail.size());
+    piece.append(events_text);
+    piece.append(tail);
+    write_at(piece, events_text.size());
+  }
+}
+
+// One pwrite (looping on short writes) at the trailer's offset; the trailer then starts `events_bytes`
+// further on.
+void TraceStream::write_at(std::string_view piece, std::size_t events_bytes) {
+  std::size_t done = 0;
+  while (done < piece.size()) {
+    const ssize_t n = ::pwrite(fd_, piece.data() + done, piece.size() - done, static_cast<off_t>(trailer_at_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw InputError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+    done += static_cast<std::size_t>(n);
+  }
+  trailer_at_ += events_bytes;
 }
 
 }  // namespace attnprof

@@ -177,6 +177,45 @@ TEST(ActivityConvert, SyncGetsTheThreadOfItsCall) {
   EXPECT_EQ(t.events[0].dur_ns, 400);
 }
 
+// Calls seen by callbacks (attnprof record's default) give the same events as API records.
+TEST(ActivityConvert, CallbackCallsGiveTheSameEventsAsApiRecords) {
+  ActivityConverter c(kAllKinds, 4242);
+  c.add_call(false, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 42, 1000, 1600, 4242, 4243);
+  c.add_call(true, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 43, 2000, 2300, 4242, 4244);
+  c.add_call(false, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 44, 2500, 2600, 4242, 4243);  // not kept
+  const Trace t = c.take(true);
+  ASSERT_EQ(t.events.size(), 2u);
+  EXPECT_EQ(t.events[0].kind, EventKind::CudaRuntime);
+  EXPECT_EQ(t.name(t.events[0]), "cudaLaunchKernel");
+  EXPECT_EQ(t.events[0].correlation, 42);
+  EXPECT_EQ(t.events[0].ts_ns, 1000);
+  EXPECT_EQ(t.events[0].dur_ns, 600);
+  EXPECT_EQ(t.events[0].tid, (Lane{4243, false}));
+  EXPECT_EQ(t.events[1].kind, EventKind::CudaDriver);
+  EXPECT_EQ(t.name(t.events[1]), "cuLaunchKernelEx");
+  EXPECT_EQ(t.events[1].tid, (Lane{4244, false}));
+}
+
+// A sync record taken in the piece after its call's (the recorder streams pieces) still gets the
+// call's thread.
+TEST(ActivityConvert, SyncFindsItsCallInThePreviousTake) {
+  CUpti_ActivitySynchronization2 s;
+  std::memset(&s, 0, sizeof s);
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+  s.start = 500;
+  s.end = 900;
+  s.correlationId = 77;
+  ActivityConverter c(kAllKinds, 4242);
+  c.add_call(false, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 77, 400, 950, 4242, 4250);
+  EXPECT_EQ(c.take(false).events.size(), 1u);
+  c.add(as_activity(s));
+  const Trace t = c.take(false);
+  ASSERT_EQ(t.events.size(), 1u);
+  EXPECT_EQ(t.events[0].kind, EventKind::CudaSync);
+  EXPECT_EQ(t.events[0].tid, (Lane{4250, false}));
+}
+
 TEST(ActivityConvert, NvtxRangeBecomesUserAnnotation) {
   ActivityConverter c;
   c.add(as_activity(marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 9, 1000, "fwd0")));

@@ -59,6 +59,24 @@ TEST(RecordArgs, KindsAreChecked) {
   EXPECT_THROW(validate_record_options(o), InputError);
 }
 
+TEST(RecordArgs, CallTracingIsCheckedAndPassedOn) {
+  auto o = with_command({"true"});
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : record_environment(o, "/lib.so")) env[k] = v;
+  EXPECT_EQ(env["ATTNPROF_RECORD_CALLS"], "callbacks");  // the default
+  o.calls = "activity";
+  EXPECT_NO_THROW(validate_record_options(o));
+  for (const auto& [k, v] : record_environment(o, "/lib.so")) env[k] = v;
+  EXPECT_EQ(env["ATTNPROF_RECORD_CALLS"], "activity");
+  o.calls = "records";
+  try {
+    validate_record_options(o);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "record: --calls records: expected callbacks or activity");
+  }
+}
+
 TEST(RecordArgs, CaptureWindowIsChecked) {
   auto o = with_command({"python3", "x.py"});
   o.delay = 2.5;

@@ -43,11 +43,15 @@ class RecorderGpu : public ::testing::Test {
   cudaStream_t stream_ = nullptr;
 };
 
-TEST_F(RecorderGpu, RecordsEveryKernelCopyMemsetAndRange) {
+// Everything of the mix loop comes back, each GPU activity tied to its launch call, however the
+// calls are recorded.
+void record_mix_and_check(Buffers& buf_, cudaStream_t stream_, CallTracing calls) {
   constexpr int kSteps = 3;
   Trace trace;
   {
-    RecordingScope scope;
+    RecorderOptions options;
+    options.calls = calls;
+    RecordingScope scope(options);
     ASSERT_EQ(overhead::mix_loop(buf_, stream_, kSteps), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
     trace = scope.stop_and_take();
@@ -94,6 +98,15 @@ TEST_F(RecorderGpu, RecordsEveryKernelCopyMemsetAndRange) {
   const Trace back = read_trace_file(path);
   EXPECT_EQ(back.events.size(), trace.events.size());
   std::filesystem::remove(path);
+}
+
+TEST_F(RecorderGpu, RecordsEveryKernelCopyMemsetAndRange) {
+  record_mix_and_check(buf_, stream_, CallTracing::Activity);
+}
+
+// Calls seen by callbacks carry the same correlation ids as the GPU work they launched.
+TEST_F(RecorderGpu, CallbackCallsTieEveryKernelToItsLaunch) {
+  record_mix_and_check(buf_, stream_, CallTracing::Callbacks);
 }
 
 TEST_F(RecorderGpu, StartTwiceIsAnErrorAndStopIsIdempotent) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace attnprof::capture {
@@ -53,9 +54,10 @@ TEST(TraceAppend, DropAfterTheWindowKeepsWorkLaunchedInIt) {
   add(EventKind::CudaRuntime, "cudaLaunchKernel", 90, 2);
   add(EventKind::Kernel, "launched_in_ran_after", 150, 2);  // stays: its launch is the window's
   add(EventKind::CudaRuntime, "cudaLaunchKernel", 120, 3);
-  add(EventKind::Kernel, "launched_after", 125, 3);            // goes with its launch
-  add(EventKind::Kernel, "no_launch_recorded_after", 130, 9);  // --kinds kernel: by its own time
-  add(EventKind::Kernel, "no_launch_recorded_before", 95, 8);
+  add(EventKind::Kernel, "launched_after", 125, 3);  // goes with its launch
+  // Launched, but the launch was written out with an earlier part of the stream: by correlation id.
+  add(EventKind::Kernel, "launch_written_before", 160, 0);  // before the first late launch (3): stays
+  add(EventKind::Kernel, "launch_lost_after", 130, 7);      // past it: goes, whatever its time
   add(EventKind::UserAnnotation, "step", 110, -1);
   Event meta;
   meta.kind = EventKind::Metadata;
@@ -66,7 +68,23 @@ TEST(TraceAppend, DropAfterTheWindowKeepsWorkLaunchedInIt) {
   std::vector<std::string> kept;
   for (const Event& e : t.events) kept.emplace_back(e.kind == EventKind::Metadata ? "meta" : t.name(e));
   EXPECT_EQ(kept, (std::vector<std::string>{"step", "cudaLaunchKernel", "in_window", "cudaLaunchKernel",
-                                            "launched_in_ran_after", "no_launch_recorded_before", "meta"}));
+                                            "launched_in_ran_after", "launch_written_before", "meta"}));
+}
+
+// Recorded without launches (--kinds kernel): GPU work goes by its own time.
+TEST(TraceAppend, DropAfterWithoutLaunchesGoesByTime) {
+  Trace t;
+  for (const auto& [name, ts, corr] : {std::tuple{"before", 95, 8}, std::tuple{"after", 130, 9}}) {
+    Event e;
+    e.kind = EventKind::Kernel;
+    e.name = t.strings.intern(name);
+    e.ts_ns = ts;
+    e.correlation = corr;
+    t.add(e);
+  }
+  drop_after(t, 100);
+  ASSERT_EQ(t.events.size(), 1u);
+  EXPECT_EQ(t.name(t.events[0]), "before");
 }
 
 }  // namespace

@@ -3,8 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "test_paths.h"
 #include "trace/trace_reader.h"
@@ -95,6 +101,112 @@ TEST(TraceWriter, EscapesAwkwardNames) {
 TEST(TraceWriter, UnwritablePathIsAnInputError) {
   Trace t;
   EXPECT_THROW(write_trace_file(t, "/nonexistent-dir/x.json"), InputError);
+}
+
+// Events [from, to) of `t` as a trace of their own (strings re-interned, GPU arguments copied), as
+// the recorder hands the stream one piece at a time.
+Trace piece_of(const Trace& t, std::size_t from, std::size_t to) {
+  Trace out;
+  for (std::size_t i = from; i < to; ++i) {
+    Event e = t.events[i];
+    auto reintern = [&](StringId id) { return id == kNoString ? kNoString : out.strings.intern(t.strings.view(id)); };
+    auto lane = [&](Lane l) { return l.is_string ? Lane{reintern(static_cast<StringId>(l.value())), true} : l; };
+    e.name = reintern(e.name);
+    e.category = reintern(e.category);
+    e.pid = lane(e.pid);
+    e.tid = lane(e.tid);
+    e.gpu_args = Event::kNoGpuArgs;
+    out.add(e, t.args(t.events[i]));
+  }
+  return out;
+}
+
+std::filesystem::path fresh_dir(const char* name) {
+  const auto dir = std::filesystem::temp_directory_path() / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// A real trace streamed in four pieces reads back, after every piece, as exactly the events so far;
+// the metadata (devices, dropped records, name), given with later pieces, ends up in the file.
+TEST(TraceStream, EveryAppendLeavesAValidTraceOfTheEventsSoFar) {
+  Trace original = read_trace_file(test::example_trace("sdpa_math.json"));
+  std::erase_if(original.events, [](const Event& e) { return e.kind == EventKind::Metadata; });
+  ASSERT_GT(original.events.size(), 100u);
+  ASSERT_FALSE(original.devices.empty());
+  const auto dir = fresh_dir("attnprof_stream_test");
+  for (const char* file : {"s.json", "s.json.gz"}) {
+    SCOPED_TRACE(file);
+    const std::string path = (dir / file).string();
+    TraceStream stream(path);
+    EXPECT_TRUE(read_trace_file(path).events.empty());
+    const std::size_t n = original.events.size();
+    const std::size_t cuts[] = {0, n / 5, n / 2, n / 2, n};  // one piece is empty
+    for (std::size_t i = 0; i + 1 < std::size(cuts); ++i) {
+      Trace piece = piece_of(original, cuts[i], cuts[i + 1]);
+      if (i == 2) {  // metadata arrives late, as the recorder learns it
+        piece.devices = original.devices;
+        piece.dropped_records = 3;
+        piece.trace_name = "python3 train.py";
+      }
+      stream.append(piece);
+      Trace expected = piece_of(original, 0, cuts[i + 1]);
+      if (i >= 2) {
+        expected.devices = original.devices;
+        expected.trace_name = "python3 train.py";
+      }
+      const Trace back = read_trace_file(path);
+      expect_same(expected, back);
+      EXPECT_EQ(back.dropped_records, i >= 2 ? 3 : 0);
+    }
+    EXPECT_EQ(stream.events(), n);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Killed while it appends (SIGKILL: no handler, no exit code runs), the stream leaves a trace that
+// reads back whole, with the events of the pieces written until then.
+TEST(TraceStream, SigkillMidStreamLeavesAValidTrace) {
+  Trace original = read_trace_file(test::example_trace("sdpa_math.json"));
+  std::erase_if(original.events, [](const Event& e) { return e.kind == EventKind::Metadata; });
+  constexpr std::size_t kPiece = 7;
+  const Trace piece = piece_of(original, 0, kPiece);
+  const auto dir = fresh_dir("attnprof_stream_kill_test");
+  for (const char* file : {"k.json", "k.json.gz"}) {
+    SCOPED_TRACE(file);
+    const std::string path = (dir / file).string();
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      TraceStream stream(path);
+      for (int i = 0; i < 1000000; ++i) stream.append(piece);
+      _exit(0);
+    }
+    // Kill it once it has written some pieces, at a moment it is likely inside a write.
+    for (int i = 0; i < 2000 && (!std::filesystem::exists(path) || std::filesystem::file_size(path) < 20000); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::microseconds(1500));
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    const Trace back = read_trace_file(path);
+    EXPECT_GT(back.events.size(), 0u);
+    EXPECT_EQ(back.events.size() % kPiece, 0u);
+    ASSERT_GE(back.events.size(), kPiece);
+    EXPECT_EQ(back.name(back.events[kPiece - 1]), original.name(original.events[kPiece - 1]));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceStream, UnwritablePathIsAnInputError) {
+  try {
+    TraceStream stream("/nonexistent-dir/x.json.gz");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.json.gz: cannot write"), std::string::npos);
+  }
 }
 
 }  // namespace
