@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus gpu-replay fuzz sanitize python-test clean format format-check
+.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus gpu-replay gpu-record fuzz sanitize python-test clean format format-check
 
 deps:
 	./scripts/setup.sh
@@ -83,6 +83,14 @@ gpu-carry: build
 CORPUS_SET ?= unseen
 gpu-corpus:
 	./scripts/corpus/gpu_corpus.sh $(GPU_CARRY) gpu-out/corpus-$(CORPUS_SET) --set $(CORPUS_SET)
+
+# attnprof record on a GPU machine, from gpu-carry: endings, capture windows, child processes
+# (gpu_record_check.sh); a two-minute training loop's memory, its step window, a SIGKILL; the
+# 500k-launch loop's overhead beside torch.profiler (about 12 minutes in all).
+gpu-record:
+	./scripts/gpu_record_check.sh $(GPU_CARRY) gpu-out/record
+	./scripts/record/gpu_training_check.sh $(GPU_CARRY) gpu-out/training training
+	./scripts/record/gpu_training_check.sh $(GPU_CARRY) gpu-out/overhead overhead
 
 # doctor --replay on real programs (on a GPU machine, from gpu-carry): replays within 15% of the
 # traced times, savings within 15% of the fused twin traces' (scripts/corpus/replay_check.py).

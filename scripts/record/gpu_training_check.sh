@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The recorder on real training jobs (issue 18), for the GPU machine; binaries from a carried build:
 #   scripts/record/gpu_training_check.sh CARRY OUT training   # memory, window, SIGKILL (~3 min)
-#   scripts/record/gpu_training_check.sh CARRY OUT overhead   # the 500k-launch loop, side by side (~4 min)
+#   scripts/record/gpu_training_check.sh CARRY OUT overhead   # the 500k-launch loop, side by side (~6 min)
+#   scripts/record/gpu_training_check.sh CARRY OUT sigkill    # only the SIGKILL part of `training`
 # training: a two-minute Hugging Face training loop (train_loop.py) unrecorded, recorded for steps
 # 100-109 (--capture-range nvtx:step --steps 100:109) and recorded whole (streamed), at once; peak
 # RSS of each, the window's trace checked step by step and read by doctor; then a program killed by
@@ -45,19 +46,23 @@ if [ "$WHAT" = training ]; then
   timeout 300 "$A" doctor --json "$W/full.json.gz" >"$W/full.doctor.json" 2>"$W/full.doctor.err"
   verdict "doctor reads the whole streamed run ($(du -m "$W/full.json.gz" | cut -f1) MB)" $?
   cat "$W/full.doctor.err" | head -5
-  # SIGKILL halfway: the streamed trace stays valid, with what was written.
+fi
+if [ "$WHAT" = training ] || [ "$WHAT" = sigkill ]; then
+  # SIGKILL halfway (the program, not attnprof record): the streamed trace stays valid, with what was written.
   "$A" record -o "$W/killed.json.gz" -- python3 $R/torch_overhead.py plain --ops 50000000 --repeats 1 \
     2>"$W/killed.err" &
   rec=$!
   sleep 12
-  pkill -9 -f "torch_overhead.py plain --ops 50000000"
+  pkill -9 -f "^python3 $R/torch_overhead.py plain --ops 50000000"
   wait $rec; rc=$?
   cat "$W/killed.err"; ls -la "$W/killed.json.gz"
   verdict "SIGKILL: record exits 137 (got $rc)" $(( rc == 137 ? 0 : 1 ))
+  grep -q "the program was killed (SIGKILL)" "$W/killed.err"; verdict "SIGKILL: record says what the trace holds" $?
   python3 $R/check_trace.py "$W/killed.json.gz" --min-kernels 100000 --launch-coverage 0.99
   verdict "SIGKILL: the trace is valid, kernels tied to launches" $?
   timeout 120 "$A" doctor "$W/killed.json.gz" >/dev/null 2>"$W/killed.doctor.err"; verdict "SIGKILL: doctor reads it" $?
-else
+fi
+if [ "$WHAT" = overhead ]; then
   python3 $R/overhead.py "$A" --ops "${OPS:-500000}" --rounds "${ROUNDS:-5}" --work "$W" --modes "${MODES:-}"
   verdict "overhead traces" $?
 fi
