@@ -18,12 +18,7 @@ void append_trace(Trace& into, const Trace& from) {
     e.gpu_args = Event::kNoGpuArgs;
     into.add(e, args);
   }
-  for (const auto& d : from.devices)
-    if (into.device(d.id) == nullptr) into.devices.push_back(d);
-  into.dropped_records += from.dropped_records;
-  if (from.cupti_version >= 0) into.cupti_version = from.cupti_version;
-  if (from.cuda_driver_version >= 0) into.cuda_driver_version = from.cuda_driver_version;
-  if (from.cuda_runtime_version >= 0) into.cuda_runtime_version = from.cuda_runtime_version;
+  into.merge_metadata(from);
 }
 
 void drop_after(Trace& trace, std::int64_t end_ns) {

@@ -45,6 +45,9 @@ struct Trace {
   std::string_view name(const Event& e) const { return strings.view(e.name); }
   const GpuArgs* args(const Event& e) const { return e.has_gpu_args() ? &gpu_args[e.gpu_args] : nullptr; }
   const DeviceProperties* device(int id) const;
+  // Takes in the recorder's metadata of another part of the same trace: devices not yet listed, its
+  // dropped records (added up), and the versions it knows.
+  void merge_metadata(const Trace& other);
 
   // Appends an event; `args`, when given, is stored and linked to it.
   Event& add(const Event& e, const GpuArgs* args = nullptr) {

@@ -229,12 +229,7 @@ TraceStream::~TraceStream() {
 }
 
 void TraceStream::append(const Trace& chunk) {
-  for (const auto& d : chunk.devices)
-    if (meta_.device(d.id) == nullptr) meta_.devices.push_back(d);
-  meta_.dropped_records += chunk.dropped_records;
-  if (chunk.cupti_version >= 0) meta_.cupti_version = chunk.cupti_version;
-  if (chunk.cuda_driver_version >= 0) meta_.cuda_driver_version = chunk.cuda_driver_version;
-  if (chunk.cuda_runtime_version >= 0) meta_.cuda_runtime_version = chunk.cuda_runtime_version;
+  meta_.merge_metadata(chunk);
   if (!chunk.trace_name.empty()) meta_.trace_name = chunk.trace_name;
   write_events(*json_, chunk, nullptr);
   for (const Event& e : chunk.events) {
