@@ -40,6 +40,7 @@
 #include <thread>
 #include <utility>
 
+#include "capture/nvtx_window.h"
 #include "capture/recorder.h"
 #include "capture/trace_append.h"
 #include "capture/trace_names.h"
@@ -98,7 +99,8 @@ attnprof::Trace& g_pending = *new attnprof::Trace;
 attnprof::Trace& g_tail = *new attnprof::Trace;  // taken after an NVTX window closed: trimmed at the end
 bool g_finished = false;
 
-std::string& g_range = *new std::string;  // --capture-range's NVTX range name ("": none)
+// The capture window as NVTX ranges (--capture-range), when one was asked for.
+std::optional<attnprof::capture::NvtxWindow>& g_window = *new std::optional<attnprof::capture::NvtxWindow>;
 // The first range of a capture window of NVTX ranges: its push started the recorder, so CUPTI did not
 // see it; it is added to the trace from these (the recorder's clock, the pushing thread).
 std::atomic<std::int64_t> g_first_start_ns{-1}, g_first_end_ns{-1};
@@ -159,7 +161,7 @@ void write_trace(Take what) {
     if (const std::int64_t first = g_first_start_ns.load(); final && first >= 0) {
       attnprof::Event e;
       e.kind = attnprof::EventKind::UserAnnotation;
-      e.name = chunk.strings.intern(g_range);
+      e.name = chunk.strings.intern(g_window->name());
       e.ts_ns = first;
       const std::int64_t last = g_first_end_ns.load() >= 0 ? g_first_end_ns.load() : g_range_end_ns.load();
       e.dur_ns = last > first ? last - first : 0;
@@ -333,42 +335,31 @@ void window_thread(attnprof::capture::RecorderOptions options, double delay, dou
   }
 }
 
-// The capture window as NVTX ranges (attnprof record --capture-range nvtx:NAME [--steps FROM:TO |
-// --capture-count N]): recording starts at the push of the FIRST-th range named NAME and the trace is
-// written at the pop that closes the COUNT-th recorded one. Called by the recorder inside the
-// application's NVTX calls.
-long g_range_first = 0, g_range_count = 1;
-std::atomic<long> g_ranges_seen{0}, g_ranges_done{0};
-std::atomic<bool> g_range_closed{false};
+// The recorder follows the capture window of NVTX ranges inside the application's NVTX calls.
 attnprof::capture::RecorderOptions& g_range_options = *new attnprof::capture::RecorderOptions;
 
 void on_nvtx(bool push, const char* name) {
-  thread_local int depth = 0;  // > 0: inside a recorded range on this thread, its nesting
+  using Action = attnprof::capture::NvtxWindow::Action;
+  thread_local attnprof::capture::NvtxWindow::Thread thread;
   if (push) {
-    if (depth > 0) {
-      ++depth;
-      return;
-    }
-    if (g_range_closed.load() || g_range != name) return;
-    if (g_ranges_seen.fetch_add(1) < g_range_first) return;  // a range before the window
-    depth = 1;
-    if (g_started.load()) return;
+    if (g_window->push(name, thread) != Action::Open) return;
     {
       std::lock_guard lock(g_write_mutex);
-      if (g_finished || g_started.load()) return;
+      if (g_finished) return;
       g_first_tid = static_cast<long>(gettid());
       g_first_start_ns = attnprof::capture::timestamp_ns();
       if (!start_recorder(g_range_options)) {
-        g_range_closed = true;
+        g_window->close();
         return;
       }
     }
     report_status("started");
     return;
   }
-  if (depth == 0 || --depth > 0) return;
+  const Action action = g_window->pop(thread);
+  if (action == Action::None) return;
   if (g_first_end_ns.load() < 0) g_first_end_ns = attnprof::capture::timestamp_ns();
-  if (g_ranges_done.fetch_add(1) + 1 >= g_range_count && !g_range_closed.exchange(true)) {
+  if (action == Action::Close) {
     g_range_end_ns = attnprof::capture::timestamp_ns();  // what starts later is not the window's
     const int request = kFinishNoWait;                   // the writer thread stops and writes; this thread goes on
     [[maybe_unused]] auto n = write(g_wake_pipe[1], &request, sizeof request);
@@ -397,9 +388,8 @@ void start_recording() {
                                                                             : attnprof::capture::CallTracing::Callbacks;
   const double delay = env_number("ATTNPROF_RECORD_DELAY"), duration = env_number("ATTNPROF_RECORD_DURATION");
   if (const char* range = std::getenv("ATTNPROF_RECORD_CAPTURE_RANGE"); range != nullptr && *range != '\0') {
-    g_range = range;
-    g_range_first = static_cast<long>(env_number("ATTNPROF_RECORD_CAPTURE_FIRST"));
-    g_range_count = std::max(1L, static_cast<long>(env_number("ATTNPROF_RECORD_CAPTURE_COUNT")));
+    g_window.emplace(range, static_cast<long>(env_number("ATTNPROF_RECORD_CAPTURE_FIRST")),
+                     static_cast<long>(env_number("ATTNPROF_RECORD_CAPTURE_COUNT")));
     g_range_options = options;  // started after cuInit: CUPTI's API-call filter is not available
     install_handlers();         // the writer thread closes the window
     std::atexit(finish);
