@@ -40,6 +40,9 @@ if [ "$WHAT" = training ]; then
   echo "peak RSS MB: plain $(rss plain), window $(rss window), whole run $(rss full)"
   verdict "window run: peak RSS within 100 MB of the unrecorded run ($(rss window) vs $(rss plain))" \
     $(( $(rss window) - $(rss plain) <= 100 ? 0 : 1 ))
+  # The whole run recorded: resident memory does not grow while it streams (40 s against the last sample).
+  flat=$(awk '/^t=/ {split($3, a, "="); v[n++] = a[2]} END {d = v[n-1] - v[2]; print (n > 3 && d <= 50) ? 0 : 1, v[2], v[n-1]}' "$W/full.log")
+  verdict "whole run streamed: RSS flat from 40 s on (MB at 40 s, at the end: ${flat#* })" "${flat%% *}"
   python3 $R/train_loop.py check "$W/window.json.gz" 100 109; verdict "window: exactly steps 100-109, kernels tied" $?
   timeout 120 "$A" doctor "$W/window.json.gz" >"$W/window.doctor.txt" 2>&1; verdict "doctor reads the window" $?
   head -40 "$W/window.doctor.txt"

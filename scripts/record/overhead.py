@@ -19,17 +19,21 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run(cmd):
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, _, ru = os.wait4(p.pid, 0)
-    p.returncode = 0
-    out, err = p.stdout.read(), p.stderr.read()
+def run(cmd, work):
+    """(us per op or None, peak RSS MB of the process tree, stderr); a run that fails gives None."""
+    out_path, err_path = os.path.join(work, "run.out"), os.path.join(work, "run.err")
+    with open(out_path, "w") as out_f, open(err_path, "w") as err_f:
+        p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f)
+        _, status, ru = os.wait4(p.pid, 0)
+    out, err = open(out_path).read(), open(err_path).read()
+    code = os.waitstatus_to_exitcode(status)
     us = None
     for line in out.splitlines():
         if line.startswith("RESULT"):
             us = float(line.split("us_per_op=")[1])
-    if us is None:
-        sys.stderr.write(f"no result from {' '.join(cmd)}:\n{out}\n{err}\n")
+    if us is None or code != 0:
+        sys.stderr.write(f"failed (exit {code}): {' '.join(cmd)}:\n{out}\n{err}\n")
+        us = None
     return us, ru.ru_maxrss / 1024, err
 
 
@@ -65,7 +69,7 @@ def main():
     checks = []
     for r in range(a.rounds):
         for m, cmd in modes.items():
-            us, mb, err = run(cmd)
+            us, mb, err = run(cmd, a.work)
             if us is not None:
                 times[m].append(us)
                 rss[m].append(mb)
@@ -86,7 +90,7 @@ def main():
             continue
         print(f"| {m} | {statistics.median(t):.3f} | {min(t):.3f}-{max(t):.3f} | {statistics.median(t) / base:.3f} | "
               f"{statistics.median(rss[m]):.0f} |")
-    ok = True
+    ok = all(len(t) == a.rounds for t in times.values())  # every run of every mode gave a result
     for m, good, size, lines, err in checks:
         print(f"trace of '{m}': {'PASS' if good else 'FAIL'}, {size:.1f} MB; {' | '.join(lines)}")
         print(f"   recorder said: {err}")

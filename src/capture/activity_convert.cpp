@@ -160,9 +160,9 @@ void ActivityConverter::add_kernel(const CUpti_ActivityKernel10& k) {
   args.dynamic_shared_memory = k.dynamicSharedMemory;
   std::string_view name = "<unnamed kernel>";
   if (k.name != nullptr) {
-    auto it = kernel_names_.find(k.name);
-    if (it == kernel_names_.end()) it = kernel_names_.emplace(k.name, demangle(k.name)).first;
-    name = it->second;
+    KernelName& known = kernel_names_[k.name];
+    if (known.mangled != k.name) known = KernelName{k.name, demangle(k.name)};
+    name = known.demangled;
   }
   add_gpu(EventKind::Kernel, k, name, args);
 }
@@ -197,7 +197,7 @@ void ActivityConverter::add_call(bool driver, std::uint32_t cbid, std::uint32_t 
   e.tid = lane(tid);
   e.name = intern(call->name);
   trace_.add(e);
-  if (call->synchronizes) sync_call_threads_[correlation] = tid;
+  if (call->synchronizes) sync_call_threads_[correlation] = SyncCall{tid, takes_};
   seen(e.end_ns());
 }
 
@@ -254,16 +254,32 @@ void ActivityConverter::add_marker(const CUpti_ActivityMarker2& m) {
 }
 
 Trace ActivityConverter::take(bool close_open_ranges) {
-  for (auto& e : trace_.events) {
-    if (e.kind != EventKind::CudaSync || e.tid.value() != -1) continue;
-    for (const auto* calls : {&sync_call_threads_, &older_sync_call_threads_}) {
-      const auto it = calls->find(static_cast<std::uint32_t>(e.correlation));
-      if (it == calls->end()) continue;
-      e.tid = lane(it->second);
-      break;
+  // The thread of a sync event's call, when known (the entry is used up).
+  const auto resolve = [&](Event& e) {
+    const auto it = sync_call_threads_.find(static_cast<std::uint32_t>(e.correlation));
+    if (it == sync_call_threads_.end()) return false;
+    e.tid = lane(it->second.tid);
+    sync_call_threads_.erase(it);
+    return true;
+  };
+  std::vector<HeldSync> waiting = std::exchange(held_syncs_, {});
+  std::erase_if(trace_.events, [&](Event& e) {
+    if (e.kind != EventKind::CudaSync || e.tid.value() != -1 || resolve(e) || close_open_ranges) return false;
+    held_syncs_.push_back(HeldSync{e, std::string(trace_.strings.view(e.name)), takes_});
+    return true;
+  });
+  // Those held before: out when their call came, when they waited long enough, or at the end.
+  for (HeldSync& h : waiting) {
+    if (resolve(h.event) || close_open_ranges || takes_ - h.since >= kSyncWait) {
+      h.event.name = intern(h.name);
+      trace_.add(h.event);
+    } else {
+      held_syncs_.push_back(std::move(h));
     }
   }
-  older_sync_call_threads_ = std::exchange(sync_call_threads_, {});
+  std::erase_if(sync_call_threads_,
+                [&](const auto& entry) { return close_open_ranges || takes_ - entry.second.take >= kSyncWait; });
+  ++takes_;
   if (close_open_ranges) {
     for (const auto& [id, r] : open_ranges_) {
       Event e;
@@ -276,7 +292,6 @@ Trace ActivityConverter::take(bool close_open_ranges) {
       trace_.add(e);
     }
     open_ranges_.clear();
-    older_sync_call_threads_.clear();
   }
   Trace out = std::move(trace_);
   trace_ = Trace{};

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "capture/record_kinds.h"
 #include "trace/trace.h"
@@ -63,11 +64,29 @@ class ActivityConverter {
   std::int64_t skipped_ = 0;
   std::int64_t latest_ns_ = 0;
   std::unordered_map<std::uint32_t, OpenRange> open_ranges_;  // by marker id
-  // Demangled kernel names by CUPTI's name pointer, which all records of a kernel share.
-  std::unordered_map<const char*, std::string> kernel_names_;
-  // Synchronizing calls' threads by correlation id: sync records name no thread. Two generations
-  // (since the last take(), and the take before), so a long recording keeps only recent calls.
-  std::unordered_map<std::uint32_t, std::int64_t> sync_call_threads_, older_sync_call_threads_;
+  // Demangled kernel names by CUPTI's name pointer, which all records of a kernel share; with the
+  // mangled name, checked on each hit, in case a module was unloaded and its memory reused.
+  struct KernelName {
+    std::string mangled, demangled;
+  };
+  std::unordered_map<const char*, KernelName> kernel_names_;
+  // Synchronizing calls' threads by correlation id (sync records name no thread), with the take in
+  // which each was seen: a sync record may come several takes after its call, or before it. Sync
+  // events whose call has not come are held back (their name kept as text) for up to kSyncWait
+  // takes; calls unmatched as long are forgotten, so a long recording keeps only recent ones.
+  static constexpr std::uint64_t kSyncWait = 30;
+  struct SyncCall {
+    std::int64_t tid;
+    std::uint64_t take;
+  };
+  struct HeldSync {
+    Event event;
+    std::string name;
+    std::uint64_t since;
+  };
+  std::unordered_map<std::uint32_t, SyncCall> sync_call_threads_;
+  std::vector<HeldSync> held_syncs_;
+  std::uint64_t takes_ = 0;
 };
 
 // "Memcpy HtoD (Pinned -> Device)", as the PyTorch profiler names copies.

@@ -1,7 +1,10 @@
 // See call_log.h.
 #include "capture/call_log.h"
 
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <atomic>
@@ -55,13 +58,23 @@ void CallLog::exit(std::uint32_t correlation, std::int64_t ts_ns) {
 std::vector<CallRecord> CallLog::drain() {
   std::vector<CallRecord> out;
   std::lock_guard registry(registry_mutex_);
-  for (const auto& t : logs_) {
-    std::vector<CallRecord> done;
-    {
-      std::lock_guard lock(t->mutex);
-      done.swap(t->done);
+  for (auto it = logs_.begin(); it != logs_.end();) {
+    ThreadLog& t = **it;
+    // A thread holding its lock now may be stopped inside a signal handler that waits for this very
+    // drain: skip it, its calls come with the next one.
+    std::unique_lock lock(t.mutex, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      ++it;
+      continue;
     }
+    std::vector<CallRecord> done;
+    done.swap(t.done);
     out.insert(out.end(), done.begin(), done.end());
+    // The log of a thread that has ended, with nothing left in it, goes: a job that keeps starting
+    // threads does not keep a log for each. (Its thread_local pointer died with the thread.)
+    const bool gone = t.running.empty() && syscall(SYS_tgkill, getpid(), t.tid, 0) != 0 && errno == ESRCH;
+    lock.unlock();
+    it = gone ? logs_.erase(it) : it + 1;
   }
   return out;
 }
@@ -73,6 +86,11 @@ void CallLog::clear() {
     t->done.clear();
     t->running.clear();
   }
+}
+
+std::size_t CallLog::thread_logs() {
+  std::lock_guard registry(registry_mutex_);
+  return logs_.size();
 }
 
 }  // namespace attnprof::capture

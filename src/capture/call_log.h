@@ -5,6 +5,7 @@
 // runtime/driver activity records, which cost microseconds per launch. CUDA-free.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -33,10 +34,13 @@ class CallLog {
   void exit(std::uint32_t correlation, std::int64_t ts_ns);
 
   // Moves out the finished calls of every thread, each thread's in the order they finished; calls
-  // still running stay until they finish.
+  // still running stay until they finish, and so do the calls of a thread that holds its log's lock
+  // right now (it may be stopped in a signal handler). Logs of threads that ended are dropped.
   std::vector<CallRecord> drain();
   // Drops everything, running calls included (a new recording starts clean).
   void clear();
+  // How many threads have a log now.
+  std::size_t thread_logs();
 
  private:
   struct ThreadLog {

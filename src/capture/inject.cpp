@@ -101,12 +101,17 @@ bool g_finished = false;
 
 // The capture window as NVTX ranges (--capture-range), when one was asked for.
 std::optional<attnprof::capture::NvtxWindow>& g_window = *new std::optional<attnprof::capture::NvtxWindow>;
+attnprof::capture::RecorderOptions& g_range_options = *new attnprof::capture::RecorderOptions;  // its recorder's
 // The first range of a capture window of NVTX ranges: its push started the recorder, so CUPTI did not
 // see it; it is added to the trace from these (the recorder's clock, the pushing thread).
 std::atomic<std::int64_t> g_first_start_ns{-1}, g_first_end_ns{-1};
 std::atomic<long> g_first_tid{0};
 // When a capture window of NVTX ranges closed (the pop of its last range), on the recorder's clock.
 std::atomic<std::int64_t> g_range_end_ns{-1};  // when the window's last range was popped
+
+// The process that recorded: a child made by fork() inherits our atexit handler, signal handlers and
+// the stream's file descriptor, but not the writer thread; it must neither write nor wait for it.
+pid_t g_recording_pid = 0;
 
 // Appends `chunk` to the stream, opening it (claiming the file's name) on first use.
 void stream_out(attnprof::Trace& chunk, bool final) {
@@ -125,9 +130,18 @@ void stream_out(attnprof::Trace& chunk, bool final) {
                                                      static_cast<long>(getpid()), g_rank);
       g_claimed = true;
     }
-    g_stream.emplace(g_output);
     g_pending.trace_name = program_name();
-    g_stream->append(g_pending);
+    try {
+      g_stream.emplace(g_output);
+      g_stream->append(g_pending);
+    } catch (...) {
+      // Cannot write the trace at all: stop recording instead of holding events in memory.
+      g_stream.reset();
+      g_pending = attnprof::Trace{};
+      g_finished = true;
+      attnprof::capture::stop();
+      throw;
+    }
     g_pending = attnprof::Trace{};
     return;
   }
@@ -141,6 +155,7 @@ enum class Take { Drain, Checkpoint, Final };
 // (Final: stops recording first and closes NVTX ranges still open).
 void write_trace(Take what) {
   const bool final = what == Take::Final;
+  if (getpid() != g_recording_pid) return;  // a fork()ed child: the parent owns the trace and its file
   std::lock_guard lock(g_write_mutex);
   if (!g_started.load()) {
     if (final) g_finished = true;  // exiting before the capture window opened: it never will
@@ -156,7 +171,8 @@ void write_trace(Take what) {
       attnprof::capture::append_trace(g_tail, chunk);
       if (!final) return;
       chunk = std::exchange(g_tail, attnprof::Trace{});
-      attnprof::capture::drop_after(chunk, end);
+      attnprof::capture::drop_after(
+          chunk, end, (g_range_options.kinds & (attnprof::capture::kRuntime | attnprof::capture::kDriver)) != 0);
     }
     if (const std::int64_t first = g_first_start_ns.load(); final && first >= 0) {
       attnprof::Event e;
@@ -178,10 +194,12 @@ void write_trace(Take what) {
                    g_stream->kernels(), g_output.c_str());
   } catch (const std::exception& e) {
     static bool said = false;  // a full disk fails every second: say it once, and at the end
-    if (final || !said)
+    if (!g_stream)
+      std::fprintf(stderr, "attnprof record: no trace written: %s\n", e.what());
+    else if (final || !said)
       std::fprintf(stderr, "attnprof record: %s: %s\n", final ? "trace incomplete" : "trace not updated", e.what());
     said = true;
-    g_finished = final;
+    g_finished = g_finished || final;
   }
 }
 
@@ -242,6 +260,16 @@ void call_previous(int signo, siginfo_t* info, void* context) {
 void on_signal(int signo, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const struct sigaction& prev = g_previous[signo];
+  if (getpid() != g_recording_pid) {  // a fork()ed child (a DataLoader worker): as if we were not here
+    if (is_function(prev)) {
+      call_previous(signo, info, context);
+      return;
+    }
+    if (prev.sa_handler == SIG_IGN && !(prev.sa_flags & SA_SIGINFO)) return;
+    signal(signo, SIG_DFL);
+    raise(signo);
+    return;
+  }
   const bool terminate = signo == SIGINT || signo == SIGTERM;
   if (terminate && prev.sa_handler == SIG_IGN && !(prev.sa_flags & SA_SIGINFO)) return;
   if (terminate && is_function(prev)) {
@@ -336,7 +364,6 @@ void window_thread(attnprof::capture::RecorderOptions options, double delay, dou
 }
 
 // The recorder follows the capture window of NVTX ranges inside the application's NVTX calls.
-attnprof::capture::RecorderOptions& g_range_options = *new attnprof::capture::RecorderOptions;
 
 void on_nvtx(bool push, const char* name) {
   using Action = attnprof::capture::NvtxWindow::Action;
@@ -367,6 +394,7 @@ void on_nvtx(bool push, const char* name) {
 }
 
 void start_recording() {
+  g_recording_pid = getpid();
   g_output = output_path();
   if (const char* drain = std::getenv("ATTNPROF_RECORD_DRAIN_MS"); drain != nullptr && *drain != '\0')
     g_drain_ms = static_cast<int>(std::min(env_number("ATTNPROF_RECORD_DRAIN_MS"), 3.6e6));

@@ -29,7 +29,9 @@ enum class CallTracing {
   // CUPTI's runtime/driver API activity records: full records, microseconds per launch.
   Activity,
   // CUPTI callbacks on the kept calls only (api_calls.cpp), each writing its correlation id, times and
-  // thread into a per-thread log (call_log.h): the same events, at a fraction of the cost per launch.
+  // thread into a per-thread log (call_log.h): the same events, about the same cost per launch
+  // (BENCHMARKS.md), and they can be switched on at any time, where CUPTI's per-call activity
+  // filter works only when enabled during cuInit.
   Callbacks,
 };
 

@@ -21,7 +21,7 @@ void append_trace(Trace& into, const Trace& from) {
   into.merge_metadata(from);
 }
 
-void drop_after(Trace& trace, std::int64_t end_ns) {
+void drop_after(Trace& trace, std::int64_t end_ns, bool launches_recorded) {
   // Correlation ids count up across the process's calls, so GPU work whose launch is not in `trace`
   // (written out earlier) came after the end only when its id is past the first late launch's.
   std::unordered_set<std::int64_t> launched, late;  // correlation ids of the launches, and of those after the end
@@ -35,7 +35,7 @@ void drop_after(Trace& trace, std::int64_t end_ns) {
     }
   std::erase_if(trace.events, [&](const Event& e) {
     if (e.kind == EventKind::Metadata) return false;
-    if (is_gpu_activity(e.kind) && e.correlation >= 0 && !launched.empty()) {
+    if (is_gpu_activity(e.kind) && e.correlation >= 0 && launches_recorded) {
       if (launched.count(e.correlation) > 0) return late.count(e.correlation) > 0;
       return first_late >= 0 && e.correlation > first_late;
     }

@@ -243,8 +243,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kinds", options->kinds, "what to record, comma-separated: all," + capture::record_kinds_list())
       ->capture_default_str();
   cmd->add_option("--calls", options->calls,
-                  "how CUDA launch and sync calls are recorded: callbacks (a few hundred ns per launch) or "
-                  "activity (CUPTI's API activity records, microseconds per launch)")
+                  "how CUDA launch and sync calls are recorded: callbacks (CUPTI callbacks into a per-thread log; "
+                  "on whenever a capture window opens) or activity (CUPTI's runtime/driver API activity records)")
       ->capture_default_str();
   cmd->add_flag("--doctor", options->doctor, "print the doctor report of the trace afterwards");
   cmd->add_option("--delay", options->delay,

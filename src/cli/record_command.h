@@ -12,7 +12,7 @@ struct RecordOptions {
   std::string output = "attnprof_trace.json";  // .json or .json.gz
   std::string kinds = "all";                   // see capture/record_kinds.h
   // How runtime/driver calls are recorded: "callbacks" (a CUPTI callback per kept call into a
-  // per-thread log: cheap) or "activity" (CUPTI's runtime/driver API activity records).
+  // per-thread log) or "activity" (CUPTI's runtime/driver API activity records).
   std::string calls = "callbacks";
   bool doctor = false;  // print the doctor report afterwards
   // The capture window, seconds from each process's CUDA start: record from `delay` on, for `duration`

@@ -221,7 +221,12 @@ TraceStream::TraceStream(std::string path) : path_(std::move(path)), gzip_(ends_
   json_->begin_array(cat::kTraceEvents);
   std::string header = std::exchange(buf_, {});
   trailer_at_ = 0;
-  write_tail(header);
+  try {
+    write_tail(header);
+  } catch (...) {
+    ::close(fd_);  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 TraceStream::~TraceStream() {
@@ -231,13 +236,22 @@ TraceStream::~TraceStream() {
 void TraceStream::append(const Trace& chunk) {
   meta_.merge_metadata(chunk);
   if (!chunk.trace_name.empty()) meta_.trace_name = chunk.trace_name;
+  // A failed write leaves the file as it was (the old trailer in place): the writer's state goes
+  // back too, so the next piece is not written as if this one were there.
+  auto before = std::make_unique<JsonWriter>(*json_);
   write_events(*json_, chunk, nullptr);
+  std::string text = std::exchange(buf_, {});
+  try {
+    write_tail(text);
+  } catch (...) {
+    buf_.clear();
+    json_ = std::move(before);
+    throw;
+  }
   for (const Event& e : chunk.events) {
     events_ += e.kind != EventKind::Metadata;
     kernels_ += e.kind == EventKind::Kernel;
   }
-  std::string text = std::exchange(buf_, {});
-  write_tail(text);
 }
 
 // Writes `events_text` (already JSON of the open event array) and a new trailer at the old
@@ -276,10 +290,20 @@ void TraceStream::write_at(std::string_view piece, std::size_t events_bytes) {
   while (done < piece.size()) {
     const ssize_t n = ::pwrite(fd_, piece.data() + done, piece.size() - done, static_cast<off_t>(trailer_at_ + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw InputError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+    if (n <= 0) {
+      const std::string why = std::strerror(n < 0 ? errno : ENOSPC);
+      // Part of the piece may be in: put the old trailer back over it (those bytes exist, so this
+      // needs no new space) and cut the file after it, so it reads as before.
+      if (done > 0 && !trailer_.empty() &&
+          ::pwrite(fd_, trailer_.data(), trailer_.size(), static_cast<off_t>(trailer_at_)) ==
+              static_cast<ssize_t>(trailer_.size())) [[maybe_unused]]
+        const int cut = ::ftruncate(fd_, static_cast<off_t>(trailer_at_ + trailer_.size()));
+      throw InputError(fmt::format("{}: cannot write: {}", path_, why));
+    }
     done += static_cast<std::size_t>(n);
   }
   trailer_at_ += events_bytes;
+  trailer_.assign(piece.substr(events_bytes));
 }
 
 }  // namespace attnprof

@@ -22,7 +22,9 @@ void write_trace_json(const Trace& trace, std::ostream& out);
 void write_trace_file(const Trace& trace, const std::string& path);
 
 // A trace written while it is recorded: events are appended in pieces and the file is a complete,
-// readable trace after every append, so a program killed midway leaves what was written so far.
+// readable trace after every append, so a program killed midway leaves what was written so far
+// (unless SIGKILL lands inside an append's write, which Linux may stop at a page boundary). A failed
+// write puts the old trailer back: the file reads as before it.
 // The metadata (devices, versions, dropped records, name) follows the events; each append writes
 // the new events and a fresh trailer (closing the event array, then the metadata) over the old
 // trailer in one write. The trailer is padded so that it never shrinks: nothing of an old one is
@@ -57,6 +59,7 @@ class TraceStream {
   Trace meta_;                        // metadata only: devices, versions, counts, name
   std::uint64_t trailer_at_ = 0;      // file offset of the current trailer
   std::size_t trailer_chars_ = 0;     // its text length, padding included (never shrinks)
+  std::string trailer_;               // its bytes as written (a gzip member for .gz)
   std::size_t events_ = 0, kernels_ = 0;
 };
 

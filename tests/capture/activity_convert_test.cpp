@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -105,6 +106,24 @@ TEST(ActivityConvert, UnmangledKernelNamePassesThrough) {
   c.add(as_activity(k));
   const Trace t = c.take(true);
   EXPECT_EQ(t.name(t.events.at(0)), "triton_poi_fused_add_0");
+}
+
+// Kernel names are demangled once per kernel, cached by CUPTI's name pointer; memory of an unloaded
+// module reused for another kernel's name still gives that kernel's name.
+TEST(ActivityConvert, KernelNameCacheFollowsTheNamesText) {
+  char name[32] = "_Z3fooi";
+  auto k = kernel_record();
+  k.name = name;
+  ActivityConverter c;
+  c.add(as_activity(k));
+  c.add(as_activity(k));
+  std::strcpy(name, "_Z3barf");
+  c.add(as_activity(k));
+  const Trace t = c.take(true);
+  ASSERT_EQ(t.events.size(), 3u);
+  EXPECT_EQ(t.name(t.events[0]), "foo(int)");
+  EXPECT_EQ(t.name(t.events[1]), "foo(int)");
+  EXPECT_EQ(t.name(t.events[2]), "bar(float)");
 }
 
 TEST(ActivityConvert, MemcpyAndMemsetNamedLikeThePyTorchProfiler) {
@@ -214,6 +233,41 @@ TEST(ActivityConvert, SyncFindsItsCallInThePreviousTake) {
   ASSERT_EQ(t.events.size(), 1u);
   EXPECT_EQ(t.events[0].kind, EventKind::CudaSync);
   EXPECT_EQ(t.events[0].tid, (Lane{4250, false}));
+}
+
+// Sync records come when CUPTI hands over a buffer, seconds after their call (or before it): the
+// event waits for its call's thread, up to a limit, and is then written without one.
+TEST(ActivityConvert, SyncWaitsForItsCallAcrossTakes) {
+  const auto sync = [](std::uint32_t correlation) {
+    CUpti_ActivitySynchronization2 s;
+    std::memset(&s, 0, sizeof s);
+    s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    s.start = 500;
+    s.end = 900;
+    s.correlationId = correlation;
+    return s;
+  };
+  ActivityConverter c(kAllKinds, 4242);
+  c.add_call(false, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 5, 400, 950, 4242, 4251);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(c.take(false).events.size(), i == 0 ? 1u : 0u);
+  c.add(as_activity(sync(5)));  // three takes after its call
+  c.add(as_activity(sync(6)));  // before its call
+  c.add(as_activity(sync(7)));  // its call never comes
+  Trace t = c.take(false);
+  ASSERT_EQ(t.events.size(), 1u);
+  EXPECT_EQ(t.events[0].tid, (Lane{4251, false}));
+  c.add_call(false, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 6, 450, 960, 4242, 4252);
+  t = c.take(false);
+  ASSERT_EQ(t.events.size(), 2u);  // the call, and its sync now
+  const auto synced =
+      std::find_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.kind == EventKind::CudaSync; });
+  ASSERT_NE(synced, t.events.end());
+  EXPECT_EQ(synced->tid, (Lane{4252, false}));
+  EXPECT_EQ(t.name(*synced), "Stream Sync");
+  std::size_t later = 0;
+  for (int i = 0; i < 40; ++i) later += c.take(false).events.size();
+  EXPECT_EQ(later, 1u);  // correlation 7, given up on
 }
 
 TEST(ActivityConvert, NvtxRangeBecomesUserAnnotation) {

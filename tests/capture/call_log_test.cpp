@@ -82,6 +82,11 @@ TEST(CallLog, EachThreadKeepsItsOwnCallsAndThreadId) {
     EXPECT_EQ(c.tid, tids[t]);
     EXPECT_EQ(c.end_ns, c.start_ns + 1);
   }
+  EXPECT_EQ(log.thread_logs(), 0u);  // both threads ended: their emptied logs went with the drain
+  log.enter(false, 211, 1, 1);       // this thread's stays while it lives
+  log.exit(1, 2);
+  EXPECT_EQ(log.drain().size(), 1u);
+  EXPECT_EQ(log.thread_logs(), 1u);
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ TEST(TraceAppend, DropAfterTheWindowKeepsWorkLaunchedInIt) {
   meta.phase = 'M';
   meta.ts_ns = 500;
   t.add(meta);
-  drop_after(t, 100);
+  drop_after(t, 100, true);
   std::vector<std::string> kept;
   for (const Event& e : t.events) kept.emplace_back(e.kind == EventKind::Metadata ? "meta" : t.name(e));
   EXPECT_EQ(kept, (std::vector<std::string>{"step", "cudaLaunchKernel", "in_window", "cudaLaunchKernel",
@@ -82,9 +82,23 @@ TEST(TraceAppend, DropAfterWithoutLaunchesGoesByTime) {
     e.correlation = corr;
     t.add(e);
   }
-  drop_after(t, 100);
+  drop_after(t, 100, false);
   ASSERT_EQ(t.events.size(), 1u);
   EXPECT_EQ(t.name(t.events[0]), "before");
+}
+
+// The last piece of a window may hold no launch at all (all written out before the end): its GPU
+// work was all launched inside the window and stays, even what ran after the end.
+TEST(TraceAppend, DropAfterKeepsLateRunningWorkOfEarlierLaunches) {
+  Trace t;
+  Event k;
+  k.kind = EventKind::Kernel;
+  k.name = t.strings.intern("launched_in_ran_after");
+  k.ts_ns = 150;
+  k.correlation = 4;
+  t.add(k);
+  drop_after(t, 100, true);
+  EXPECT_EQ(t.events.size(), 1u);
 }
 
 }  // namespace

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -198,6 +200,63 @@ TEST(TraceStream, SigkillMidStreamLeavesAValidTrace) {
     EXPECT_EQ(back.name(back.events[kPiece - 1]), original.name(original.events[kPiece - 1]));
   }
   std::filesystem::remove_all(dir);
+}
+
+// A write that fails partway (the file-size limit, as a full disk would) leaves the file as it was,
+// and the next pieces that fit go on from there: the trace stays valid and holds exactly the pieces
+// written. Here the very first piece fails, after part of it reached the file.
+TEST(TraceStream, FailedAppendLeavesTheFileAsItWas) {
+  Trace original = read_trace_file(test::example_trace("sdpa_math.json"));
+  std::erase_if(original.events, [](const Event& e) { return e.kind == EventKind::Metadata; });
+  const Trace piece = piece_of(original, 0, 40);
+  const auto dir = fresh_dir("attnprof_stream_full_test");
+  for (const char* file : {"f.json", "f.json.gz"}) {
+    SCOPED_TRACE(file);
+    const std::string path = (dir / file).string();
+    const pid_t child = fork();  // the limit and the signal stay in the child
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      signal(SIGXFSZ, SIG_IGN);
+      rlimit limit{};
+      getrlimit(RLIMIT_FSIZE, &limit);
+      rlimit small = limit;
+      small.rlim_cur = 1024;  // room for the empty trace, not for a piece
+      setrlimit(RLIMIT_FSIZE, &small);
+      TraceStream stream(path);
+      bool failed = false;
+      try {
+        stream.append(piece);
+      } catch (const InputError&) {
+        failed = true;
+      }
+      bool intact = false;  // right after the failure (a program dying now keeps this file)
+      try {
+        intact = read_trace_file(path).events.empty();
+      } catch (const InputError&) {
+      }
+      setrlimit(RLIMIT_FSIZE, &limit);
+      stream.append(piece);
+      stream.append(piece);
+      _exit(failed && intact && stream.events() == 2 * piece.events.size() ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "the first piece did not fail, the file was invalid after it, or the counts were off";
+    const Trace back = read_trace_file(path);
+    EXPECT_EQ(back.events.size(), 2 * piece.events.size());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceStream, UnwritableFileIsAnInputErrorAndLeaksNoDescriptor) {
+  const auto open_fds = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{});
+  };
+  const auto before = open_fds();
+  for (int i = 0; i < 5; ++i) EXPECT_THROW(TraceStream("/dev/full"), InputError);  // opens, cannot write
+  EXPECT_EQ(open_fds(), before);
 }
 
 TEST(TraceStream, UnwritablePathIsAnInputError) {
