@@ -1,6 +1,7 @@
 // Reader and doctor throughput on a large trace: MB/s of JSON text and the
 // process's peak resident memory. The trace path comes from ATTNPROF_TRACE
-// (build a big one with scripts/make_big_trace.py); one thread.
+// (build a big one with scripts/make_big_trace.py); one thread. BM_StreamWrite: the
+// recorder's streamed writer on a recorded trace (ATTNPROF_STREAM_TRACE).
 //
 //   ATTNPROF_TRACE=/tmp/big.json build/benchmarks/trace_throughput
 #include <benchmark/benchmark.h>
@@ -12,9 +13,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "analysis/analysis.h"
 #include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace {
 
@@ -131,6 +134,42 @@ void BM_SimdjsonWalkFloor(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(batch.size()) * state.iterations());
 }
 
+// attnprof record's streamed writer: a recorded trace's events (kernels, launch calls, NVTX ranges),
+// repeated to 200k, appended in ten pieces, as the recorder does once a second; events per second is how fast a
+// recorded program may make events before the writer thread falls behind. Arg: gzip (1) or plain JSON (0).
+void BM_StreamWrite(benchmark::State& state) {
+  const char* env = std::getenv("ATTNPROF_STREAM_TRACE");
+  const attnprof::Trace trace =
+      attnprof::read_trace_file(env != nullptr ? env : "tests/data/corpus/llama_sdpa_bf16_train_record.json.gz");
+  constexpr std::size_t kPieces = 10, kEvents = 200000;  // the trace's events over and over, to kEvents
+  std::vector<attnprof::Trace> pieces(kPieces);
+  for (std::size_t n = 0; n < kEvents && !trace.events.empty(); ++n) {  // re-interned, as the recorder's are
+    const std::size_t i = n % trace.events.size();
+    attnprof::Trace& p = pieces[n * kPieces / kEvents];
+    attnprof::Event e = trace.events[i];
+    if (e.kind == attnprof::EventKind::Metadata || e.pid.is_string || e.tid.is_string) continue;
+    e.name = p.strings.intern(trace.name(e));
+    e.category =
+        e.category == attnprof::kNoString ? attnprof::kNoString : p.strings.intern(trace.strings.view(e.category));
+    e.gpu_args = attnprof::Event::kNoGpuArgs;
+    p.add(e, trace.args(trace.events[i]));
+  }
+  std::size_t events = 0;
+  for (const auto& p : pieces) events += p.events.size();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / (state.range(0) ? "attnprof_stream.json.gz" : "attnprof_stream.json"))
+          .string();
+  for (auto _ : state) {
+    attnprof::TraceStream stream(path);
+    for (const auto& p : pieces) stream.append(p);
+  }
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["file_MB"] = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+  state.counters["events"] = static_cast<double>(events);
+  std::filesystem::remove(path);
+}
+
 BENCHMARK(BM_Read)->Unit(benchmark::kMillisecond)->Iterations(3);
 // mapped:1 maps a plain file and parses it in place, mapped:0 read()s it in
 // chunks (ReadOptions::map_file); which is faster depends on the machine's
@@ -139,6 +178,7 @@ BENCHMARK(BM_ReadForAnalysis)->ArgName("mapped")->Arg(1)->Arg(0)->Unit(benchmark
 BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ReadAndAnalyze)->ArgName("mapped")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_SimdjsonWalkFloor)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StreamWrite)->ArgName("gzip")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -22,11 +22,20 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
+// Bytes that go out as they are: printable ASCII other than the quote and the backslash.
+bool plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
 }  // namespace
 
 void append_quoted(std::string& out, std::string_view s) {
   out.push_back('"');
   for (std::size_t i = 0; i < s.size(); ++i) {
+    // A run of plain bytes in one append (kernel names are long and almost all plain).
+    std::size_t end = i;
+    while (end < s.size() && plain(static_cast<unsigned char>(s[end]))) ++end;
+    out.append(s.data() + i, end - i);
+    if (end == s.size()) break;
+    i = end;
     const auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"':
@@ -49,8 +58,6 @@ void append_quoted(std::string& out, std::string_view s) {
     }
     if (c < 0x20) {
       out += fmt::format("\\u{:04x}", c);
-    } else if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
     } else if (const std::size_t n = utf8_length(s, i); n != 0) {
       out.append(s.substr(i, n));
       i += n - 1;

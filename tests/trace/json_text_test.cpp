@@ -116,6 +116,10 @@ TEST(JsonText, Quoting) {
   EXPECT_EQ(quoted("\x1f"), "\"\\u001f\"");
   EXPECT_EQ(quoted("caf\xC3\xA9"), "\"caf\xC3\xA9\"");  // valid UTF-8 kept
   EXPECT_EQ(quoted("\xC3"), "\"\xEF\xBF\xBD\"");        // truncated sequence replaced
+  // Runs of plain bytes between escapes, at the start, middle and end.
+  EXPECT_EQ(quoted("void f<\"x\">(int)\\n\tend\xC3\xA9z\xFFq"),
+            "\"void f<\\\"x\\\">(int)\\\\n\\tend\xC3\xA9z\xEF\xBF\xBDq\"");
+  EXPECT_EQ(quoted(""), "\"\"");
 }
 
 }  // namespace
