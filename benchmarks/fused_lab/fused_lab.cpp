@@ -5,6 +5,8 @@
 //   attnprof_fused_lab --check            correctness suite, both paths
 //   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
 //   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
+//   attnprof_fused_lab --timers           per-tile timers of the default Hopper schedule (issue 13): where
+//                                            a tile's time goes, at S 512 and 16k, D 64 and 128
 //   --case N                                 only the N-th case of the check list (0-based), so
 //                                            sanitizer runs can go one case per process
 //   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|auto (default: auto for timing, every available for
@@ -70,7 +72,7 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool do_check = false, do_time = false, quick = false, small = false;
+  bool do_check = false, do_time = false, do_timers = false, quick = false, small = false;
   std::string csv, path_arg;
   int only_case = -1;
   for (int i = 1; i < argc; ++i) {
@@ -88,15 +90,17 @@ int main(int argc, char** argv) {
       path_arg = argv[++i];
     else if (!std::strcmp(argv[i], "--case") && i + 1 < argc)
       only_case = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--timers"))
+      do_timers = true;
     else {
       std::fprintf(stderr,
-                   "usage: %s [--check] [--small] [--time] [--quick] [--csv FILE] [--case N] [--path "
+                   "usage: %s [--check] [--small] [--time] [--timers] [--quick] [--csv FILE] [--case N] [--path "
                    "portable,hopper,hopper_overlap,hopper_m192,auto]\n",
                    argv[0]);
       return 2;
     }
   }
-  if (!do_check && !do_time) do_check = do_time = true;
+  if (!do_check && !do_time && !do_timers) do_check = do_time = true;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // keep lines when a timeout kills the run
   if (!have_device()) {
     std::fprintf(stderr, "attnprof_fused_lab: no CUDA device\n");
@@ -156,6 +160,27 @@ int main(int argc, char** argv) {
                        int(t.causal), r.median_ms, r.tflops);
       }
     if (f) std::fclose(f);
+  }
+  if (do_timers) {
+    if (!hopper) {
+      std::fprintf(stderr, "attnprof_fused_lab: --timers needs an sm_90 GPU\n");
+      return 1;
+    }
+    // The shapes where the fixed cost per tile shows most (S 512) and least (S 16k), from the sweep.
+    for (int d : {64, 128})
+      for (int s : {512, 16384})
+        for (bool causal : {false, true}) {
+          const int b = 16384 / s, h = 2048 / d;
+          const AttentionParams c = make_params(b, h, h, s, s, d, causal, DType::BF16, Layout::BHSD);
+          const TileTimesResult r = time_tiles(c, 5);
+          if (!r.error.empty()) {
+            std::printf("timers %s: %s\n", attnprof::attention::describe(c).c_str(), r.error.c_str());
+            ++failures;
+            continue;
+          }
+          std::printf("timers %s (SM clock %.2f GHz from the records)\n%s", attnprof::attention::describe(c).c_str(),
+                      r.clock_ghz, format_tile_times(r.times).c_str());
+        }
   }
   return failures ? 1 : 0;
 }

@@ -50,7 +50,10 @@ std::size_t attention_workspace(const attention::AttentionParams& p) {
   return p.lse ? 0 : std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float);
 }
 
-void attention_forward_on(const attention::AttentionParams& a, const attention::ExecContext& ctx, Path path) {
+namespace {
+
+// The checked kernel-side Params of a call (throws InputError for what the kernels cannot take).
+Params checked_params(const attention::AttentionParams& a, const attention::ExecContext& ctx) {
   attention::validate(a);
   if (a.dtype == attention::DType::FP32) throw InputError("fused: takes bf16 or fp16, not fp32");
   if (a.causal && a.causal_align == attention::CausalAlign::BottomRight && a.q_len != a.kv_len)
@@ -63,7 +66,23 @@ void attention_forward_on(const attention::AttentionParams& a, const attention::
   const Params p = kernel_params(a, lse);
   const char* why = unsupported(p);
   if (why[0] != '\0') throw InputError(why);
-  ATTNPROF_CUDA_CHECK(forward(p, static_cast<cudaStream_t>(ctx.stream), path));
+  return p;
+}
+
+}  // namespace
+
+void attention_forward_on(const attention::AttentionParams& a, const attention::ExecContext& ctx, Path path) {
+  ATTNPROF_CUDA_CHECK(forward(checked_params(a, ctx), static_cast<cudaStream_t>(ctx.stream), path));
+}
+
+void attention_forward_timed(const attention::AttentionParams& a, const attention::ExecContext& ctx,
+                             std::uint64_t* timers) {
+  Params p = checked_params(a, ctx);
+  if (a.dtype != attention::DType::BF16 || a.kv_len == 0 || a.batch == 0 || a.q_len == 0)
+    throw InputError("fused: the timed kernel takes bf16 calls with keys");
+  if (resolve_path(Path::Automatic) != Path::Hopper) throw InputError("fused: the timed kernel needs an sm_90 GPU");
+  p.timers = timers;
+  ATTNPROF_CUDA_CHECK(launch_hopper_timed(p, static_cast<cudaStream_t>(ctx.stream)));
 }
 
 void attention_forward(const attention::AttentionParams& a, const attention::ExecContext& ctx) {

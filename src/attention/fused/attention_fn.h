@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "attention/params.h"
 #include "tile_table.h"
@@ -17,6 +18,11 @@ void attention_forward(const attention::AttentionParams& p, const attention::Exe
 
 // The same on one kernel path (the lab times and checks each).
 void attention_forward_on(const attention::AttentionParams& p, const attention::ExecContext& ctx, Path path);
+
+// The Hopper default schedule with per-tile timers written to `timers` (device memory of
+// timer_layout(...).words() words, tile_timers.h), for the lab. bf16 with keys, sm_90 only.
+void attention_forward_timed(const attention::AttentionParams& p, const attention::ExecContext& ctx,
+                             std::uint64_t* timers);
 
 // attention_forward_on as an AttentionFn: `attnprof bench --impl fused:<path>`.
 template <Path P>

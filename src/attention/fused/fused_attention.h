@@ -26,5 +26,8 @@ cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream);
+// The Hopper default schedule, bf16, writing per-tile timers to p.timers (tile_timers.h:
+// timer_layout words); cudaErrorInvalidValue without them.
+cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream);
 
 }  // namespace attnprof::fused

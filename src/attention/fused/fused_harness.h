@@ -10,6 +10,7 @@
 #include "attention/cpu/check.h"
 #include "attention/params.h"
 #include "tile_table.h"
+#include "tile_timers.h"
 
 namespace attnprof::fused {
 
@@ -39,6 +40,16 @@ struct TimeResult {
 // Median over `iters` timed bursts of launches after `warmup` launches (hot: no
 // cache flush, back to back).
 TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters);
+
+struct TileTimesResult {
+  TileTimes times;
+  double clock_ghz = 0;  // the SM clock while the timed launch ran: its cycles over its nanoseconds
+  std::string error;
+};
+
+// The Hopper default schedule's per-tile timers (tile_timers.h) of one launch on random bf16
+// inputs, after `warmup` untimed launches.
+TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup);
 
 // Whether a CUDA device is present (GPU tests skip without one).
 bool have_device();

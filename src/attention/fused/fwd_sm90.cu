@@ -17,6 +17,7 @@
 #include "fused_attention.h"
 #include "hopper_ptx.cuh"
 #include "softmax_fragment.cuh"
+#include "tile_timers.h"
 #include "wgmma_ops.cuh"
 
 namespace attnprof::fused {
@@ -34,10 +35,19 @@ struct TensorMaps {
 
 // kOverlap: version 3 (S of step n overlaps P V of step n-1); false: version 2.
 // kConsumers: consumer warpgroups (BM = 64 * kConsumers).
-template <typename T, int D, bool kOverlap, int kConsumers>
+// kTimers: version 2 only; each consumer warpgroup's leading thread writes its tile's timers to
+// p.timers (tile_timers.h). The other instantiations compile none of it.
+template <typename T, int D, bool kOverlap, int kConsumers, bool kTimers = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
+  static_assert(!(kTimers && kOverlap), "the timers follow the version 2 schedule");
+  [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
+  [[maybe_unused]] uint64_t global_start = 0;
+  if constexpr (kTimers) {
+    clk[0] = clock64();
+    global_start = global_timer();
+  }
   constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
@@ -103,6 +113,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   // consumers
   setmaxnreg_inc<consumer_registers(kConsumers)>();
+  if constexpr (kTimers) clk[1] = clock64();
   const int cw = wg - 1;  // consumer warpgroup: query rows 64*cw ..
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
@@ -148,6 +159,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
   };
   mbar_wait(q_full, 0);
+  if constexpr (kTimers) clk[2] = clock64();
 
   if constexpr (!kOverlap) {
     // Version 2: S, softmax, P V one after another within the warpgroup.
@@ -160,6 +172,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       issue_qk(sc, s);
       wgmma_wait<0>();
       fence_operands(sc);
+      if constexpr (kTimers)
+        if (n == 0) clk[3] = clock64();
       release(&k_empty[s]);
       mask(sc, n);
       online_softmax(sc, o, st, scale_log2);
@@ -173,6 +187,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       fence_operands(o);
       release(&v_empty[s]);
     }
+    if constexpr (kTimers) clk[4] = clock64();
   } else if (n_blocks > 0) {
     // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
     // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
@@ -227,6 +242,19 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
   float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
   write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+  if constexpr (kTimers) {
+    clk[5] = clock64();
+    if (threadIdx.x % 128 == 0) {
+      const uint64_t global_end = global_timer();
+      const uint64_t cta = (uint64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+      uint64_t* r = p.timers + (cta * kConsumers + cw) * kTimerSlots;
+      r[kGlobalStart] = global_start;
+      r[kGlobalEnd] = global_end;
+      for (int i = 0; i < 6; ++i) r[kClockEntry + i] = clk[i];
+      r[kSmId] = sm_id();
+      r[kKvBlocks] = uint64_t(n_blocks);
+    }
+  }
 #endif
 }
 
@@ -263,7 +291,7 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
   return r == CUDA_SUCCESS;
 }
 
-template <typename T, int D, bool kOverlap, int kConsumers>
+template <typename T, int D, bool kOverlap, int kConsumers, bool kTimers = false>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
   constexpr int kSmem = shared_bytes(kT);
@@ -275,11 +303,11 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride, p.v_head_stride,
               p.v_seq_stride, kT.block_n))
     return cudaErrorInvalidValue;
-  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kOverlap, kConsumers>,
+  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kOverlap, kConsumers, kTimers>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const dim3 grid((p.q_len + kT.block_m - 1) / kT.block_m, p.heads, p.batch);
-  fused_fwd_hopper<T, D, kOverlap, kConsumers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
+  fused_fwd_hopper<T, D, kOverlap, kConsumers, kTimers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
   return cudaGetLastError();
 }
 
@@ -303,6 +331,14 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
                 "launch_hopper instantiates exactly these rows");
   if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<false, 3, 2>(p, stream);
   return launch_variant<false, 2, 2>(p, stream);
+}
+// The default schedule with per-tile timers (bf16 only: the lab's question is the schedule).
+cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream) {
+  if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
+  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
+    return launch<__nv_bfloat16, 64, false, 3, true>(p, stream);
+  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, false, 2, true>(p, stream)
+                          : launch<__nv_bfloat16, 128, false, 2, true>(p, stream);
 }
 cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) {
   return launch_variant<true, 2, 2>(p, stream);
