@@ -2,7 +2,7 @@
 # Runs on the GPU machine with a carried build-fused (nothing is built there):
 # SASS check, fp64 correctness suite, compute-sanitizer on small shapes, timing,
 # and the PyTorch peers in the same call. Writes logs under $OUT (or ./out).
-#   scripts/fused_device.sh [check|sanitize|time|all]...
+#   scripts/fused_device.sh [check|sanitize|time|timers|all]...
 set -uo pipefail
 B=${BUILD:-build-fused}
 O=${OUT:-out}
@@ -45,4 +45,8 @@ if has time; then
   else
     cat "$O/time.log"
   fi
+fi
+if has timers; then  # per-tile timers of the default Hopper schedule (issue 13, step 1)
+  timeout 120 "$B/attnprof_fused_lab" --timers > "$O/timers.log" 2>&1; echo "timers rc=$?"
+  cat "$O/timers.log"
 fi
