@@ -53,6 +53,20 @@ CUpti_ActivityAPI api_record(CUpti_ActivityKind kind, CUpti_CallbackId cbid, std
   return a;
 }
 
+// A sync record of 400 ns from t=500 (sync records name no thread: it comes from the call).
+CUpti_ActivitySynchronization2 sync_record(
+    std::uint32_t correlation,
+    CUpti_ActivitySynchronizationType type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE) {
+  CUpti_ActivitySynchronization2 s;
+  std::memset(&s, 0, sizeof s);
+  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  s.type = type;
+  s.start = 500;
+  s.end = 900;
+  s.correlationId = correlation;
+  return s;
+}
+
 CUpti_ActivityMarker2 marker(CUpti_ActivityFlag flag, std::uint32_t id, std::uint64_t ts, const char* name) {
   CUpti_ActivityMarker2 m;
   std::memset(&m, 0, sizeof m);
@@ -177,13 +191,7 @@ TEST(ActivityConvert, KeepsLaunchAndSyncCallsAndDropsOthers) {
 }
 
 TEST(ActivityConvert, SyncGetsTheThreadOfItsCall) {
-  CUpti_ActivitySynchronization2 s;
-  std::memset(&s, 0, sizeof s);
-  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-  s.start = 500;
-  s.end = 900;
-  s.correlationId = 77;
+  const CUpti_ActivitySynchronization2 s = sync_record(77);
   ActivityConverter c(kAllKinds, 4242);
   c.add(as_activity(s));  // the sync record may arrive before its call's
   c.add(as_activity(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 77)));
@@ -218,13 +226,7 @@ TEST(ActivityConvert, CallbackCallsGiveTheSameEventsAsApiRecords) {
 // A sync record taken in the piece after its call's (the recorder streams pieces) still gets the
 // call's thread.
 TEST(ActivityConvert, SyncFindsItsCallInThePreviousTake) {
-  CUpti_ActivitySynchronization2 s;
-  std::memset(&s, 0, sizeof s);
-  s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
-  s.start = 500;
-  s.end = 900;
-  s.correlationId = 77;
+  const CUpti_ActivitySynchronization2 s = sync_record(77, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE);
   ActivityConverter c(kAllKinds, 4242);
   c.add_call(false, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 77, 400, 950, 4242, 4250);
   EXPECT_EQ(c.take(false).events.size(), 1u);
@@ -238,22 +240,12 @@ TEST(ActivityConvert, SyncFindsItsCallInThePreviousTake) {
 // Sync records come when CUPTI hands over a buffer, seconds after their call (or before it): the
 // event waits for its call's thread, up to a limit, and is then written without one.
 TEST(ActivityConvert, SyncWaitsForItsCallAcrossTakes) {
-  const auto sync = [](std::uint32_t correlation) {
-    CUpti_ActivitySynchronization2 s;
-    std::memset(&s, 0, sizeof s);
-    s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-    s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-    s.start = 500;
-    s.end = 900;
-    s.correlationId = correlation;
-    return s;
-  };
   ActivityConverter c(kAllKinds, 4242);
   c.add_call(false, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 5, 400, 950, 4242, 4251);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(c.take(false).events.size(), i == 0 ? 1u : 0u);
-  c.add(as_activity(sync(5)));  // three takes after its call
-  c.add(as_activity(sync(6)));  // before its call
-  c.add(as_activity(sync(7)));  // its call never comes
+  c.add(as_activity(sync_record(5)));  // three takes after its call
+  c.add(as_activity(sync_record(6)));  // before its call
+  c.add(as_activity(sync_record(7)));  // its call never comes
   Trace t = c.take(false);
   ASSERT_EQ(t.events.size(), 1u);
   EXPECT_EQ(t.events[0].tid, (Lane{4251, false}));
