@@ -145,14 +145,9 @@ void BM_StreamWrite(benchmark::State& state) {
   std::vector<attnprof::Trace> pieces(kPieces);
   for (std::size_t n = 0; n < kEvents && !trace.events.empty(); ++n) {  // re-interned, as the recorder's are
     const std::size_t i = n % trace.events.size();
-    attnprof::Trace& p = pieces[n * kPieces / kEvents];
-    attnprof::Event e = trace.events[i];
+    const attnprof::Event& e = trace.events[i];
     if (e.kind == attnprof::EventKind::Metadata || e.pid.is_string || e.tid.is_string) continue;
-    e.name = p.strings.intern(trace.name(e));
-    e.category =
-        e.category == attnprof::kNoString ? attnprof::kNoString : p.strings.intern(trace.strings.view(e.category));
-    e.gpu_args = attnprof::Event::kNoGpuArgs;
-    p.add(e, trace.args(trace.events[i]));
+    pieces[n * kPieces / kEvents].append_events(trace, i, i + 1);
   }
   std::size_t events = 0;
   for (const auto& p : pieces) events += p.events.size();

@@ -6,18 +6,7 @@
 namespace attnprof::capture {
 
 void append_trace(Trace& into, const Trace& from) {
-  auto reintern = [&](StringId id) { return id == kNoString ? kNoString : into.strings.intern(from.strings.view(id)); };
-  auto lane = [&](Lane l) { return l.is_string ? Lane{reintern(static_cast<StringId>(l.value())), true} : l; };
-  into.events.reserve(into.events.size() + from.events.size());
-  for (Event e : from.events) {
-    e.name = reintern(e.name);
-    e.category = reintern(e.category);
-    e.pid = lane(e.pid);
-    e.tid = lane(e.tid);
-    const GpuArgs* args = from.args(e);
-    e.gpu_args = Event::kNoGpuArgs;
-    into.add(e, args);
-  }
+  into.append_events(from, 0, from.events.size());
   into.merge_metadata(from);
 }
 

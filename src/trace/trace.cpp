@@ -28,4 +28,19 @@ void Trace::merge_metadata(const Trace& other) {
   if (other.cuda_runtime_version >= 0) cuda_runtime_version = other.cuda_runtime_version;
 }
 
+void Trace::append_events(const Trace& other, std::size_t first, std::size_t last) {
+  auto reintern = [&](StringId id) { return id == kNoString ? kNoString : strings.intern(other.strings.view(id)); };
+  auto lane = [&](Lane l) { return l.is_string ? Lane{reintern(static_cast<StringId>(l.value())), true} : l; };
+  events.reserve(events.size() + (last - first));
+  for (std::size_t i = first; i < last; ++i) {
+    Event e = other.events[i];
+    e.name = reintern(e.name);
+    e.category = reintern(e.category);
+    e.pid = lane(e.pid);
+    e.tid = lane(e.tid);
+    e.gpu_args = Event::kNoGpuArgs;
+    add(e, other.args(other.events[i]));
+  }
+}
+
 }  // namespace attnprof

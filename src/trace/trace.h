@@ -48,6 +48,9 @@ struct Trace {
   // Takes in the recorder's metadata of another part of the same trace: devices not yet listed, its
   // dropped records (added up), and the versions it knows.
   void merge_metadata(const Trace& other);
+  // Appends events [first, last) of another trace: their strings (names, categories, string lanes)
+  // re-interned into this one's pool, their GPU arguments copied.
+  void append_events(const Trace& other, std::size_t first, std::size_t last);
 
   // Appends an event; `args`, when given, is stored and linked to it.
   Event& add(const Event& e, const GpuArgs* args = nullptr) {

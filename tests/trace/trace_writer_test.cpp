@@ -109,17 +109,7 @@ TEST(TraceWriter, UnwritablePathIsAnInputError) {
 // the recorder hands the stream one piece at a time.
 Trace piece_of(const Trace& t, std::size_t from, std::size_t to) {
   Trace out;
-  for (std::size_t i = from; i < to; ++i) {
-    Event e = t.events[i];
-    auto reintern = [&](StringId id) { return id == kNoString ? kNoString : out.strings.intern(t.strings.view(id)); };
-    auto lane = [&](Lane l) { return l.is_string ? Lane{reintern(static_cast<StringId>(l.value())), true} : l; };
-    e.name = reintern(e.name);
-    e.category = reintern(e.category);
-    e.pid = lane(e.pid);
-    e.tid = lane(e.tid);
-    e.gpu_args = Event::kNoGpuArgs;
-    out.add(e, t.args(t.events[i]));
-  }
+  out.append_events(t, from, to);
   return out;
 }
 
