@@ -57,6 +57,19 @@ constexpr std::array kActivityKinds = {
     ActivityKindBit{CUPTI_ACTIVITY_KIND_MARKER, kNvtx, "NVTX marker"},
 };
 
+// Calls f(domain, cbid) for each kept runtime/driver call (api_calls.cpp) of `kinds`; stops at
+// the first failure.
+template <typename F>
+CUptiResult for_each_kept_call(std::uint32_t kinds, F f) {
+  for (const auto& [bit, domain] :
+       {std::pair{kRuntime, CUPTI_CB_DOMAIN_RUNTIME_API}, std::pair{kDriver, CUPTI_CB_DOMAIN_DRIVER_API}}) {
+    if (!(kinds & bit)) continue;
+    for (CUpti_CallbackId cbid : kept_api_calls(domain))
+      if (const CUptiResult r = f(domain, cbid); r != CUPTI_SUCCESS) return r;
+  }
+  return CUPTI_SUCCESS;
+}
+
 // Enables (or disables) runtime/driver call records: every call (the converter
 // keeps those in api_calls.cpp), or with `filtered` only those, one by one.
 CUptiResult enable_api_calls(std::uint32_t kinds, bool enable, bool filtered) {
@@ -70,13 +83,10 @@ CUptiResult enable_api_calls(std::uint32_t kinds, bool enable, bool filtered) {
     return CUPTI_SUCCESS;
   }
   const std::uint8_t on = enable ? 1 : 0;
-  if (kinds & kRuntime)
-    for (CUpti_CallbackId cbid : kept_api_calls(CUPTI_CB_DOMAIN_RUNTIME_API))
-      if (const CUptiResult r = cuptiActivityEnableRuntimeApi(cbid, on); r != CUPTI_SUCCESS) return r;
-  if (kinds & kDriver)
-    for (CUpti_CallbackId cbid : kept_api_calls(CUPTI_CB_DOMAIN_DRIVER_API))
-      if (const CUptiResult r = cuptiActivityEnableDriverApi(cbid, on); r != CUPTI_SUCCESS) return r;
-  return CUPTI_SUCCESS;
+  return for_each_kept_call(kinds, [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+    return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cuptiActivityEnableRuntimeApi(cbid, on)
+                                                 : cuptiActivityEnableDriverApi(cbid, on);
+  });
 }
 
 // Record layouts (CUpti_ActivityKernel10, ...) are fixed within a CUDA major
@@ -87,13 +97,9 @@ constexpr std::uint32_t kMinCuptiVersion = (CUPTI_API_VERSION / 10000) * 10000;
 // Enables (or disables) CUPTI callbacks on the kept runtime/driver calls (CallTracing::Callbacks).
 CUptiResult enable_call_callbacks(CUpti_SubscriberHandle subscriber, std::uint32_t kinds, bool enable) {
   const std::uint32_t on = enable ? 1 : 0;
-  for (const auto& [bit, domain] :
-       {std::pair{kRuntime, CUPTI_CB_DOMAIN_RUNTIME_API}, std::pair{kDriver, CUPTI_CB_DOMAIN_DRIVER_API}}) {
-    if (!(kinds & bit)) continue;
-    for (CUpti_CallbackId cbid : kept_api_calls(domain))
-      if (const CUptiResult r = cuptiEnableCallback(on, subscriber, domain, cbid); r != CUPTI_SUCCESS) return r;
-  }
-  return CUPTI_SUCCESS;
+  return for_each_kept_call(kinds, [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+    return cuptiEnableCallback(on, subscriber, domain, cbid);
+  });
 }
 
 struct State {
@@ -152,17 +158,12 @@ std::atomic<NvtxHook> g_nvtx_hook{nullptr};
 CallLog& g_calls = *new CallLog;
 std::atomic<bool> g_calls_on{false};
 
-std::int64_t now_ns() {
-  std::uint64_t t = 0;
-  return cuptiGetTimestamp(&t) == CUPTI_SUCCESS ? static_cast<std::int64_t>(t) : 0;
-}
-
 void on_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
   if (!g_calls_on.load(std::memory_order_relaxed)) return;
   if (call.callbackSite == CUPTI_API_ENTER)
-    g_calls.enter(domain == CUPTI_CB_DOMAIN_DRIVER_API, cbid, call.correlationId, now_ns());
+    g_calls.enter(domain == CUPTI_CB_DOMAIN_DRIVER_API, cbid, call.correlationId, timestamp_ns());
   else
-    g_calls.exit(call.correlationId, now_ns());
+    g_calls.exit(call.correlationId, timestamp_ns());
 }
 
 const char* ascii_message(const nvtxEventAttributes_t* a) {
