@@ -64,7 +64,6 @@ struct sigaction g_previous[64];
 std::string& g_base_output = *new std::string;  // ATTNPROF_RECORD_OUTPUT: the list of traces hangs off it
 std::string& g_rank = *new std::string;         // RANK / LOCAL_RANK as the launcher set it, or ""
 bool g_main_process = true;                     // the process `attnprof record` started
-bool g_claimed = false;                         // g_output claimed in the list of traces
 
 std::string output_path() {
   const char* env = std::getenv("ATTNPROF_RECORD_OUTPUT");
@@ -116,8 +115,10 @@ pid_t g_recording_pid = 0;
 // Appends `chunk` to the stream, opening it (claiming the file's name) on first use.
 void stream_out(attnprof::Trace& chunk, bool final) {
   if (!g_stream) {
+    // Pending events never hold GPU work (the stream opens at the first), so the chunk tells.
+    const bool gpu_work = has_gpu_work(chunk);
     attnprof::capture::append_trace(g_pending, chunk);
-    if (!g_main_process && !has_gpu_work(g_pending)) {
+    if (!g_main_process && !gpu_work) {
       // A process that started CUDA but launched nothing (a compile or data-loading worker): no
       // empty trace beside the real ones, only a line in the list.
       if (final)
@@ -125,11 +126,9 @@ void stream_out(attnprof::Trace& chunk, bool final) {
                                              static_cast<long>(getpid()), g_rank, "");
       return;
     }
-    if (!g_claimed) {
-      g_output = attnprof::capture::claim_trace_path(attnprof::capture::trace_list_path(g_base_output), g_output,
-                                                     static_cast<long>(getpid()), g_rank);
-      g_claimed = true;
-    }
+    // The stream opens once (a failure ends the recording), so the name is claimed once.
+    g_output = attnprof::capture::claim_trace_path(attnprof::capture::trace_list_path(g_base_output), g_output,
+                                                   static_cast<long>(getpid()), g_rank);
     g_pending.trace_name = program_name();
     try {
       g_stream.emplace(g_output);
@@ -260,29 +259,22 @@ void call_previous(int signo, siginfo_t* info, void* context) {
 void on_signal(int signo, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const struct sigaction& prev = g_previous[signo];
-  if (getpid() != g_recording_pid) {  // a fork()ed child (a DataLoader worker): as if we were not here
-    if (is_function(prev)) {
-      call_previous(signo, info, context);
-      return;
-    }
-    if (prev.sa_handler == SIG_IGN && !(prev.sa_flags & SA_SIGINFO)) return;
-    signal(signo, SIG_DFL);
-    raise(signo);
-    return;
-  }
+  // A fork()ed child (a DataLoader worker) has no writer thread and no trace of its own: it takes
+  // the same path without asking for a write.
+  const bool recording = getpid() == g_recording_pid;
   const bool terminate = signo == SIGINT || signo == SIGTERM;
   if (terminate && prev.sa_handler == SIG_IGN && !(prev.sa_flags & SA_SIGINFO)) return;
   if (terminate && is_function(prev)) {
     // The program handles it (Python raises KeyboardInterrupt). It may still
     // die of it without exit() (Python re-raises SIGINT after finalizing), so
     // checkpoint the trace now; a normal exit later rewrites it complete.
-    request_and_wait(kCheckpoint);
+    if (recording) request_and_wait(kCheckpoint);
     errno = saved_errno;
     call_previous(signo, info, context);
     return;
   }
   static std::atomic<bool> once{false};
-  if (!once.exchange(true)) request_and_wait(kFinish);
+  if (recording && !once.exchange(true)) request_and_wait(kFinish);
   if (!terminate && is_function(prev)) {  // the program's own crash handler
     errno = saved_errno;
     call_previous(signo, info, context);
