@@ -54,31 +54,24 @@ TileTimesResult run_tiles(const attention::AttentionParams& shape, int warmup) {
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   const TimerLayout layout = timer_layout(shape.batch, shape.q_heads, shape.q_len, shape.head_dim);
-  std::uint64_t* timers = nullptr;
-  ATTNPROF_CUDA_CHECK(cudaMalloc(&timers, layout.words() * sizeof(std::uint64_t)));
-  TileTimesResult r;
-  try {
-    for (int i = 0; i < warmup; ++i) attention_forward_on(dev.params, attention::ExecContext{}, Path::Hopper);
-    ATTNPROF_CUDA_CHECK(cudaMemset(timers, 0, layout.words() * sizeof(std::uint64_t)));
-    attention_forward_timed(dev.params, attention::ExecContext{}, timers);
-    ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<std::uint64_t> words(layout.words());
-    ATTNPROF_CUDA_CHECK(cudaMemcpy(words.data(), timers, words.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
-    // The clock from the records: all their cycles over all their nanoseconds (the global timer's
-    // coarse ticks average out over the grid).
-    double cycles = 0, ns = 0;
-    for (std::size_t i = 0; i < words.size(); i += kTimerSlots) {
-      cycles += double(words[i + kClockEnd] - words[i + kClockEntry]);
-      ns += double(words[i + kGlobalEnd] - words[i + kGlobalStart]);
-    }
-    if (!(cycles > 0 && ns > 0)) throw std::runtime_error("the timed kernel wrote no timers");
-    r.clock_ghz = cycles / ns;
-    r.times = summarize_timers(words, layout, r.clock_ghz);
-  } catch (...) {
-    cudaFree(timers);
-    throw;
+  std::vector<std::uint64_t> words(layout.words());
+  const attention::cuda::DeviceBuffer timers(words.size() * sizeof(std::uint64_t));
+  for (int i = 0; i < warmup; ++i) attention_forward_on(dev.params, attention::ExecContext{}, Path::Hopper);
+  ATTNPROF_CUDA_CHECK(cudaMemset(timers.get(), 0, timers.bytes()));
+  attention_forward_timed(dev.params, attention::ExecContext{}, static_cast<std::uint64_t*>(timers.get()));
+  ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(words.data(), timers.get(), timers.bytes(), cudaMemcpyDeviceToHost));
+  // The clock from the records: all their cycles over all their nanoseconds (the global timer's
+  // coarse ticks average out over the grid).
+  double cycles = 0, ns = 0;
+  for (std::size_t i = 0; i < words.size(); i += kTimerSlots) {
+    cycles += double(words[i + kClockEnd] - words[i + kClockEntry]);
+    ns += double(words[i + kGlobalEnd] - words[i + kGlobalStart]);
   }
-  cudaFree(timers);
+  if (!(cycles > 0 && ns > 0)) throw std::runtime_error("the timed kernel wrote no timers");
+  TileTimesResult r;
+  r.clock_ghz = cycles / ns;
+  r.times = summarize_timers(words, layout, r.clock_ghz);
   return r;
 }
 
