@@ -3,6 +3,8 @@
 #   scripts/record/gpu_training_check.sh CARRY OUT training   # memory, window, SIGKILL (~3 min)
 #   scripts/record/gpu_training_check.sh CARRY OUT overhead   # the 500k-launch loop, side by side (~6 min)
 #   scripts/record/gpu_training_check.sh CARRY OUT sigkill    # only the SIGKILL part of `training`
+#   scripts/record/gpu_training_check.sh CARRY OUT steptime   # the training step's time, recorded vs
+#                                                             # torch.profiler (~3 min with ROUNDS=3)
 # training: a two-minute Hugging Face training loop (train_loop.py) unrecorded, recorded for steps
 # 100-109 (--capture-range nvtx:step --steps 100:109) and recorded whole (streamed), at once; peak
 # RSS of each, the window's trace checked step by step and read by doctor; then a program killed by
@@ -68,6 +70,40 @@ fi
 if [ "$WHAT" = overhead ]; then
   python3 $R/overhead.py "$A" --ops "${OPS:-500000}" --rounds "${ROUNDS:-5}" --work "$W" --modes "${MODES:-}"
   verdict "overhead traces" $?
+fi
+if [ "$WHAT" = steptime ]; then
+  # The training step's time, one process at a time, ROUNDS interleaved rounds: unrecorded, recorded
+  # whole (launches by callbacks, streamed), recorded for the timed steps only (NVTX step window),
+  # torch.profiler over the timed steps. STEPS timed after 15 warm-up steps; medians and ratios.
+  N=${STEPS:-60}
+  T="python3 $R/train_loop.py --steps $N --warmup 15"
+  last=$((15 + N - 1))
+  declare -A CMDS=(
+    [plain]="$T"
+    [record]="$A record -o $W/st-record.json.gz -- $T"
+    [record-window]="$A record --capture-range nvtx:step --steps 15:$last -o $W/st-window.json.gz -- $T"
+    [torch.profiler]="$T --torch-profiler $W/st-torch.json"
+  )
+  : >"$W/steptime.txt"
+  for r in $(seq "${ROUNDS:-3}"); do
+    for m in plain record record-window torch.profiler; do
+      line=$(timeout 300 ${CMDS[$m]} 2>"$W/st-$m.err" | grep '^RESULT')
+      echo "round $r $m $line"
+      if [ -n "$line" ]; then echo "$m ${line#*ms_per_step=}" | awk '{print $1, $2}' >>"$W/steptime.txt"
+      else echo "  $m failed:"; tail -3 "$W/st-$m.err"; fi
+    done
+  done
+  python3 - "$W/steptime.txt" <<'PY'
+import statistics, sys
+t = {}
+for line in open(sys.argv[1]):
+    m, v = line.split()
+    t.setdefault(m, []).append(float(v))
+base = statistics.median(t["plain"])
+for m, v in t.items():
+    print(f"{m:16s} median {statistics.median(v):8.2f} ms/step  x{statistics.median(v) / base:.3f}  ({len(v)} runs)")
+PY
+  python3 $R/train_loop.py check "$W/st-window.json.gz" 15 "$last"; verdict "step-time window: exactly the timed steps" $?
 fi
 echo "=== summary"; printf '%s\n' "${RESULTS[@]}"
 ! printf '%s\n' "${RESULTS[@]}" | grep -q "^FAIL"

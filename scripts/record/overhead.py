@@ -8,7 +8,8 @@ each process's peak RSS (wait4, the program and its recorder together).
 
 Modes: plain; attnprof record with launch calls by callbacks (the default), kernels only
 (--kinds kernel), launch calls by CUPTI activity records (--calls activity), launch calls only
-(--kinds runtime,driver); torch.profiler.
+(--kinds runtime,driver), the default with CUPTI's per-thread buffers off or pinned host buffers
+(ATTNPROF_RECORD_CUPTI_ATTRS, modes "cupti"); torch.profiler.
 Each recorded trace is checked: every kernel tied to its launch (when launches are recorded)."""
 import argparse
 import os
@@ -59,6 +60,11 @@ def main():
         # The two costs apart: launch calls by callbacks without kernel records.
         "attnprof record --kinds runtime,driver": [a.attnprof, "record", "--kinds", "runtime,driver", "-o", trace,
                                                    "--"] + loop + ["plain"] + n,
+        # CUPTI's buffer attributes (ATTNPROF_RECORD_CUPTI_ATTRS), A/B against the default above.
+        "attnprof record cupti per_thread_buffers=0": ["env", "ATTNPROF_RECORD_CUPTI_ATTRS=per_thread_buffers=0",
+                                                       a.attnprof, "record", "-o", trace, "--"] + loop + ["plain"] + n,
+        "attnprof record cupti host_pinned=1": ["env", "ATTNPROF_RECORD_CUPTI_ATTRS=host_pinned=1", a.attnprof,
+                                                "record", "-o", trace, "--"] + loop + ["plain"] + n,
         "torch.profiler": loop + ["torch-profiler"] + n,
     }
     if a.modes:

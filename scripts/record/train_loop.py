@@ -6,6 +6,9 @@ trains on random tokens for --seconds, each step inside an NVTX range "step".
     python3 train_loop.py --seconds 120            # prints RESULT steps=N seconds=T peak_rss_mb=M
     python3 train_loop.py check TRACE FROM TO      # the trace holds exactly steps FROM..TO, with
                                                    # each step's forward and backward kernels
+    python3 train_loop.py --steps 60 [--warmup 15] [--torch-profiler TRACE]
+        # the step time: RESULT ms_per_step=X over --steps steps after --warmup ones (torch.profiler
+        # recording those steps when asked; its export is timed apart, as export_s)
 """
 import argparse
 import gzip
@@ -25,7 +28,7 @@ def rss_now_mb():
     return 0
 
 
-def run(seconds, batch, seq):
+def setup(batch, seq):
     import torch
     import transformers as tf
 
@@ -36,15 +39,10 @@ def run(seconds, batch, seq):
     model = tf.LlamaForCausalLM(cfg).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(0, cfg.vocab_size, (batch, seq), device="cuda")
-    t0 = time.monotonic()
-    steps = 0
-    next_report = 0
-    while time.monotonic() - t0 < seconds:
-        if time.monotonic() - t0 >= next_report:  # resident memory now, to see whether it grows
-            print(f"t={time.monotonic() - t0:.0f}s steps={steps} rss_mb={rss_now_mb():.0f}", flush=True)
-            next_report += 20
+
+    def step(n):
         torch.cuda.nvtx.range_push("step")
-        torch.cuda.nvtx.range_push(f"tick{steps}")
+        torch.cuda.nvtx.range_push(f"tick{n}")
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = model(input_ids=ids, labels=ids).loss
         loss.backward()
@@ -53,6 +51,45 @@ def run(seconds, batch, seq):
         loss_value = loss.item()  # synchronizes, as a logging step does
         torch.cuda.nvtx.range_pop()
         torch.cuda.nvtx.range_pop()
+        return loss_value
+    return step
+
+
+def timed(steps, warmup, batch, seq, profile_to):
+    import torch
+    step = setup(batch, seq)
+    for n in range(warmup):
+        step(n)
+    prof = None
+    if profile_to:
+        from torch.profiler import ProfilerActivity, profile
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.__enter__()
+    t0 = time.perf_counter()
+    for n in range(warmup, warmup + steps):
+        step(n)
+    torch.cuda.synchronize()
+    ms = (time.perf_counter() - t0) * 1e3 / steps
+    export_s = 0.0
+    if prof is not None:
+        t1 = time.perf_counter()
+        prof.__exit__(None, None, None)
+        prof.export_chrome_trace(profile_to)
+        export_s = time.perf_counter() - t1
+    print(f"RESULT ms_per_step={ms:.3f} steps={steps} export_s={export_s:.2f} "
+          f"peak_rss_mb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
+
+
+def run(seconds, batch, seq):
+    step = setup(batch, seq)
+    t0 = time.monotonic()
+    steps = 0
+    next_report = 0
+    while time.monotonic() - t0 < seconds:
+        if time.monotonic() - t0 >= next_report:  # resident memory now, to see whether it grows
+            print(f"t={time.monotonic() - t0:.0f}s steps={steps} rss_mb={rss_now_mb():.0f}", flush=True)
+            next_report += 20
+        loss_value = step(steps)
         steps += 1
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"RESULT steps={steps} seconds={time.monotonic() - t0:.1f} peak_rss_mb={rss_mb:.0f} loss={loss_value:.3f}")
@@ -86,5 +123,11 @@ if __name__ == "__main__":
     ap.add_argument("--seconds", type=float, default=120)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=512)
+    ap.add_argument("--steps", type=int, default=0, help="time this many steps instead of running --seconds")
+    ap.add_argument("--warmup", type=int, default=15)
+    ap.add_argument("--torch-profiler", default="", metavar="TRACE", help="record the timed steps with torch.profiler")
     a = ap.parse_args()
-    run(a.seconds, a.batch, a.seq)
+    if a.steps > 0:
+        timed(a.steps, a.warmup, a.batch, a.seq, a.torch_profiler)
+    else:
+        run(a.seconds, a.batch, a.seq)

@@ -406,6 +406,19 @@ void start_recording() {
   const char* calls = std::getenv("ATTNPROF_RECORD_CALLS");
   options.calls = calls != nullptr && std::string_view(calls) == "activity" ? attnprof::capture::CallTracing::Activity
                                                                             : attnprof::capture::CallTracing::Callbacks;
+  if (const char* attrs = std::getenv("ATTNPROF_RECORD_CUPTI_ATTRS"); attrs != nullptr && *attrs != '\0') {
+    std::string bad;
+    const auto parsed = attnprof::capture::parse_cupti_attributes(attrs, &bad);
+    if (!parsed) {
+      std::fprintf(stderr,
+                   "attnprof record: ATTNPROF_RECORD_CUPTI_ATTRS: bad item '%s' (per_thread_buffers=0|1, "
+                   "host_pinned=0|1, device_buffer_mb=1..1024)\n",
+                   bad.c_str());
+      report_status("refused");
+      return;
+    }
+    options.cupti_attributes = *parsed;
+  }
   const double delay = env_number("ATTNPROF_RECORD_DELAY"), duration = env_number("ATTNPROF_RECORD_DURATION");
   if (const char* range = std::getenv("ATTNPROF_RECORD_CAPTURE_RANGE"); range != nullptr && *range != '\0') {
     g_window.emplace(range, static_cast<long>(env_number("ATTNPROF_RECORD_CAPTURE_FIRST")),

@@ -68,6 +68,47 @@ inline std::optional<std::uint32_t> parse_record_kinds(std::string_view list, st
   return kinds;
 }
 
+// CUPTI activity attributes the recorder sets before recording, from ATTNPROF_RECORD_CUPTI_ATTRS
+// ("per_thread_buffers=0,host_pinned=1,device_buffer_mb=16"): an A/B knob for the per-launch cost.
+// Unset ones keep CUPTI's defaults (per-thread buffers on, device memory, 8 MB per device buffer).
+struct CuptiAttributes {
+  std::optional<bool> per_thread_buffers;          // CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER
+  std::optional<bool> host_pinned;                 // CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED
+  std::optional<std::uint32_t> device_buffer_mb;   // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
+};
+
+// nullopt names the first bad item ("name=value") through `bad`.
+inline std::optional<CuptiAttributes> parse_cupti_attributes(std::string_view list, std::string* bad = nullptr) {
+  CuptiAttributes a;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    const std::string_view name = item.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    const bool is_bool = value == "0" || value == "1";
+    std::uint32_t number = 0;
+    bool is_number = !value.empty() && value.size() <= 4;
+    for (const char c : value) {
+      is_number = is_number && c >= '0' && c <= '9';
+      number = number * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    if (name == "per_thread_buffers" && is_bool) {
+      a.per_thread_buffers = value == "1";
+    } else if (name == "host_pinned" && is_bool) {
+      a.host_pinned = value == "1";
+    } else if (name == "device_buffer_mb" && is_number && number >= 1 && number <= 1024) {
+      a.device_buffer_mb = number;
+    } else {
+      if (bad != nullptr) *bad = std::string(item);
+      return std::nullopt;
+    }
+  }
+  return a;
+}
+
 inline std::string record_kinds_list() {
   std::string out;
   for (const auto& k : kRecordKindNames) {

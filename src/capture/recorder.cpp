@@ -125,6 +125,22 @@ State& state() {
   return *s;
 }
 
+// Before the buffer callbacks are registered and any kind is enabled, as CUPTI asks.
+void set_cupti_attributes(const CuptiAttributes& a) {
+  auto set = [](CUpti_ActivityAttribute attr, auto value, const char* name) {
+    std::size_t size = sizeof value;
+    if (const CUptiResult r = cuptiActivitySetAttribute(attr, &size, &value); r != CUPTI_SUCCESS)
+      throw RecorderError(std::string("attnprof recorder: cannot set CUPTI attribute ") + name + ": " +
+                          cupti_error_text(r));
+  };
+  if (a.per_thread_buffers)
+    set(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, std::uint8_t(*a.per_thread_buffers), "per_thread_buffers");
+  if (a.host_pinned)
+    set(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, std::uint8_t(*a.host_pinned), "host_pinned");
+  if (a.device_buffer_mb)
+    set(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, std::size_t(*a.device_buffer_mb) << 20, "device_buffer_mb");
+}
+
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   auto& s = state();
   *buffer = s.pool ? s.pool->acquire() : nullptr;
@@ -312,6 +328,7 @@ void start(const RecorderOptions& options) {
       s.converter.emplace(options.kinds, static_cast<std::int64_t>(getpid()));
   }
   if (!s.callbacks_registered) {
+    set_cupti_attributes(options.cupti_attributes);
     ATTNPROF_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
     s.callbacks_registered = true;
   }

@@ -46,6 +46,8 @@ struct RecorderOptions {
   // in-process default traces all calls and filters while converting.
   bool filter_api_calls_in_cupti = false;
   CallTracing calls = CallTracing::Activity;
+  // Set before the first start (CUPTI reads the per-thread one only before buffers are registered).
+  CuptiAttributes cupti_attributes;
 };
 
 // NVTX range pushes (with the range's ASCII name, "" when it has none) and pops of any thread, called

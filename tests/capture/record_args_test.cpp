@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "capture/record_kinds.h"
 #include "cli/commands.h"
 #include "cli/cuda_probe.h"
 #include "common/input_error.h"
@@ -24,6 +25,23 @@ RecordOptions with_command(std::vector<std::string> cmd) {
   o.output = (std::filesystem::temp_directory_path() / "attnprof_record_test.json").string();
   o.command = std::move(cmd);
   return o;
+}
+
+TEST(RecordArgs, CuptiAttributesParse) {
+  const auto a = capture::parse_cupti_attributes("per_thread_buffers=0,host_pinned=1,device_buffer_mb=16");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->per_thread_buffers, false);
+  EXPECT_EQ(a->host_pinned, true);
+  EXPECT_EQ(a->device_buffer_mb, 16u);
+  const auto none = capture::parse_cupti_attributes("");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->per_thread_buffers || none->host_pinned || none->device_buffer_mb);
+  for (const char* bad : {"per_thread_buffers=2", "host_pinned", "device_buffer_mb=0", "device_buffer_mb=99999",
+                          "device_buffer_mb=1x", "zeroed=1"}) {
+    std::string item;
+    EXPECT_FALSE(capture::parse_cupti_attributes(std::string("host_pinned=0,") + bad, &item).has_value()) << bad;
+    EXPECT_EQ(item, bad);
+  }
 }
 
 TEST(RecordArgs, RequiresAProgram) { EXPECT_THROW(validate_record_options(with_command({})), InputError); }
