@@ -5,11 +5,12 @@
 //   attnprof_fused_lab --check            correctness suite, both paths
 //   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
 //   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
-//   attnprof_fused_lab --timers           per-tile timers of the default Hopper schedule (issue 13): where
-//                                            a tile's time goes, at S 512 and 16k, D 64 and 128
+//   attnprof_fused_lab --timers           per-tile timers of the Hopper schedules (issue 13): where a tile's
+//                                            time goes, at S 512 and 16k, D 64 and 128; hopper and
+//                                            hopper_pingpong, or those --path names
 //   --case N                                 only the N-th case of the check list (0-based), so
 //                                            sanitizer runs can go one case per process
-//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|auto (default: auto for timing, every available for
+//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|hopper_pingpong|auto (default: auto for timing, every available for
 //   checks)
 #include <algorithm>
 #include <cstdio>
@@ -59,7 +60,7 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
     if (it == kPathNames.end()) {
       std::fprintf(stderr,
                    "attnprof_fused_lab: --path: unknown path '%.*s' (have: auto, portable, hopper, "
-                   "hopper_overlap, hopper_m192)\n",
+                   "hopper_overlap, hopper_m192, hopper_pingpong)\n",
                    static_cast<int>(w.size()), w.data());
       return false;
     }
@@ -95,7 +96,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s [--check] [--small] [--time] [--timers] [--quick] [--csv FILE] [--case N] [--path "
-                   "portable,hopper,hopper_overlap,hopper_m192,auto]\n",
+                   "portable,hopper,hopper_overlap,hopper_m192,hopper_pingpong,auto]\n",
                    argv[0]);
       return 2;
     }
@@ -114,7 +115,8 @@ int main(int argc, char** argv) {
   if (!path_arg.empty()) {
     if (!parse_paths(path_arg, paths)) return 2;
   } else {
-    paths = hopper ? std::vector<Path>{Path::Portable, Path::HopperOverlap, Path::HopperM192, Path::Hopper}
+    paths = hopper ? std::vector<Path>{Path::Portable, Path::HopperOverlap, Path::HopperM192, Path::HopperPingPong,
+                                       Path::Hopper}
                    : std::vector<Path>{Path::Portable};
   }
 
@@ -166,21 +168,26 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "attnprof_fused_lab: --timers needs an sm_90 GPU\n");
       return 1;
     }
+    std::vector<Path> timed;
+    for (Path p : path_arg.empty() ? std::vector<Path>{Path::Hopper, Path::HopperPingPong} : paths)
+      if (p == Path::Hopper || p == Path::HopperPingPong) timed.push_back(p);
     // The shapes where the fixed cost per tile shows most (S 512) and least (S 16k), from the sweep.
     for (int d : {64, 128})
       for (int s : {512, 16384})
-        for (bool causal : {false, true}) {
-          const int b = 16384 / s, h = 2048 / d;
-          const AttentionParams c = make_params(b, h, h, s, s, d, causal, DType::BF16, Layout::BHSD);
-          const TileTimesResult r = time_tiles(c, 5);
-          if (!r.error.empty()) {
-            std::printf("timers %s: %s\n", attnprof::attention::describe(c).c_str(), r.error.c_str());
-            ++failures;
-            continue;
+        for (bool causal : {false, true})
+          for (Path path : timed) {
+            const int b = 16384 / s, h = 2048 / d;
+            const AttentionParams c = make_params(b, h, h, s, s, d, causal, DType::BF16, Layout::BHSD);
+            const TileTimesResult r = time_tiles(c, 5, path);
+            const std::string what = std::string(path_name(path)) + " " + attnprof::attention::describe(c);
+            if (!r.error.empty()) {
+              std::printf("timers %s: %s\n", what.c_str(), r.error.c_str());
+              ++failures;
+              continue;
+            }
+            std::printf("timers %s (SM clock %.2f GHz from the records)\n%s", what.c_str(), r.clock_ghz,
+                        format_tile_times(r.times).c_str());
           }
-          std::printf("timers %s (SM clock %.2f GHz from the records)\n%s", attnprof::attention::describe(c).c_str(),
-                      r.clock_ghz, format_tile_times(r.times).c_str());
-        }
   }
   return failures ? 1 : 0;
 }

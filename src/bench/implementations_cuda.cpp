@@ -70,6 +70,7 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::Hopper>("TMA + wgmma, warp-specialized, sm_90a"),
       path_row<fused::Path::HopperOverlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
       path_row<fused::Path::HopperM192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
+      path_row<fused::Path::HopperPingPong>("hopper_overlap with the warpgroups taking turns (ping-pong)"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

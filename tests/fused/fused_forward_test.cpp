@@ -35,6 +35,7 @@ void run_all(Path path) {
 TEST(FusedForward, PortablePathMatchesReference) { run_all(Path::Portable); }
 TEST(FusedForward, HopperPathMatchesReference) { run_all(Path::Hopper); }
 TEST(FusedForward, HopperOverlapPathMatchesReference) { run_all(Path::HopperOverlap); }
+TEST(FusedForward, HopperPingPongPathMatchesReference) { run_all(Path::HopperPingPong); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

@@ -76,13 +76,15 @@ void attention_forward_on(const attention::AttentionParams& a, const attention::
 }
 
 void attention_forward_timed(const attention::AttentionParams& a, const attention::ExecContext& ctx,
-                             std::uint64_t* timers) {
+                             std::uint64_t* timers, Path path) {
   Params p = checked_params(a, ctx);
   if (a.dtype != attention::DType::BF16 || a.kv_len == 0 || a.batch == 0 || a.q_len == 0)
     throw InputError("fused: the timed kernel takes bf16 calls with keys");
   if (resolve_path(Path::Automatic) != Path::Hopper) throw InputError("fused: the timed kernel needs an sm_90 GPU");
+  if (path != Path::Hopper && path != Path::HopperPingPong)
+    throw InputError("fused: timers exist for the hopper and hopper_pingpong paths only");
   p.timers = timers;
-  ATTNPROF_CUDA_CHECK(launch_hopper_timed(p, static_cast<cudaStream_t>(ctx.stream)));
+  ATTNPROF_CUDA_CHECK(launch_hopper_timed(p, static_cast<cudaStream_t>(ctx.stream), path));
 }
 
 void attention_forward(const attention::AttentionParams& a, const attention::ExecContext& ctx) {

@@ -19,10 +19,11 @@ void attention_forward(const attention::AttentionParams& p, const attention::Exe
 // The same on one kernel path (the lab times and checks each).
 void attention_forward_on(const attention::AttentionParams& p, const attention::ExecContext& ctx, Path path);
 
-// The Hopper default schedule with per-tile timers written to `timers` (device memory of
-// timer_layout(...).words() words, tile_timers.h), for the lab. bf16 with keys, sm_90 only.
+// The Hopper schedule of `path` (Hopper or HopperPingPong) with per-tile timers written to
+// `timers` (device memory of timer_layout(...).words() words, tile_timers.h), for the lab. bf16
+// with keys, sm_90 only.
 void attention_forward_timed(const attention::AttentionParams& p, const attention::ExecContext& ctx,
-                             std::uint64_t* timers);
+                             std::uint64_t* timers, Path path = Path::Hopper);
 
 // attention_forward_on as an AttentionFn: `attnprof bench --impl fused:<path>`.
 template <Path P>

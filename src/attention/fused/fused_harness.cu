@@ -50,15 +50,15 @@ TimeResult run_time(const attention::AttentionParams& shape, Path path, int warm
   return r;
 }
 
-TileTimesResult run_tiles(const attention::AttentionParams& shape, int warmup) {
+TileTimesResult run_tiles(const attention::AttentionParams& shape, int warmup, Path path) {
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   const TimerLayout layout = timer_layout(shape.batch, shape.q_heads, shape.q_len, shape.head_dim);
   std::vector<std::uint64_t> words(layout.words());
   const attention::cuda::DeviceBuffer timers(words.size() * sizeof(std::uint64_t));
-  for (int i = 0; i < warmup; ++i) attention_forward_on(dev.params, attention::ExecContext{}, Path::Hopper);
+  for (int i = 0; i < warmup; ++i) attention_forward_on(dev.params, attention::ExecContext{}, path);
   ATTNPROF_CUDA_CHECK(cudaMemset(timers.get(), 0, timers.bytes()));
-  attention_forward_timed(dev.params, attention::ExecContext{}, static_cast<std::uint64_t*>(timers.get()));
+  attention_forward_timed(dev.params, attention::ExecContext{}, static_cast<std::uint64_t*>(timers.get()), path);
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
   ATTNPROF_CUDA_CHECK(cudaMemcpy(words.data(), timers.get(), timers.bytes(), cudaMemcpyDeviceToHost));
   // The clock from the records: all their cycles over all their nanoseconds (the global timer's
@@ -77,9 +77,9 @@ TileTimesResult run_tiles(const attention::AttentionParams& shape, int warmup) {
 
 }  // namespace
 
-TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup) {
+TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path) {
   try {
-    return run_tiles(shape, warmup);
+    return run_tiles(shape, warmup, path);
   } catch (const std::exception& e) {
     TileTimesResult r;
     r.error = e.what();

@@ -47,9 +47,9 @@ struct TileTimesResult {
   std::string error;
 };
 
-// The Hopper default schedule's per-tile timers (tile_timers.h) of one launch on random bf16
-// inputs, after `warmup` untimed launches.
-TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup);
+// The per-tile timers (tile_timers.h) of one launch of the Hopper schedule of `path` (Hopper or
+// HopperPingPong) on random bf16 inputs, after `warmup` untimed launches.
+TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path = Path::Hopper);
 
 // Whether a CUDA device is present (GPU tests skip without one).
 bool have_device();

@@ -33,15 +33,22 @@ struct TensorMaps {
 #define ATTNPROF_SM90A 1
 #endif
 
-// kOverlap: version 3 (S of step n overlaps P V of step n-1); false: version 2.
+// The consumer warpgroups' schedule.
+enum Sched : int {
+  kSerial = 0,    // version 2: S, softmax, P V one after another in each warpgroup
+  kOverlap = 1,   // version 3: S(n) overlaps P(n-1) V(n-1) inside a warpgroup
+  kPingPong = 2,  // version 5: version 3 with the warpgroups taking turns to issue their GEMMs
+                  // (named barriers, round robin), so one's softmax runs under another's GEMMs
+};
+
 // kConsumers: consumer warpgroups (BM = 64 * kConsumers).
-// kTimers: version 2 only; each consumer warpgroup's leading thread writes its tile's timers to
-// p.timers (tile_timers.h). The other instantiations compile none of it.
-template <typename T, int D, bool kOverlap, int kConsumers, bool kTimers = false>
+// kTimers: each consumer warpgroup's leading thread writes its tile's timers to p.timers
+// (tile_timers.h). The other instantiations compile none of it.
+template <typename T, int D, int kSched, int kConsumers, bool kTimers = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
-  static_assert(!(kTimers && kOverlap), "the timers follow the version 2 schedule");
+  constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
   [[maybe_unused]] uint64_t global_start = 0;
   if constexpr (kTimers) {
@@ -158,10 +165,25 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM + cw * 64);
     if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
   };
+  // Ping-pong: warpgroup cw issues its GEMMs after bar.sync on barrier 1 + cw, which the other
+  // warpgroups' arrivals complete; after issuing, it arrives on theirs. The later warpgroups
+  // arrive once up front, so warpgroup 0 goes first and the turns go round robin.
+  constexpr int kTurnThreads = 128 * kConsumers;
+  auto turn_begin = [&] {
+    if constexpr (kSched == kPingPong) named_bar_sync(1 + cw, kTurnThreads);
+  };
+  auto turn_end = [&] {
+    if constexpr (kSched == kPingPong)
+#pragma unroll
+      for (int k = 1; k < kConsumers; ++k) named_bar_arrive(1 + (cw + k) % kConsumers, kTurnThreads);
+  };
+  if constexpr (kSched == kPingPong)
+    for (int j = 0; j < cw; ++j) named_bar_arrive(1 + j, kTurnThreads);
+
   mbar_wait(q_full, 0);
   if constexpr (kTimers) clk[2] = clock64();
 
-  if constexpr (!kOverlap) {
+  if constexpr (!kOverlapped) {
     // Version 2: S, softmax, P V one after another within the warpgroup.
     for (int n = 0; n < n_blocks; ++n) {
       const int s = n % STAGES;
@@ -195,9 +217,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     {
       float sc[BN / 8][4];
       mbar_wait(&k_full[0], 0);
+      turn_begin();
       wgmma_fence();
       issue_qk(sc, 0);
+      turn_end();
       wgmma_wait<0>();
+      if constexpr (kTimers) clk[3] = clock64();
       fence_operands(sc);
       release(&k_empty[0]);
       mask(sc, 0);
@@ -209,11 +234,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       const int s = n % STAGES, sp = (n - 1) % STAGES;
       float sc[BN / 8][4];
       mbar_wait(&k_full[s], (n / STAGES) & 1);
+      turn_begin();
       fence_operands(o);
       wgmma_fence();
       issue_qk(sc, s);
       mbar_wait(&v_full[sp], ((n - 1) / STAGES) & 1);
       issue_pv(pa, sp);
+      turn_end();
       wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
       fence_operands(sc);
       release(&k_empty[s]);
@@ -237,6 +264,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     wgmma_wait<0>();
     fence_operands(o);
     release(&v_empty[sl]);
+    if constexpr (kTimers) clk[4] = clock64();
   }
 
   T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
@@ -291,7 +319,7 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
   return r == CUDA_SUCCESS;
 }
 
-template <typename T, int D, bool kOverlap, int kConsumers, bool kTimers = false>
+template <typename T, int D, int kSched, int kConsumers, bool kTimers = false>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
   constexpr int kSmem = shared_bytes(kT);
@@ -303,23 +331,23 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride, p.v_head_stride,
               p.v_seq_stride, kT.block_n))
     return cudaErrorInvalidValue;
-  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kOverlap, kConsumers, kTimers>,
+  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kSched, kConsumers, kTimers>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const dim3 grid((p.q_len + kT.block_m - 1) / kT.block_m, p.heads, p.batch);
-  fused_fwd_hopper<T, D, kOverlap, kConsumers, kTimers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
+  fused_fwd_hopper<T, D, kSched, kConsumers, kTimers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
   return cudaGetLastError();
 }
 
-template <bool kOverlap, int kConsumers64, int kConsumers128>
+template <int kSched, int kConsumers64, int kConsumers128>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kOverlap, kConsumers64>(p, stream)
-                            : launch<__nv_bfloat16, 128, kOverlap, kConsumers128>(p, stream);
-  return p.head_dim == 64 ? launch<__half, 64, kOverlap, kConsumers64>(p, stream)
-                          : launch<__half, 128, kOverlap, kConsumers128>(p, stream);
+    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64>(p, stream)
+                            : launch<__nv_bfloat16, 128, kSched, kConsumers128>(p, stream);
+  return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64>(p, stream)
+                          : launch<__half, 128, kSched, kConsumers128>(p, stream);
 }
 
 }  // namespace
@@ -329,24 +357,35 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   static_assert(tile_for(Path::Hopper, 128).consumers == 2 && tile_for(Path::Hopper, 64).consumers == 2 &&
                     tile_for(Path::Hopper, 64, 1 << 30).consumers == 3,
                 "launch_hopper instantiates exactly these rows");
-  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<false, 3, 2>(p, stream);
-  return launch_variant<false, 2, 2>(p, stream);
+  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<kSerial, 3, 2>(p, stream);
+  return launch_variant<kSerial, 2, 2>(p, stream);
 }
-// The default schedule with per-tile timers (bf16 only: the lab's question is the schedule).
-cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream) {
-  if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
+// The default or ping-pong schedule with per-tile timers (bf16 only: the lab's question is the schedule).
+template <int kSched>
+cudaError_t launch_timed(const Params& p, cudaStream_t stream) {
   if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
-    return launch<__nv_bfloat16, 64, false, 3, true>(p, stream);
-  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, false, 2, true>(p, stream)
-                          : launch<__nv_bfloat16, 128, false, 2, true>(p, stream);
+    return launch<__nv_bfloat16, 64, kSched, 3, true>(p, stream);
+  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, 2, true>(p, stream)
+                          : launch<__nv_bfloat16, 128, kSched, 2, true>(p, stream);
+}
+cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path) {
+  if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
+  if (path == Path::Hopper) return launch_timed<kSerial>(p, stream);
+  if (path == Path::HopperPingPong) return launch_timed<kPingPong>(p, stream);
+  return cudaErrorInvalidValue;
 }
 cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) {
-  return launch_variant<true, 2, 2>(p, stream);
+  return launch_variant<kOverlap, 2, 2>(p, stream);
+}
+// Version 5 (ping-pong), with the default path's rows (3 consumers for D=64 from 2048 rows).
+cudaError_t launch_hopper_pingpong(const Params& p, cudaStream_t stream) {
+  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<kPingPong, 3, 2>(p, stream);
+  return launch_variant<kPingPong, 2, 2>(p, stream);
 }
 // BM=192 for head dim 64 at every length (the 160-register consumers cannot hold
 // D=128's accumulators, so D=128 runs the default rows).
 cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream) {
-  return p.head_dim == 64 ? launch_variant<false, 3, 2>(p, stream) : launch_hopper(p, stream);
+  return p.head_dim == 64 ? launch_variant<kSerial, 3, 2>(p, stream) : launch_hopper(p, stream);
 }
 
 }  // namespace attnprof::fused
