@@ -6,11 +6,11 @@
 //   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
 //   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
 //   attnprof_fused_lab --timers           per-tile timers of the Hopper schedules (issue 13): where a tile's
-//                                            time goes, at S 512 and 16k, D 64 and 128; hopper and
-//                                            hopper_pingpong, or those --path names
+//                                            time goes, at S 512 and 16k, D 64 and 128; hopper_v2,
+//                                            hopper_v5 and hopper, or those of the --path names
 //   --case N                                 only the N-th case of the check list (0-based), so
 //                                            sanitizer runs can go one case per process
-//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|hopper_pingpong|auto (default: auto for timing, every available for
+//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|auto (default: auto for timing, every available for
 //   checks)
 #include <algorithm>
 #include <cstdio>
@@ -60,7 +60,7 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
     if (it == kPathNames.end()) {
       std::fprintf(stderr,
                    "attnprof_fused_lab: --path: unknown path '%.*s' (have: auto, portable, hopper, "
-                   "hopper_overlap, hopper_m192, hopper_pingpong)\n",
+                   "hopper_overlap, hopper_m192, hopper_v2, hopper_v5)\n",
                    static_cast<int>(w.size()), w.data());
       return false;
     }
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: %s [--check] [--small] [--time] [--timers] [--quick] [--csv FILE] [--case N] [--path "
-                   "portable,hopper,hopper_overlap,hopper_m192,hopper_pingpong,auto]\n",
+                   "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,auto]\n",
                    argv[0]);
       return 2;
     }
@@ -115,8 +115,8 @@ int main(int argc, char** argv) {
   if (!path_arg.empty()) {
     if (!parse_paths(path_arg, paths)) return 2;
   } else {
-    paths = hopper ? std::vector<Path>{Path::Portable, Path::HopperOverlap, Path::HopperM192, Path::HopperPingPong,
-                                       Path::Hopper}
+    paths = hopper ? std::vector<Path>{Path::Portable, Path::HopperV2, Path::HopperOverlap, Path::HopperM192,
+                                       Path::HopperV5, Path::Hopper}
                    : std::vector<Path>{Path::Portable};
   }
 
@@ -169,8 +169,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<Path> timed;
-    for (Path p : path_arg.empty() ? std::vector<Path>{Path::Hopper, Path::HopperPingPong} : paths)
-      if (p == Path::Hopper || p == Path::HopperPingPong) timed.push_back(p);
+    for (Path p : path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::Hopper} : paths)
+      if (p == Path::Hopper || p == Path::HopperV2 || p == Path::HopperV5) timed.push_back(p);
     // The shapes where the fixed cost per tile shows most (S 512) and least (S 16k), from the sweep.
     for (int d : {64, 128})
       for (int s : {512, 16384})

@@ -35,7 +35,8 @@ void run_all(Path path) {
 TEST(FusedForward, PortablePathMatchesReference) { run_all(Path::Portable); }
 TEST(FusedForward, HopperPathMatchesReference) { run_all(Path::Hopper); }
 TEST(FusedForward, HopperOverlapPathMatchesReference) { run_all(Path::HopperOverlap); }
-TEST(FusedForward, HopperPingPongPathMatchesReference) { run_all(Path::HopperPingPong); }
+TEST(FusedForward, HopperV2PathMatchesReference) { run_all(Path::HopperV2); }
+TEST(FusedForward, HopperV5PathMatchesReference) { run_all(Path::HopperV5); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

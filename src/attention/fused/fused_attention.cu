@@ -42,8 +42,10 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_overlap(p, stream);
     case Path::HopperM192:
       return launch_hopper_m192(p, stream);
-    case Path::HopperPingPong:
-      return launch_hopper_pingpong(p, stream);
+    case Path::HopperV2:
+      return launch_hopper_v2(p, stream);
+    case Path::HopperV5:
+      return launch_hopper_v5(p, stream);
     default:
       return launch_portable(p, stream);
   }

@@ -26,9 +26,10 @@ cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream);
-cudaError_t launch_hopper_pingpong(const Params& p, cudaStream_t stream);
-// The Hopper schedule of `path` (Hopper or HopperPingPong), bf16, writing per-tile timers to
-// p.timers (tile_timers.h: timer_layout words); cudaErrorInvalidValue without them.
+cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream);
+cudaError_t launch_hopper_v5(const Params& p, cudaStream_t stream);
+// The Hopper schedule of `path` (Hopper, HopperV2 or HopperV5), bf16, writing per-tile timers
+// to p.timers (tile_timers.h: timer_layout words); cudaErrorInvalidValue without them.
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path);
 
 }  // namespace attnprof::fused

@@ -27,6 +27,7 @@ using namespace sm90;
 
 struct TensorMaps {
   CUtensorMap q, k, v;
+  CUtensorMap o;  // boxes of 64 rows: one consumer warpgroup's output (kStoreTma)
 };
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -42,9 +43,12 @@ enum Sched : int {
 };
 
 // kConsumers: consumer warpgroups (BM = 64 * kConsumers).
+// kStoreTma: version 6's epilogue: each warpgroup writes its normalized output into its own
+// (now unused) Q rows in shared memory, 128B-swizzled, and one thread stores them with TMA;
+// false: each thread stores its fragment to global memory directly.
 // kTimers: each consumer warpgroup's leading thread writes its tile's timers to p.timers
 // (tile_timers.h). The other instantiations compile none of it.
-template <typename T, int D, int kSched, int kConsumers, bool kTimers = false>
+template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kTimers = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -267,9 +271,34 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if constexpr (kTimers) clk[4] = clock64();
   }
 
-  T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
   float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
-  write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+  if constexpr (kStoreTma) {
+    // This warpgroup's Q rows are free (its last Q K^T is done; no other warpgroup reads them):
+    // O goes there in the 128B-swizzled layout TMA reads, one 64-row box per 64-column chunk.
+    float inv[2];
+    finish_rows(st, lse, row0, p.q_len, scale, inv);
+    const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j) {
+        const uint32_t addr = q_addr + (j / 8) * BM * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) +
+                              4 * (lane % 4);
+        st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
+      }
+    fence_proxy_async_shared();
+    named_bar_sync(5 + cw, 128);
+    const int first_row = m_block * BM + cw * 64;
+    if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, q_addr + c * BM * 128, c * 64, first_row, h, b);
+      bulk_commit();
+      bulk_wait_read_all();  // shared memory stays until TMA has read it
+    }
+  } else {
+    T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
+    write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+  }
   if constexpr (kTimers) {
     clk[5] = clock64();
     if (threadIdx.x % 128 == 0) {
@@ -319,7 +348,7 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
   return r == CUDA_SUCCESS;
 }
 
-template <typename T, int D, int kSched, int kConsumers, bool kTimers = false>
+template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kTimers = false>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
   constexpr int kSmem = shared_bytes(kT);
@@ -329,63 +358,78 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       !encode(&maps.k, p.dtype, p.k, p.batch, p.kv_heads, p.kv_len, D, p.k_batch_stride, p.k_head_stride,
               p.k_seq_stride, kT.block_n) ||
       !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride, p.v_head_stride,
-              p.v_seq_stride, kT.block_n))
+              p.v_seq_stride, kT.block_n) ||
+      (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride,
+                            p.o_head_stride, p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
-  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kSched, kConsumers, kTimers>,
+  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kTimers>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const dim3 grid((p.q_len + kT.block_m - 1) / kT.block_m, p.heads, p.batch);
-  fused_fwd_hopper<T, D, kSched, kConsumers, kTimers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
+  fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kTimers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
   return cudaGetLastError();
 }
 
-template <int kSched, int kConsumers64, int kConsumers128>
+template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64>(p, stream)
-                            : launch<__nv_bfloat16, 128, kSched, kConsumers128>(p, stream);
-  return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64>(p, stream)
-                          : launch<__half, 128, kSched, kConsumers128>(p, stream);
+    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma>(p, stream)
+                            : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma>(p, stream);
+  return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64, kStoreTma>(p, stream)
+                          : launch<__half, 128, kSched, kConsumers128, kStoreTma>(p, stream);
+}
+// A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
+template <int kSched, bool kStoreTma>
+cudaError_t launch_rows(const Params& p, cudaStream_t stream) {
+  static_assert(tile_for(Path::Hopper, 128).consumers == 2 && tile_for(Path::Hopper, 64).consumers == 2 &&
+                    tile_for(Path::Hopper, 64, 1 << 30).consumers == 3,
+                "the Hopper rows are exactly these");
+  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
+    return launch_variant<kSched, 3, 2, kStoreTma>(p, stream);
+  return launch_variant<kSched, 2, 2, kStoreTma>(p, stream);
 }
 
 }  // namespace
 
-// Version 2 schedule (the fastest measured), tiles from the table row for q_len.
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
-  static_assert(tile_for(Path::Hopper, 128).consumers == 2 && tile_for(Path::Hopper, 64).consumers == 2 &&
-                    tile_for(Path::Hopper, 64, 1 << 30).consumers == 3,
-                "launch_hopper instantiates exactly these rows");
-  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<kSerial, 3, 2>(p, stream);
-  return launch_variant<kSerial, 2, 2>(p, stream);
-}
-// The default or ping-pong schedule with per-tile timers (bf16 only: the lab's question is the schedule).
-template <int kSched>
-cudaError_t launch_timed(const Params& p, cudaStream_t stream) {
-  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
-    return launch<__nv_bfloat16, 64, kSched, 3, true>(p, stream);
-  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, 2, true>(p, stream)
-                          : launch<__nv_bfloat16, 128, kSched, 2, true>(p, stream);
-}
-cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path) {
-  if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
-  if (path == Path::Hopper) return launch_timed<kSerial>(p, stream);
-  if (path == Path::HopperPingPong) return launch_timed<kPingPong>(p, stream);
-  return cudaErrorInvalidValue;
-}
+// The default: version 6 (ping-pong, output through shared memory and TMA), the table's rows.
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
+// The earlier versions, kept for the ladder.
+cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }
+cudaError_t launch_hopper_v5(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, false>(p, stream); }
 cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream) {
   return launch_variant<kOverlap, 2, 2>(p, stream);
 }
-// Version 5 (ping-pong), with the default path's rows (3 consumers for D=64 from 2048 rows).
-cudaError_t launch_hopper_pingpong(const Params& p, cudaStream_t stream) {
-  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3) return launch_variant<kPingPong, 3, 2>(p, stream);
-  return launch_variant<kPingPong, 2, 2>(p, stream);
-}
 // BM=192 for head dim 64 at every length (the 160-register consumers cannot hold
-// D=128's accumulators, so D=128 runs the default rows).
+// D=128's accumulators, so D=128 runs the version 2 rows).
 cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream) {
-  return p.head_dim == 64 ? launch_variant<kSerial, 3, 2>(p, stream) : launch_hopper(p, stream);
+  return p.head_dim == 64 ? launch_variant<kSerial, 3, 2>(p, stream) : launch_hopper_v2(p, stream);
+}
+
+namespace {
+// A schedule with per-tile timers (bf16 only: the lab's question is the schedule).
+template <int kSched, bool kStoreTma>
+cudaError_t launch_timed(const Params& p, cudaStream_t stream) {
+  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
+    return launch<__nv_bfloat16, 64, kSched, 3, kStoreTma, true>(p, stream);
+  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, 2, kStoreTma, true>(p, stream)
+                          : launch<__nv_bfloat16, 128, kSched, 2, kStoreTma, true>(p, stream);
+}
+}  // namespace
+
+cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path) {
+  if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
+  switch (path) {
+    case Path::Hopper:
+      return launch_timed<kPingPong, true>(p, stream);
+    case Path::HopperV2:
+      return launch_timed<kSerial, false>(p, stream);
+    case Path::HopperV5:
+      return launch_timed<kPingPong, false>(p, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace attnprof::fused

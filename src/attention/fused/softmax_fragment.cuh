@@ -114,24 +114,36 @@ __device__ __forceinline__ void scores_to_a(const float (&s)[NB][4], uint32_t (&
   }
 }
 
-// Normalizes o, writes this thread's part of out (rows < q_len) and the lse.
-// out_row0 points at row row0, column 0 of this (batch, head) in out.
-template <typename T, int NO>
-__device__ __forceinline__ void write_output(float (&o)[NO][4], RowState& st, T* out_head, int64_t seq_stride,
-                                             float* lse_head, int row0, int q_len, float scale) {
+// 1/l for this thread's two rows (row0, row0 + 8; l quad-reduced, 0 for a row that saw no key),
+// and their log-sum-exp written once per row (rows < q_len).
+__device__ __forceinline__ void finish_rows(const RowState& st, float* lse_head, int row0, int q_len, float scale,
+                                            float (&inv)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float l = st.l[r];
     l += __shfl_xor_sync(0xffffffff, l, 1);
     l += __shfl_xor_sync(0xffffffff, l, 2);
-    const float inv = l > 0.f ? 1.f / l : 0.f;
+    inv[r] = l > 0.f ? 1.f / l : 0.f;
+    const int row = row0 + 8 * r;
+    if (row < q_len && threadIdx.x % 4 == 0) lse_head[row] = l > 0.f ? st.m[r] * scale + logf(l) : -INFINITY;
+  }
+}
+
+// Normalizes o, writes this thread's part of out (rows < q_len) and the lse.
+// out_row0 points at row row0, column 0 of this (batch, head) in out.
+template <typename T, int NO>
+__device__ __forceinline__ void write_output(float (&o)[NO][4], RowState& st, T* out_head, int64_t seq_stride,
+                                             float* lse_head, int row0, int q_len, float scale) {
+  float inv[2];
+  finish_rows(st, lse_head, row0, q_len, scale, inv);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
     const int row = row0 + 8 * r;
     if (row < q_len) {
       T* dst = out_head + int64_t(row) * seq_stride + 2 * (threadIdx.x % 4);
 #pragma unroll
       for (int j = 0; j < NO; ++j)
-        *reinterpret_cast<uint32_t*>(dst + 8 * j) = Pack2<T>::pack(o[j][2 * r] * inv, o[j][2 * r + 1] * inv);
-      if (threadIdx.x % 4 == 0) lse_head[row] = l > 0.f ? st.m[r] * scale + logf(l) : -INFINITY;
+        *reinterpret_cast<uint32_t*>(dst + 8 * j) = Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]);
     }
   }
 }

@@ -8,19 +8,21 @@
 
 namespace attnprof::fused {
 
-// portable: mma.sync (sm_80+). hopper: TMA + wgmma + warp specialization (sm_90a).
-// The others are Hopper variants kept for the version ladder and experiments, with the
-// hopper rows' tiles: hopper_overlap (version 3: S of step n overlaps P V of step n-1
-// inside a warpgroup, measured slower), hopper_m192 (3 consumer warpgroups, BM=192, head
-// dim 64 only) and hopper_pingpong (version 5: version 3 with the consumer warpgroups
-// taking turns at the tensor cores).
+// portable: mma.sync (sm_80+). hopper: TMA + wgmma + warp specialization (sm_90a), the
+// fastest measured schedule (docs/fused-kernel.md). The others are Hopper versions kept for
+// the ladder and experiments, with the hopper rows' tiles: hopper_v2 (S, softmax, P V in
+// turn inside each warpgroup), hopper_overlap (version 3: S of step n overlaps P V of step
+// n-1 inside a warpgroup), hopper_m192 (version 4: version 2 with 3 consumer warpgroups,
+// BM=192, head dim 64 only) and hopper_v5 (version 3 with the consumer warpgroups taking
+// turns at the tensor cores; the output stored from registers).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
   Hopper = 2,
   HopperOverlap = 3,
   HopperM192 = 4,
-  HopperPingPong = 5
+  HopperV2 = 5,
+  HopperV5 = 6
 };
 
 struct PathName {
@@ -28,12 +30,13 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 6> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 7> kPathNames{{{Path::Automatic, "auto"},
                                                      {Path::Portable, "portable"},
                                                      {Path::Hopper, "hopper"},
                                                      {Path::HopperOverlap, "hopper_overlap"},
                                                      {Path::HopperM192, "hopper_m192"},
-                                                     {Path::HopperPingPong, "hopper_pingpong"}}};
+                                                     {Path::HopperV2, "hopper_v2"},
+                                                     {Path::HopperV5, "hopper_v5"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
