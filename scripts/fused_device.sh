@@ -3,6 +3,8 @@
 # SASS check, fp64 correctness suite, compute-sanitizer on small shapes, timing,
 # and the PyTorch peers in the same call. Writes logs under $OUT (or ./out).
 #   scripts/fused_device.sh [check|sanitize|time|timers|all]...
+# LAB_ARGS go to the lab's check and sanitizer runs (e.g. "--persistent-ctas 3": the persistent
+# path's CTAs each walk several tiles even on the small cases).
 set -uo pipefail
 B=${BUILD:-build-fused}
 O=${OUT:-out}
@@ -15,7 +17,7 @@ if has sass; then
   echo "HGMMA lines: $(grep -c HGMMA "$O/sass.txt"), HMMA lines: $(grep -c 'HMMA' "$O/sass.txt"), LDL/STL: $(grep -cE 'LDL|STL' "$O/sass.txt")"
 fi
 if has check; then
-  timeout ${CHECK_TIMEOUT:-180} "$B/attnprof_fused_lab" --check ${CHECKPATH:+--path $CHECKPATH} > "$O/check.log" 2>&1; echo "check rc=$?"
+  timeout ${CHECK_TIMEOUT:-180} "$B/attnprof_fused_lab" --check ${CHECKPATH:+--path $CHECKPATH} ${LAB_ARGS:-} > "$O/check.log" 2>&1; echo "check rc=$?"
   grep -E "FAIL|checks:" "$O/check.log" | tail -40
 fi
 if has sanitize; then
@@ -25,7 +27,7 @@ if has sanitize; then
     for path in ${SANPATH:-portable hopper hopper_m192 hopper_v5}; do
       for c in ${SAN_CASES:-0 1 2 3 4 5 6 7}; do
         timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_lab" \
-          --check --small --path $path --case $c > "$O/san_${tool}_${path}_$c.log" 2>&1 &
+          --check --small --path $path --case $c ${LAB_ARGS:-} > "$O/san_${tool}_${path}_$c.log" 2>&1 &
       done
     done
     wait

@@ -72,9 +72,9 @@ inline std::optional<std::uint32_t> parse_record_kinds(std::string_view list, st
 // ("per_thread_buffers=0,host_pinned=1,device_buffer_mb=16"): an A/B knob for the per-launch cost.
 // Unset ones keep CUPTI's defaults (per-thread buffers on, device memory, 8 MB per device buffer).
 struct CuptiAttributes {
-  std::optional<bool> per_thread_buffers;          // CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER
-  std::optional<bool> host_pinned;                 // CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED
-  std::optional<std::uint32_t> device_buffer_mb;   // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
+  std::optional<bool> per_thread_buffers;         // CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER
+  std::optional<bool> host_pinned;                // CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED
+  std::optional<std::uint32_t> device_buffer_mb;  // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
 };
 
 // nullopt names the first bad item ("name=value") through `bad`.

@@ -37,6 +37,7 @@ TEST(FusedForward, HopperPathMatchesReference) { run_all(Path::Hopper); }
 TEST(FusedForward, HopperOverlapPathMatchesReference) { run_all(Path::HopperOverlap); }
 TEST(FusedForward, HopperV2PathMatchesReference) { run_all(Path::HopperV2); }
 TEST(FusedForward, HopperV5PathMatchesReference) { run_all(Path::HopperV5); }
+TEST(FusedForward, HopperV6PathMatchesReference) { run_all(Path::HopperV6); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

@@ -11,10 +11,17 @@ namespace attnprof::fused {
 namespace {
 
 TEST(TileTimers, LayoutFollowsTheTileTable) {
-  const TimerLayout l = timer_layout(2, 16, 1000, 128);  // BM 128: 8 row blocks
+  const TimerLayout l = timer_layout(2, 16, 1000, 128, Path::HopperV6);  // BM 128: 8 row blocks
   EXPECT_EQ(l.ctas, 8 * 16 * 2);
   EXPECT_EQ(l.consumers, 2);
   EXPECT_EQ(l.words(), std::size_t(8 * 16 * 2) * 2 * kTimerSlots);
+  // D=64 from 2048 rows: BM 192, 3 consumers; the persistent path keeps 2 (BM 128).
+  const TimerLayout m192 = timer_layout(1, 4, 4096, 64, Path::HopperV2);
+  EXPECT_EQ(m192.ctas, 22 * 4);
+  EXPECT_EQ(m192.consumers, 3);
+  const TimerLayout persistent = timer_layout(1, 4, 4096, 64, Path::Hopper);
+  EXPECT_EQ(persistent.ctas, 32 * 4);
+  EXPECT_EQ(persistent.consumers, 2);
 }
 
 // 4 CTAs of 2 consumers on 2 SMs at 2 GHz; each tile: setup 0.5 us, Q 1 us, first S 1 us,

@@ -46,6 +46,8 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v2(p, stream);
     case Path::HopperV5:
       return launch_hopper_v5(p, stream);
+    case Path::HopperV6:
+      return launch_hopper_v6(p, stream);
     default:
       return launch_portable(p, stream);
   }

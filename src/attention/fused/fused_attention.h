@@ -21,6 +21,10 @@ Path resolve_path(Path requested);
 // kernels do not support p (unsupported()), or the launch error.
 cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::Automatic);
 
+// Caps the persistent Hopper grid at `ctas` CTAs (0: one per SM, the default), so that the
+// checks on small shapes make each CTA walk several tiles. Process-wide; for the lab and tests.
+void set_persistent_grid_limit(int ctas);
+
 // Launchers, one per path (fwd_sm80.cu, fwd_sm90.cu).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream);
@@ -28,7 +32,8 @@ cudaError_t launch_hopper_overlap(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v5(const Params& p, cudaStream_t stream);
-// The Hopper schedule of `path` (Hopper, HopperV2 or HopperV5), bf16, writing per-tile timers
+cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream);
+// The Hopper schedule of `path` (Hopper, HopperV2, HopperV5 or HopperV6), bf16, writing per-tile timers
 // to p.timers (tile_timers.h: timer_layout words); cudaErrorInvalidValue without them.
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path);
 

@@ -14,6 +14,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
+#include <atomic>
+
 #include "fused_attention.h"
 #include "hopper_ptx.cuh"
 #include "softmax_fragment.cuh"
@@ -43,15 +46,20 @@ enum Sched : int {
 };
 
 // kConsumers: consumer warpgroups (BM = 64 * kConsumers).
-// kStoreTma: version 6's epilogue: each warpgroup writes its normalized output into its own
-// (now unused) Q rows in shared memory, 128B-swizzled, and one thread stores them with TMA;
-// false: each thread stores its fragment to global memory directly.
+// kStoreTma: version 6's epilogue: each warpgroup writes its normalized output into shared
+// memory, 128B-swizzled (its own Q rows, which it no longer reads, or with kPersistent a buffer
+// of its own), and one thread stores it with TMA; false: each thread stores its fragment to
+// global memory directly.
+// kPersistent: version 7: a grid of one CTA per SM walks the tiles (static stride; causal
+// tiles longest first); the producer loads the next tile's Q as soon as the consumers' last
+// Q K^T of this tile is done, so Q's latency and the CTA start-up are hidden after the first.
 // kTimers: each consumer warpgroup's leading thread writes its tile's timers to p.timers
-// (tile_timers.h). The other instantiations compile none of it.
-template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kTimers = false>
+// (tile_timers.h), one record per tile. The other instantiations compile none of it.
+template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
+  static_assert(!kPersistent || (kStoreTma && kSched == kPingPong), "version 7 builds on version 6");
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
   [[maybe_unused]] uint64_t global_start = 0;
@@ -71,23 +79,55 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   unsigned char* sQ = base;
   unsigned char* sK = sQ + kQBytes;
   unsigned char* sV = sK + STAGES * kKVBytes;
-  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes);
+  unsigned char* sO = kPersistent ? sV + STAGES * kKVBytes : sQ;  // the output's staging rows
+  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes + (kPersistent ? kQBytes : 0));
   uint64_t* q_full = bars;
-  uint64_t* k_full = bars + 1;
+  uint64_t* q_empty = bars + 1;
+  uint64_t* k_full = bars + 2;
   uint64_t* k_empty = k_full + STAGES;
   uint64_t* v_full = k_empty + STAGES;
   uint64_t* v_empty = v_full + STAGES;
 
-  const int m_block = gridDim.x - 1 - blockIdx.x;  // heaviest causal tiles first
-  const int h = blockIdx.y, b = blockIdx.z;
-  const int hk = h / (p.heads / p.kv_heads);
+  // The tiles: one per CTA, or with kPersistent the CTA's tile of each round of gridDim.x tiles;
+  // causal rounds go snake-wise (CTA i takes the i-th tile of even rounds and the i-th from the
+  // end of odd ones) so the longest-first order evens out the CTAs' total work.
+  const int m_tiles = (p.q_len + BM - 1) / BM;
+  const int num_tiles = kPersistent ? m_tiles * p.heads * p.batch : 1;
+  auto tile_of_round = [&](int round) {
+    if constexpr (!kPersistent) return round;  // round 0 is the CTA's one tile
+    const int in_round = p.causal && (round & 1) ? int(gridDim.x - 1 - blockIdx.x) : int(blockIdx.x);
+    return round * int(gridDim.x) + in_round;
+  };
+  struct Tile {
+    int m_block, h, b, n_blocks;
+  };
+  auto tile_at = [&](int t) {
+    Tile tl;
+    if constexpr (kPersistent) {
+      if (p.causal) {  // longest first: the last query block of every head, then the one before, ...
+        tl.m_block = m_tiles - 1 - t / (p.heads * p.batch);
+        t %= p.heads * p.batch;
+      } else {  // query blocks of one head side by side: their K and V stay in L2
+        tl.m_block = t % m_tiles;
+        t /= m_tiles;
+      }
+      tl.h = t % p.heads;
+      tl.b = t / p.heads;
+    } else {
+      tl.m_block = gridDim.x - 1 - blockIdx.x;  // heaviest causal tiles first
+      tl.h = blockIdx.y;
+      tl.b = blockIdx.z;
+    }
+    tl.n_blocks = (p.kv_len + BN - 1) / BN;
+    if (p.causal) tl.n_blocks = min(tl.n_blocks, (min((tl.m_block + 1) * BM, p.q_len) + BN - 1) / BN);
+    return tl;
+  };
+  const int group = p.heads / p.kv_heads;
   const int wg = threadIdx.x / 128;
-
-  int n_blocks = (p.kv_len + BN - 1) / BN;
-  if (p.causal) n_blocks = min(n_blocks, (min((m_block + 1) * BM, p.q_len) + BN - 1) / BN);
 
   if (threadIdx.x == 0) {
     mbar_init(q_full, 1);
+    mbar_init(q_empty, kConsumerWarps);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&k_full[s], 1);
       mbar_init(&v_full[s], 1);
@@ -104,19 +144,26 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       prefetch_tensormap(&maps.q);
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
-      mbar_arrive_expect_tx(q_full, kQBytes);
-      for (int c = 0; c < kChunks; ++c) tma_load_4d(sQ + c * BM * 128, &maps.q, c * 64, m_block * BM, h, b, q_full);
-      for (int n = 0; n < n_blocks; ++n) {
-        const int s = n % STAGES;
-        const uint32_t phase = (n / STAGES) & 1;
-        if (n >= STAGES) mbar_wait(&k_empty[s], phase ^ 1);
-        mbar_arrive_expect_tx(&k_full[s], kKVBytes);
+      int g = 0;  // K/V blocks loaded so far, over all tiles: the ring's position
+      for (int it = 0, t = tile_of_round(0); t < num_tiles; t = tile_of_round(++it)) {
+        const Tile tl = tile_at(t);
+        const int hk = tl.h / group;
+        if (it > 0) mbar_wait(q_empty, (it - 1) & 1);  // the consumers are done with the last tile's Q
+        mbar_arrive_expect_tx(q_full, kQBytes);
         for (int c = 0; c < kChunks; ++c)
-          tma_load_4d(sK + s * kKVBytes + c * BN * 128, &maps.k, c * 64, n * BN, hk, b, &k_full[s]);
-        if (n >= STAGES) mbar_wait(&v_empty[s], phase ^ 1);
-        mbar_arrive_expect_tx(&v_full[s], kKVBytes);
-        for (int c = 0; c < kChunks; ++c)
-          tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, b, &v_full[s]);
+          tma_load_4d(sQ + c * BM * 128, &maps.q, c * 64, tl.m_block * BM, tl.h, tl.b, q_full);
+        for (int n = 0; n < tl.n_blocks; ++n, ++g) {
+          const int s = g % STAGES;
+          const uint32_t phase = (g / STAGES) & 1;
+          if (g >= STAGES) mbar_wait(&k_empty[s], phase ^ 1);
+          mbar_arrive_expect_tx(&k_full[s], kKVBytes);
+          for (int c = 0; c < kChunks; ++c)
+            tma_load_4d(sK + s * kKVBytes + c * BN * 128, &maps.k, c * 64, n * BN, hk, tl.b, &k_full[s]);
+          if (g >= STAGES) mbar_wait(&v_empty[s], phase ^ 1);
+          mbar_arrive_expect_tx(&v_full[s], kKVBytes);
+          for (int c = 0; c < kChunks; ++c)
+            tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, tl.b, &v_full[s]);
+        }
       }
     }
     return;
@@ -127,51 +174,19 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   if constexpr (kTimers) clk[1] = clock64();
   const int cw = wg - 1;  // consumer warpgroup: query rows 64*cw ..
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-  const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
   const float scale = p.scale;  // as AttentionParams gave it
   const float scale_log2 = scale * 1.4426950408889634f;
-
-  float o[D / 8][4];
-#pragma unroll
-  for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-  RowState st;
-  st.init();
-
   const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
-  // S = Q K^T for this warpgroup's 64 rows, K from stage s (issued, not waited).
-  auto issue_qk = [&](float(&sc)[BN / 8][4], int s) {
-    const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
-      const uint64_t da = make_desc_sw128(q_addr + (kk / 4) * BM * 128 + koff, 16, 1024);
-      const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
-      WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
-    }
-    wgmma_commit();
-  };
-  // O += P V with V from stage s (issued, not waited).
-  auto issue_pv = [&](uint32_t(&pa)[BN / 16][4], int s) {
-    const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
-      const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
-      WgmmaRS<T, D>::run(o, pa[kk], dv);
-    }
-    wgmma_commit();
-  };
+  const uint32_t o_addr = smem_u32(sO) + cw * 64 * 128;
+
   auto release = [&](uint64_t* bar) {
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
   };
-  auto mask = [&](float(&sc)[BN / 8][4], int n) {
-    const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM + cw * 64);
-    if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
-  };
   // Ping-pong: warpgroup cw issues its GEMMs after bar.sync on barrier 1 + cw, which the other
   // warpgroups' arrivals complete; after issuing, it arrives on theirs. The later warpgroups
-  // arrive once up front, so warpgroup 0 goes first and the turns go round robin.
+  // arrive once up front, so warpgroup 0 goes first and the turns go round robin (over tiles
+  // too: every warpgroup of a CTA takes the same number of turns per tile).
   constexpr int kTurnThreads = 128 * kConsumers;
   auto turn_begin = [&] {
     if constexpr (kSched == kPingPong) named_bar_sync(1 + cw, kTurnThreads);
@@ -184,132 +199,186 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   if constexpr (kSched == kPingPong)
     for (int j = 0; j < cw; ++j) named_bar_arrive(1 + j, kTurnThreads);
 
-  mbar_wait(q_full, 0);
-  if constexpr (kTimers) clk[2] = clock64();
+  int g = 0;  // K/V blocks consumed so far, over all tiles (as the producer counts them)
+  for (int it = 0, t = tile_of_round(0); t < num_tiles; t = tile_of_round(++it)) {
+    const Tile tl = tile_at(t);
+    const int m_block = tl.m_block, n_blocks = tl.n_blocks;
+    const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
+    float o[D / 8][4];
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    RowState st;
+    st.init();
 
-  if constexpr (!kOverlapped) {
-    // Version 2: S, softmax, P V one after another within the warpgroup.
-    for (int n = 0; n < n_blocks; ++n) {
-      const int s = n % STAGES;
-      const uint32_t phase = (n / STAGES) & 1;
-      float sc[BN / 8][4];
-      mbar_wait(&k_full[s], phase);
-      wgmma_fence();
-      issue_qk(sc, s);
-      wgmma_wait<0>();
-      fence_operands(sc);
-      if constexpr (kTimers)
-        if (n == 0) clk[3] = clock64();
-      release(&k_empty[s]);
-      mask(sc, n);
-      online_softmax(sc, o, st, scale_log2);
-      uint32_t pa[BN / 16][4];
-      scores_to_a<T>(sc, pa);
-      mbar_wait(&v_full[s], phase);
-      fence_operands(o);
-      wgmma_fence();
-      issue_pv(pa, s);
-      wgmma_wait<0>();
-      fence_operands(o);
-      release(&v_empty[s]);
-    }
-    if constexpr (kTimers) clk[4] = clock64();
-  } else if (n_blocks > 0) {
-    // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
-    // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
-    uint32_t pa[BN / 16][4];
-    {
-      float sc[BN / 8][4];
-      mbar_wait(&k_full[0], 0);
-      turn_begin();
-      wgmma_fence();
-      issue_qk(sc, 0);
-      turn_end();
-      wgmma_wait<0>();
-      if constexpr (kTimers) clk[3] = clock64();
-      fence_operands(sc);
-      release(&k_empty[0]);
-      mask(sc, 0);
-      float alpha[2];
-      softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
-      scores_to_a<T>(sc, pa);
-    }
-    for (int n = 1; n < n_blocks; ++n) {
-      const int s = n % STAGES, sp = (n - 1) % STAGES;
-      float sc[BN / 8][4];
-      mbar_wait(&k_full[s], (n / STAGES) & 1);
-      turn_begin();
-      fence_operands(o);
-      wgmma_fence();
-      issue_qk(sc, s);
-      mbar_wait(&v_full[sp], ((n - 1) / STAGES) & 1);
-      issue_pv(pa, sp);
-      turn_end();
-      wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
-      fence_operands(sc);
-      release(&k_empty[s]);
-      mask(sc, n);
-      float alpha[2];
-      softmax_scores(sc, st, scale_log2, alpha);
-      wgmma_wait<0>();
-      fence_operands(o);
+    // S = Q K^T for this warpgroup's 64 rows, K from stage s (issued, not waited).
+    auto issue_qk = [&](float(&sc)[BN / 8][4], int s) {
+      const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
 #pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk)
-        asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
-      release(&v_empty[sp]);
-      rescale(o, alpha);
-      scores_to_a<T>(sc, pa);
-    }
-    const int sl = (n_blocks - 1) % STAGES;
-    mbar_wait(&v_full[sl], ((n_blocks - 1) / STAGES) & 1);
-    fence_operands(o);
-    wgmma_fence();
-    issue_pv(pa, sl);
-    wgmma_wait<0>();
-    fence_operands(o);
-    release(&v_empty[sl]);
-    if constexpr (kTimers) clk[4] = clock64();
-  }
-
-  float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
-  if constexpr (kStoreTma) {
-    // This warpgroup's Q rows are free (its last Q K^T is done; no other warpgroup reads them):
-    // O goes there in the 128B-swizzled layout TMA reads, one 64-row box per 64-column chunk.
-    float inv[2];
-    finish_rows(st, lse, row0, p.q_len, scale, inv);
-    const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-#pragma unroll
-      for (int j = 0; j < D / 8; ++j) {
-        const uint32_t addr = q_addr + (j / 8) * BM * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) +
-                              4 * (lane % 4);
-        st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
+        const uint64_t da = make_desc_sw128(q_addr + (kk / 4) * BM * 128 + koff, 16, 1024);
+        const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
+        WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
       }
-    fence_proxy_async_shared();
-    named_bar_sync(5 + cw, 128);
-    const int first_row = m_block * BM + cw * 64;
-    if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
+      wgmma_commit();
+    };
+    // O += P V with V from stage s (issued, not waited).
+    auto issue_pv = [&](uint32_t(&pa)[BN / 16][4], int s) {
+      const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
 #pragma unroll
-      for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, q_addr + c * BM * 128, c * 64, first_row, h, b);
-      bulk_commit();
-      bulk_wait_read_all();  // shared memory stays until TMA has read it
+      for (int kk = 0; kk < BN / 16; ++kk) {
+        // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
+        const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
+        WgmmaRS<T, D>::run(o, pa[kk], dv);
+      }
+      wgmma_commit();
+    };
+    auto mask = [&](float(&sc)[BN / 8][4], int n) {
+      const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM + cw * 64);
+      if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
+    };
+    // The ring's stage and phase of this tile's key block n.
+    auto stage = [&](int n) { return (g + n) % STAGES; };
+    auto phase = [&](int n) { return uint32_t((g + n) / STAGES) & 1; };
+
+    mbar_wait(q_full, it & 1);
+    if constexpr (kTimers) clk[2] = clock64();
+
+    if constexpr (!kOverlapped) {
+      // Version 2: S, softmax, P V one after another within the warpgroup.
+      for (int n = 0; n < n_blocks; ++n) {
+        const int s = stage(n);
+        float sc[BN / 8][4];
+        mbar_wait(&k_full[s], phase(n));
+        wgmma_fence();
+        issue_qk(sc, s);
+        wgmma_wait<0>();
+        fence_operands(sc);
+        if constexpr (kTimers)
+          if (n == 0) clk[3] = clock64();
+        release(&k_empty[s]);
+        mask(sc, n);
+        online_softmax(sc, o, st, scale_log2);
+        uint32_t pa[BN / 16][4];
+        scores_to_a<T>(sc, pa);
+        mbar_wait(&v_full[s], phase(n));
+        fence_operands(o);
+        wgmma_fence();
+        issue_pv(pa, s);
+        wgmma_wait<0>();
+        fence_operands(o);
+        release(&v_empty[s]);
+      }
+      if constexpr (kTimers) clk[4] = clock64();
+    } else if (n_blocks > 0) {
+      // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
+      // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
+      uint32_t pa[BN / 16][4];
+      {
+        float sc[BN / 8][4];
+        mbar_wait(&k_full[stage(0)], phase(0));
+        turn_begin();
+        wgmma_fence();
+        issue_qk(sc, stage(0));
+        turn_end();
+        wgmma_wait<0>();
+        if constexpr (kTimers) clk[3] = clock64();
+        fence_operands(sc);
+        release(&k_empty[stage(0)]);
+        if (n_blocks == 1) release(q_empty);  // the last Q K^T of this tile is done
+        mask(sc, 0);
+        float alpha[2];
+        softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
+        scores_to_a<T>(sc, pa);
+      }
+      for (int n = 1; n < n_blocks; ++n) {
+        const int s = stage(n), sp = stage(n - 1);
+        float sc[BN / 8][4];
+        mbar_wait(&k_full[s], phase(n));
+        turn_begin();
+        fence_operands(o);
+        wgmma_fence();
+        issue_qk(sc, s);
+        mbar_wait(&v_full[sp], phase(n - 1));
+        issue_pv(pa, sp);
+        turn_end();
+        wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
+        fence_operands(sc);
+        release(&k_empty[s]);
+        if (n == n_blocks - 1) release(q_empty);
+        mask(sc, n);
+        float alpha[2];
+        softmax_scores(sc, st, scale_log2, alpha);
+        wgmma_wait<0>();
+        fence_operands(o);
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk)
+          asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+        release(&v_empty[sp]);
+        rescale(o, alpha);
+        scores_to_a<T>(sc, pa);
+      }
+      const int sl = stage(n_blocks - 1);
+      mbar_wait(&v_full[sl], phase(n_blocks - 1));
+      fence_operands(o);
+      wgmma_fence();
+      issue_pv(pa, sl);
+      wgmma_wait<0>();
+      fence_operands(o);
+      release(&v_empty[sl]);
+      if constexpr (kTimers) clk[4] = clock64();
     }
-  } else {
-    T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-    write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
-  }
-  if constexpr (kTimers) {
-    clk[5] = clock64();
-    if (threadIdx.x % 128 == 0) {
-      const uint64_t global_end = global_timer();
-      const uint64_t cta = (uint64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-      uint64_t* r = p.timers + (cta * kConsumers + cw) * kTimerSlots;
-      r[kGlobalStart] = global_start;
-      r[kGlobalEnd] = global_end;
-      for (int i = 0; i < 6; ++i) r[kClockEntry + i] = clk[i];
-      r[kSmId] = sm_id();
-      r[kKvBlocks] = uint64_t(n_blocks);
+    if (n_blocks == 0 || !kOverlapped) release(q_empty);
+    g += n_blocks;
+
+    const int b = tl.b, h = tl.h;
+    float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
+    if constexpr (kStoreTma) {
+      // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
+      // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
+      // and no other warpgroup reads them) or, persistent, its rows of the staging buffer, whose
+      // last store the leading thread saw read before it passed the barrier below.
+      float inv[2];
+      finish_rows(st, lse, row0, p.q_len, scale, inv);
+      const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
+      if constexpr (kPersistent) named_bar_sync(5 + cw, 128);
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          const uint32_t addr =
+              o_addr + (j / 8) * BM * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
+          st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
+        }
+      fence_proxy_async_shared();
+      named_bar_sync(5 + cw, 128);
+      const int first_row = m_block * BM + cw * 64;
+      if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * BM * 128, c * 64, first_row, h, b);
+        bulk_commit();
+        bulk_wait_read_all();  // shared memory stays until TMA has read it
+      }
+    } else {
+      T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
+      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+    }
+    if constexpr (kTimers) {
+      clk[5] = clock64();
+      if (threadIdx.x % 128 == 0) {
+        const uint64_t global_end = global_timer();
+        // The record of the non-persistent grid's CTA for this tile: blockIdx.x = m_tiles - 1 - m_block.
+        const uint64_t cta = (uint64_t(b) * p.heads + h) * m_tiles + (m_tiles - 1 - m_block);
+        uint64_t* rec = p.timers + (cta * kConsumers + cw) * kTimerSlots;
+        rec[kGlobalStart] = global_start;
+        rec[kGlobalEnd] = global_end;
+        for (int i = 0; i < 6; ++i) rec[kClockEntry + i] = clk[i];
+        rec[kSmId] = sm_id();
+        rec[kKvBlocks] = uint64_t(n_blocks);
+      }
+      // The next tile (persistent) starts now: its setup is nil, its Q wait is what remains.
+      clk[0] = clk[1] = clk[5];
+      global_start = global_timer();
     }
   }
 #endif
@@ -348,10 +417,22 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
   return r == CUDA_SUCCESS;
 }
 
-template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kTimers = false>
+std::atomic<int> g_persistent_limit{0};
+
+// The current device's SM count (cached per device): the persistent grid's size.
+int sm_count() {
+  static int counts[64] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
+  if (counts[dev] == 0 && cudaDeviceGetAttribute(&counts[dev], cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    counts[dev] = 0;
+  return counts[dev];
+}
+
+template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
-  constexpr int kSmem = shared_bytes(kT);
+  constexpr int kSmem = shared_bytes(kT) + (kPersistent ? kT.block_m * D * 2 : 0);  // + the output's staging
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
               kT.block_m) ||
@@ -359,42 +440,57 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
               p.k_seq_stride, kT.block_n) ||
       !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride, p.v_head_stride,
               p.v_seq_stride, kT.block_n) ||
-      (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride,
-                            p.o_head_stride, p.o_seq_stride, 64)))
+      (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
+                            p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
-  cudaError_t e = cudaFuncSetAttribute(fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kTimers>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers>;
+  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
-  const dim3 grid((p.q_len + kT.block_m - 1) / kT.block_m, p.heads, p.batch);
-  fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kTimers><<<grid, kT.threads, kSmem, stream>>>(p, maps);
+  const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
+  dim3 grid(m_tiles, p.heads, p.batch);
+  if constexpr (kPersistent) {
+    const int64_t tiles = int64_t(m_tiles) * p.heads * p.batch;
+    int ctas = sm_count();
+    if (ctas <= 0) return cudaErrorInvalidDevice;
+    if (const int limit = g_persistent_limit.load(std::memory_order_relaxed); limit > 0) ctas = std::min(ctas, limit);
+    grid = dim3(unsigned(std::min<int64_t>(tiles, ctas)));
+  }
+  kernel<<<grid, kT.threads, kSmem, stream>>>(p, maps);
   return cudaGetLastError();
 }
 
-template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false>
+template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma>(p, stream)
-                            : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma>(p, stream);
-  return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64, kStoreTma>(p, stream)
-                          : launch<__half, 128, kSched, kConsumers128, kStoreTma>(p, stream);
+    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent>(p, stream)
+                            : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent>(p, stream);
+  return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent>(p, stream)
+                          : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
-template <int kSched, bool kStoreTma>
+template <int kSched, bool kStoreTma, bool kPersistent = false>
 cudaError_t launch_rows(const Params& p, cudaStream_t stream) {
   static_assert(tile_for(Path::Hopper, 128).consumers == 2 && tile_for(Path::Hopper, 64).consumers == 2 &&
                     tile_for(Path::Hopper, 64, 1 << 30).consumers == 3,
                 "the Hopper rows are exactly these");
   if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
-    return launch_variant<kSched, 3, 2, kStoreTma>(p, stream);
-  return launch_variant<kSched, 2, 2, kStoreTma>(p, stream);
+    return launch_variant<kSched, 3, 2, kStoreTma, kPersistent>(p, stream);
+  return launch_variant<kSched, 2, 2, kStoreTma, kPersistent>(p, stream);
 }
 
 }  // namespace
 
-// The default: version 6 (ping-pong, output through shared memory and TMA), the table's rows.
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
+void set_persistent_grid_limit(int ctas) { g_persistent_limit.store(ctas > 0 ? ctas : 0); }
+
+// The default: version 7 (persistent; ping-pong, output through shared memory and TMA). Two
+// consumer warpgroups at both head dims: with three (160 registers each) the persistent loop's
+// state spills.
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+  return launch_variant<kPingPong, 2, 2, true, true>(p, stream);
+}
+cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }
 cudaError_t launch_hopper_v5(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, false>(p, stream); }
@@ -409,12 +505,13 @@ cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream) {
 
 namespace {
 // A schedule with per-tile timers (bf16 only: the lab's question is the schedule).
-template <int kSched, bool kStoreTma>
+template <int kSched, bool kStoreTma, bool kPersistent>
 cudaError_t launch_timed(const Params& p, cudaStream_t stream) {
-  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
-    return launch<__nv_bfloat16, 64, kSched, 3, kStoreTma, true>(p, stream);
-  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, 2, kStoreTma, true>(p, stream)
-                          : launch<__nv_bfloat16, 128, kSched, 2, kStoreTma, true>(p, stream);
+  if constexpr (!kPersistent)  // the persistent path runs 2 consumers at every head dim
+    if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
+      return launch<__nv_bfloat16, 64, kSched, 3, kStoreTma, kPersistent, true>(p, stream);
+  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, 2, kStoreTma, kPersistent, true>(p, stream)
+                          : launch<__nv_bfloat16, 128, kSched, 2, kStoreTma, kPersistent, true>(p, stream);
 }
 }  // namespace
 
@@ -422,11 +519,13 @@ cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path)
   if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
   switch (path) {
     case Path::Hopper:
-      return launch_timed<kPingPong, true>(p, stream);
+      return launch_timed<kPingPong, true, true>(p, stream);
     case Path::HopperV2:
-      return launch_timed<kSerial, false>(p, stream);
+      return launch_timed<kSerial, false, false>(p, stream);
     case Path::HopperV5:
-      return launch_timed<kPingPong, false>(p, stream);
+      return launch_timed<kPingPong, false, false>(p, stream);
+    case Path::HopperV6:
+      return launch_timed<kPingPong, true, false>(p, stream);
     default:
       return cudaErrorInvalidValue;
   }

@@ -13,8 +13,9 @@ namespace attnprof::fused {
 // the ladder and experiments, with the hopper rows' tiles: hopper_v2 (S, softmax, P V in
 // turn inside each warpgroup), hopper_overlap (version 3: S of step n overlaps P V of step
 // n-1 inside a warpgroup), hopper_m192 (version 4: version 2 with 3 consumer warpgroups,
-// BM=192, head dim 64 only) and hopper_v5 (version 3 with the consumer warpgroups taking
-// turns at the tensor cores; the output stored from registers).
+// BM=192, head dim 64 only), hopper_v5 (version 3 with the consumer warpgroups taking
+// turns at the tensor cores; the output stored from registers) and hopper_v6 (version 5
+// with the output through shared memory and a TMA store; one CTA per tile).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -22,7 +23,8 @@ enum class Path : int {
   HopperOverlap = 3,
   HopperM192 = 4,
   HopperV2 = 5,
-  HopperV5 = 6
+  HopperV5 = 6,
+  HopperV6 = 7
 };
 
 struct PathName {
@@ -30,13 +32,14 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 7> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 8> kPathNames{{{Path::Automatic, "auto"},
                                                      {Path::Portable, "portable"},
                                                      {Path::Hopper, "hopper"},
                                                      {Path::HopperOverlap, "hopper_overlap"},
                                                      {Path::HopperM192, "hopper_m192"},
                                                      {Path::HopperV2, "hopper_v2"},
-                                                     {Path::HopperV5, "hopper_v5"}}};
+                                                     {Path::HopperV5, "hopper_v5"},
+                                                     {Path::HopperV6, "hopper_v6"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;

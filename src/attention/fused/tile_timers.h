@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tile_table.h"
+
 namespace attnprof::fused {
 
 enum TimerSlot : int {
@@ -36,8 +38,10 @@ struct TimerLayout {
   std::size_t words() const { return std::size_t(ctas) * std::size_t(consumers) * kTimerSlots; }
 };
 
-// The layout of the Hopper path's default schedule (the tile table's row) for this call.
-TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim);
+// The layout of a Hopper path's records for this call: the tile table's row, except the
+// persistent default path (Path::Hopper), which runs two consumer warpgroups at every head dim.
+// One record per (tile, consumer) either way.
+TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim, Path path);
 
 struct Spread {  // over the records, in microseconds
   double p10 = 0, median = 0, p90 = 0;
