@@ -123,7 +123,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     return tl;
   };
   const int group = p.heads / p.kv_heads;
-  const int wg = threadIdx.x / 128;
+  // Warp-uniform to the compiler (a shuffle from lane 0, as CUTLASS does): branches on it are not
+  // divergent paths, where ptxas would otherwise put injected warpgroup.arrives and serialize wgmma.
+  const int wg = __shfl_sync(0xffffffff, int(threadIdx.x / 128), 0);
 
   if (threadIdx.x == 0) {
     mbar_init(q_full, 1);
@@ -173,7 +175,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   setmaxnreg_inc<consumer_registers(kConsumers)>();
   if constexpr (kTimers) clk[1] = clock64();
   const int cw = wg - 1;  // consumer warpgroup: query rows 64*cw ..
-  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int warp = __shfl_sync(0xffffffff, int(threadIdx.x % 128) / 32, 0), lane = threadIdx.x % 32;
   const float scale = p.scale;  // as AttentionParams gave it
   const float scale_log2 = scale * 1.4426950408889634f;
   const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
@@ -359,6 +361,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         bulk_commit();
         bulk_wait_read_all();  // shared memory stays until TMA has read it
       }
+      // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
+      // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
+      __syncwarp();
     } else {
       T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
       write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
