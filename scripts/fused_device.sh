@@ -24,7 +24,7 @@ if has sanitize; then
   # One process per (tool, path, case), all at once: a slow case under racecheck no
   # longer hides the others behind one timeout. SAN_CASES: the --small case indices.
   for tool in ${SAN_TOOLS:-memcheck racecheck}; do
-    for path in ${SANPATH:-portable hopper hopper_m192 hopper_v5}; do
+    for path in ${SANPATH:-portable hopper hopper_m192 hopper_v7}; do
       for c in ${SAN_CASES:-0 1 2 3 4 5 6 7}; do
         timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_lab" \
           --check --small --path $path --case $c ${LAB_ARGS:-} > "$O/san_${tool}_${path}_$c.log" 2>&1 &

@@ -40,7 +40,8 @@ for t in tests/fused/fused_forward_test tests/capture/recorder_gpu_test tests/at
 done
 if command -v compute-sanitizer >/dev/null && [ -x "$B/attnprof_fused_lab" ]; then
   echo "=== compute-sanitizer on the fused kernels (one process per tool, path and small case)"
-  BUILD="$B" OUT="$O/sanitizer" "$here/fused_device.sh" sanitize | tee "$O/sanitizer.txt"
+  # The persistent grid capped at 2 CTAs, so each CTA walks several tiles of the small cases.
+  BUILD="$B" OUT="$O/sanitizer" LAB_ARGS="--persistent-ctas 2" "$here/fused_device.sh" sanitize | tee "$O/sanitizer.txt"
   grep -qE "check .* (FAIL|ok)" "$O/sanitizer.txt" || status=1
   grep -E "^san_" "$O/sanitizer.txt" | grep -vqE " ok .*(ERROR SUMMARY: 0 errors|0 hazards displayed)" && status=1
 fi

@@ -7,13 +7,13 @@
 //   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
 //   attnprof_fused_lab --timers           per-tile timers of the Hopper schedules (issue 13): where a tile's
 //                                            time goes, at S 512 and 16k, D 64 and 128; hopper_v2,
-//                                            hopper_v5, hopper_v6 and hopper, or those of the --path names
+//                                            hopper_v5, hopper_v6 and hopper_v7, or those of the --path names
 //   --case N                                 only the N-th case of the check list (0-based), so
 //                                            sanitizer runs can go one case per process
 //   --persistent-ctas N                      the persistent hopper path's grid capped at N CTAs, so
 //                                            small cases make each CTA walk several tiles
-//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|auto (default: auto for
-//   timing, every available for checks)
+//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|auto (default:
+//   auto for timing, every available for checks)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -62,7 +62,7 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
     if (it == kPathNames.end()) {
       std::fprintf(stderr,
                    "attnprof_fused_lab: --path: unknown path '%.*s' (have: auto, portable, hopper, "
-                   "hopper_overlap, hopper_m192, hopper_v2, hopper_v5, hopper_v6)\n",
+                   "hopper_overlap, hopper_m192, hopper_v2, hopper_v5, hopper_v6, hopper_v7)\n",
                    static_cast<int>(w.size()), w.data());
       return false;
     }
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--check] [--small] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
                    "[--persistent-ctas N] [--path "
-                   "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,auto]\n",
+                   "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,auto]\n",
                    argv[0]);
       return 2;
     }
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
     if (!parse_paths(path_arg, paths)) return 2;
   } else {
     paths = hopper ? std::vector<Path>{Path::Portable, Path::HopperV2, Path::HopperOverlap, Path::HopperM192,
-                                       Path::HopperV5, Path::HopperV6, Path::Hopper}
+                                       Path::HopperV5, Path::HopperV6, Path::HopperV7,      Path::Hopper}
                    : std::vector<Path>{Path::Portable};
   }
 
@@ -175,8 +175,9 @@ int main(int argc, char** argv) {
     }
     std::vector<Path> timed;
     for (Path p :
-         path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::HopperV6, Path::Hopper} : paths)
-      if (p == Path::Hopper || p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6) timed.push_back(p);
+         path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::HopperV6, Path::HopperV7} : paths)
+      if (p == Path::Hopper || p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7)
+        timed.push_back(p);
     // The shapes where the fixed cost per tile shows most (S 512) and least (S 16k), from the sweep.
     for (int d : {64, 128})
       for (int s : {512, 16384})

@@ -38,6 +38,7 @@ TEST(FusedForward, HopperOverlapPathMatchesReference) { run_all(Path::HopperOver
 TEST(FusedForward, HopperV2PathMatchesReference) { run_all(Path::HopperV2); }
 TEST(FusedForward, HopperV5PathMatchesReference) { run_all(Path::HopperV5); }
 TEST(FusedForward, HopperV6PathMatchesReference) { run_all(Path::HopperV6); }
+TEST(FusedForward, HopperV7PathMatchesReference) { run_all(Path::HopperV7); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

@@ -56,3 +56,19 @@ TEST(FusedTileTable, HopperRowsFitSm90) {
     EXPECT_LE(producer_registers(3) * 128 + consumer_registers(3) * 128 * 3, 65536);
   }
 }
+
+TEST(FusedTileTable, PersistentKernelFitsAndIsPickedWhereItMeasuredFaster) {
+  // Version 7 stages the output in a buffer of its own (BM x D) beside Q and the K/V ring.
+  for (int d : {64, 128}) {
+    const TileConfig t = with_consumers(tile_for(Path::Hopper, d), 2);
+    EXPECT_LE(shared_bytes(t) + t.block_m * d * 2, 227 * 1024) << "D " << d;
+  }
+  // Short tiles take the persistent grid; long D=64 (three consumers) and causal D=128 do not.
+  EXPECT_TRUE(use_persistent(64, 512, false));
+  EXPECT_FALSE(use_persistent(64, 2048, false));
+  EXPECT_TRUE(use_persistent(64, 2048, true));
+  EXPECT_FALSE(use_persistent(64, 4096, true));
+  EXPECT_TRUE(use_persistent(128, 4096, false));
+  EXPECT_FALSE(use_persistent(128, 8192, false));
+  EXPECT_FALSE(use_persistent(128, 512, true));
+}

@@ -48,6 +48,8 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v5(p, stream);
     case Path::HopperV6:
       return launch_hopper_v6(p, stream);
+    case Path::HopperV7:
+      return launch_hopper_v7(p, stream);
     default:
       return launch_portable(p, stream);
   }

@@ -33,7 +33,8 @@ cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v5(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream);
-// The Hopper schedule of `path` (Hopper, HopperV2, HopperV5 or HopperV6), bf16, writing per-tile timers
+cudaError_t launch_hopper_v7(const Params& p, cudaStream_t stream);
+// The Hopper schedule of `path` (Hopper or HopperV2/V5/V6/V7), bf16, writing per-tile timers
 // to p.timers (tile_timers.h: timer_layout words); cudaErrorInvalidValue without them.
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path);
 

@@ -48,7 +48,7 @@ struct TileTimesResult {
 };
 
 // The per-tile timers (tile_timers.h) of one launch of the Hopper schedule of `path` (Hopper,
-// HopperV2, HopperV5 or HopperV6) on random bf16 inputs, after `warmup` untimed launches.
+// HopperV2/V5/V6/V7) on random bf16 inputs, after `warmup` untimed launches.
 TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path = Path::Hopper);
 
 // Whether a CUDA device is present (GPU tests skip without one).

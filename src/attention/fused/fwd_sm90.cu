@@ -489,13 +489,16 @@ cudaError_t launch_rows(const Params& p, cudaStream_t stream) {
 
 void set_persistent_grid_limit(int ctas) { g_persistent_limit.store(ctas > 0 ? ctas : 0); }
 
-// The default: version 7 (persistent; ping-pong, output through shared memory and TMA). Two
-// consumer warpgroups at both head dims: with three (160 registers each) the persistent loop's
-// state spills.
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+// Version 7 (persistent; ping-pong, output through shared memory and TMA). Two consumer
+// warpgroups at both head dims: with three (160 registers each) the persistent loop's state spills.
+cudaError_t launch_hopper_v7(const Params& p, cudaStream_t stream) {
   return launch_variant<kPingPong, 2, 2, true, true>(p, stream);
 }
 cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
+// The default: version 7 or 6, whichever measured faster for this kind of call (use_persistent).
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+  return use_persistent(p.head_dim, p.q_len, p.causal) ? launch_hopper_v7(p, stream) : launch_hopper_v6(p, stream);
+}
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }
 cudaError_t launch_hopper_v5(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, false>(p, stream); }
@@ -524,6 +527,9 @@ cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path)
   if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
   switch (path) {
     case Path::Hopper:
+      return use_persistent(p.head_dim, p.q_len, p.causal) ? launch_timed<kPingPong, true, true>(p, stream)
+                                                           : launch_timed<kPingPong, true, false>(p, stream);
+    case Path::HopperV7:
       return launch_timed<kPingPong, true, true>(p, stream);
     case Path::HopperV2:
       return launch_timed<kSerial, false, false>(p, stream);

@@ -15,7 +15,8 @@ namespace attnprof::fused {
 // n-1 inside a warpgroup), hopper_m192 (version 4: version 2 with 3 consumer warpgroups,
 // BM=192, head dim 64 only), hopper_v5 (version 3 with the consumer warpgroups taking
 // turns at the tensor cores; the output stored from registers) and hopper_v6 (version 5
-// with the output through shared memory and a TMA store; one CTA per tile).
+// with the output through shared memory and a TMA store; one CTA per tile) and hopper_v7
+// (version 6 as a persistent grid). hopper picks version 6 or 7 per call (use_persistent).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -24,7 +25,8 @@ enum class Path : int {
   HopperM192 = 4,
   HopperV2 = 5,
   HopperV5 = 6,
-  HopperV6 = 7
+  HopperV6 = 7,
+  HopperV7 = 8
 };
 
 struct PathName {
@@ -32,14 +34,15 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 8> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 9> kPathNames{{{Path::Automatic, "auto"},
                                                      {Path::Portable, "portable"},
                                                      {Path::Hopper, "hopper"},
                                                      {Path::HopperOverlap, "hopper_overlap"},
                                                      {Path::HopperM192, "hopper_m192"},
                                                      {Path::HopperV2, "hopper_v2"},
                                                      {Path::HopperV5, "hopper_v5"},
-                                                     {Path::HopperV6, "hopper_v6"}}};
+                                                     {Path::HopperV6, "hopper_v6"},
+                                                     {Path::HopperV7, "hopper_v7"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -73,6 +76,17 @@ constexpr TileConfig tile_for(Path path, int head_dim, int q_len = 0) {
   for (const TileConfig& t : kTileTable)
     if (t.path == path && t.head_dim == head_dim && t.min_q_len <= q_len && t.min_q_len > best.min_q_len) best = t;
   return best;
+}
+
+// Whether the default Hopper path runs the persistent kernel (version 7, two consumer
+// warpgroups) rather than one CTA per tile (version 6, the table's rows) for this call. Measured on
+// an H200 (docs/fused-kernel.md, version 7): persistence wins where tiles are short, since it
+// hides each tile's start-up and Q load; one CTA per tile wins for long D=64 sequences (three
+// consumer warpgroups there) and for causal D=128, where the hardware's dynamic block scheduling
+// balances the uneven causal tiles better than the persistent grid's static rounds.
+constexpr bool use_persistent(int head_dim, int q_len, bool causal) {
+  const int below = head_dim == 64 ? (causal ? 4096 : 2048) : (causal ? 0 : 8192);
+  return q_len < below;
 }
 
 // A hopper row with another number of consumer warpgroups (64 query rows each).

@@ -39,9 +39,9 @@ struct TimerLayout {
 };
 
 // The layout of a Hopper path's records for this call: the tile table's row, except the
-// persistent default path (Path::Hopper), which runs two consumer warpgroups at every head dim.
-// One record per (tile, consumer) either way.
-TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim, Path path);
+// persistent kernel (hopper_v7, and hopper where use_persistent picks it), which runs two consumer
+// warpgroups at every head dim. One record per (tile, consumer) either way.
+TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim, bool causal, Path path);
 
 struct Spread {  // over the records, in microseconds
   double p10 = 0, median = 0, p90 = 0;
