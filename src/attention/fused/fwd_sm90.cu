@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   // The tiles: one per CTA, or with kPersistent the CTA's tile of each round of gridDim.x tiles;
   // causal rounds go snake-wise (CTA i takes the i-th tile of even rounds and the i-th from the
-  // end of odd ones) so the longest-first order evens out the CTAs' total work.
+  // end of odd ones) so the CTAs' total work evens out over the rounds.
   const int m_tiles = (p.q_len + BM - 1) / BM;
   const int num_tiles = kPersistent ? m_tiles * p.heads * p.batch : 1;
   auto tile_of_round = [&](int round) {
@@ -104,13 +104,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   auto tile_at = [&](int t) {
     Tile tl;
     if constexpr (kPersistent) {
-      if (p.causal) {  // longest first: the last query block of every head, then the one before, ...
-        tl.m_block = m_tiles - 1 - t / (p.heads * p.batch);
-        t %= p.heads * p.batch;
-      } else {  // query blocks of one head side by side: their K and V stay in L2
-        tl.m_block = t % m_tiles;
-        t /= m_tiles;
-      }
+      // The query blocks of one head side by side, so the CTAs running at once share its K and V
+      // in L2 (run 8 ordered causal tiles longest first over all heads: each key block then came
+      // from HBM and cost 1.71 us against 1.62 us for full attention); causal ones longest first
+      // within the head, the rounds snake-wise.
+      tl.m_block = p.causal ? m_tiles - 1 - t % m_tiles : t % m_tiles;
+      t /= m_tiles;
       tl.h = t % p.heads;
       tl.b = t / p.heads;
     } else {
