@@ -88,38 +88,42 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   uint64_t* v_full = k_empty + STAGES;
   uint64_t* v_empty = v_full + STAGES;
 
-  // The tiles: one per CTA, or with kPersistent the CTA's tile of each round of gridDim.x tiles;
-  // causal rounds go snake-wise (CTA i takes the i-th tile of even rounds and the i-th from the
-  // end of odd ones) so the CTAs' total work evens out over the rounds.
+  // The tiles this CTA computes, in order: step it = 0, 1, ... gives a tile, nothing, or the end.
+  // One CTA per tile: its one tile (the grid's x runs the query blocks, heaviest causal ones
+  // first). Persistent, full attention: tile blockIdx.x + it * gridDim.x, the query blocks of one
+  // head side by side, so the CTAs running at once share its K and V in L2 (run 8 ordered causal
+  // tiles longest first over all heads: each key block then came from HBM, 1.71 us against 1.62).
+  // Persistent, causal: work items of two tiles of one head, query blocks M-1-k then k, whose key
+  // blocks add up to about M + 1 whatever k, item blockIdx.x + (it / 2) * gridDim.x; equal items
+  // keep static rounds balanced (runs 10 and 11 tried single tiles in snake rounds, ordered
+  // longest first or long/short within a head: each order left some shapes' CTAs uneven, up to
+  // 25% lost).
   const int m_tiles = (p.q_len + BM - 1) / BM;
-  const int num_tiles = kPersistent ? m_tiles * p.heads * p.batch : 1;
-  auto tile_of_round = [&](int round) {
-    if constexpr (!kPersistent) return round;  // round 0 is the CTA's one tile
-    const int in_round = p.causal && (round & 1) ? int(gridDim.x - 1 - blockIdx.x) : int(blockIdx.x);
-    return round * int(gridDim.x) + in_round;
-  };
+  const int per_head = kPersistent && p.causal ? (m_tiles + 1) / 2 : m_tiles;  // work items
+  const int items = per_head * p.heads * p.batch;
   struct Tile {
     int m_block, h, b, n_blocks;
   };
-  auto tile_at = [&](int t) {
-    Tile tl;
-    if constexpr (kPersistent) {
-      // The query blocks of one head side by side, so the CTAs running at once share its K and V
-      // in L2 (run 8 ordered causal tiles longest first over all heads: each key block then came
-      // from HBM and cost 1.71 us against 1.62 us for full attention); causal ones longest first
-      // within the head, the rounds snake-wise.
-      tl.m_block = p.causal ? m_tiles - 1 - t % m_tiles : t % m_tiles;
-      t /= m_tiles;
-      tl.h = t % p.heads;
-      tl.b = t / p.heads;
-    } else {
-      tl.m_block = gridDim.x - 1 - blockIdx.x;  // heaviest causal tiles first
+  enum Step { kTile, kNone, kEnd };
+  auto step = [&](int it, Tile& tl) {
+    if constexpr (!kPersistent) {
+      if (it > 0) return kEnd;
+      tl.m_block = gridDim.x - 1 - blockIdx.x;
       tl.h = blockIdx.y;
       tl.b = blockIdx.z;
+    } else {
+      const bool pairs = p.causal;
+      const int item = int(blockIdx.x) + (pairs ? it / 2 : it) * int(gridDim.x);
+      if (item >= items) return kEnd;
+      const int k = item % per_head, hb = item / per_head;
+      if (pairs && (it & 1) && k == m_tiles - 1 - k) return kNone;  // the middle block of an odd M
+      tl.m_block = !pairs ? k : (it & 1) ? k : m_tiles - 1 - k;
+      tl.h = hb % p.heads;
+      tl.b = hb / p.heads;
     }
     tl.n_blocks = (p.kv_len + BN - 1) / BN;
     if (p.causal) tl.n_blocks = min(tl.n_blocks, (min((tl.m_block + 1) * BM, p.q_len) + BN - 1) / BN);
-    return tl;
+    return kTile;
   };
   const int group = p.heads / p.kv_heads;
   // Warp-uniform to the compiler (a shuffle from lane 0, as CUTLASS does): branches on it are not
@@ -146,10 +150,15 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
       int g = 0;  // K/V blocks loaded so far, over all tiles: the ring's position
-      for (int it = 0, t = tile_of_round(0); t < num_tiles; t = tile_of_round(++it)) {
-        const Tile tl = tile_at(t);
+      int done = 0;  // tiles whose Q was loaded
+      for (int it = 0;; ++it) {
+        Tile tl;
+        const Step next = step(it, tl);
+        if (next == kEnd) break;
+        if (next == kNone) continue;
         const int hk = tl.h / group;
-        if (it > 0) mbar_wait(q_empty, (it - 1) & 1);  // the consumers are done with the last tile's Q
+        if (done > 0) mbar_wait(q_empty, (done - 1) & 1);  // the consumers are done with the last tile's Q
+        ++done;
         mbar_arrive_expect_tx(q_full, kQBytes);
         for (int c = 0; c < kChunks; ++c)
           tma_load_4d(sQ + c * BM * 128, &maps.q, c * 64, tl.m_block * BM, tl.h, tl.b, q_full);
@@ -201,8 +210,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     for (int j = 0; j < cw; ++j) named_bar_arrive(1 + j, kTurnThreads);
 
   int g = 0;  // K/V blocks consumed so far, over all tiles (as the producer counts them)
-  for (int it = 0, t = tile_of_round(0); t < num_tiles; t = tile_of_round(++it)) {
-    const Tile tl = tile_at(t);
+  int done = 0;  // tiles computed
+  for (int it = 0;; ++it) {
+    Tile tl;
+    const Step next = step(it, tl);
+    if (next == kEnd) break;
+    if (next == kNone) continue;
     const int m_block = tl.m_block, n_blocks = tl.n_blocks;
     const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
     float o[D / 8][4];
@@ -242,7 +255,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     auto stage = [&](int n) { return (g + n) % STAGES; };
     auto phase = [&](int n) { return uint32_t((g + n) / STAGES) & 1; };
 
-    mbar_wait(q_full, it & 1);
+    mbar_wait(q_full, done & 1);
     if constexpr (kTimers) clk[2] = clock64();
 
     if constexpr (!kOverlapped) {
@@ -331,6 +344,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     }
     if (n_blocks == 0 || !kOverlapped) release(q_empty);
     g += n_blocks;
+    ++done;
 
     const int b = tl.b, h = tl.h;
     float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
@@ -453,7 +467,8 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
   dim3 grid(m_tiles, p.heads, p.batch);
   if constexpr (kPersistent) {
-    const int64_t tiles = int64_t(m_tiles) * p.heads * p.batch;
+    // Work items: tiles, or for causal pairs of tiles (the kernel's step()).
+    const int64_t tiles = int64_t(p.causal ? (m_tiles + 1) / 2 : m_tiles) * p.heads * p.batch;
     int ctas = sm_count();
     if (ctas <= 0) return cudaErrorInvalidDevice;
     if (const int limit = g_persistent_limit.load(std::memory_order_relaxed); limit > 0) ctas = std::min(ctas, limit);
