@@ -63,12 +63,14 @@ TEST(FusedTileTable, PersistentKernelFitsAndIsPickedWhereItMeasuredFaster) {
     const TileConfig t = with_consumers(tile_for(Path::Hopper, d), 2);
     EXPECT_LE(shared_bytes(t) + t.block_m * d * 2, 227 * 1024) << "D " << d;
   }
-  // Short tiles take the persistent grid; long D=64 (three consumers) and causal D=128 do not.
+  // Short tiles and causal D=128 take the persistent grid; long D=64 (three consumers there) and
+  // long D=128 full attention keep one CTA per tile.
   EXPECT_TRUE(use_persistent(64, 512, false));
   EXPECT_FALSE(use_persistent(64, 2048, false));
-  EXPECT_TRUE(use_persistent(64, 2048, true));
-  EXPECT_FALSE(use_persistent(64, 4096, true));
+  EXPECT_TRUE(use_persistent(64, 4096, true));
+  EXPECT_FALSE(use_persistent(64, 8192, true));
   EXPECT_TRUE(use_persistent(128, 4096, false));
   EXPECT_FALSE(use_persistent(128, 8192, false));
-  EXPECT_FALSE(use_persistent(128, 512, true));
+  EXPECT_TRUE(use_persistent(128, 512, true));
+  EXPECT_TRUE(use_persistent(128, 16384, true));
 }

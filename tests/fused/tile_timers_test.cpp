@@ -22,9 +22,9 @@ TEST(TileTimers, LayoutFollowsTheTileTable) {
   const TimerLayout persistent = timer_layout(1, 4, 4096, 64, false, Path::HopperV7);
   EXPECT_EQ(persistent.ctas, 32 * 4);
   EXPECT_EQ(persistent.consumers, 2);
-  // The default path: persistent for causal D=64 below 4096 rows, version 6's rows at 4096.
-  EXPECT_EQ(timer_layout(1, 4, 3000, 64, true, Path::Hopper).consumers, 2);
-  EXPECT_EQ(timer_layout(1, 4, 4096, 64, true, Path::Hopper).consumers, 3);
+  // The default path: persistent for causal D=64 below 8192 rows, version 6's rows at 8192.
+  EXPECT_EQ(timer_layout(1, 4, 4096, 64, true, Path::Hopper).consumers, 2);
+  EXPECT_EQ(timer_layout(1, 4, 8192, 64, true, Path::Hopper).consumers, 3);
 }
 
 // 4 CTAs of 2 consumers on 2 SMs at 2 GHz; each tile: setup 0.5 us, Q 1 us, first S 1 us,

@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       prefetch_tensormap(&maps.q);
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
-      int g = 0;  // K/V blocks loaded so far, over all tiles: the ring's position
+      int g = 0;     // K/V blocks loaded so far, over all tiles: the ring's position
       int done = 0;  // tiles whose Q was loaded
       for (int it = 0;; ++it) {
         Tile tl;
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   if constexpr (kSched == kPingPong)
     for (int j = 0; j < cw; ++j) named_bar_arrive(1 + j, kTurnThreads);
 
-  int g = 0;  // K/V blocks consumed so far, over all tiles (as the producer counts them)
+  int g = 0;     // K/V blocks consumed so far, over all tiles (as the producer counts them)
   int done = 0;  // tiles computed
   for (int it = 0;; ++it) {
     Tile tl;

@@ -80,13 +80,14 @@ constexpr TileConfig tile_for(Path path, int head_dim, int q_len = 0) {
 
 // Whether the default Hopper path runs the persistent kernel (version 7, two consumer
 // warpgroups) rather than one CTA per tile (version 6, the table's rows) for this call. Measured on
-// an H200 (docs/fused-kernel.md, version 7): persistence wins where tiles are short, since it
-// hides each tile's start-up and Q load; one CTA per tile wins for long D=64 sequences (three
-// consumer warpgroups there) and for causal D=128, where the hardware's dynamic block scheduling
-// balances the uneven causal tiles better than the persistent grid's static rounds.
+// an H200 (docs/fused-kernel.md, version 7, run 12): persistence wins where tiles are short, since
+// it hides each tile's start-up and Q load, and on causal D=128 at every length (its work items
+// of two tiles balance the rounds); one CTA per tile wins for long D=64 sequences, where it has
+// three consumer warpgroups (the persistent kernel's state spills with three), and ties at D=128
+// full from 8192 rows.
 constexpr bool use_persistent(int head_dim, int q_len, bool causal) {
-  const int below = head_dim == 64 ? (causal ? 4096 : 2048) : (causal ? 0 : 8192);
-  return q_len < below;
+  if (head_dim == 128) return causal || q_len < 8192;
+  return q_len < (causal ? 8192 : 2048);
 }
 
 // A hopper row with another number of consumer warpgroups (64 query rows each).
