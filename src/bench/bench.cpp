@@ -151,6 +151,11 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
   plan.trace_dir = o.trace_dir;
   plan.hot = o.hot;
   run.timing = !gpu ? "cpu wall clock" : o.hot ? "hot" : "cold";
+  if (o.interleave && !gpu)
+    throw InputError("bench: --interleave times GPU implementations; this run is on the CPU" +
+                     (why_no_gpu.empty() ? std::string() : " (" + why_no_gpu + ")"));
+  plan.interleave = o.interleave;
+  run.interleaved = o.interleave;
   plan.seed =
       o.seed
           ? o.seed

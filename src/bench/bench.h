@@ -37,6 +37,7 @@ struct Plan {
   std::string trace_dir;
   unsigned seed = 0;
   bool hot = false;                         // GPU timing mode (BenchOptions::hot)
+  bool interleave = false;                  // GPU: samples in rounds over the implementations
   const BenchProgress* progress = nullptr;  // never null inside the runners
 };
 // "warning: this shape takes about N minutes on this CPU ..." when a CPU run of

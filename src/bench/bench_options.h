@@ -32,6 +32,9 @@ struct BenchOptions {
   // GPU timing: false (cold): one call per sample, the L2 overwritten before it; true (hot):
   // 10 back-to-back calls per sample, nothing flushed, as calls run inside a program.
   bool hot = false;
+  // GPU: time the implementations in rounds, one sample of each per round (after each one's
+  // warm-up, check and kernel recording), so a drift of clocks or temperature falls on all alike.
+  bool interleave = false;
   std::string no_gpu;  // set by the caller when it found no NVIDIA GPU/driver: why
 };
 

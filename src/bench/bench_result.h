@@ -40,6 +40,7 @@ struct BenchRun {
   std::string gemm_rate_shape;
   std::string kernel_count_source;  // "CUPTI recorder" or why kernels are "n/a"
   std::string timing;               // "cold" or "hot" (GPU, BenchOptions::hot), "cpu wall clock"
+  bool interleaved = false;         // samples taken in rounds over the implementations (--interleave)
   unsigned seed = 0;
   std::vector<ImplResult> rows;
 };

@@ -162,46 +162,76 @@ void record_kernels(Session& s, const std::function<void()>& forward, const std:
   run.kernel_count_source = "CUPTI recorder";
 }
 
-// Timing with the one timer: cold (one forward per sample, L2 flushed before it) or hot
+// Samples with the one timer: cold (one forward per sample, L2 flushed before it) or hot
 // (10 back-to-back forwards per sample, nothing flushed).
-void time(Session& s, const std::function<void()>& forward, ImplResult& row, const BenchRun& run) {
-  const auto timed = [&](int samples) {
-    if (s.plan.hot)
-      return attention::cuda::time_calls(forward, s.stream.get(), {attention::cuda::TimingMode::Hot, samples, 10});
-    return attention::cuda::time_calls(forward, s.stream.get(),
-                                       {attention::cuda::TimingMode::Cold, samples, 1, s.flush.get(), s.flush.bytes()});
-  };
-  const double probe = timed(1).front();
+std::vector<double> timed(Session& s, const std::function<void()>& forward, int samples) {
+  if (s.plan.hot)
+    return attention::cuda::time_calls(forward, s.stream.get(), {attention::cuda::TimingMode::Hot, samples, 10});
+  return attention::cuda::time_calls(forward, s.stream.get(),
+                                     {attention::cuda::TimingMode::Cold, samples, 1, s.flush.get(), s.flush.bytes()});
+}
+
+// Samples for ~0.3 s of a forward that took `probe_ms` (10..200), or --repeats.
+int sample_count(const Session& s, double probe_ms) {
   const int per_sample = s.plan.hot ? 10 : 1;
-  const int reps = s.plan.repeats > 0
-                       ? s.plan.repeats
-                       : std::clamp(static_cast<int>(300.0 / std::max(probe * per_sample, 1e-3)), 10, 200);
-  const TimingStats st = timing_stats(timed(reps));
+  return s.plan.repeats > 0 ? s.plan.repeats
+                            : std::clamp(static_cast<int>(300.0 / std::max(probe_ms * per_sample, 1e-3)), 10, 200);
+}
+
+void fill_timing(const Session& s, const std::vector<double>& samples, ImplResult& row, const BenchRun& run) {
+  const TimingStats st = timing_stats(samples);
   row.median_ms = st.median;
   row.p10_ms = st.p10;
   row.p90_ms = st.p90;
-  row.runs = reps;
+  row.runs = static_cast<int>(samples.size());
   row.tflops = attention::attention_flops(s.plan.shape) / (st.median * 1e-3) / 1e12;
   if (run.gemm_tflops) row.pct_of_gemm = 100.0 * row.tflops / *run.gemm_tflops;
 }
 
-// Warm-up, check, kernels, timing of one implementation.
-void measure(Session& s, const Implementation& impl, ImplResult& row, BenchRun& run) {
+// An implementation warmed up, checked and recorded, with the scratch its forward uses.
+struct Prepared {
+  DeviceBuffer workspace;
+  std::function<void()> forward;
+};
+
+Prepared prepare(Session& s, const Implementation& impl, ImplResult& row, BenchRun& run) {
   const std::size_t ws_bytes = impl.workspace ? impl.workspace(s.dev.params) : 0;
   if (static_cast<double>(ws_bytes) > 0.9 * static_cast<double>(free_device_bytes()))
     throw attention::cuda::DeviceOutOfMemory(
         fmt::format("{} needs {:.1f} GiB of scratch for this shape; {:.1f} GiB are free", impl.name,
                     gib(static_cast<double>(ws_bytes)), gib(static_cast<double>(free_device_bytes()))));
-  DeviceBuffer workspace(ws_bytes);
-  const attention::ExecContext ctx{s.stream.get(), workspace.get(), ws_bytes};
-  const std::function<void()> forward = [&] { impl.run(s.dev.params, ctx); };
-  forward();  // warm-up: handles, heuristics, cached masks, cuDNN graphs
-  forward();
+  Prepared p{DeviceBuffer(ws_bytes), {}};
+  const attention::ExecContext ctx{s.stream.get(), p.workspace.get(), ws_bytes};
+  const attention::AttentionParams& params = s.dev.params;
+  p.forward = [&impl, &params, ctx] { impl.run(params, ctx); };
+  p.forward();  // warm-up: handles, heuristics, cached masks, cuDNN graphs
+  p.forward();
   ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
-  if (s.plan.check_slices > 0) check(s, forward, row);
-  record_kernels(s, forward, impl.name, row, run);
-  time(s, forward, row, run);
+  if (s.plan.check_slices > 0) check(s, p.forward, row);
+  record_kernels(s, p.forward, impl.name, row, run);
   row.bytes_model = impl.bytes ? impl.bytes(s.plan.shape) : 0.0;
+  return p;
+}
+
+// Warm-up, check, kernels, timing of one implementation.
+void measure(Session& s, const Implementation& impl, ImplResult& row, BenchRun& run) {
+  const Prepared p = prepare(s, impl, row, run);
+  fill_timing(s, timed(s, p.forward, sample_count(s, timed(s, p.forward, 1).front())), row, run);
+}
+
+// --interleave: the prepared implementations timed in rounds, one sample of each per round, so
+// a drift of the clocks or the temperature falls on all of them alike. The round count comes
+// from the slowest one.
+void time_interleaved(Session& s, const std::vector<Prepared>& ps, const std::vector<ImplResult*>& rows,
+                      const BenchRun& run) {
+  if (ps.empty()) return;
+  double slowest = 0;
+  for (const Prepared& p : ps) slowest = std::max(slowest, timed(s, p.forward, 1).front());
+  const int rounds = sample_count(s, slowest);
+  std::vector<std::vector<double>> samples(ps.size());
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < ps.size(); ++i) samples[i].push_back(timed(s, ps[i].forward, 1).front());
+  for (std::size_t i = 0; i < ps.size(); ++i) fill_timing(s, samples[i], *rows[i], run);
 }
 
 }  // namespace
@@ -224,6 +254,9 @@ void plugin::run(const Plan& plan, BenchRun& run) {
 
   const BenchProgress& progress = *plan.progress;
   if (progress.started) progress.started(run);
+  run.rows.reserve(run.rows.size() + plan.impls.size());  // pointers to rows stay valid below
+  std::vector<Prepared> prepared;
+  std::vector<ImplResult*> prepared_rows;
   for (std::size_t i = 0; i < plan.impls.size(); ++i) {
     const Implementation& impl = plan.impls[i];
     ImplResult row = start_row(impl);
@@ -232,7 +265,10 @@ void plugin::run(const Plan& plan, BenchRun& run) {
     } else {
       if (progress.running) progress.running(run, impl.name);
       try {
-        measure(s, impl, row, run);
+        if (plan.interleave)
+          prepared.push_back(prepare(s, impl, row, run));
+        else
+          measure(s, impl, row, run);
       } catch (const attention::cuda::DeviceOutOfMemory& e) {
         if (plan.explicitly_asked[i])
           throw InputError(fmt::format("{}: out of device memory: {}", impl.name, e.what()));
@@ -243,8 +279,16 @@ void plugin::run(const Plan& plan, BenchRun& run) {
       }
     }
     run.rows.push_back(std::move(row));
-    if (progress.finished) progress.finished(run, run.rows.back());
+    if (plan.interleave) {
+      if (prepared.size() > prepared_rows.size()) prepared_rows.push_back(&run.rows.back());
+    } else if (progress.finished) {
+      progress.finished(run, run.rows.back());
+    }
   }
+  if (!plan.interleave) return;
+  time_interleaved(s, prepared, prepared_rows, run);
+  if (progress.finished)
+    for (const ImplResult& row : run.rows) progress.finished(run, row);
 }
 
 }  // namespace attnprof::bench

@@ -113,18 +113,22 @@ void print_footer(const BenchRun& run, std::FILE* out) {
   const ImplResult* checked = nullptr;
   for (const ImplResult& r : run.rows)
     if (r.skipped.empty() && checked == nullptr) checked = &r;
-  print_wrapped(out,
-                fmt::format("TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
-                            "outputs once (a model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}",
-                            run.shape.causal ? ", halved for causal" : "", checked ? checked->slices_checked : 0,
-                            checked ? checked->slices_total : 0,
-                            run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores; "
-                                                     "timing: {}",
-                                                     run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source,
-                                                     run.timing == "hot" ? "hot (10 back-to-back calls a sample, "
-                                                                           "nothing flushed, as inside a program)"
-                                                                         : "cold (L2 flushed before each call)")
-                                       : std::string()));
+  print_wrapped(
+      out,
+      fmt::format("TFLOP/s counts 4*B*H*S*S_kv*D{}; bytes: each pass reads its inputs and writes its "
+                  "outputs once (a model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}",
+                  run.shape.causal ? ", halved for causal" : "", checked ? checked->slices_checked : 0,
+                  checked ? checked->slices_total : 0,
+                  run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores; "
+                                           "timing: {}",
+                                           run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source,
+                                           std::string(run.timing == "hot" ? "hot (10 back-to-back calls a sample, "
+                                                                             "nothing flushed, as inside a program)"
+                                                                           : "cold (L2 flushed before each call)") +
+                                               (run.interleaved ? ", interleaved (one sample of each "
+                                                                  "implementation per round)"
+                                                                : ""))
+                             : std::string()));
   bool header = false, noisy = false;
   for_each_step(run, [&](const std::string& cause, const ImplResult& a, const ImplResult& b, double base) {
     if (!header) {
@@ -180,6 +184,7 @@ std::string to_json(const BenchRun& run) {
     j.null("gemm_tflops");
   j.str("kernel_count_source", run.kernel_count_source);
   j.str("timing", run.timing);
+  j.boolean("interleaved", run.interleaved);
   j.begin_array("impls");
   for (const ImplResult& r : run.rows) {
     j.begin_object();

@@ -207,6 +207,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       cmd->add_flag("--check,!--no-check", args->check,
                     "fp64 check of every head (default: on, on a sample of heads when the reference is slow)");
   cmd->add_option("--repeats", args->options.repeats, "Timed runs per implementation (default: ~0.3 s worth)");
+  cmd->add_flag("--interleave", args->options.interleave,
+                "GPU: time the implementations in rounds, one sample of each per round, so clock or "
+                "temperature drift falls on all alike (for comparing two kernels closely)");
   cmd->add_option("--seed", args->options.seed, "Random seed for the inputs (default: fresh each run)");
   cmd->add_option("--timing", args->timing,
                   "GPU timing: cold (one call a sample, the L2 flushed before it; the default) or hot (10 "

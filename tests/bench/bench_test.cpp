@@ -60,6 +60,22 @@ TEST(Bench, JsonHasEveryRowAndTheLadder) {
   EXPECT_EQ(json.back(), '\n');
 }
 
+// --interleave is for comparing GPU kernels; a CPU run says so in one line instead of ignoring it.
+TEST(Bench, InterleaveOnTheCpuIsAClearError) {
+  BenchOptions o = small_cpu();
+  o.interleave = true;
+  try {
+    run_bench(o);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--interleave times GPU implementations"), std::string::npos) << e.what();
+  }
+  // Without it, the JSON says the samples were not interleaved.
+  o.interleave = false;
+  o.impls = {"flash"};
+  EXPECT_NE(to_json(run_bench(o)).find("\"interleaved\": false"), std::string::npos);
+}
+
 TEST(Bench, CpuDefaultShapeIsSmallerAndSaysSo) {
   BenchOptions o;
   o.device = DeviceChoice::Cpu;

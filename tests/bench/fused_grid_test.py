@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""scripts/fused_grid.py (issue 13's measurement) on the CPU: its case list is the issue's, its bench
+commands interleave fused and cudnn, and its summary takes medians over runs and applies the issue's
+bars, on result folders written in `attnprof bench --json-file`'s format."""
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("fused_grid", os.path.join(HERE, "..", "..", "scripts", "fused_grid.py"))
+grid = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(grid)
+
+
+def bench_json(fused_tflops, cudnn_tflops, fused_err=2.0e-3, cudnn_err=2.0e-3):
+    def row(name, tflops, err):
+        return {"name": name, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1, "runs": 20, "tflops": tflops,
+                "pct_of_gemm": tflops / 8.0, "kernels": 1, "gemm_unit": "fused", "rel_error": err,
+                "check_passed": True}
+    return {"device": "NVIDIA H200", "on_gpu": True, "timing": "cold", "interleaved": True,
+            "impls": [row("fused", fused_tflops, fused_err), row("cudnn", cudnn_tflops, cudnn_err)]}
+
+
+class FusedGrid(unittest.TestCase):
+    def test_the_issues_case_list(self):
+        cs = grid.cases()
+        groups = {}
+        for c in cs:
+            groups[c["group"]] = groups.get(c["group"], 0) + 1
+        self.assertEqual(groups, {"grid": 30, "gqa": 5, "edge": 7, "fp16": 6})
+        self.assertEqual(len({grid.name(c) for c in cs}), len(cs))
+        gqa = [c for c in cs if c["group"] == "gqa"]
+        self.assertTrue(all(c["layout"] == "bshd" and c["d"] == 128 and c["causal"] for c in gqa))
+        self.assertEqual(sorted((c["h"], c["hkv"], c["s"]) for c in gqa),
+                         [(16, 1, 2048), (32, 8, 2048), (32, 8, 8192), (32, 8, 32768), (64, 8, 4096)])
+        self.assertIn((512, 8192), [(c["s"], c["skv"]) for c in cs])
+        self.assertIn((8192, 512), [(c["s"], c["skv"]) for c in cs])
+        self.assertTrue(all(c["d"] == 128 for c in cs if c["group"] == "fp16"))
+
+    def test_bench_commands_interleave_fused_and_cudnn(self):
+        c = grid.cases()[30]
+        cmd = grid.bench_command("attnprof", c, "x.json", "cold", 0)
+        self.assertEqual(cmd[1:5], ["bench", "--impl", "fused,cudnn", "--interleave"])
+        self.assertIn("--kv-heads", cmd)
+        self.assertEqual(cmd[cmd.index("--kv-heads") + 1], "8")
+        self.assertEqual(cmd[cmd.index("--layout") + 1], "bshd")
+
+    def test_summary_medians_and_verdicts(self):
+        cs = grid.cases()
+        long_case, short_case = cs[3], cs[6 + 0]  # B2 H16 S4096 D128 full; B32 H32 S512 D64 full
+        with tempfile.TemporaryDirectory() as tmp:
+            dirs = []
+            for i, (f_long, f_short) in enumerate([(660.0, 300.0), (640.0, 310.0), (700.0, 290.0)]):
+                d = os.path.join(tmp, f"run{i}")
+                os.makedirs(d)
+                json.dump(bench_json(f_long, 600.0), open(os.path.join(d, grid.name(long_case) + ".json"), "w"))
+                json.dump(bench_json(f_short, 400.0, fused_err=4e-3),
+                          open(os.path.join(d, grid.name(short_case) + ".json"), "w"))
+                dirs.append(d)
+            summary = {s["name"]: s for s in grid.summarize_dirs(dirs)}
+            s = summary[grid.name(long_case)]
+            self.assertEqual(s["runs"], 3)
+            self.assertAlmostEqual(s["fused"], 660.0)
+            self.assertAlmostEqual(s["ratio"], 1.1)  # median of 1.1, 1.0667, 1.1667
+            self.assertEqual(summary[grid.name(cs[0])]["runs"], 0)
+            verdicts = dict((text.split(" (")[0], ok) for text, ok in grid.verdicts(list(summary.values())))
+            self.assertFalse(verdicts["every case measured"])
+            self.assertTrue(verdicts["S >= 2k: fused >= 1.03x cuDNN"])
+            self.assertFalse(verdicts["every case >= 0.95x"])  # the short case: 0.75
+            self.assertTrue(verdicts["D128 full S >= 4k >= 650 TFLOP/s"])
+            self.assertFalse(verdicts["bf16 error <= max(1.1x cuDNN's, 2.5e-3)"])  # 4e-3 against 2e-3
+            self.assertIn("| b2h16s4096d128_bf16_bhsd | 3 | 660.0 |", grid.table(list(summary.values())))
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
