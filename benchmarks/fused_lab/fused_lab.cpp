@@ -176,8 +176,7 @@ int main(int argc, char** argv) {
     std::vector<Path> timed;
     for (Path p :
          path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::HopperV6, Path::HopperV7} : paths)
-      if (p == Path::Hopper || p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7)
-        timed.push_back(p);
+      if (p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7) timed.push_back(p);
     // The shapes where the fixed cost per tile shows most (S 512) and least (S 16k), from the sweep.
     for (int d : {64, 128})
       for (int s : {512, 16384})

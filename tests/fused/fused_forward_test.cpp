@@ -40,6 +40,16 @@ TEST(FusedForward, HopperV5PathMatchesReference) { run_all(Path::HopperV5); }
 TEST(FusedForward, HopperV6PathMatchesReference) { run_all(Path::HopperV6); }
 TEST(FusedForward, HopperV7PathMatchesReference) { run_all(Path::HopperV7); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
+// The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
+// ring, Q's empty/full barriers and the output staging carry over from tile to tile (uncapped,
+// the cases have fewer tiles than an H200 has SMs).
+TEST(FusedForward, HopperV7WalksManyTilesPerCta) {
+  struct Cap {
+    Cap() { set_persistent_grid_limit(3); }
+    ~Cap() { set_persistent_grid_limit(0); }
+  } cap;
+  run_all(Path::HopperV7);
+}
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {
   Params p;

@@ -72,5 +72,13 @@ TEST(FusedTileTable, PersistentKernelFitsAndIsPickedWhereItMeasuredFaster) {
   EXPECT_TRUE(use_persistent(128, 4096, false));
   EXPECT_FALSE(use_persistent(128, 8192, false));
   EXPECT_TRUE(use_persistent(128, 512, true));
-  EXPECT_TRUE(use_persistent(128, 16384, true));
+  EXPECT_TRUE(use_persistent(128, 8192, true));
+  EXPECT_FALSE(use_persistent(128, 16384, true));
+  // Rounds: 144 items on 132 SMs leave the second round 9% busy; 1024 items fill 97% of 8 rounds.
+  EXPECT_FALSE(persistent_rounds_full(144, 132));
+  EXPECT_TRUE(persistent_rounds_full(1024, 132));
+  EXPECT_TRUE(persistent_rounds_full(132, 132));
+  EXPECT_TRUE(persistent_rounds_full(120, 132));  // one round, 91% of the CTAs busy
+  EXPECT_FALSE(persistent_rounds_full(64, 132));
+  EXPECT_FALSE(persistent_rounds_full(0, 132));
 }

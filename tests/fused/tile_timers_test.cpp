@@ -11,20 +11,17 @@ namespace attnprof::fused {
 namespace {
 
 TEST(TileTimers, LayoutFollowsTheTileTable) {
-  const TimerLayout l = timer_layout(2, 16, 1000, 128, false, Path::HopperV6);  // BM 128: 8 row blocks
+  const TimerLayout l = timer_layout(2, 16, 1000, 128, Path::HopperV6);  // BM 128: 8 row blocks
   EXPECT_EQ(l.ctas, 8 * 16 * 2);
   EXPECT_EQ(l.consumers, 2);
   EXPECT_EQ(l.words(), std::size_t(8 * 16 * 2) * 2 * kTimerSlots);
   // D=64 from 2048 rows: BM 192, 3 consumers; the persistent path keeps 2 (BM 128).
-  const TimerLayout m192 = timer_layout(1, 4, 4096, 64, false, Path::HopperV2);
+  const TimerLayout m192 = timer_layout(1, 4, 4096, 64, Path::HopperV2);
   EXPECT_EQ(m192.ctas, 22 * 4);
   EXPECT_EQ(m192.consumers, 3);
-  const TimerLayout persistent = timer_layout(1, 4, 4096, 64, false, Path::HopperV7);
+  const TimerLayout persistent = timer_layout(1, 4, 4096, 64, Path::HopperV7);
   EXPECT_EQ(persistent.ctas, 32 * 4);
   EXPECT_EQ(persistent.consumers, 2);
-  // The default path: persistent for causal D=64 below 8192 rows, version 6's rows at 8192.
-  EXPECT_EQ(timer_layout(1, 4, 4096, 64, true, Path::Hopper).consumers, 2);
-  EXPECT_EQ(timer_layout(1, 4, 8192, 64, true, Path::Hopper).consumers, 3);
 }
 
 // 4 CTAs of 2 consumers on 2 SMs at 2 GHz; each tile: setup 0.5 us, Q 1 us, first S 1 us,

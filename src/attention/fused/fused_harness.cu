@@ -53,7 +53,7 @@ TimeResult run_time(const attention::AttentionParams& shape, Path path, int warm
 TileTimesResult run_tiles(const attention::AttentionParams& shape, int warmup, Path path) {
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
-  const TimerLayout layout = timer_layout(shape.batch, shape.q_heads, shape.q_len, shape.head_dim, shape.causal, path);
+  const TimerLayout layout = timer_layout(shape.batch, shape.q_heads, shape.q_len, shape.head_dim, path);
   std::vector<std::uint64_t> words(layout.words());
   const attention::cuda::DeviceBuffer timers(words.size() * sizeof(std::uint64_t));
   for (int i = 0; i < warmup; ++i) attention_forward_on(dev.params, attention::ExecContext{}, path);

@@ -1,15 +1,15 @@
-// Version 2 of the fused attention forward: the Hopper path (sm_90a).
-// A CTA of 3 warpgroups owns BM=128 query rows of one (batch, head):
-//   warpgroup 0, the producer, drops to 40 registers (setmaxnreg) and one thread
-//     loads Q once and streams K and V tiles through a STAGES-deep ring with TMA
-//     (cp.async.bulk.tensor, 128B swizzle, zero fill past the sequence end),
-//     each stage guarded by a full and an empty mbarrier;
-//   warpgroups 1 and 2, the consumers, take 232 registers and own 64 query rows
-//     each: S = Q K^T with wgmma (both operands in shared memory), masking and
-//     online softmax in fp32 registers, then O += P V with wgmma taking P from
-//     registers and V (MN-major) from shared memory.
-// The two consumers interleave on the tensor cores, so one's softmax overlaps the
-// other's GEMMs. Causal key tiles past the diagonal are never loaded.
+// The fused attention forward's Hopper path (sm_90a), versions 2-7 (docs/fused-kernel.md).
+// A CTA of 1 + kConsumers warpgroups owns BM = 64 * kConsumers query rows of one (batch, head)
+// at a time:
+//   warpgroup 0, the producer, drops to few registers (setmaxnreg) and one thread loads Q and
+//     streams K and V tiles through a STAGES-deep ring with TMA (cp.async.bulk.tensor, 128B
+//     swizzle, zero fill past the sequence end), each stage guarded by a full and an empty mbarrier;
+//   the consumers take the rest of the registers and own 64 query rows each: S = Q K^T with wgmma
+//     (both operands in shared memory), masking and online softmax in fp32 registers, then
+//     O += P V with wgmma taking P from registers and V (MN-major) from shared memory.
+// The schedule (kSched) orders the consumers' GEMMs; the epilogue writes O directly or through
+// shared memory and TMA (kStoreTma); the grid is a CTA per tile or a persistent one (kPersistent).
+// Causal key tiles past the diagonal are never loaded.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -50,9 +50,10 @@ enum Sched : int {
 // memory, 128B-swizzled (its own Q rows, which it no longer reads, or with kPersistent a buffer
 // of its own), and one thread stores it with TMA; false: each thread stores its fragment to
 // global memory directly.
-// kPersistent: version 7: a grid of one CTA per SM walks the tiles (static stride; causal
-// tiles longest first); the producer loads the next tile's Q as soon as the consumers' last
-// Q K^T of this tile is done, so Q's latency and the CTA start-up are hidden after the first.
+// kPersistent: version 7: a grid of one CTA per SM walks the tiles in static rounds (causal: work
+// items of two tiles, see step() below); the producer loads the next tile's Q as soon as the
+// consumers' last Q K^T of this tile is done, so Q's latency and the CTA start-up are hidden
+// after the first.
 // kTimers: each consumer warpgroup's leading thread writes its tile's timers to p.timers
 // (tile_timers.h), one record per tile. The other instantiations compile none of it.
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false>
@@ -149,6 +150,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       prefetch_tensormap(&maps.q);
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
+      if constexpr (kStoreTma) prefetch_tensormap(&maps.o);
       int g = 0;     // K/V blocks loaded so far, over all tiles: the ring's position
       int done = 0;  // tiles whose Q was loaded
       for (int it = 0;; ++it) {
@@ -439,12 +441,15 @@ std::atomic<int> g_persistent_limit{0};
 
 // The current device's SM count (cached per device): the persistent grid's size.
 int sm_count() {
-  static int counts[64] = {};
+  static std::atomic<int> counts[64] = {};
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
-  if (counts[dev] == 0 && cudaDeviceGetAttribute(&counts[dev], cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    counts[dev] = 0;
-  return counts[dev];
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return 0;
+  int n = dev < 64 ? counts[dev].load(std::memory_order_relaxed) : 0;
+  if (n == 0) {
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
+    if (dev < 64) counts[dev].store(n, std::memory_order_relaxed);
+  }
+  return n;
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false>
@@ -511,7 +516,11 @@ cudaError_t launch_hopper_v7(const Params& p, cudaStream_t stream) {
 cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
 // The default: version 7 or 6, whichever measured faster for this kind of call (use_persistent).
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
-  return use_persistent(p.head_dim, p.q_len, p.causal) ? launch_hopper_v7(p, stream) : launch_hopper_v6(p, stream);
+  const int m_tiles = (p.q_len + 127) / 128;  // version 7 runs BM = 128 at both head dims
+  const int64_t items = int64_t(p.causal ? (m_tiles + 1) / 2 : m_tiles) * p.heads * p.batch;
+  return use_persistent(p.head_dim, p.q_len, p.causal) && persistent_rounds_full(items, sm_count())
+             ? launch_hopper_v7(p, stream)
+             : launch_hopper_v6(p, stream);
 }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }
@@ -540,9 +549,6 @@ cudaError_t launch_timed(const Params& p, cudaStream_t stream) {
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path) {
   if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
   switch (path) {
-    case Path::Hopper:
-      return use_persistent(p.head_dim, p.q_len, p.causal) ? launch_timed<kPingPong, true, true>(p, stream)
-                                                           : launch_timed<kPingPong, true, false>(p, stream);
     case Path::HopperV7:
       return launch_timed<kPingPong, true, true>(p, stream);
     case Path::HopperV2:

@@ -81,13 +81,24 @@ constexpr TileConfig tile_for(Path path, int head_dim, int q_len = 0) {
 // Whether the default Hopper path runs the persistent kernel (version 7, two consumer
 // warpgroups) rather than one CTA per tile (version 6, the table's rows) for this call. Measured on
 // an H200 (docs/fused-kernel.md, version 7, run 12): persistence wins where tiles are short, since
-// it hides each tile's start-up and Q load, and on causal D=128 at every length (its work items
+// it hides each tile's start-up and Q load, and on causal D=128 up to 8k rows (its work items
 // of two tiles balance the rounds); one CTA per tile wins for long D=64 sequences, where it has
 // three consumer warpgroups (the persistent kernel's state spills with three), and ties at D=128
-// full from 8192 rows.
+// full from 8192 rows and causal at 16k (run 12: v7 585, v6 590; v6 587-633 over runs 9-12).
 constexpr bool use_persistent(int head_dim, int q_len, bool causal) {
-  if (head_dim == 128) return causal || q_len < 8192;
+  if (head_dim == 128) return q_len < (causal ? 16384 : 8192);
   return q_len < (causal ? 8192 : 2048);
+}
+
+// Whether the persistent grid's static rounds are full enough: `items` work items (tiles, or
+// causal pairs) dealt to `sms` CTAs in rounds keep at least 90% of the CTA-rounds busy. With 144
+// items on 132 SMs, 12 CTAs would take a second round while 120 wait (the review's example); one
+// CTA per tile lets the hardware spread the tiles instead. Every shape run 12 measured keeps 96%
+// or more; this guards the shapes it did not.
+constexpr bool persistent_rounds_full(long long items, int sms) {
+  if (items <= 0 || sms <= 0) return false;
+  const long long rounds = (items + sms - 1) / sms;
+  return items * 10 >= rounds * sms * 9;
 }
 
 // A hopper row with another number of consumer warpgroups (64 query rows each).

@@ -38,10 +38,10 @@ struct TimerLayout {
   std::size_t words() const { return std::size_t(ctas) * std::size_t(consumers) * kTimerSlots; }
 };
 
-// The layout of a Hopper path's records for this call: the tile table's row, except the
-// persistent kernel (hopper_v7, and hopper where use_persistent picks it), which runs two consumer
-// warpgroups at every head dim. One record per (tile, consumer) either way.
-TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim, bool causal, Path path);
+// The layout of a Hopper version's records for this call: the tile table's row, except the
+// persistent kernel (hopper_v7), which runs two consumer warpgroups at every head dim. One record
+// per (tile, consumer) either way.
+TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim, Path path);
 
 struct Spread {  // over the records, in microseconds
   double p10 = 0, median = 0, p90 = 0;
