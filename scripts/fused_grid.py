@@ -5,7 +5,8 @@ checks), then the issue's verdicts. Run it on a GPU machine from a carried build
 each on a freshly started machine, and give the three result folders to --summarize.
 
     scripts/fused_grid.py run ATTNPROF OUT [--timing cold|hot] [--only WORD] [--repeats N] [--flash]
-    scripts/fused_grid.py summarize OUT1 [OUT2 OUT3]   # medians over the runs, the verdicts
+    scripts/fused_grid.py summarize OUT1 [OUT2 OUT3]   # medians over the runs, the verdicts, and the
+                                                       # lab commands for the slowest cases' tile timers
     scripts/fused_grid.py list                         # the cases and their bench commands
 
 The cases (from the issue): the 30-shape grid of the fused lab (bf16, BHSD); real GQA in BSHD
@@ -217,7 +218,18 @@ def table(summary):
                      f"{fl} | {flr} | {s['fused_err']:.2e}, {s['cudnn_err']:.2e} |")
     lines.append("")
     lines += [f"{'PASS' if ok else 'FAIL'} {text}" for text, ok in verdicts(summary)]
+    slowest = sorted((s for s in summary if s["runs"] > 0), key=lambda s: s["ratio"])[:3]
+    if slowest:
+        lines.append("\nper-tile timers of the three slowest (bf16; on the GPU machine, from the carried build):")
+        lines += [f"  attnprof_fused_lab --timers --path hopper_v6,hopper_v7 --shape {timer_shape(s['case'])}"
+                  for s in slowest]
     return "\n".join(lines)
+
+
+def timer_shape(c):
+    """The lab's --shape for a case: B,H,HKV,S,SKV,D,CAUSAL[,bshd]."""
+    text = f"{c['b']},{c['h']},{c['hkv']},{c['s']},{c['skv']},{c['d']},{int(c['causal'])}"
+    return text + (",bshd" if c["layout"] == "bshd" else "")
 
 
 def main():

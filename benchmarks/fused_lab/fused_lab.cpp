@@ -12,6 +12,8 @@
 //                                            sanitizer runs can go one case per process
 //   --persistent-ctas N                      the persistent hopper path's grid capped at N CTAs, so
 //                                            small cases make each CTA walk several tiles
+//   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
+//                                            default set, e.g. the slowest of scripts/fused_grid.py
 //   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|auto (default:
 //   auto for timing, every available for checks)
 #include <algorithm>
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
   bool do_check = false, do_time = false, do_timers = false, quick = false, small = false;
   std::string csv, path_arg;
   int only_case = -1;
+  std::vector<AttentionParams> timer_shapes;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--check"))
       do_check = true;
@@ -95,12 +98,28 @@ int main(int argc, char** argv) {
       only_case = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--timers"))
       do_timers = true;
-    else if (!std::strcmp(argv[i], "--persistent-ctas") && i + 1 < argc)
+    else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+      int v[7] = {};
+      char layout[8] = {};
+      const int n =
+          std::sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d,%7s", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], layout);
+      const bool bshd = n == 8 && !std::strcmp(layout, "bshd");
+      if ((n != 7 && !bshd) || v[0] < 1 || v[1] < 1 || v[2] < 1 || v[1] % v[2] != 0 || v[3] < 1 || v[4] < 1 ||
+          (v[5] != 64 && v[5] != 128) || (v[6] != 0 && v[6] != 1)) {
+        std::fprintf(stderr,
+                     "attnprof_fused_lab: --shape '%s': want B,H,HKV,S,SKV,D,CAUSAL[,bshd] (H a multiple of HKV, "
+                     "D 64 or 128, CAUSAL 0 or 1)\n",
+                     argv[i]);
+        return 2;
+      }
+      timer_shapes.push_back(
+          make_params(v[0], v[1], v[2], v[3], v[4], v[5], v[6] == 1, DType::BF16, bshd ? Layout::BSHD : Layout::BHSD));
+    } else if (!std::strcmp(argv[i], "--persistent-ctas") && i + 1 < argc)
       attnprof::fused::set_persistent_grid_limit(std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--check] [--small] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
-                   "[--persistent-ctas N] [--path "
+                   "[--persistent-ctas N] [--shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
                    "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,auto]\n",
                    argv[0]);
       return 2;
@@ -177,23 +196,25 @@ int main(int argc, char** argv) {
     for (Path p :
          path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::HopperV6, Path::HopperV7} : paths)
       if (p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7) timed.push_back(p);
-    // The shapes where the fixed cost per tile shows most (S 512) and least (S 16k), from the sweep.
-    for (int d : {64, 128})
-      for (int s : {512, 16384})
-        for (bool causal : {false, true})
-          for (Path path : timed) {
-            const int b = 16384 / s, h = 2048 / d;
-            const AttentionParams c = make_params(b, h, h, s, s, d, causal, DType::BF16, Layout::BHSD);
-            const TileTimesResult r = time_tiles(c, 5, path);
-            const std::string what = std::string(path_name(path)) + " " + attnprof::attention::describe(c);
-            if (!r.error.empty()) {
-              std::printf("timers %s: %s\n", what.c_str(), r.error.c_str());
-              ++failures;
-              continue;
-            }
-            std::printf("timers %s (SM clock %.2f GHz from the records)\n%s", what.c_str(), r.clock_ghz,
-                        format_tile_times(r.times).c_str());
-          }
+    // By default the shapes where the fixed cost per tile shows most (S 512) and least (S 16k).
+    if (timer_shapes.empty())
+      for (int d : {64, 128})
+        for (int s : {512, 16384})
+          for (bool causal : {false, true})
+            timer_shapes.push_back(
+                make_params(16384 / s, 2048 / d, 2048 / d, s, s, d, causal, DType::BF16, Layout::BHSD));
+    for (const AttentionParams& c : timer_shapes)
+      for (Path path : timed) {
+        const TileTimesResult r = time_tiles(c, 5, path);
+        const std::string what = std::string(path_name(path)) + " " + attnprof::attention::describe(c);
+        if (!r.error.empty()) {
+          std::printf("timers %s: %s\n", what.c_str(), r.error.c_str());
+          ++failures;
+          continue;
+        }
+        std::printf("timers %s (SM clock %.2f GHz from the records)\n%s", what.c_str(), r.clock_ghz,
+                    format_tile_times(r.times).c_str());
+      }
   }
   return failures ? 1 : 0;
 }

@@ -72,7 +72,11 @@ class FusedGrid(unittest.TestCase):
             self.assertFalse(verdicts["every case >= 0.95x"])  # the short case: 0.75
             self.assertTrue(verdicts["D128 full S >= 4k >= 650 TFLOP/s"])
             self.assertFalse(verdicts["bf16 error <= max(1.1x cuDNN's, 2.5e-3)"])  # 4e-3 against 2e-3
-            self.assertIn("| b2h16s4096d128_bf16_bhsd | 3 | 660.0 |", grid.table(list(summary.values())))
+            text = grid.table(list(summary.values()))
+            self.assertIn("| b2h16s4096d128_bf16_bhsd | 3 | 660.0 |", text)
+            # The slowest measured case first among the timer commands: B32 H32 S512 D64 full.
+            self.assertIn("--timers --path hopper_v6,hopper_v7 --shape 32,32,32,512,512,64,0\n", text)
+            self.assertEqual(grid.timer_shape(cs[30]), "8,32,8,2048,2048,128,1,bshd")
 
 
 if __name__ == "__main__":
