@@ -109,8 +109,23 @@ def flash_ms(c, repeats):
     return statistics.median(times)
 
 
+def bench_env():
+    """PyTorch's cuDNN first on the library path (as scripts/gpu_check.sh does), so `cudnn` runs the
+    version PyTorch's cudnn backend runs."""
+    env = dict(os.environ)
+    try:
+        import nvidia.cudnn
+        lib = os.path.join(list(nvidia.cudnn.__path__)[0], "lib")
+        if os.path.isdir(lib):
+            env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    except ImportError:
+        pass
+    return env
+
+
 def run(a):
     os.makedirs(a.out, exist_ok=True)
+    env = bench_env()
     failed = 0
     results = []
     for c in cases():
@@ -119,7 +134,7 @@ def run(a):
             continue
         jf = os.path.join(a.out, n + ".json")
         p = subprocess.run(bench_command(a.attnprof, c, jf, a.timing, a.repeats), capture_output=True, text=True,
-                           timeout=900)
+                           timeout=900, env=env)
         with open(os.path.join(a.out, n + ".log"), "w") as f:
             f.write(p.stdout + p.stderr)
         if p.returncode != 0 or not os.path.exists(jf):
