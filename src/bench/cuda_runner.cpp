@@ -162,13 +162,15 @@ void record_kernels(Session& s, const std::function<void()>& forward, const std:
   run.kernel_count_source = "CUPTI recorder";
 }
 
-// Samples with the one timer: cold (one forward per sample, L2 flushed before it) or hot
-// (10 back-to-back forwards per sample, nothing flushed).
+// The one timer's options: cold (one forward per sample, L2 flushed before it) or hot (10
+// back-to-back forwards per sample, nothing flushed).
+attention::cuda::TimingOptions timing_options(Session& s, int samples) {
+  if (s.plan.hot) return {attention::cuda::TimingMode::Hot, samples, 10};
+  return {attention::cuda::TimingMode::Cold, samples, 1, s.flush.get(), s.flush.bytes()};
+}
+
 std::vector<double> timed(Session& s, const std::function<void()>& forward, int samples) {
-  if (s.plan.hot)
-    return attention::cuda::time_calls(forward, s.stream.get(), {attention::cuda::TimingMode::Hot, samples, 10});
-  return attention::cuda::time_calls(forward, s.stream.get(),
-                                     {attention::cuda::TimingMode::Cold, samples, 1, s.flush.get(), s.flush.bytes()});
+  return attention::cuda::time_calls(forward, s.stream.get(), timing_options(s, samples));
 }
 
 // Samples for ~0.3 s of a forward that took `probe_ms` (10..200), or --repeats.
@@ -227,10 +229,10 @@ void time_interleaved(Session& s, const std::vector<Prepared>& ps, const std::ve
   if (ps.empty()) return;
   double slowest = 0;
   for (const Prepared& p : ps) slowest = std::max(slowest, timed(s, p.forward, 1).front());
-  const int rounds = sample_count(s, slowest);
-  std::vector<std::vector<double>> samples(ps.size());
-  for (int r = 0; r < rounds; ++r)
-    for (std::size_t i = 0; i < ps.size(); ++i) samples[i].push_back(timed(s, ps[i].forward, 1).front());
+  std::vector<std::function<void()>> forwards;
+  for (const Prepared& p : ps) forwards.push_back(p.forward);
+  const auto samples =
+      attention::cuda::time_calls_interleaved(forwards, s.stream.get(), timing_options(s, sample_count(s, slowest)));
   for (std::size_t i = 0; i < ps.size(); ++i) fill_timing(s, samples[i], *rows[i], run);
 }
 

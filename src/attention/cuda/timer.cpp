@@ -12,23 +12,33 @@ CudaEvent::~CudaEvent() { (void)cudaEventDestroy(event_); }
 CudaEvent::CudaEvent(CudaEvent&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
 
 std::vector<double> time_calls(const std::function<void()>& call, cudaStream_t stream, const TimingOptions& o) {
-  const auto samples = static_cast<std::size_t>(o.samples > 0 ? o.samples : 1);
+  return time_calls_interleaved({call}, stream, o).front();
+}
+
+std::vector<std::vector<double>> time_calls_interleaved(const std::vector<std::function<void()>>& calls,
+                                                        cudaStream_t stream, const TimingOptions& o) {
+  const auto rounds = static_cast<std::size_t>(o.samples > 0 ? o.samples : 1);
   const int per_sample = o.mode == TimingMode::Hot ? (o.burst > 0 ? o.burst : 1) : 1;
-  std::vector<CudaEvent> starts(samples), stops(samples);
-  for (std::size_t s = 0; s < samples; ++s) {
-    if (o.mode == TimingMode::Cold && o.flush != nullptr)
-      ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o.flush, static_cast<int>(s & 0xff), o.flush_bytes, stream));
-    ATTNPROF_CUDA_CHECK(cudaEventRecord(starts[s].get(), stream));
-    for (int c = 0; c < per_sample; ++c) call();
-    ATTNPROF_CUDA_CHECK(cudaEventRecord(stops[s].get(), stream));
-  }
+  const std::size_t n = calls.size();
+  std::vector<CudaEvent> starts(rounds * n), stops(rounds * n);
+  for (std::size_t r = 0; r < rounds; ++r)
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t s = r * n + i;
+      if (o.mode == TimingMode::Cold && o.flush != nullptr)
+        ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o.flush, static_cast<int>(s & 0xff), o.flush_bytes, stream));
+      ATTNPROF_CUDA_CHECK(cudaEventRecord(starts[s].get(), stream));
+      for (int c = 0; c < per_sample; ++c) calls[i]();
+      ATTNPROF_CUDA_CHECK(cudaEventRecord(stops[s].get(), stream));
+    }
   ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
-  std::vector<double> ms;
-  ms.reserve(samples);
-  for (std::size_t s = 0; s < samples; ++s) {
-    float t = 0.0f;
-    ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&t, starts[s].get(), stops[s].get()));
-    ms.push_back(static_cast<double>(t) / per_sample);
+  std::vector<std::vector<double>> ms(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ms[i].reserve(rounds);
+    for (std::size_t r = 0; r < rounds; ++r) {
+      float t = 0.0f;
+      ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&t, starts[r * n + i].get(), stops[r * n + i].get()));
+      ms[i].push_back(static_cast<double>(t) / per_sample);
+    }
   }
   return ms;
 }

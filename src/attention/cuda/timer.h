@@ -42,4 +42,10 @@ struct TimingOptions {
 // `stream`. Throws std::runtime_error (cuda_check.h) on a failed CUDA call.
 std::vector<double> time_calls(const std::function<void()>& call, cudaStream_t stream, const TimingOptions& options);
 
+// The same for several calls in rounds, one sample of each per round (options.samples rounds), all
+// enqueued before one synchronize, so the calls see the same clocks and temperature: result[i][r]
+// is call i's sample of round r.
+std::vector<std::vector<double>> time_calls_interleaved(const std::vector<std::function<void()>>& calls,
+                                                        cudaStream_t stream, const TimingOptions& options);
+
 }  // namespace attnprof::attention::cuda
