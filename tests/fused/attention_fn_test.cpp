@@ -24,12 +24,6 @@ TEST(FusedAttentionFn, RefusesFp32) {
   EXPECT_THROW(fused::attention_forward(params(attention::DType::FP32, 64), {}), InputError);
 }
 
-TEST(FusedAttentionFn, RefusesBottomRightWithDifferentLengths) {
-  attention::AttentionParams p = params(attention::DType::BF16, 64);
-  p.causal_align = attention::CausalAlign::BottomRight;
-  EXPECT_THROW(fused::attention_forward(p, {}), InputError);
-}
-
 TEST(FusedAttentionFn, RefusesHeadDim96) {
   attention::AttentionParams p = params(attention::DType::BF16, 96);
   std::vector<float> lse(1 * 4 * 100);

@@ -35,6 +35,7 @@ Params kernel_params(const attention::AttentionParams& a, float* lse) {
   p.kv_len = a.kv_len;
   p.head_dim = a.head_dim;
   p.causal = a.causal;
+  p.causal_offset = a.causal && a.causal_align == attention::CausalAlign::BottomRight ? a.kv_len - a.q_len : 0;
   p.scale = a.scale;
   p.dtype = a.dtype;
   copy_strides(a.q_strides, p.q_batch_stride, p.q_head_stride, p.q_seq_stride);
@@ -56,8 +57,6 @@ namespace {
 Params checked_params(const attention::AttentionParams& a, const attention::ExecContext& ctx) {
   attention::validate(a);
   if (a.dtype == attention::DType::FP32) throw InputError("fused: takes bf16 or fp16, not fp32");
-  if (a.causal && a.causal_align == attention::CausalAlign::BottomRight && a.q_len != a.kv_len)
-    throw InputError("fused: bottom-right causal with q_len != kv_len is not supported (top-left only)");
   float* lse = a.lse;
   if (!lse) {
     if (ctx.workspace_bytes < attention_workspace(a)) throw InputError("fused: workspace too small for the lse");

@@ -11,9 +11,9 @@
 
 namespace attnprof::fused {
 
-// bf16/fp16, head_dim 64 or 128, top-left causal or none (bottom-right when
-// q_len == kv_len, where the two agree). Throws InputError for anything else and
-// std::runtime_error for a failed CUDA call. Runs on ctx.stream.
+// bf16/fp16, head_dim 64 or 128, causal (top-left or bottom-right, any q_len and kv_len) or
+// none. Throws InputError for anything else and std::runtime_error for a failed CUDA call.
+// Runs on ctx.stream.
 void attention_forward(const attention::AttentionParams& p, const attention::ExecContext& ctx);
 
 // The same on one kernel path (the lab times and checks each).

@@ -75,6 +75,11 @@ TileTimesResult run_tiles(const attention::AttentionParams& shape, int warmup, P
   return r;
 }
 
+attention::AttentionParams bottom_right(attention::AttentionParams p) {
+  p.causal_align = attention::CausalAlign::BottomRight;
+  return p;
+}
+
 }  // namespace
 
 TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path) {
@@ -88,7 +93,7 @@ TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, 
 }
 
 // Small cases for compute-sanitizer runs (memcheck, racecheck): partial tiles,
-// several kv tiles, GQA, causal, both dtypes and head dims.
+// several kv tiles, GQA, causal (both alignments), both dtypes and head dims.
 std::vector<attention::AttentionParams> small_cases() {
   std::vector<attention::AttentionParams> cs;
   for (int d : {64, 128})
@@ -97,6 +102,9 @@ std::vector<attention::AttentionParams> small_cases() {
           attention::make_params(1, 2, 1, 17, 300, d, causal, attention::DType::BF16, attention::Layout::BHSD));
       cs.push_back(
           attention::make_params(1, 2, 2, 200, 200, d, causal, attention::DType::FP16, attention::Layout::BSHD));
+      if (causal)  // whole tiles of rows that see no key
+        cs.push_back(bottom_right(
+            attention::make_params(1, 2, 1, 300, 40, d, true, attention::DType::BF16, attention::Layout::BHSD)));
     }
   return cs;
 }
@@ -118,6 +126,14 @@ std::vector<attention::AttentionParams> check_cases() {
             attention::make_params(2, 3, 3, 128, 256, d, causal, dt, attention::Layout::BSHD));  // tile multiples
         cs.push_back(
             attention::make_params(1, 2, 2, 5, 0, d, causal, dt, attention::Layout::BHSD));  // no keys: zeros, lse -inf
+        if (!causal) continue;
+        // Bottom-right causal (query i sees keys j <= i + kv_len - q_len): chunked prefill and
+        // KV-cache append (Sq < Skv), GQA; Sq > Skv, whose first Sq - Skv rows (five whole tiles)
+        // see no key; a single appended query row.
+        cs.push_back(bottom_right(attention::make_params(1, 2, 2, 257, 2049, d, true, dt, attention::Layout::BHSD)));
+        cs.push_back(bottom_right(attention::make_params(2, 4, 2, 300, 700, d, true, dt, attention::Layout::BSHD)));
+        cs.push_back(bottom_right(attention::make_params(1, 4, 1, 777, 129, d, true, dt, attention::Layout::BHSD)));
+        cs.push_back(bottom_right(attention::make_params(2, 4, 1, 1, 1000, d, true, dt, attention::Layout::BSHD)));
       }
   return cs;
 }

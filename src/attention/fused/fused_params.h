@@ -24,8 +24,9 @@ struct Params {
   int kv_len = 0;
   int head_dim = 0;  // 64 or 128
 
-  bool causal = false;                              // top-left (PyTorch is_causal=True): query i sees keys j <= i
-  float scale = 0.f;                                // softmax scale, as AttentionParams gives it (never 0)
+  bool causal = false;    // query i sees keys j <= i + causal_offset
+  int causal_offset = 0;  // 0: top-left (PyTorch is_causal=True); kv_len - q_len: bottom-right
+  float scale = 0.f;      // softmax scale, as AttentionParams gives it (never 0)
   attention::DType dtype = attention::DType::BF16;  // bf16 or fp16
 
   // Strides in elements; the head_dim stride is always 1.
@@ -37,5 +38,26 @@ struct Params {
   // The lab's per-tile timers (tile_timers.h): written only by launch_hopper_timed, which needs it.
   uint64_t* timers = nullptr;
 };
+
+// The key blocks (of bn keys) a tile of query rows ending at row_end reads: all of them, or if
+// causal those up to the last row's last visible key (row min(row_end, q_len) - 1 sees keys up to
+// that plus causal_offset). At least one when there are keys: a tile whose rows all see none
+// (bottom-right causal with q_len > kv_len) still runs one block, fully masked, and so writes
+// zeros and an lse of -inf like any row without a visible key. Host and device (constexpr).
+constexpr int key_blocks(const Params& p, int row_end, int bn) {
+  const int all = (p.kv_len + bn - 1) / bn;
+  if (!p.causal || all == 0) return all;
+  const int last_row_end = row_end < p.q_len ? row_end : p.q_len;
+  const int visible = last_row_end + p.causal_offset;  // keys the tile's last row sees, if <= kv_len
+  if (visible <= 0) return 1;
+  const int needed = (visible + bn - 1) / bn;
+  return needed < all ? needed : all;
+}
+
+// Whether key block n (bn keys from n * bn) needs masking for query rows from first_row on: it
+// runs past kv_len, or (causal) its last key lies beyond first_row's diagonal.
+constexpr bool block_needs_mask(const Params& p, int n, int bn, int first_row) {
+  return (n + 1) * bn > p.kv_len || (p.causal && (n + 1) * bn - 1 > first_row + p.causal_offset);
+}
 
 }  // namespace attnprof::fused

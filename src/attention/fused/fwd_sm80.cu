@@ -96,8 +96,7 @@ __global__ void __launch_bounds__(tile_for(Path::Portable, D).threads) fused_fwd
   T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
   float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
 
-  int n_blocks = (p.kv_len + BN - 1) / BN;
-  if (p.causal) n_blocks = min(n_blocks, (min((m_block + 1) * BM, p.q_len) + BN - 1) / BN);
+  const int n_blocks = key_blocks(p, (m_block + 1) * BM, BN);
 
   const float scale = p.scale;  // as AttentionParams gave it
   const float scale_log2 = scale * 1.4426950408889634f;
@@ -133,8 +132,7 @@ __global__ void __launch_bounds__(tile_for(Path::Portable, D).threads) fused_fwd
         Mma<T>::run(s[j], qf[kk], kf[0], kf[1]);
         Mma<T>::run(s[j + 1], qf[kk], kf[2], kf[3]);
       }
-    const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM);
-    if (needs_mask) mask_scores(s, row0, n * BN, p.kv_len, p.causal);
+    if (block_needs_mask(p, n, BN, m_block * BM)) mask_scores(s, row0, n * BN, p);
     online_softmax(s, o, st, scale_log2);
 
     cp_async_wait_all();

@@ -122,8 +122,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       tl.h = hb % p.heads;
       tl.b = hb / p.heads;
     }
-    tl.n_blocks = (p.kv_len + BN - 1) / BN;
-    if (p.causal) tl.n_blocks = min(tl.n_blocks, (min((tl.m_block + 1) * BM, p.q_len) + BN - 1) / BN);
+    tl.n_blocks = key_blocks(p, (tl.m_block + 1) * BM, BN);
     return kTile;
   };
   const int group = p.heads / p.kv_heads;
@@ -250,8 +249,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       wgmma_commit();
     };
     auto mask = [&](float(&sc)[BN / 8][4], int n) {
-      const bool needs_mask = (n + 1) * BN > p.kv_len || (p.causal && (n + 1) * BN - 1 > m_block * BM + cw * 64);
-      if (needs_mask) mask_scores(sc, row0, n * BN, p.kv_len, p.causal);
+      if (block_needs_mask(p, n, BN, m_block * BM + cw * 64)) mask_scores(sc, row0, n * BN, p);
     };
     // The ring's stage and phase of this tile's key block n.
     auto stage = [&](int n) { return (g + n) % STAGES; };

@@ -7,6 +7,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <climits>
 #include <cstdint>
 
 #include "fused_params.h"
@@ -40,18 +41,18 @@ struct RowState {
   }
 };
 
-// Sets s to -inf outside the key range and, if causal, above the diagonal.
-// row0: query index of this thread's first row; col0: key index of acc column 0.
+// Sets s to -inf outside the key range and, if causal, right of the diagonal (key > query +
+// causal_offset). row0: query index of this thread's first row; col0: key index of acc column 0.
 template <int NB>
-__device__ __forceinline__ void mask_scores(float (&s)[NB][4], int row0, int col0, int kv_len, bool causal) {
+__device__ __forceinline__ void mask_scores(float (&s)[NB][4], int row0, int col0, const Params& p) {
   const int c = col0 + 2 * (threadIdx.x % 4);
+  const int diag = p.causal ? row0 + p.causal_offset : INT_MAX - 16;  // last visible key of row0
 #pragma unroll
   for (int j = 0; j < NB; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int col = c + 8 * j + (e & 1);
-      const int row = row0 + (e >> 1) * 8;
-      if (col >= kv_len || (causal && col > row)) s[j][e] = -INFINITY;
+      if (col >= p.kv_len || col > diag + (e >> 1) * 8) s[j][e] = -INFINITY;
     }
 }
 

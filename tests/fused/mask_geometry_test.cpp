@@ -1,0 +1,88 @@
+// The kernels' causal geometry (fused_params.h: key_blocks, block_needs_mask) against the
+// definition, cell by cell: query i sees key j when j < kv_len and, if causal, j <= i + offset
+// (offset 0: top-left, PyTorch's is_causal; kv_len - q_len: bottom-right). For every tile of
+// every shape: the key blocks a tile reads cover every key any of its rows sees, no block past
+// them holds one, and every block the kernel leaves unmasked has no hidden cell in its rows.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fused_params.h"
+
+using attnprof::fused::block_needs_mask;
+using attnprof::fused::key_blocks;
+using attnprof::fused::Params;
+
+namespace {
+
+bool visible(const Params& p, int i, int j) { return j < p.kv_len && (!p.causal || j <= i + p.causal_offset); }
+
+// Checks every tile of bm rows (split into warpgroups of wg rows, as the Hopper consumers
+// mask from their own first row) against bn-key blocks.
+void check_geometry(const Params& p, int bm, int bn, int wg) {
+  const std::string shape = "q " + std::to_string(p.q_len) + " kv " + std::to_string(p.kv_len) + " offset " +
+                            std::to_string(p.causal_offset) + (p.causal ? " causal" : "") + " bm " +
+                            std::to_string(bm) + " bn " + std::to_string(bn);
+  for (int m = 0; m * bm < p.q_len; ++m) {
+    const int n_blocks = key_blocks(p, (m + 1) * bm, bn);
+    int last_seen = -1;  // the last key block with a visible cell in this tile's real rows
+    for (int i = m * bm; i < (m + 1) * bm && i < p.q_len; ++i)
+      for (int j = 0; j < p.kv_len; ++j)
+        if (visible(p, i, j)) last_seen = j / bn > last_seen ? j / bn : last_seen;
+    if (p.kv_len == 0) {
+      EXPECT_EQ(n_blocks, 0) << shape;
+      continue;
+    }
+    // Every visible key is read; nothing past the last visible block is, except the one block
+    // a tile of rows that see nothing runs to write its zeros.
+    EXPECT_EQ(n_blocks, last_seen >= 0 ? last_seen + 1 : 1) << shape << " tile " << m;
+    for (int n = 0; n < n_blocks; ++n)
+      for (int w = 0; w < bm; w += wg) {
+        const int first_row = m * bm + w;
+        if (block_needs_mask(p, n, bn, first_row)) continue;
+        // Unmasked: every cell of the block in these rows (padding rows past q_len included,
+        // their scores are computed too) must be visible.
+        for (int i = first_row; i < first_row + wg; ++i)
+          for (int j = n * bn; j < (n + 1) * bn; ++j)
+            ASSERT_TRUE(visible(p, i, j)) << shape << " tile " << m << " block " << n << " row " << i << " key " << j;
+      }
+  }
+}
+
+Params shape(int q_len, int kv_len, bool causal, bool bottom_right) {
+  Params p;
+  p.q_len = q_len;
+  p.kv_len = kv_len;
+  p.causal = causal;
+  p.causal_offset = causal && bottom_right ? kv_len - q_len : 0;
+  return p;
+}
+
+}  // namespace
+
+TEST(FusedMaskGeometry, TilesReadEveryVisibleKeyAndMaskEveryHiddenOne) {
+  // The kernels' tiles (tile_table.h): portable 64 x 64 masked from the tile's first row; Hopper
+  // 128 x 128 and 192 x 128, each consumer warpgroup masking from its own first row (64 rows).
+  const int tiles[][3] = {{64, 64, 64}, {128, 128, 64}, {192, 128, 64}};
+  const int lengths[][2] = {{1, 1},    {17, 17},  {128, 128}, {300, 700}, {257, 2049},  {777, 129},
+                            {300, 40}, {1, 1000}, {1000, 1},  {129, 0},   {2049, 2049}, {512, 8192}};
+  for (const auto& t : tiles)
+    for (const auto& l : lengths)
+      for (bool causal : {false, true})
+        for (bool bottom_right : {false, true}) {
+          if (bottom_right && !causal) continue;
+          check_geometry(shape(l[0], l[1], causal, bottom_right), t[0], t[1], t[2]);
+        }
+}
+
+TEST(FusedMaskGeometry, BottomRightShiftsTheDiagonalByTheLengthDifference) {
+  // Chunked prefill: 256 new queries after 1792 cached keys; the first query row sees 1793 keys.
+  const Params p = shape(256, 2048, true, true);
+  EXPECT_EQ(p.causal_offset, 1792);
+  EXPECT_EQ(key_blocks(p, 128, 128), (1792 + 128 + 127) / 128);  // rows 0..127 see up to key 1919
+  EXPECT_EQ(key_blocks(p, 256, 128), 16);                        // the last tile sees all 2048
+  EXPECT_FALSE(block_needs_mask(p, 13, 128, 0));                 // keys 1664..1791: every row sees them
+  EXPECT_TRUE(block_needs_mask(p, 14, 128, 0));                  // key 1793 is hidden from row 0
+  // Top-left, the same lengths: the first tile reads one block.
+  EXPECT_EQ(key_blocks(shape(256, 2048, true, false), 128, 128), 1);
+}
