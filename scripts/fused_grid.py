@@ -70,11 +70,6 @@ def bench_command(attnprof, c, json_file, timing, repeats):
     return cmd
 
 
-def flops(c):
-    f = 4.0 * c["b"] * c["h"] * c["s"] * c["skv"] * c["d"]
-    return f / 2 if c["causal"] else f
-
-
 def flash_ms(c, repeats):
     """PyTorch SDPA flash on the case, cold (L2 flushed before each call), median ms; None if flash refuses."""
     import torch
@@ -176,7 +171,8 @@ def summarize_dirs(dirs):
             per_run.append({"fused": fu["tflops"], "cudnn": cu["tflops"], "ratio": fu["tflops"] / cu["tflops"],
                             "pct_gemm": fu.get("pct_of_gemm"), "fused_err": fu.get("rel_error"),
                             "cudnn_err": cu.get("rel_error"), "checked": fu.get("check_passed"),
-                            "flash": flops(c) / (fl * 1e-3) / 1e12 if fl else None})
+                            # FLOPs as attnprof counted them for this case (its report's "flops").
+                            "flash": j["flops"] / (fl * 1e-3) / 1e12 if fl else None})
         if not per_run:
             out.append({"case": c, "name": n, "runs": 0})
             continue

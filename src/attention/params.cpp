@@ -89,8 +89,13 @@ DType parse_dtype(const std::string& name) {
 const char* layout_name(Layout layout) { return layout == Layout::BHSD ? "bhsd" : "bshd"; }
 
 double attention_flops(const AttentionParams& p) {
-  const double f = 4.0 * p.batch * p.q_heads * static_cast<double>(p.q_len) * p.kv_len * p.head_dim;
-  return p.causal ? f / 2.0 : f;
+  const double per_pair = 4.0 * p.batch * p.q_heads * p.head_dim;
+  if (!p.causal) return per_pair * static_cast<double>(p.q_len) * p.kv_len;
+  if (p.q_len == p.kv_len && p.causal_align == CausalAlign::TopLeft)
+    return per_pair * static_cast<double>(p.q_len) * p.kv_len / 2.0;
+  double pairs = 0;  // the visible (query, key) pairs, row by row
+  for (int i = 0; i < p.q_len; ++i) pairs += last_visible_key(p, i) + 1;
+  return per_pair * pairs;
 }
 
 }  // namespace attnprof::attention

@@ -118,5 +118,26 @@ TEST(CpuAttention, SampledCheckSpreadsOverSlices) {
   EXPECT_LT(check.rel_error, 1e-2);
 }
 
+// FLOPs: 4*B*H*D per pair computed; the pairs a causal call computes counted by hand from the
+// alignment's definition (top-left: row i sees keys 0..i; bottom-right: 0..i + Skv - Sq).
+TEST(AttentionFlops, CountsThePairsEachCausalAlignmentComputes) {
+  const double per_pair = 4.0 * 2 * 8 * 128;  // B 2, H 8, D 128
+  AttentionParams full = make_params(2, 8, 8, 512, 8192, 128, false, DType::BF16);
+  EXPECT_DOUBLE_EQ(attention_flops(full), per_pair * 512 * 8192);
+  // Square top-left: the field's S*S/2 (FlashAttention's benchmarks count it so).
+  EXPECT_DOUBLE_EQ(attention_flops(make_params(2, 8, 8, 1024, 1024, 128, true, DType::BF16)),
+                   per_pair * 1024 * 1024 / 2);
+  // Chunked prefill, bottom-right: 512 new rows after 7680 cached keys; row i sees 7681 + i keys.
+  AttentionParams prefill = make_params(2, 8, 8, 512, 8192, 128, true, DType::BF16);
+  prefill.causal_align = CausalAlign::BottomRight;
+  EXPECT_DOUBLE_EQ(attention_flops(prefill), per_pair * (512.0 * 7680 + 512.0 * 513 / 2));
+  // Top-left with more queries than keys: rows 0..511 see i + 1 keys, the other 7680 all 512.
+  AttentionParams tall = make_params(2, 8, 8, 8192, 512, 128, true, DType::BF16);
+  EXPECT_DOUBLE_EQ(attention_flops(tall), per_pair * (512.0 * 513 / 2 + 7680.0 * 512));
+  // Bottom-right with more queries than keys: the first 7680 rows see nothing.
+  tall.causal_align = CausalAlign::BottomRight;
+  EXPECT_DOUBLE_EQ(attention_flops(tall), per_pair * (512.0 * 513 / 2));
+}
+
 }  // namespace
 }  // namespace attnprof::attention

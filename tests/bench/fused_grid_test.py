@@ -20,7 +20,7 @@ def bench_json(fused_tflops, cudnn_tflops, fused_err=2.0e-3, cudnn_err=2.0e-3):
         return {"name": name, "median_ms": 1.0, "p10_ms": 0.9, "p90_ms": 1.1, "runs": 20, "tflops": tflops,
                 "pct_of_gemm": tflops / 8.0, "kernels": 1, "gemm_unit": "fused", "rel_error": err,
                 "check_passed": True}
-    return {"device": "NVIDIA H200", "on_gpu": True, "timing": "cold", "interleaved": True,
+    return {"device": "NVIDIA H200", "on_gpu": True, "timing": "cold", "interleaved": True, "flops": 1.2e12,
             "impls": [row("fused", fused_tflops, fused_err), row("cudnn", cudnn_tflops, cudnn_err)]}
 
 
@@ -59,12 +59,15 @@ class FusedGrid(unittest.TestCase):
                 json.dump(bench_json(f_long, 600.0), open(os.path.join(d, grid.name(long_case) + ".json"), "w"))
                 json.dump(bench_json(f_short, 400.0, fused_err=4e-3),
                           open(os.path.join(d, grid.name(short_case) + ".json"), "w"))
+                # PyTorch flash's time beside it: TFLOP/s from the FLOPs attnprof's report counted.
+                json.dump({"flash_ms": 2.0 + i}, open(os.path.join(d, grid.name(long_case) + ".extra.json"), "w"))
                 dirs.append(d)
             summary = {s["name"]: s for s in grid.summarize_dirs(dirs)}
             s = summary[grid.name(long_case)]
             self.assertEqual(s["runs"], 3)
             self.assertAlmostEqual(s["fused"], 660.0)
             self.assertAlmostEqual(s["ratio"], 1.1)  # median of 1.1, 1.0667, 1.1667
+            self.assertAlmostEqual(s["flash"], 1.2e12 / 3.0e-3 / 1e12)  # median of 2, 3, 4 ms
             self.assertEqual(summary[grid.name(cs[0])]["runs"], 0)
             verdicts = dict((text.split(" (")[0], ok) for text, ok in grid.verdicts(list(summary.values())))
             self.assertFalse(verdicts["every case measured"])
