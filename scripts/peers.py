@@ -136,7 +136,9 @@ def main():
     gemm_tflops = 2.0 * n ** 3 / (gemm_ms * 1e-3) / 1e12
     del ga, gb
 
-    flops = 4.0 * B * H * S * Skv * D / (2.0 if a.causal else 1.0)
+    # attnprof's attention_flops: halved for a causal square, else the visible pairs (top-left).
+    pairs = S * Skv if not a.causal else S * S / 2.0 if S == Skv else sum(min(i + 1, Skv) for i in range(S))
+    flops = 4.0 * B * H * D * pairs
     e = q.element_size()
     nq, nk, ns, nm = B * H * S * D, B * Hkv * Skv * D, B * H * S * Skv, S * Skv
     io_bytes = e * (2 * nq + 2 * nk)
