@@ -85,16 +85,17 @@ def _register():
         ) from e
 
     @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
-    def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float) -> torch.Tensor:
+    def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float,
+           bottom_right: bool) -> torch.Tensor:
         out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         with torch.cuda.device(q.device):
-            _cuda.forward(q, k, v, out, lse, is_causal, scale, stream)
+            _cuda.forward(q, k, v, out, lse, is_causal, scale, stream, bottom_right)
         return out
 
     @op.register_fake
-    def _(q, k, v, is_causal, scale):
+    def _(q, k, v, is_causal, scale, bottom_right):
         return q.new_empty(q.shape)
 
     def backward(ctx, grad):
@@ -108,16 +109,21 @@ def _register():
     return op
 
 
-def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None):
+def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *, bottom_right: bool = False):
     """The project's fused attention forward: softmax(q k^T * scale) v, as scaled_dot_product_attention.
 
     q: [B, Hq, Sq, D], k and v: [B, Hkv, Skv, D] (Hkv divides Hq: GQA/MQA), CUDA tensors in bfloat16
     or float16, any strides with a contiguous last dimension (BHSD memory, or BSHD memory seen as BHSD
     through .transpose(1, 2)). scale defaults to 1/sqrt(D); is_causal is top-left aligned (query i sees
-    keys j <= i), as SDPA's is_causal. Runs on the current CUDA stream; returns a new [B, Hq, Sq, D]
-    tensor. Forward only: backward raises. Unsupported inputs raise ValueError (attnprof.InputError
-    for what only the kernel can tell, e.g. a head dim it lacks).
+    keys j <= i), as SDPA's is_causal. With bottom_right=True (needs is_causal) the diagonal sits at the
+    bottom-right corner instead: query i sees keys j <= i + Skv - Sq, as FlashAttention's causal and
+    torch.nn.attention.bias.causal_lower_right (KV-cache decode, chunked prefill); a query that sees
+    no key gives zeros. Runs on the current CUDA stream; returns a new [B, Hq, Sq, D] tensor. Forward
+    only: backward raises. Unsupported inputs raise ValueError (attnprof.InputError for what only the
+    kernel can tell, e.g. a head dim it lacks).
     """
+    if bottom_right and not is_causal:
+        raise ValueError("attnprof.attention: bottom_right=True needs is_causal=True (it places the causal diagonal)")
     try:
         import torch
     except ImportError as e:
@@ -145,7 +151,7 @@ def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None):
         raise ValueError(f"attnprof.attention: {k.shape[1]} key/value heads do not divide {q.shape[1]} query heads")
     if scale is None:
         scale = q.shape[-1] ** -0.5
-    return _register()(q, k, v, bool(is_causal), float(scale))
+    return _register()(q, k, v, bool(is_causal), float(scale), bool(bottom_right))
 
 
 __all__ = ["attention", "trace_handler", "InputError"]

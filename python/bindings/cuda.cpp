@@ -41,7 +41,7 @@ attention::TensorStrides strides_of(const Tensor& t, const char* name) {
 // (so both BHSD and BSHD memory); out: [B, Hq, Sq, D]; lse: [B, Hq, Sq] contiguous fp32.
 void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
              nb::ndarray<nb::device::cuda, float, nb::ndim<3>, nb::c_contig> lse, bool causal, double scale,
-             std::uintptr_t stream) {
+             std::uintptr_t stream, bool bottom_right) {
   attention::AttentionParams p;
   p.dtype = dtype_of(q, "q");
   if (dtype_of(k, "k") != p.dtype || dtype_of(v, "v") != p.dtype || dtype_of(out, "out") != p.dtype)
@@ -63,6 +63,8 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ou
   p.out_strides = strides_of(out, "out");
   p.layout = attention::Layout::BHSD;  // strides above are what counts
   p.causal = causal;
+  if (bottom_right && !causal) throw InputError("attnprof.attention: bottom_right needs causal");
+  p.causal_align = bottom_right ? attention::CausalAlign::BottomRight : attention::CausalAlign::TopLeft;
   p.scale = static_cast<float>(scale);
   p.q = q.data();
   p.k = k.data();
@@ -86,5 +88,5 @@ NB_MODULE(_cuda, m) {
     }
   });
   m.def("forward", &forward, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"),
-        nb::arg("causal"), nb::arg("scale"), nb::arg("stream"));
+        nb::arg("causal"), nb::arg("scale"), nb::arg("stream"), nb::arg("bottom_right") = false);
 }

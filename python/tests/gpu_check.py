@@ -91,13 +91,20 @@ def hf_model_checks(work):
     record(a.calls == 2 * 2, f"flash trace: {a.calls} forward calls (2 layers x 2 steps)")
 
 
-def reference(q, k, v, causal, scale):
-    """SDPA in fp64 (math backend), GQA by repeating k and v."""
+def reference(q, k, v, causal, scale, bottom_right=False):
+    """SDPA in fp64 (math backend), GQA by repeating k and v. Bottom-right causal: a boolean mask with
+    the diagonal shifted by Skv - Sq, and rows that see no key set to zero (SDPA's _safe_softmax)."""
     rep = q.shape[1] // k.shape[1]
     k64 = k.double().repeat_interleave(rep, dim=1)
     v64 = v.double().repeat_interleave(rep, dim=1)
+    sq, skv = q.shape[2], k.shape[2]
     with sdpa_kernel(SDPBackend.MATH):
-        return F.scaled_dot_product_attention(q.double(), k64, v64, is_causal=causal, scale=scale)
+        if not bottom_right:
+            return F.scaled_dot_product_attention(q.double(), k64, v64, is_causal=causal, scale=scale)
+        mask = torch.ones(sq, skv, dtype=torch.bool, device=q.device).tril(diagonal=skv - sq)
+        ref = F.scaled_dot_product_attention(q.double(), k64, v64, attn_mask=mask, scale=scale)
+    ref[:, :, :max(0, sq - skv)] = 0
+    return ref
 
 
 def make(b, hq, hkv, sq, skv, d, dtype, layout):
@@ -130,6 +137,25 @@ def attention_checks():
                         record(False, f"attention {dtype} {layout} {(b, hq, hkv, sq, skv, d)} causal={causal}: "
                                       f"rel err {err:.2e}")
     record(worst < 1e-2, f"attnprof.attention matches SDPA in fp64 on {n} cases (worst rel err {worst:.2e})")
+
+    # Bottom-right causal: KV-cache decode (one query), chunked prefill (Sq < Skv, GQA), Sq > Skv
+    # (the first Sq - Skv queries see no key: zeros).
+    worst = 0.0
+    br = [(2, 8, 2, 1, 1000, 128, "bshd"), (1, 8, 2, 257, 2049, 64, "bhsd"), (2, 4, 1, 300, 700, 128, "bshd"),
+          (1, 4, 4, 777, 129, 64, "bhsd")]
+    for dtype in (torch.bfloat16, torch.float16):
+        for (b, hq, hkv, sq, skv, d, layout) in br:
+            q, k, v = make(b, hq, hkv, sq, skv, d, dtype, layout)
+            out = attnprof.attention(q, k, v, is_causal=True, bottom_right=True)
+            ref = reference(q, k, v, True, None, bottom_right=True)
+            err = ((out.double() - ref).norm() / ref.norm()).item()
+            zeros = bool((out[:, :, :max(0, sq - skv)] == 0).all())
+            worst = max(worst, err)
+            if err >= 1e-2 or not zeros:
+                record(False, f"attention bottom-right {dtype} {layout} {(b, hq, hkv, sq, skv, d)}: rel err "
+                              f"{err:.2e}, rows without keys zero: {zeros}")
+    record(worst < 1e-2, f"attnprof.attention bottom-right matches SDPA's lower-right mask in fp64 on "
+                         f"{2 * len(br)} cases (worst rel err {worst:.2e})")
 
     q, k, v = make(2, 8, 2, 512, 512, 128, torch.bfloat16, "bshd")
     compiled = torch.compile(lambda q, k, v: attnprof.attention(q, k, v, is_causal=True) * 2.0, fullgraph=True)

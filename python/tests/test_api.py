@@ -193,6 +193,13 @@ def test_attention_refuses_cpu_tensors_clearly():
         attnprof.attention(q, q, q)
 
 
+def test_attention_bottom_right_is_an_explicit_causal_option():
+    torch = pytest.importorskip("torch")
+    q = torch.zeros(1, 2, 8, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="bottom_right=True needs is_causal=True"):
+        attnprof.attention(q, q, q, bottom_right=True)
+
+
 def test_replay_plans_each_shape_and_runs_where_there_is_a_gpu():
     # Llama (2 layers x 2 profiled forwards) on SDPA math: B=2, 8 query heads over 2 kv heads, S=512, D=64, causal.
     r = attnprof.replay(str(CORPUS / "llama_sdpa-math_bf16_infer.json.gz"))
