@@ -11,7 +11,8 @@ each on a freshly started machine, and give the three result folders to --summar
 
 The cases (from the issue): the 30-shape grid of the fused lab (bf16, BHSD); real GQA in BSHD
 (Llama-3-8B-like H32/Hkv8 D128 causal at S 2k/8k/32k, H64/Hkv8 S4k, MQA H16/Hkv1 S2k); edges
-(S 1000/2049/4097, Sq512/Skv8192 and the reverse, B1 H8 S2k D128, B128 H32 S256 D128); fp16 on six
+(S 1000/2049/4097, Sq512/Skv8192 and the reverse, each top-left and bottom-right, B1 H8 S2k D128,
+B128 H32 S256 D128); fp16 on six
 D128 shapes. --flash also times PyTorch SDPA's flash backend on each case (cold, as the bench),
 for the ratio to PyTorch flash.
 """
@@ -24,9 +25,9 @@ import subprocess
 import sys
 
 
-def case(b, h, s, d, causal, hkv=None, skv=None, dtype="bf16", layout="bhsd", group="grid"):
+def case(b, h, s, d, causal, hkv=None, skv=None, dtype="bf16", layout="bhsd", group="grid", bottom_right=False):
     return {"b": b, "h": h, "hkv": hkv or h, "s": s, "skv": skv or s, "d": d, "causal": causal, "dtype": dtype,
-            "layout": layout, "group": group}
+            "layout": layout, "group": group, "bottom_right": bottom_right}
 
 
 def cases():
@@ -46,6 +47,10 @@ def cases():
             case(2, 16, 4097, 128, True, **edge), case(2, 16, 512, 128, True, skv=8192, **edge),
             case(2, 16, 8192, 128, True, skv=512, **edge), case(1, 8, 2048, 128, True, **edge),
             case(128, 32, 256, 128, True, **edge)]
+    # The same two length pairs with the diagonal at the bottom-right (chunked prefill: 512 new
+    # queries over 8192 keys; and 8192 queries over 512 keys, whose first 7680 rows see none).
+    out += [case(2, 16, 512, 128, True, skv=8192, bottom_right=True, **edge),
+            case(2, 16, 8192, 128, True, skv=512, bottom_right=True, **edge)]
     fp16 = dict(dtype="fp16", group="fp16")
     out += [case(2, 16, 4096, 128, False, **fp16), case(2, 16, 4096, 128, True, **fp16),
             case(8, 16, 2048, 128, False, **fp16), case(1, 16, 16384, 128, True, **fp16),
@@ -56,8 +61,8 @@ def cases():
 def name(c):
     kv = f"kv{c['hkv']}" if c["hkv"] != c["h"] else ""
     skv = f"x{c['skv']}" if c["skv"] != c["s"] else ""
-    return (f"b{c['b']}h{c['h']}{kv}s{c['s']}{skv}d{c['d']}{'_causal' if c['causal'] else ''}"
-            f"_{c['dtype']}_{c['layout']}")
+    causal = ("_causalbr" if c.get("bottom_right") else "_causal") if c["causal"] else ""
+    return f"b{c['b']}h{c['h']}{kv}s{c['s']}{skv}d{c['d']}{causal}_{c['dtype']}_{c['layout']}"
 
 
 def bench_command(attnprof, c, json_file, timing, repeats):
@@ -65,6 +70,8 @@ def bench_command(attnprof, c, json_file, timing, repeats):
            "--heads", str(c["h"]), "--kv-heads", str(c["hkv"]), "-s", str(c["s"]), "--kv-seq", str(c["skv"]),
            "-d", str(c["d"]), "--dtype", c["dtype"], "--layout", c["layout"],
            "--causal" if c["causal"] else "--no-causal", "--timing", timing, "--json-file", json_file]
+    if c.get("bottom_right"):
+        cmd.append("--bottom-right")
     if repeats:
         cmd += ["--repeats", str(repeats)]
     return cmd
@@ -85,8 +92,16 @@ def flash_ms(c, repeats):
     q, k, v = make(c["h"], c["s"]), make(c["hkv"], c["skv"]), make(c["hkv"], c["skv"])
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.int8, device="cuda")
 
+    # Bottom-right: PyTorch's lower-right causal bias, which its flash backend runs as such.
+    mask = None
+    if c.get("bottom_right"):
+        from torch.nn.attention.bias import causal_lower_right
+        mask = causal_lower_right(c["s"], c["skv"])
+
     def call():
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            if mask is not None:
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=c["hkv"] != c["h"])
             return F.scaled_dot_product_attention(q, k, v, is_causal=c["causal"], enable_gqa=c["hkv"] != c["h"])
     try:
         call()
@@ -239,7 +254,8 @@ def table(summary):
 
 def timer_shape(c):
     """The lab's --shape for a case: B,H,HKV,S,SKV,D,CAUSAL[,bshd]."""
-    text = f"{c['b']},{c['h']},{c['hkv']},{c['s']},{c['skv']},{c['d']},{int(c['causal'])}"
+    causal = (2 if c.get("bottom_right") else 1) if c["causal"] else 0
+    text = f"{c['b']},{c['h']},{c['hkv']},{c['s']},{c['skv']},{c['d']},{causal}"
     return text + (",bshd" if c["layout"] == "bshd" else "")
 
 

@@ -13,7 +13,8 @@
 //   --persistent-ctas N                      the persistent hopper path's grid capped at N CTAs, so
 //                                            small cases make each CTA walk several tiles
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
-//                                            default set, e.g. the slowest of scripts/fused_grid.py
+//                                            default set, e.g. the slowest of scripts/fused_grid.py;
+//                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
 //   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|auto (default:
 //   auto for timing, every available for checks)
 #include <algorithm>
@@ -105,15 +106,17 @@ int main(int argc, char** argv) {
           std::sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d,%7s", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], layout);
       const bool bshd = n == 8 && !std::strcmp(layout, "bshd");
       if ((n != 7 && !bshd) || v[0] < 1 || v[1] < 1 || v[2] < 1 || v[1] % v[2] != 0 || v[3] < 1 || v[4] < 1 ||
-          (v[5] != 64 && v[5] != 128) || (v[6] != 0 && v[6] != 1)) {
+          (v[5] != 64 && v[5] != 128) || v[6] < 0 || v[6] > 2) {
         std::fprintf(stderr,
                      "attnprof_fused_lab: --shape '%s': want B,H,HKV,S,SKV,D,CAUSAL[,bshd] (H a multiple of HKV, "
-                     "D 64 or 128, CAUSAL 0 or 1)\n",
+                     "D 64 or 128, CAUSAL 0 none, 1 top-left, 2 bottom-right)\n",
                      argv[i]);
         return 2;
       }
-      timer_shapes.push_back(
-          make_params(v[0], v[1], v[2], v[3], v[4], v[5], v[6] == 1, DType::BF16, bshd ? Layout::BSHD : Layout::BHSD));
+      AttentionParams shape =
+          make_params(v[0], v[1], v[2], v[3], v[4], v[5], v[6] != 0, DType::BF16, bshd ? Layout::BSHD : Layout::BHSD);
+      if (v[6] == 2) shape.causal_align = attnprof::attention::CausalAlign::BottomRight;
+      timer_shapes.push_back(shape);
     } else if (!std::strcmp(argv[i], "--persistent-ctas") && i + 1 < argc)
       attnprof::fused::set_persistent_grid_limit(std::atoi(argv[++i]));
     else {

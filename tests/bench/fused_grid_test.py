@@ -30,7 +30,7 @@ class FusedGrid(unittest.TestCase):
         groups = {}
         for c in cs:
             groups[c["group"]] = groups.get(c["group"], 0) + 1
-        self.assertEqual(groups, {"grid": 30, "gqa": 5, "edge": 7, "fp16": 6})
+        self.assertEqual(groups, {"grid": 30, "gqa": 5, "edge": 9, "fp16": 6})
         self.assertEqual(len({grid.name(c) for c in cs}), len(cs))
         gqa = [c for c in cs if c["group"] == "gqa"]
         self.assertTrue(all(c["layout"] == "bshd" and c["d"] == 128 and c["causal"] for c in gqa))
@@ -39,6 +39,12 @@ class FusedGrid(unittest.TestCase):
         self.assertIn((512, 8192), [(c["s"], c["skv"]) for c in cs])
         self.assertIn((8192, 512), [(c["s"], c["skv"]) for c in cs])
         self.assertTrue(all(c["d"] == 128 for c in cs if c["group"] == "fp16"))
+        # Both causal alignments of the unequal lengths; the bottom-right ones say so to the bench and the lab.
+        br = [c for c in cs if c["bottom_right"]]
+        self.assertEqual(sorted((c["s"], c["skv"]) for c in br), [(512, 8192), (8192, 512)])
+        self.assertIn("--bottom-right", grid.bench_command("attnprof", br[0], "x.json", "cold", 0))
+        self.assertNotIn("--bottom-right", grid.bench_command("attnprof", cs[0], "x.json", "cold", 0))
+        self.assertEqual(grid.timer_shape(br[0]), "2,16,16,512,8192,128,2")
 
     def test_bench_commands_interleave_fused_and_cudnn(self):
         c = grid.cases()[30]
