@@ -86,7 +86,7 @@ def _register():
 
     @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
     def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float,
-           bottom_right: bool) -> torch.Tensor:
+           bottom_right: bool = False) -> torch.Tensor:
         out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         stream = torch.cuda.current_stream(q.device).cuda_stream
@@ -95,7 +95,7 @@ def _register():
         return out
 
     @op.register_fake
-    def _(q, k, v, is_causal, scale, bottom_right):
+    def _(q, k, v, is_causal, scale, bottom_right=False):
         return q.new_empty(q.shape)
 
     def backward(ctx, grad):

@@ -91,7 +91,7 @@ const char* layout_name(Layout layout) { return layout == Layout::BHSD ? "bhsd" 
 double attention_flops(const AttentionParams& p) {
   const double per_pair = 4.0 * p.batch * p.q_heads * p.head_dim;
   if (!p.causal) return per_pair * static_cast<double>(p.q_len) * p.kv_len;
-  if (p.q_len == p.kv_len && p.causal_align == CausalAlign::TopLeft)
+  if (p.q_len == p.kv_len)  // both alignments are the same mask here
     return per_pair * static_cast<double>(p.q_len) * p.kv_len / 2.0;
   double pairs = 0;  // the visible (query, key) pairs, row by row
   for (int i = 0; i < p.q_len; ++i) pairs += last_visible_key(p, i) + 1;

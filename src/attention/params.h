@@ -113,9 +113,9 @@ DType parse_dtype(const std::string& name);
 const char* layout_name(Layout layout);
 
 // Forward FLOPs: 4*B*H*D per (query, key) pair computed. Full attention: S*S_kv pairs.
-// Causal over a square with top-left alignment: S*S/2, the field's convention (FlashAttention's
-// benchmarks), so TFLOP/s compare with theirs. Any other causal call (bottom-right, S != S_kv):
-// the visible pairs counted exactly, since halving is far off there (bottom-right S 512 over
+// Causal over a square (S == S_kv, where both alignments agree): S*S/2, the field's convention
+// (FlashAttention's benchmarks), so TFLOP/s compare with theirs. Causal with S != S_kv: the
+// visible pairs counted exactly, since halving is far off there (bottom-right S 512 over
 // S_kv 8192 sees 97% of the pairs; top-left S 8192 over S_kv 512 sees 97% too).
 double attention_flops(const AttentionParams& params);
 

@@ -114,8 +114,7 @@ namespace {
 // How attention_flops counted this shape's FLOPs (params.h).
 std::string flops_rule(const attention::AttentionParams& p) {
   if (!p.causal) return "4*B*H*S*S_kv*D";
-  if (p.q_len == p.kv_len && p.causal_align == attention::CausalAlign::TopLeft)
-    return "4*B*H*S*S_kv*D, halved for causal";
+  if (p.q_len == p.kv_len) return "4*B*H*S*S_kv*D, halved for causal";
   return "4*B*H*D per (query, key) pair the causal mask leaves";
 }
 

@@ -124,9 +124,11 @@ TEST(AttentionFlops, CountsThePairsEachCausalAlignmentComputes) {
   const double per_pair = 4.0 * 2 * 8 * 128;  // B 2, H 8, D 128
   AttentionParams full = make_params(2, 8, 8, 512, 8192, 128, false, DType::BF16);
   EXPECT_DOUBLE_EQ(attention_flops(full), per_pair * 512 * 8192);
-  // Square top-left: the field's S*S/2 (FlashAttention's benchmarks count it so).
-  EXPECT_DOUBLE_EQ(attention_flops(make_params(2, 8, 8, 1024, 1024, 128, true, DType::BF16)),
-                   per_pair * 1024 * 1024 / 2);
+  // A square: the field's S*S/2 (FlashAttention's benchmarks count it so), either alignment.
+  AttentionParams square = make_params(2, 8, 8, 1024, 1024, 128, true, DType::BF16);
+  EXPECT_DOUBLE_EQ(attention_flops(square), per_pair * 1024 * 1024 / 2);
+  square.causal_align = CausalAlign::BottomRight;
+  EXPECT_DOUBLE_EQ(attention_flops(square), per_pair * 1024 * 1024 / 2);
   // Chunked prefill, bottom-right: 512 new rows after 7680 cached keys; row i sees 7681 + i keys.
   AttentionParams prefill = make_params(2, 8, 8, 512, 8192, 128, true, DType::BF16);
   prefill.causal_align = CausalAlign::BottomRight;

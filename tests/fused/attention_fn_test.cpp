@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "common/input_error.h"
@@ -22,6 +23,19 @@ attention::AttentionParams params(attention::DType dt, int d) {
 
 TEST(FusedAttentionFn, RefusesFp32) {
   EXPECT_THROW(fused::attention_forward(params(attention::DType::FP32, 64), {}), InputError);
+}
+
+TEST(FusedAttentionFn, RefusesNegativeScale) {
+  attention::AttentionParams p = params(attention::DType::BF16, 64);
+  p.scale = -0.125f;
+  std::vector<float> lse(1 * 4 * 100);
+  p.lse = lse.data();
+  try {
+    fused::attention_forward(p, {});
+    FAIL() << "a negative scale was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("positive scale"), std::string::npos) << e.what();
+  }
 }
 
 TEST(FusedAttentionFn, RefusesHeadDim96) {

@@ -57,6 +57,9 @@ namespace {
 Params checked_params(const attention::AttentionParams& a, const attention::ExecContext& ctx) {
   attention::validate(a);
   if (a.dtype == attention::DType::FP32) throw InputError("fused: takes bf16 or fp16, not fp32");
+  // The kernels take the row maximum of the raw scores and mask with -inf before scaling: both
+  // hold only for a positive scale.
+  if (!(a.scale > 0.0f)) throw InputError("fused: takes a positive scale, got " + std::to_string(a.scale));
   float* lse = a.lse;
   if (!lse) {
     if (ctx.workspace_bytes < attention_workspace(a)) throw InputError("fused: workspace too small for the lse");

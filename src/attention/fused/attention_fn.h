@@ -11,8 +11,8 @@
 
 namespace attnprof::fused {
 
-// bf16/fp16, head_dim 64 or 128, causal (top-left or bottom-right, any q_len and kv_len) or
-// none. Throws InputError for anything else and std::runtime_error for a failed CUDA call.
+// bf16/fp16, head_dim 64 or 128, a positive scale, causal (top-left or bottom-right, any q_len
+// and kv_len) or none. Throws InputError for anything else and std::runtime_error for a failed CUDA call.
 // Runs on ctx.stream.
 void attention_forward(const attention::AttentionParams& p, const attention::ExecContext& ctx);
 

@@ -129,11 +129,13 @@ std::vector<attention::AttentionParams> check_cases() {
         if (!causal) continue;
         // Bottom-right causal (query i sees keys j <= i + kv_len - q_len): chunked prefill and
         // KV-cache append (Sq < Skv), GQA; Sq > Skv, whose first Sq - Skv rows (five whole tiles)
-        // see no key; a single appended query row.
+        // see no key; a single appended query row; at D=64 one long enough for three consumers.
         cs.push_back(bottom_right(attention::make_params(1, 2, 2, 257, 2049, d, true, dt, attention::Layout::BHSD)));
         cs.push_back(bottom_right(attention::make_params(2, 4, 2, 300, 700, d, true, dt, attention::Layout::BSHD)));
         cs.push_back(bottom_right(attention::make_params(1, 4, 1, 777, 129, d, true, dt, attention::Layout::BHSD)));
         cs.push_back(bottom_right(attention::make_params(2, 4, 1, 1, 1000, d, true, dt, attention::Layout::BSHD)));
+        if (d == 64)  // from 2048 rows D=64 runs three consumer warpgroups (BM 192), each masking its own rows
+          cs.push_back(bottom_right(attention::make_params(1, 2, 1, 2100, 4000, d, true, dt, attention::Layout::BHSD)));
       }
   return cs;
 }
