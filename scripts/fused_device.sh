@@ -17,15 +17,16 @@ if has sass; then
   echo "HGMMA lines: $(grep -c HGMMA "$O/sass.txt"), HMMA lines: $(grep -c 'HMMA' "$O/sass.txt"), LDL/STL: $(grep -cE 'LDL|STL' "$O/sass.txt")"
 fi
 if has check; then
-  timeout ${CHECK_TIMEOUT:-180} "$B/attnprof_fused_lab" --check ${CHECKPATH:+--path $CHECKPATH} ${LAB_ARGS:-} > "$O/check.log" 2>&1; echo "check rc=$?"
+  timeout ${CHECK_TIMEOUT:-300} "$B/attnprof_fused_lab" --check ${CHECKPATH:+--path $CHECKPATH} ${LAB_ARGS:-} > "$O/check.log" 2>&1; echo "check rc=$?"
   grep -E "FAIL|checks:" "$O/check.log" | tail -40
 fi
 if has sanitize; then
   # One process per (tool, path, case), all at once: a slow case under racecheck no
-  # longer hides the others behind one timeout. SAN_CASES: the --small case indices.
+  # longer hides the others behind one timeout. SAN_CASES: the --small case indices (default: all).
+  SAN_CASES=${SAN_CASES:-$(seq 0 $(($("$B/attnprof_fused_lab" --count --small) - 1)))}
   for tool in ${SAN_TOOLS:-memcheck racecheck}; do
     for path in ${SANPATH:-portable hopper hopper_m192 hopper_v7}; do
-      for c in ${SAN_CASES:-0 1 2 3 4 5 6 7}; do
+      for c in $SAN_CASES; do
         timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_lab" \
           --check --small --path $path --case $c ${LAB_ARGS:-} > "$O/san_${tool}_${path}_$c.log" 2>&1 &
       done

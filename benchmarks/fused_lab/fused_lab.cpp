@@ -5,6 +5,7 @@
 //   attnprof_fused_lab --check            correctness suite, both paths
 //   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
 //   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
+//   attnprof_fused_lab --count [--small]  how many cases the check list has (no GPU needed)
 //   attnprof_fused_lab --timers           per-tile timers of the Hopper schedules (issue 13): where a tile's
 //                                            time goes, at S 512 and 16k, D 64 and 128; hopper_v2,
 //                                            hopper_v5, hopper_v6 and hopper_v7, or those of the --path names
@@ -78,7 +79,7 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool do_check = false, do_time = false, do_timers = false, quick = false, small = false;
+  bool do_check = false, do_time = false, do_timers = false, quick = false, small = false, do_count = false;
   std::string csv, path_arg;
   int only_case = -1;
   std::vector<AttentionParams> timer_shapes;
@@ -89,6 +90,8 @@ int main(int argc, char** argv) {
       do_time = true;
     else if (!std::strcmp(argv[i], "--quick"))
       quick = true;
+    else if (!std::strcmp(argv[i], "--count"))
+      do_count = true;
     else if (!std::strcmp(argv[i], "--small"))
       small = true;
     else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc)
@@ -121,12 +124,16 @@ int main(int argc, char** argv) {
       attnprof::fused::set_persistent_grid_limit(std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
-                   "usage: %s [--check] [--small] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
+                   "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
                    "[--persistent-ctas N] [--shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
                    "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,auto]\n",
                    argv[0]);
       return 2;
     }
+  }
+  if (do_count) {  // for scripts: the --case indices there are (scripts/fused_device.sh sanitize)
+    std::printf("%zu\n", (small ? small_cases() : check_cases()).size());
+    return 0;
   }
   if (!do_check && !do_time && !do_timers) do_check = do_time = true;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // keep lines when a timeout kills the run
