@@ -94,13 +94,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // first). Persistent, full attention: tile blockIdx.x + it * gridDim.x, the query blocks of one
   // head side by side, so the CTAs running at once share its K and V in L2 (run 8 ordered causal
   // tiles longest first over all heads: each key block then came from HBM, 1.71 us against 1.62).
-  // Persistent, causal: work items of two tiles of one head, query blocks M-1-k then k, whose key
-  // blocks add up to about M + 1 (+ 2 offset / BN bottom-right) whatever k while q_len <= kv_len
-  // (longer queries leave tiles of equal work: items uneven), item blockIdx.x + (it / 2) *
-  // gridDim.x; equal items
-  // keep static rounds balanced (runs 10 and 11 tried single tiles in snake rounds, ordered
-  // longest first or long/short within a head: each order left some shapes' CTAs uneven, up to
-  // 25% lost).
+  // Persistent, causal: work items of two tiles of one head, query blocks M-1-k then k, item
+  // blockIdx.x + (it / 2) * gridDim.x. While q_len <= kv_len their key blocks add up to about
+  // M + 1 (+ 2 * causal_offset / BN) whatever k, and equal items keep static rounds balanced (runs
+  // 10 and 11 tried single tiles in snake rounds, ordered longest first or long/short within a
+  // head: each order left some shapes' CTAs uneven, up to 25% lost); longer queries leave many
+  // tiles of equal work, and the items uneven.
   const int m_tiles = (p.q_len + BM - 1) / BM;
   const int per_head = kPersistent && p.causal ? (m_tiles + 1) / 2 : m_tiles;  // work items
   const int items = per_head * p.heads * p.batch;
