@@ -194,10 +194,9 @@ def test_attention_refuses_cpu_tensors_clearly():
 
 
 def test_attention_bottom_right_is_an_explicit_causal_option():
-    torch = pytest.importorskip("torch")
-    q = torch.zeros(1, 2, 8, 64, dtype=torch.bfloat16)
+    # Checked before anything else (no torch needed): the alignment only means something when causal.
     with pytest.raises(ValueError, match="bottom_right=True needs is_causal=True"):
-        attnprof.attention(q, q, q, bottom_right=True)
+        attnprof.attention(None, None, None, bottom_right=True)
 
 
 def test_replay_plans_each_shape_and_runs_where_there_is_a_gpu():
