@@ -109,6 +109,31 @@ TEST(CpuAttention, PoisonedOutputFailsTheCheck) {
   EXPECT_TRUE(std::isinf(check.rel_error));
 }
 
+// One long slice is checked in row chunks across threads: the chunks together cover every row
+// once (a wrong element in the first or the last row, or a wrong lse in the middle, is caught;
+// the right output passes), with rows that see no key (bottom-right, Sq > Skv) among them.
+TEST(CpuAttention, CheckOfOneLongSliceCoversEveryRow) {
+  for (const CausalAlign align : {CausalAlign::TopLeft, CausalAlign::BottomRight}) {
+    SCOPED_TRACE(align == CausalAlign::TopLeft ? "top-left" : "bottom-right");
+    HostInputs in = make_host_inputs(make_params(1, 1, 1, 1000, 700, 64, true, DType::BF16), 5);
+    in.params.causal_align = align;
+    std::vector<float> lse(1000, std::nanf(""));
+    in.params.lse = lse.data();
+    cpu::flash(in.params, {});
+    cpu::CheckResult r = cpu::check_against_reference(in.params, in.out.data(), 0, lse.data());
+    EXPECT_TRUE(r.passed(1e-2)) << r.rel_error << " " << r.max_lse_err;
+    EXPECT_EQ(r.slices_checked, 1);
+    for (const int row : {0, 999}) {
+      std::vector<std::uint8_t> out = in.out;
+      const std::int64_t element = static_cast<std::int64_t>(row) * 64 + 5;
+      cpu::store_element(out.data(), DType::BF16, element, cpu::load_element(out.data(), DType::BF16, element) + 4.0f);
+      EXPECT_GT(cpu::check_against_reference(in.params, out.data(), 0, lse.data()).rel_error, 10 * r.rel_error) << row;
+    }
+    lse[500] = std::nanf("");
+    EXPECT_EQ(cpu::check_against_reference(in.params, in.out.data(), 0, lse.data()).unwritten, 1);
+  }
+}
+
 TEST(CpuAttention, SampledCheckSpreadsOverSlices) {
   auto data = testing::make_host_attention({3, 4, 2, 17, 17, 64, true}, 11);
   cpu::flash(data.params, {});

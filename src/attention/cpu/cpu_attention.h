@@ -23,5 +23,8 @@ void flash(const AttentionParams& p, const ExecContext& ctx);
 
 // fp64 output of one (batch, head) slice, [q_len][head_dim], and its lse per row.
 std::vector<double> reference_slice(const AttentionParams& p, int b, int h, std::vector<double>* lse = nullptr);
+// The same for query rows [row_begin, row_end) of the slice: out gets (row_end - row_begin) x head_dim
+// values, lse (when not null) one per row. Reads and scores only the keys those rows see.
+void reference_rows(const AttentionParams& p, int b, int h, int row_begin, int row_end, double* out, double* lse);
 
 }  // namespace attnprof::attention::cpu

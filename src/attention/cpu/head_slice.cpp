@@ -24,10 +24,14 @@ std::vector<float> load_slice(const void* base, const TensorStrides& s, DType dt
   return out;
 }
 
-std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows,
-                                   int dim) {
-  const std::vector<float> f = load_slice(base, s, dtype, b, h, rows, dim);
-  return {f.begin(), f.end()};
+std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype, int b, int h, int first_row,
+                                   int rows, int dim) {
+  std::vector<double> out(static_cast<std::size_t>(rows) * dim);
+  for (int r = 0; r < rows; ++r) {
+    const std::int64_t o = offset(s, b, h, first_row + r);
+    for (int d = 0; d < dim; ++d) out[static_cast<std::size_t>(r) * dim + d] = load_element(base, dtype, o + d);
+  }
+  return out;
 }
 
 void store_slice(void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim,

@@ -13,8 +13,9 @@ namespace attnprof::attention::cpu {
 
 // rows x head_dim values of tensor `base` (strides s) at batch b, head h, as floats.
 std::vector<float> load_slice(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim);
-std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows,
-                                   int dim);
+// rows x dim values from row first_row on, as doubles.
+std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype, int b, int h, int first_row,
+                                   int rows, int dim);
 // Writes rows x dim floats into `base`, rounding to dtype.
 void store_slice(void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim, const float* values);
 

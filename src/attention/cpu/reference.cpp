@@ -1,5 +1,6 @@
 // The fp64 reference: exact softmax attention in double, the oracle for every
 // other implementation. Slow on purpose, simple on purpose.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -8,31 +9,47 @@
 
 namespace attnprof::attention::cpu {
 
-std::vector<double> reference_slice(const AttentionParams& p, int b, int h, std::vector<double>* lse) {
+void reference_rows(const AttentionParams& p, int b, int h, int row_begin, int row_end, double* out, double* lse) {
   const int kvh = h / (p.q_heads / p.kv_heads);
   const int d = p.head_dim;
-  const auto q = load_slice_f64(p.q, p.q_strides, p.dtype, b, h, p.q_len, d);
-  const auto kt = transpose(load_slice_f64(p.k, p.k_strides, p.dtype, b, kvh, p.kv_len, d), p.kv_len, d);
-  const auto v = load_slice_f64(p.v, p.v_strides, p.dtype, b, kvh, p.kv_len, d);
-  std::vector<double> out(static_cast<std::size_t>(p.q_len) * d, 0.0);
-  std::vector<double> s(static_cast<std::size_t>(p.kv_len));
-  if (lse) lse->assign(static_cast<std::size_t>(p.q_len), -std::numeric_limits<double>::infinity());
-  for (int i = 0; i < p.q_len; ++i) {
-    const int last = last_visible_key(p, i);
+  const int rows = row_end - row_begin;
+  int keys = 0;  // the keys any of these rows sees: no more are loaded or scored
+  for (int i = row_begin; i < row_end; ++i) keys = std::max(keys, last_visible_key(p, i) + 1);
+  const auto q = load_slice_f64(p.q, p.q_strides, p.dtype, b, h, row_begin, rows, d);
+  // K as [head_dim][keys]: the score loop runs over contiguous keys and vectorises without fast-math.
+  const auto kt = transpose(load_slice_f64(p.k, p.k_strides, p.dtype, b, kvh, 0, keys, d), keys, d);
+  const auto v = load_slice_f64(p.v, p.v_strides, p.dtype, b, kvh, 0, keys, d);
+  std::vector<double> s(static_cast<std::size_t>(keys));
+  for (int r = 0; r < rows; ++r) {
+    double* o = out + static_cast<std::size_t>(r) * d;
+    std::fill(o, o + d, 0.0);
+    if (lse) lse[r] = -std::numeric_limits<double>::infinity();
+    const int last = last_visible_key(p, row_begin + r);
     if (last < 0) continue;  // sees nothing: zeros, lse = -inf
-    matmul_rows(q.data() + static_cast<std::size_t>(i) * d, kt.data(), s.data(), 1, d, p.kv_len);
+    const double* qrow = q.data() + static_cast<std::size_t>(r) * d;
+    std::fill(s.begin(), s.begin() + last + 1, 0.0);
+    for (int c = 0; c < d; ++c) {  // scores of the visible keys only
+      const double qc = qrow[c];
+      const double* ktrow = kt.data() + static_cast<std::size_t>(c) * keys;
+      for (int j = 0; j <= last; ++j) s[j] += qc * ktrow[j];
+    }
     double max = -std::numeric_limits<double>::infinity();
     for (int j = 0; j <= last; ++j) max = std::fmax(max, s[j] * p.scale);
     double sum = 0.0;
     for (int j = 0; j <= last; ++j) sum += (s[j] = std::exp(s[j] * p.scale - max));
-    double* o = out.data() + static_cast<std::size_t>(i) * d;
     for (int j = 0; j <= last; ++j) {
       const double w = s[j] / sum;
       const double* vrow = v.data() + static_cast<std::size_t>(j) * d;
       for (int c = 0; c < d; ++c) o[c] += w * vrow[c];
     }
-    if (lse) (*lse)[i] = max + std::log(sum);
+    if (lse) lse[r] = max + std::log(sum);
   }
+}
+
+std::vector<double> reference_slice(const AttentionParams& p, int b, int h, std::vector<double>* lse) {
+  std::vector<double> out(static_cast<std::size_t>(p.q_len) * p.head_dim);
+  if (lse) lse->assign(static_cast<std::size_t>(p.q_len), 0.0);
+  reference_rows(p, b, h, 0, p.q_len, out.data(), lse ? lse->data() : nullptr);
   return out;
 }
 
