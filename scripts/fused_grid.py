@@ -5,6 +5,7 @@ checks), then the issue's verdicts. Run it on a GPU machine from a carried build
 each on a freshly started machine, and give the three result folders to --summarize.
 
     scripts/fused_grid.py run ATTNPROF OUT [--timing cold|hot] [--only WORD] [--repeats N] [--flash]
+                              [--deadline SEC] [--resume EARLIER_OUT]   # one run over several calls
     scripts/fused_grid.py summarize OUT1 [OUT2 OUT3]   # medians over the runs, the verdicts, and the
                                                        # lab commands for the slowest cases' tile timers
     scripts/fused_grid.py list                         # the cases and their bench commands
@@ -20,9 +21,11 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 
 def case(b, h, s, d, causal, hkv=None, skv=None, dtype="bf16", layout="bhsd", group="grid", bottom_right=False):
@@ -138,11 +141,24 @@ def run(a):
     env = bench_env()
     failed = 0
     results = []
+    start = time.monotonic()
+    left = []
     for c in cases():
         n = name(c)
         if a.only and not any(w in n or w == c["group"] for w in a.only.split(",")):
             continue
         jf = os.path.join(a.out, n + ".json")
+        # A case an earlier call of this run measured (--resume DIR: its results, carried here).
+        if a.resume and os.path.exists(os.path.join(a.resume, n + ".json")):
+            for ext in (".json", ".extra.json", ".log"):
+                if os.path.exists(os.path.join(a.resume, n + ext)):
+                    shutil.copy(os.path.join(a.resume, n + ext), os.path.join(a.out, n + ext))
+            print(f"{n}: from {a.resume}", flush=True)
+            continue
+        # Past the deadline no case starts, so a call under a time limit ends with its summary.
+        if a.deadline and time.monotonic() - start > a.deadline:
+            left.append(n)
+            continue
         p = subprocess.run(bench_command(a.attnprof, c, jf, a.timing, a.repeats), capture_output=True, text=True,
                            timeout=900, env=env)
         with open(os.path.join(a.out, n + ".log"), "w") as f:
@@ -159,6 +175,10 @@ def run(a):
             json.dump(r, f)
         print(f"{n}: done", flush=True)
     print(table(summarize_dirs([a.out])))
+    if left:
+        print(f"deadline ({a.deadline:.0f} s) passed: {len(left)} cases not run ({', '.join(left)}); run again with "
+              f"--resume on this call's results", flush=True)
+        return 3
     return 1 if failed else 0
 
 
@@ -269,6 +289,9 @@ def main():
     r.add_argument("--only", default="", help="comma-separated: a group (grid, gqa, edge, fp16) or part of a name")
     r.add_argument("--repeats", type=int, default=0)
     r.add_argument("--flash", action="store_true", help="also time PyTorch SDPA flash on each case")
+    r.add_argument("--deadline", type=float, default=0,
+                   help="seconds after which no new case starts (a call under a time limit ends with its summary)")
+    r.add_argument("--resume", default="", help="a folder of this run's earlier results: those cases are copied, not rerun")
     s = sub.add_parser("summarize")
     s.add_argument("dirs", nargs="+")
     sub.add_parser("list")

@@ -2,7 +2,10 @@
 """scripts/fused_grid.py (issue 13's measurement) on the CPU: its case list is the issue's, its bench
 commands interleave fused and cudnn, and its summary takes medians over runs and applies the issue's
 bars, on result folders written in `attnprof bench --json-file`'s format."""
+import argparse
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -24,7 +27,42 @@ def bench_json(fused_tflops, cudnn_tflops, fused_err=2.0e-3, cudnn_err=2.0e-3):
             "impls": [row("fused", fused_tflops, fused_err), row("cudnn", cudnn_tflops, cudnn_err)]}
 
 
+FAKE_ATTNPROF = '''#!/usr/bin/env python3
+import json, sys, time
+time.sleep(0.2)
+out = sys.argv[sys.argv.index("--json-file") + 1]
+row = {"median_ms": 1.0, "tflops": 100.0, "pct_of_gemm": 12.0, "rel_error": 2e-3, "check_passed": True}
+json.dump({"flops": 1e11, "impls": [dict(row, name="fused"), dict(row, name="cudnn", tflops=90.0)]}, open(out, "w"))
+'''
+
+
+def run_args(attnprof, out, **kw):
+    return argparse.Namespace(attnprof=attnprof, out=out, timing="cold", only="edge", repeats=0, flash=False,
+                              deadline=kw.get("deadline", 0), resume=kw.get("resume", ""))
+
+
 class FusedGrid(unittest.TestCase):
+    def test_a_run_over_several_calls(self):
+        # A call under a time limit: past --deadline no case starts and it says which are left; the next call
+        # takes the first call's results with --resume and runs only the rest.
+        edge = [grid.name(c) for c in grid.cases() if c["group"] == "edge"]
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "attnprof")
+            with open(fake, "w") as f:
+                f.write(FAKE_ATTNPROF)
+            os.chmod(fake, 0o755)
+            first, second = os.path.join(tmp, "call1"), os.path.join(tmp, "call2")
+            with contextlib.redirect_stdout(io.StringIO()) as said:
+                self.assertEqual(grid.run(run_args(fake, first, deadline=0.3)), 3)
+            done = sorted(n[:-5] for n in os.listdir(first) if n.endswith(".json") and not n.endswith(".extra.json"))
+            self.assertTrue(0 < len(done) < len(edge), done)
+            self.assertIn(f"{len(edge) - len(done)} cases not run", said.getvalue())
+            with contextlib.redirect_stdout(io.StringIO()) as said:
+                self.assertEqual(grid.run(run_args(fake, second, resume=first)), 0)
+            self.assertEqual(said.getvalue().count(f"from {first}"), len(done))
+            self.assertEqual(said.getvalue().count(": done"), len(edge) - len(done))
+            self.assertEqual(sorted(s["name"] for s in grid.summarize_dirs([second]) if s["runs"] == 1), sorted(edge))
+
     def test_the_issues_case_list(self):
         cs = grid.cases()
         groups = {}
