@@ -13,25 +13,26 @@ namespace attnprof::attention::cpu {
 
 namespace {
 std::int64_t offset(const TensorStrides& s, int b, int h, int row) { return b * s.batch + h * s.head + row * s.row; }
-}  // namespace
 
-std::vector<float> load_slice(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim) {
-  std::vector<float> out(static_cast<std::size_t>(rows) * dim);
-  for (int r = 0; r < rows; ++r) {
-    const std::int64_t o = offset(s, b, h, r);
-    for (int d = 0; d < dim; ++d) out[static_cast<std::size_t>(r) * dim + d] = load_element(base, dtype, o + d);
-  }
-  return out;
-}
-
-std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype, int b, int h, int first_row,
-                                   int rows, int dim) {
-  std::vector<double> out(static_cast<std::size_t>(rows) * dim);
+template <typename T>
+std::vector<T> load_rows(const void* base, const TensorStrides& s, DType dtype, int b, int h, int first_row, int rows,
+                         int dim) {
+  std::vector<T> out(static_cast<std::size_t>(rows) * dim);
   for (int r = 0; r < rows; ++r) {
     const std::int64_t o = offset(s, b, h, first_row + r);
     for (int d = 0; d < dim; ++d) out[static_cast<std::size_t>(r) * dim + d] = load_element(base, dtype, o + d);
   }
   return out;
+}
+}  // namespace
+
+std::vector<float> load_slice(const void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim) {
+  return load_rows<float>(base, s, dtype, b, h, 0, rows, dim);
+}
+
+std::vector<double> load_slice_f64(const void* base, const TensorStrides& s, DType dtype, int b, int h, int first_row,
+                                   int rows, int dim) {
+  return load_rows<double>(base, s, dtype, b, h, first_row, rows, dim);
 }
 
 void store_slice(void* base, const TensorStrides& s, DType dtype, int b, int h, int rows, int dim,
