@@ -98,4 +98,10 @@ double attention_flops(const AttentionParams& p) {
   return per_pair * pairs;
 }
 
+const char* attention_flops_rule(const AttentionParams& p) {
+  if (!p.causal) return "4*B*H*S*S_kv*D";
+  if (p.q_len == p.kv_len) return "4*B*H*S*S_kv*D, halved for causal";
+  return "4*B*H*D per (query, key) pair the causal mask leaves";
+}
+
 }  // namespace attnprof::attention

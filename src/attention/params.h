@@ -118,5 +118,7 @@ const char* layout_name(Layout layout);
 // visible pairs counted exactly, since halving is far off there (bottom-right S 512 over
 // S_kv 8192 sees 97% of the pairs; top-left S 8192 over S_kv 512 sees 97% too).
 double attention_flops(const AttentionParams& params);
+// The rule attention_flops applied to this call, in words (the bench's footer).
+const char* attention_flops_rule(const AttentionParams& params);
 
 }  // namespace attnprof::attention

@@ -109,17 +109,6 @@ void print_table(const BenchRun& run, std::FILE* out) {
   print_footer(run, out);
 }
 
-namespace {
-
-// How attention_flops counted this shape's FLOPs (params.h).
-std::string flops_rule(const attention::AttentionParams& p) {
-  if (!p.causal) return "4*B*H*S*S_kv*D";
-  if (p.q_len == p.kv_len) return "4*B*H*S*S_kv*D, halved for causal";
-  return "4*B*H*D per (query, key) pair the causal mask leaves";
-}
-
-}  // namespace
-
 void print_footer(const BenchRun& run, std::FILE* out) {
   const ImplResult* checked = nullptr;
   for (const ImplResult& r : run.rows)
@@ -128,7 +117,8 @@ void print_footer(const BenchRun& run, std::FILE* out) {
       out,
       fmt::format("TFLOP/s counts {}; bytes: each pass reads its inputs and writes its "
                   "outputs once (a model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}",
-                  flops_rule(run.shape), checked ? checked->slices_checked : 0, checked ? checked->slices_total : 0,
+                  attention::attention_flops_rule(run.shape), checked ? checked->slices_checked : 0,
+                  checked ? checked->slices_total : 0,
                   run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores; "
                                            "timing: {}",
                                            run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source,
