@@ -80,16 +80,22 @@ attention::AttentionParams bottom_right(attention::AttentionParams p) {
   return p;
 }
 
-}  // namespace
-
-TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path) {
+// run() as a result: what it returns, or a Result whose error is what it threw.
+template <typename Result, typename Run>
+Result or_error(const Run& run) {
   try {
-    return run_tiles(shape, warmup, path);
+    return run();
   } catch (const std::exception& e) {
-    TileTimesResult r;
+    Result r;
     r.error = e.what();
     return r;
   }
+}
+
+}  // namespace
+
+TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path) {
+  return or_error<TileTimesResult>([&] { return run_tiles(shape, warmup, path); });
 }
 
 // Small cases for compute-sanitizer runs (memcheck, racecheck): partial tiles,
@@ -141,23 +147,11 @@ std::vector<attention::AttentionParams> check_cases() {
 }
 
 CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed) {
-  try {
-    return run_check(shape, path, seed);
-  } catch (const std::exception& e) {
-    CaseCheck c;
-    c.error = e.what();
-    return c;
-  }
+  return or_error<CaseCheck>([&] { return run_check(shape, path, seed); });
 }
 
 TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters) {
-  try {
-    return run_time(shape, path, warmup, iters);
-  } catch (const std::exception& e) {
-    TimeResult r;
-    r.error = e.what();
-    return r;
-  }
+  return or_error<TimeResult>([&] { return run_time(shape, path, warmup, iters); });
 }
 
 bool have_device() {
