@@ -84,7 +84,11 @@ TEST(NvtxWindow, ThreadsShareTheCount) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(opens.load(), 1);
   EXPECT_EQ(closes.load(), 1);
-  EXPECT_EQ(ends.load(), 39);  // 40 recorded ranges: 39 ends, then the close
+  // 40 recorded ranges: 39 ends, then the close; ranges the other three threads began before the
+  // close end after it (End, not a second Close), so up to 3 more ends. (Exactly 39 failed about
+  // one run in six on 2 cores.)
+  EXPECT_GE(ends.load(), 39);
+  EXPECT_LE(ends.load(), 39 + 3);
 }
 
 }  // namespace
