@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-corpus gpu-replay gpu-record fuzz sanitize python-test clean format format-check
+.PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-pack gpu-corpus gpu-replay gpu-record fuzz sanitize python-test clean format format-check
 
 deps:
 	./scripts/setup.sh
@@ -75,6 +75,13 @@ gpu-carry: build
 	cp $(BUILD)/tests/capture/recorder_gpu_test $(GPU_CARRY)/tests/capture/
 	cp $(BUILD)/tests/attention/attention_cuda_test $(GPU_CARRY)/tests/attention/
 	du -sh $(GPU_CARRY)
+
+# gpu-carry gzipped (about 12 of its 50 MB) into gpu-pack/, for device calls whose working tree
+# would pass the device tool's 64 MiB with gpu-carry itself: carry gpu-pack and start the command
+# with `tar -xzf gpu-pack/gpu-carry.tgz && ...`. Drivers and wheels for a call can go in gpu-pack/ too.
+GPU_PACK ?= gpu-pack
+gpu-pack: gpu-carry
+	mkdir -p $(GPU_PACK) && tar -czf $(GPU_PACK)/gpu-carry.tgz $(GPU_CARRY) && du -sh $(GPU_PACK)
 
 # On a GPU machine with PyTorch and transformers, from a carried build: real
 # programs (Hugging Face models kept out of the repository, unfused and fused
