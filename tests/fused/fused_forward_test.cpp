@@ -39,6 +39,7 @@ TEST(FusedForward, HopperV2PathMatchesReference) { run_all(Path::HopperV2); }
 TEST(FusedForward, HopperV5PathMatchesReference) { run_all(Path::HopperV5); }
 TEST(FusedForward, HopperV6PathMatchesReference) { run_all(Path::HopperV6); }
 TEST(FusedForward, HopperV7PathMatchesReference) { run_all(Path::HopperV7); }
+TEST(FusedForward, HopperV8PathMatchesReference) { run_all(Path::HopperV8); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers and the output staging carry over from tile to tile (uncapped,
@@ -49,6 +50,15 @@ TEST(FusedForward, HopperV7WalksManyTilesPerCta) {
     ~Cap() { set_persistent_grid_limit(0); }
   } cap;
   run_all(Path::HopperV7);
+}
+// Version 8 the same way: its two Q buffers and the next tile's first S, issued before this tile's
+// epilogue, alternate over many tiles per CTA.
+TEST(FusedForward, HopperV8WalksManyTilesPerCta) {
+  struct Cap {
+    Cap() { set_persistent_grid_limit(3); }
+    ~Cap() { set_persistent_grid_limit(0); }
+  } cap;
+  run_all(Path::HopperV8);
 }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

@@ -33,9 +33,9 @@ void check_geometry(const Params& p, int bm, int bn, int wg) {
       EXPECT_EQ(n_blocks, 0) << shape;
       continue;
     }
-    // Every visible key is read; nothing past the last visible block is, except the one block
-    // a tile of rows that see nothing runs to write its zeros.
-    EXPECT_EQ(n_blocks, last_seen >= 0 ? last_seen + 1 : 1) << shape << " tile " << m;
+    // Every visible key is read and nothing past the last visible block; a tile whose rows see
+    // nothing reads no block (it writes zeros).
+    EXPECT_EQ(n_blocks, last_seen + 1) << shape << " tile " << m;
     for (int n = 0; n < n_blocks; ++n)
       for (int w = 0; w < bm; w += wg) {
         const int first_row = m * bm + w;
@@ -85,4 +85,10 @@ TEST(FusedMaskGeometry, BottomRightShiftsTheDiagonalByTheLengthDifference) {
   EXPECT_TRUE(block_needs_mask(p, 14, 128, 0));                  // key 1793 is hidden from row 0
   // Top-left, the same lengths: the first tile reads one block.
   EXPECT_EQ(key_blocks(shape(256, 2048, true, false), 128, 128), 1);
+  // 8192 queries over 512 keys: rows below 7680 see nothing, so their tiles read no block; the
+  // last tile reads all four.
+  const Params tall = shape(8192, 512, true, true);
+  EXPECT_EQ(key_blocks(tall, 7680, 128), 0);
+  EXPECT_EQ(key_blocks(tall, 7681, 128), 1);  // row 7680 sees key 0
+  EXPECT_EQ(key_blocks(tall, 8192, 128), 4);
 }

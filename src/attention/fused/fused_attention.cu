@@ -50,6 +50,8 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v6(p, stream);
     case Path::HopperV7:
       return launch_hopper_v7(p, stream);
+    case Path::HopperV8:
+      return launch_hopper_v8(p, stream);
     default:
       return launch_portable(p, stream);
   }

@@ -41,15 +41,15 @@ struct Params {
 
 // The key blocks (of bn keys) a tile of query rows ending at row_end reads: all of them, or if
 // causal those up to the last row's last visible key (row min(row_end, q_len) - 1 sees keys up to
-// that plus causal_offset). At least one when there are keys: a tile whose rows all see none
-// (bottom-right causal with q_len > kv_len) still runs one block, fully masked, and so writes
-// zeros and an lse of -inf like any row without a visible key. Host and device (constexpr).
+// that plus causal_offset). None for a tile whose rows all see no key (bottom-right causal with
+// q_len > kv_len): the kernels load neither its Q nor any K/V and write zeros and an lse of -inf,
+// as for any row without a visible key (FlashAttention skips such tiles too). Host and device.
 constexpr int key_blocks(const Params& p, int row_end, int bn) {
   const int all = (p.kv_len + bn - 1) / bn;
   if (!p.causal || all == 0) return all;
   const int last_row_end = row_end < p.q_len ? row_end : p.q_len;
   const int visible = last_row_end + p.causal_offset;  // keys the tile's last row sees, if <= kv_len
-  if (visible <= 0) return 1;
+  if (visible <= 0) return 0;
   const int needed = (visible + bn - 1) / bn;
   return needed < all ? needed : all;
 }

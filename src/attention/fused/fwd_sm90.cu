@@ -56,11 +56,17 @@ enum Sched : int {
 // after the first.
 // kTimers: each consumer warpgroup's leading thread writes its tile's timers to p.timers
 // (tile_timers.h), one record per tile. The other instantiations compile none of it.
-template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false>
+// kPrefetch: version 8: version 7 with two Q buffers, and each warpgroup issues the next tile's
+// first Q K^T in the same turn as this tile's last P V, so that GEMM runs under this tile's
+// epilogue (the output's store) instead of after it.
+template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
+          bool kPrefetch = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
   static_assert(!kPersistent || (kStoreTma && kSched == kPingPong), "version 7 builds on version 6");
+  static_assert(!kPrefetch || (kPersistent && !kTimers), "version 8 builds on version 7 (and has no timers yet)");
+  constexpr int kQBuffers = kPrefetch ? 2 : 1;
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
   [[maybe_unused]] uint64_t global_start = 0;
@@ -78,13 +84,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   unsigned char* base =
       reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   unsigned char* sQ = base;
-  unsigned char* sK = sQ + kQBytes;
+  unsigned char* sK = sQ + kQBuffers * kQBytes;
   unsigned char* sV = sK + STAGES * kKVBytes;
   unsigned char* sO = kPersistent ? sV + STAGES * kKVBytes : sQ;  // the output's staging rows
   uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes + (kPersistent ? kQBytes : 0));
-  uint64_t* q_full = bars;
-  uint64_t* q_empty = bars + 1;
-  uint64_t* k_full = bars + 2;
+  uint64_t* q_full = bars;  // one per Q buffer, tile t in buffer t % kQBuffers
+  uint64_t* q_empty = bars + kQBuffers;
+  uint64_t* k_full = bars + 2 * kQBuffers;
   uint64_t* k_empty = k_full + STAGES;
   uint64_t* v_full = k_empty + STAGES;
   uint64_t* v_empty = v_full + STAGES;
@@ -132,8 +138,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const int wg = __shfl_sync(0xffffffff, int(threadIdx.x / 128), 0);
 
   if (threadIdx.x == 0) {
-    mbar_init(q_full, 1);
-    mbar_init(q_empty, kConsumerWarps);
+    for (int b = 0; b < kQBuffers; ++b) {
+      mbar_init(&q_full[b], 1);
+      mbar_init(&q_empty[b], kConsumerWarps);
+    }
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&k_full[s], 1);
       mbar_init(&v_full[s], 1);
@@ -157,13 +165,16 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         Tile tl;
         const Step next = step(it, tl);
         if (next == kEnd) break;
-        if (next == kNone) continue;
+        // A tile whose rows see no key (bottom-right, q_len > kv_len) needs neither Q nor K/V.
+        if (next == kNone || tl.n_blocks == 0) continue;
         const int hk = tl.h / group;
-        if (done > 0) mbar_wait(q_empty, (done - 1) & 1);  // the consumers are done with the last tile's Q
+        // The consumers are done with the Q this buffer held kQBuffers tiles ago.
+        const int qb = done % kQBuffers;
+        if (done >= kQBuffers) mbar_wait(&q_empty[qb], ((done - kQBuffers) / kQBuffers) & 1);
         ++done;
-        mbar_arrive_expect_tx(q_full, kQBytes);
+        mbar_arrive_expect_tx(&q_full[qb], kQBytes);
         for (int c = 0; c < kChunks; ++c)
-          tma_load_4d(sQ + c * BM * 128, &maps.q, c * 64, tl.m_block * BM, tl.h, tl.b, q_full);
+          tma_load_4d(sQ + qb * kQBytes + c * BM * 128, &maps.q, c * 64, tl.m_block * BM, tl.h, tl.b, &q_full[qb]);
         for (int n = 0; n < tl.n_blocks; ++n, ++g) {
           const int s = g % STAGES;
           const uint32_t phase = (g / STAGES) & 1;
@@ -213,26 +224,32 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   int g = 0;     // K/V blocks consumed so far, over all tiles (as the producer counts them)
   int done = 0;  // tiles computed
+  // Version 8: the first key block of the next tile (its S issued with this tile's last P V, its
+  // softmax after this tile's epilogue) is done when the loop reaches that tile: primed.
+  bool primed = false;
+  RowState st;
+  uint32_t pa[BN / 16][4];  // P of the last key block, the A operand of its P V
   for (int it = 0;; ++it) {
     Tile tl;
     const Step next = step(it, tl);
     if (next == kEnd) break;
     if (next == kNone) continue;
     const int m_block = tl.m_block, n_blocks = tl.n_blocks;
+    const int qb = done % kQBuffers;  // this tile's Q buffer
+    const bool first_done = kPrefetch && primed;
     const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
     float o[D / 8][4];
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-    RowState st;
-    st.init();
+    if (!first_done) st.init();
 
-    // S = Q K^T for this warpgroup's 64 rows, K from stage s (issued, not waited).
-    auto issue_qk = [&](float(&sc)[BN / 8][4], int s) {
+    // S = Q K^T for this warpgroup's 64 rows, Q from buffer qbuf, K from stage s (issued, not waited).
+    auto issue_qk = [&](float(&sc)[BN / 8][4], int s, int qbuf) {
       const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
-        const uint64_t da = make_desc_sw128(q_addr + (kk / 4) * BM * 128 + koff, 16, 1024);
+        const uint64_t da = make_desc_sw128(q_addr + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
         const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
         WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
       }
@@ -256,8 +273,59 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     auto stage = [&](int n) { return (g + n) % STAGES; };
     auto phase = [&](int n) { return uint32_t((g + n) / STAGES) & 1; };
 
-    mbar_wait(q_full, done & 1);
+    // The output: o normalized by the row sums, and the LSE.
+    auto epilogue = [&] {
+      const int b = tl.b, h = tl.h;
+      float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
+      if constexpr (kStoreTma) {
+        // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
+        // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
+        // and no other warpgroup reads them) or, persistent, its rows of the staging buffer, whose
+        // last store the leading thread saw read before it passed the barrier below.
+        float inv[2];
+        finish_rows(st, lse, row0, p.q_len, scale, inv);
+        const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
+        if constexpr (kPersistent) named_bar_sync(5 + cw, 128);
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+#pragma unroll
+          for (int j = 0; j < D / 8; ++j) {
+            const uint32_t addr =
+                o_addr + (j / 8) * BM * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
+            st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
+          }
+        fence_proxy_async_shared();
+        named_bar_sync(5 + cw, 128);
+        const int first_row = m_block * BM + cw * 64;
+        if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
+#pragma unroll
+          for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * BM * 128, c * 64, first_row, h, b);
+          bulk_commit();
+          bulk_wait_read_all();  // shared memory stays until TMA has read it
+        }
+        // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
+        // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
+        __syncwarp();
+      } else {
+        T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
+        write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+      }
+    };
+
+    // A tile whose rows see no key has no Q loaded (the producer skips it): it only writes zeros.
+    if (!first_done && n_blocks > 0) mbar_wait(&q_full[qb], (done / kQBuffers) & 1);
     if constexpr (kTimers) clk[2] = clock64();
+    // Version 8: the tile after this one, whose first S is issued with this tile's last P V (when
+    // it reads any key block).
+    Tile nx{};
+    bool has_next = false;
+    if constexpr (kPrefetch)
+      for (int j = it + 1;; ++j) {
+        const Step sn = step(j, nx);
+        if (sn == kNone) continue;
+        has_next = sn == kTile && nx.n_blocks > 0;
+        break;
+      }
 
     if constexpr (!kOverlapped) {
       // Version 2: S, softmax, P V one after another within the warpgroup.
@@ -266,7 +334,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         float sc[BN / 8][4];
         mbar_wait(&k_full[s], phase(n));
         wgmma_fence();
-        issue_qk(sc, s);
+        issue_qk(sc, s, qb);
         wgmma_wait<0>();
         fence_operands(sc);
         if constexpr (kTimers)
@@ -288,19 +356,18 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     } else if (n_blocks > 0) {
       // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
       // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
-      uint32_t pa[BN / 16][4];
-      {
+      if (!first_done) {
         float sc[BN / 8][4];
         mbar_wait(&k_full[stage(0)], phase(0));
         turn_begin();
         wgmma_fence();
-        issue_qk(sc, stage(0));
+        issue_qk(sc, stage(0), qb);
         turn_end();
         wgmma_wait<0>();
         if constexpr (kTimers) clk[3] = clock64();
         fence_operands(sc);
         release(&k_empty[stage(0)]);
-        if (n_blocks == 1) release(q_empty);  // the last Q K^T of this tile is done
+        if (n_blocks == 1) release(&q_empty[qb]);  // the last Q K^T of this tile is done
         mask(sc, 0);
         float alpha[2];
         softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
@@ -313,14 +380,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         turn_begin();
         fence_operands(o);
         wgmma_fence();
-        issue_qk(sc, s);
+        issue_qk(sc, s, qb);
         mbar_wait(&v_full[sp], phase(n - 1));
         issue_pv(pa, sp);
         turn_end();
         wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
         fence_operands(sc);
         release(&k_empty[s]);
-        if (n == n_blocks - 1) release(q_empty);
+        if (n == n_blocks - 1) release(&q_empty[qb]);
         mask(sc, n);
         float alpha[2];
         softmax_scores(sc, st, scale_log2, alpha);
@@ -335,54 +402,59 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       }
       const int sl = stage(n_blocks - 1);
       mbar_wait(&v_full[sl], phase(n_blocks - 1));
-      fence_operands(o);
-      wgmma_fence();
-      issue_pv(pa, sl);
-      wgmma_wait<0>();
+      if (kPrefetch && has_next) {
+        // Version 8: this tile's last P V and the next tile's first Q K^T in one turn (the
+        // next tile then skips its first turn, so every warpgroup still takes the same turns).
+        float sc_next[BN / 8][4];
+        turn_begin();
+        fence_operands(o);
+        wgmma_fence();
+        issue_pv(pa, sl);
+        mbar_wait(&q_full[(done + 1) % kQBuffers], ((done + 1) / kQBuffers) & 1);
+        mbar_wait(&k_full[stage(n_blocks)], phase(n_blocks));
+        issue_qk(sc_next, stage(n_blocks), (done + 1) % kQBuffers);
+        turn_end();
+        wgmma_wait<1>();  // P V is done; the next S may still run
+        fence_operands(o);
+        // P stays in its registers until its GEMM is done (not reused for the next S).
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk)
+          asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+        release(&v_empty[sl]);
+        g += n_blocks;
+        ++done;
+        epilogue();
+        // The next tile's first S ran under the epilogue; g and done count that tile now. Its
+        // own tail (not the one below): ptxas would wait for the S where the two paths meet.
+        wgmma_wait<0>();
+        fence_operands(sc_next);
+        release(&k_empty[g % STAGES]);
+        if (nx.n_blocks == 1) release(&q_empty[done % kQBuffers]);
+        if (block_needs_mask(p, 0, BN, nx.m_block * BM + cw * 64))
+          mask_scores(sc_next, nx.m_block * BM + cw * 64 + warp * 16 + lane / 4, 0, p);
+        st.init();
+        float alpha[2];
+        softmax_scores(sc_next, st, scale_log2, alpha);  // the next tile's o starts at zero: no rescale
+        scores_to_a<T>(sc_next, pa);
+        primed = true;
+        continue;
+      } else {
+        fence_operands(o);
+        wgmma_fence();
+        issue_pv(pa, sl);
+        wgmma_wait<0>();
+      }
       fence_operands(o);
       release(&v_empty[sl]);
       if constexpr (kTimers) clk[4] = clock64();
     }
-    if (n_blocks == 0 || !kOverlapped) release(q_empty);
+    if (n_blocks > 0 && !kOverlapped) release(&q_empty[qb]);
     g += n_blocks;
-    ++done;
+    done += n_blocks > 0;  // tiles with a Q loaded
 
-    const int b = tl.b, h = tl.h;
-    float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
-    if constexpr (kStoreTma) {
-      // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
-      // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
-      // and no other warpgroup reads them) or, persistent, its rows of the staging buffer, whose
-      // last store the leading thread saw read before it passed the barrier below.
-      float inv[2];
-      finish_rows(st, lse, row0, p.q_len, scale, inv);
-      const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
-      if constexpr (kPersistent) named_bar_sync(5 + cw, 128);
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-#pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-          const uint32_t addr =
-              o_addr + (j / 8) * BM * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
-          st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
-        }
-      fence_proxy_async_shared();
-      named_bar_sync(5 + cw, 128);
-      const int first_row = m_block * BM + cw * 64;
-      if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * BM * 128, c * 64, first_row, h, b);
-        bulk_commit();
-        bulk_wait_read_all();  // shared memory stays until TMA has read it
-      }
-      // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
-      // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
-      __syncwarp();
-    } else {
-      T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
-    }
+    epilogue();
     if constexpr (kTimers) {
+      const int b = tl.b, h = tl.h;
       clk[5] = clock64();
       if (threadIdx.x % 128 == 0) {
         const uint64_t global_end = global_timer();
@@ -399,6 +471,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       clk[0] = clk[1] = clk[5];
       global_start = global_timer();
     }
+    primed = false;
   }
 #endif
 }
@@ -451,10 +524,14 @@ int sm_count() {
   return n;
 }
 
-template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false>
+template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
+          bool kPrefetch = false>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
-  constexpr int kSmem = shared_bytes(kT) + (kPersistent ? kT.block_m * D * 2 : 0);  // + the output's staging
+  // + the output's staging (persistent) and the second Q buffer (version 8)
+  constexpr int kSmem =
+      shared_bytes(kT) + (kPersistent ? kT.block_m * D * 2 : 0) + (kPrefetch ? kT.block_m * D * 2 : 0);
+  static_assert(kSmem <= 227 * 1024, "an sm_90 CTA has 227 KB of shared memory");
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
               kT.block_m) ||
@@ -465,7 +542,7 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
-  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers>;
+  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kPrefetch>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -482,15 +559,18 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false>
+template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
+          bool kPrefetch = false>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent>(p, stream)
-                            : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent>(p, stream);
-  return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent>(p, stream)
-                          : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent>(p, stream);
+    return p.head_dim == 64
+               ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kPrefetch>(p, stream)
+               : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kPrefetch>(p, stream);
+  return p.head_dim == 64
+             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kPrefetch>(p, stream)
+             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kPrefetch>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
 template <int kSched, bool kStoreTma, bool kPersistent = false>
@@ -511,6 +591,10 @@ void set_persistent_grid_limit(int ctas) { g_persistent_limit.store(ctas > 0 ? c
 // warpgroups at both head dims: with three (160 registers each) the persistent loop's state spills.
 cudaError_t launch_hopper_v7(const Params& p, cudaStream_t stream) {
   return launch_variant<kPingPong, 2, 2, true, true>(p, stream);
+}
+// Version 8: version 7 with two Q buffers and the next tile's first Q K^T under this tile's epilogue.
+cudaError_t launch_hopper_v8(const Params& p, cudaStream_t stream) {
+  return launch_variant<kPingPong, 2, 2, true, true, true>(p, stream);
 }
 cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
 // The default: version 7 or 6, whichever measured faster for this kind of call (use_persistent).

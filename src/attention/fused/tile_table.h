@@ -16,7 +16,8 @@ namespace attnprof::fused {
 // BM=192, head dim 64 only), hopper_v5 (version 3 with the consumer warpgroups taking
 // turns at the tensor cores; the output stored from registers) and hopper_v6 (version 5
 // with the output through shared memory and a TMA store; one CTA per tile) and hopper_v7
-// (version 6 as a persistent grid). hopper picks version 6 or 7 per call (use_persistent).
+// (version 6 as a persistent grid) and hopper_v8 (version 7 with two Q buffers, the next tile's
+// first Q K^T issued with this tile's last P V). hopper picks version 6 or 7 per call (use_persistent).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -26,7 +27,8 @@ enum class Path : int {
   HopperV2 = 5,
   HopperV5 = 6,
   HopperV6 = 7,
-  HopperV7 = 8
+  HopperV7 = 8,
+  HopperV8 = 9
 };
 
 struct PathName {
@@ -34,15 +36,16 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 9> kPathNames{{{Path::Automatic, "auto"},
-                                                     {Path::Portable, "portable"},
-                                                     {Path::Hopper, "hopper"},
-                                                     {Path::HopperOverlap, "hopper_overlap"},
-                                                     {Path::HopperM192, "hopper_m192"},
-                                                     {Path::HopperV2, "hopper_v2"},
-                                                     {Path::HopperV5, "hopper_v5"},
-                                                     {Path::HopperV6, "hopper_v6"},
-                                                     {Path::HopperV7, "hopper_v7"}}};
+inline constexpr std::array<PathName, 10> kPathNames{{{Path::Automatic, "auto"},
+                                                      {Path::Portable, "portable"},
+                                                      {Path::Hopper, "hopper"},
+                                                      {Path::HopperOverlap, "hopper_overlap"},
+                                                      {Path::HopperM192, "hopper_m192"},
+                                                      {Path::HopperV2, "hopper_v2"},
+                                                      {Path::HopperV5, "hopper_v5"},
+                                                      {Path::HopperV6, "hopper_v6"},
+                                                      {Path::HopperV7, "hopper_v7"},
+                                                      {Path::HopperV8, "hopper_v8"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
