@@ -7,7 +7,9 @@ each on a freshly started machine, and give the three result folders to --summar
     scripts/fused_grid.py run ATTNPROF OUT [--timing cold|hot] [--only WORD] [--repeats N] [--flash]
                               [--deadline SEC] [--resume EARLIER_OUT]   # one run over several calls
     scripts/fused_grid.py summarize OUT1 [OUT2 OUT3]   # medians over the runs, the verdicts, and the
-                                                       # lab commands for the slowest cases' tile timers
+                                                       # lab commands for the slowest cases' tile timers;
+                                                       # an OUT may be a .tgz of a run's folder (as kept in
+                                                       # benchmarks/fused/runN/grid.tgz)
     scripts/fused_grid.py list                         # the cases and their bench commands
 
 The cases (from the issue): the 30-shape grid of the fused lab (bf16, BHSD); real GQA in BSHD
@@ -25,6 +27,8 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 
 
@@ -182,6 +186,19 @@ def run(a):
     return 1 if failed else 0
 
 
+def unpacked(archive, into):
+    """A run's folder packed as a .tgz, unpacked into `into`: the folder in it that holds the case
+    results (*.json), or None."""
+    with tarfile.open(archive) as t:
+        members = [m for m in t.getmembers() if (m.isfile() or m.isdir()) and not m.name.startswith(("/", ".."))
+                   and ".." not in m.name.split("/")]
+        t.extractall(into, members=members)
+    for root, _, files in sorted(os.walk(into)):
+        if any(f.endswith(".json") and not f.endswith(".extra.json") for f in files):
+            return root
+    return None
+
+
 def rows_of(path):
     j = json.load(open(path))
     return {r["name"]: r for r in j["impls"]}, j
@@ -301,11 +318,16 @@ def main():
             print(f"{c['group']:5s} {name(c)}: {' '.join(bench_command('attnprof', c, name(c) + '.json', 'cold', 0))}")
         return 0
     if a.what == "summarize":
-        for d in a.dirs:
-            if not os.path.isdir(d):
-                sys.stderr.write(f"fused_grid.py: {d}: not a folder of results\n")
-                return 2
-        print(table(summarize_dirs(a.dirs)))
+        with tempfile.TemporaryDirectory() as tmp:
+            dirs = []
+            for i, d in enumerate(a.dirs):
+                if os.path.isfile(d) and tarfile.is_tarfile(d):
+                    d = unpacked(d, os.path.join(tmp, str(i)))
+                if not d or not os.path.isdir(d):
+                    sys.stderr.write(f"fused_grid.py: {a.dirs[i]}: not a folder of results nor a .tgz of one\n")
+                    return 2
+                dirs.append(d)
+            print(table(summarize_dirs(dirs)))
         return 0
     return run(a)
 

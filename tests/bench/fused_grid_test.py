@@ -9,8 +9,10 @@ import io
 import json
 import os
 import sys
+import tarfile
 import tempfile
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location("fused_grid", os.path.join(HERE, "..", "..", "scripts", "fused_grid.py"))
@@ -124,6 +126,28 @@ class FusedGrid(unittest.TestCase):
             # The slowest measured case first among the timer commands: B32 H32 S512 D64 full.
             self.assertIn("--timers --path hopper_v6,hopper_v7 --shape 32,32,32,512,512,64,0\n", text)
             self.assertEqual(grid.timer_shape(cs[30]), "8,32,8,2048,2048,128,1,bshd")
+
+    def test_summarize_takes_a_packed_run(self):
+        # Results come back from the GPU machine as one archive (at most 8 files return) and are
+        # kept that way: summarize reads a .tgz of a run's folder like the folder itself.
+        c = grid.cases()[3]
+        with tempfile.TemporaryDirectory() as tmp:
+            d = os.path.join(tmp, "grid")
+            os.makedirs(d)
+            json.dump(bench_json(630.0, 600.0), open(os.path.join(d, grid.name(c) + ".json"), "w"))
+            archive = os.path.join(tmp, "grid.tgz")
+            with tarfile.open(archive, "w:gz") as t:
+                t.add(d, arcname="grid")
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), unittest.mock.patch.object(sys, "argv",
+                                                                             ["fused_grid.py", "summarize", archive]):
+                self.assertEqual(grid.main(), 0)
+            self.assertIn("| b2h16s4096d128_bf16_bhsd | 1 | 630.0 |", out.getvalue())
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), unittest.mock.patch.object(
+                    sys, "argv", ["fused_grid.py", "summarize", os.path.join(tmp, "missing")]):
+                self.assertEqual(grid.main(), 2)
+            self.assertIn("not a folder of results nor a .tgz of one", err.getvalue())
 
 
 if __name__ == "__main__":
