@@ -205,9 +205,12 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<Path> timed;
-    for (Path p :
-         path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::HopperV6, Path::HopperV7} : paths)
-      if (p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7) timed.push_back(p);
+    for (Path p : path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::HopperV6, Path::HopperV7,
+                                                       Path::HopperV8}
+                                   : paths)
+      if (p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7 ||
+          p == Path::HopperV8)
+        timed.push_back(p);
     // By default the shapes where the fixed cost per tile shows most (S 512) and least (S 16k).
     if (timer_shapes.empty())
       for (int d : {64, 128})

@@ -67,14 +67,14 @@ std::vector<Implementation> plugin::implementations() {
        "unfused: scores via memory (ours)", false, false},
       // The fused kernel on one code path, as the lab runs it: only when named.
       path_row<fused::Path::Portable>("mma.sync, sm_80+"),
-      path_row<fused::Path::Hopper>("TMA + wgmma, warp-specialized, ping-pong, TMA store; v6 or v7, sm_90a"),
+      path_row<fused::Path::Hopper>("TMA + wgmma, warp-specialized, ping-pong, TMA store; v6 or v8, sm_90a"),
       path_row<fused::Path::HopperOverlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
       path_row<fused::Path::HopperM192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
       path_row<fused::Path::HopperV2>("hopper version 2: S, softmax, P V in turn in each warpgroup"),
       path_row<fused::Path::HopperV5>("hopper_overlap with the warpgroups taking turns, output from registers"),
       path_row<fused::Path::HopperV6>("hopper_v5 with the output through shared memory and TMA, a CTA per tile"),
       path_row<fused::Path::HopperV7>("hopper_v6 as a persistent grid (a CTA per SM)"),
-      path_row<fused::Path::HopperV8>("hopper_v7 with two Q buffers, the next tile's first S under the epilogue"),
+      path_row<fused::Path::HopperV8>("hopper_v7 with two Q buffers (the next Q loaded earlier)"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -83,9 +83,11 @@ void attention_forward_timed(const attention::AttentionParams& a, const attentio
   if (a.dtype != attention::DType::BF16 || a.kv_len == 0 || a.batch == 0 || a.q_len == 0)
     throw InputError("fused: the timed kernel takes bf16 calls with keys");
   if (resolve_path(Path::Automatic) != Path::Hopper) throw InputError("fused: the timed kernel needs an sm_90 GPU");
-  if (path != Path::HopperV2 && path != Path::HopperV5 && path != Path::HopperV6 && path != Path::HopperV7)
+  if (path != Path::HopperV2 && path != Path::HopperV5 && path != Path::HopperV6 && path != Path::HopperV7 &&
+      path != Path::HopperV8)
     throw InputError(
-        "fused: timers exist for hopper_v2, hopper_v5, hopper_v6 and hopper_v7 (hopper picks one per call)");
+        "fused: timers exist for hopper_v2, hopper_v5, hopper_v6, hopper_v7 and hopper_v8 (hopper picks one per "
+        "call)");
   p.timers = timers;
   ATTNPROF_CUDA_CHECK(launch_hopper_timed(p, static_cast<cudaStream_t>(ctx.stream), path));
 }

@@ -56,17 +56,17 @@ enum Sched : int {
 // after the first.
 // kTimers: each consumer warpgroup's leading thread writes its tile's timers to p.timers
 // (tile_timers.h), one record per tile. The other instantiations compile none of it.
-// kPrefetch: version 8: version 7 with two Q buffers, and each warpgroup issues the next tile's
-// first Q K^T in the same turn as this tile's last P V, so that GEMM runs under this tile's
-// epilogue (the output's store) instead of after it.
+// kEarlyQ: version 8: version 7 with two Q buffers, so the producer loads the next tile's Q while
+// this one's last key blocks run, and the leading thread waits for its output store's shared-memory
+// reads at the next tile's epilogue instead of right after issuing it.
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kPrefetch = false>
+          bool kEarlyQ = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
   static_assert(!kPersistent || (kStoreTma && kSched == kPingPong), "version 7 builds on version 6");
-  static_assert(!kPrefetch || (kPersistent && !kTimers), "version 8 builds on version 7 (and has no timers yet)");
-  constexpr int kQBuffers = kPrefetch ? 2 : 1;
+  static_assert(!kEarlyQ || kPersistent, "version 8 builds on version 7");
+  constexpr int kQBuffers = kEarlyQ ? 2 : 1;
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
   [[maybe_unused]] uint64_t global_start = 0;
@@ -224,11 +224,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   int g = 0;     // K/V blocks consumed so far, over all tiles (as the producer counts them)
   int done = 0;  // tiles computed
-  // Version 8: the first key block of the next tile (its S issued with this tile's last P V, its
-  // softmax after this tile's epilogue) is done when the loop reaches that tile: primed.
-  bool primed = false;
-  RowState st;
-  uint32_t pa[BN / 16][4];  // P of the last key block, the A operand of its P V
   for (int it = 0;; ++it) {
     Tile tl;
     const Step next = step(it, tl);
@@ -236,12 +231,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if (next == kNone) continue;
     const int m_block = tl.m_block, n_blocks = tl.n_blocks;
     const int qb = done % kQBuffers;  // this tile's Q buffer
-    const bool first_done = kPrefetch && primed;
     const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
     float o[D / 8][4];
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-    if (!first_done) st.init();
+    RowState st;
+    st.init();
 
     // S = Q K^T for this warpgroup's 64 rows, Q from buffer qbuf, K from stage s (issued, not waited).
     auto issue_qk = [&](float(&sc)[BN / 8][4], int s, int qbuf) {
@@ -285,7 +280,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         float inv[2];
         finish_rows(st, lse, row0, p.q_len, scale, inv);
         const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
-        if constexpr (kPersistent) named_bar_sync(5 + cw, 128);
+        if constexpr (kPersistent) {
+          // Version 8 waits for its previous store's shared-memory reads only now, when it needs
+          // the staging rows again.
+          if constexpr (kEarlyQ)
+            if (threadIdx.x % 128 == 0) bulk_wait_read_all();
+          __syncwarp();
+          named_bar_sync(5 + cw, 128);
+        }
 #pragma unroll
         for (int r = 0; r < 2; ++r)
 #pragma unroll
@@ -301,7 +303,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
           for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * BM * 128, c * 64, first_row, h, b);
           bulk_commit();
-          bulk_wait_read_all();  // shared memory stays until TMA has read it
+          if constexpr (!kEarlyQ) bulk_wait_read_all();  // shared memory stays until TMA has read it
         }
         // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
         // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
@@ -313,20 +315,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     };
 
     // A tile whose rows see no key has no Q loaded (the producer skips it): it only writes zeros.
-    if (!first_done && n_blocks > 0) mbar_wait(&q_full[qb], (done / kQBuffers) & 1);
+    if (n_blocks > 0) mbar_wait(&q_full[qb], (done / kQBuffers) & 1);
     if constexpr (kTimers) clk[2] = clock64();
-    // Version 8: the tile after this one, whose first S is issued with this tile's last P V (when
-    // it reads any key block).
-    Tile nx{};
-    bool has_next = false;
-    if constexpr (kPrefetch)
-      for (int j = it + 1;; ++j) {
-        const Step sn = step(j, nx);
-        if (sn == kNone) continue;
-        has_next = sn == kTile && nx.n_blocks > 0;
-        break;
-      }
-
     if constexpr (!kOverlapped) {
       // Version 2: S, softmax, P V one after another within the warpgroup.
       for (int n = 0; n < n_blocks; ++n) {
@@ -356,7 +346,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     } else if (n_blocks > 0) {
       // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
       // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
-      if (!first_done) {
+      uint32_t pa[BN / 16][4];
+      {
         float sc[BN / 8][4];
         mbar_wait(&k_full[stage(0)], phase(0));
         turn_begin();
@@ -402,53 +393,17 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       }
       const int sl = stage(n_blocks - 1);
       mbar_wait(&v_full[sl], phase(n_blocks - 1));
-      if (kPrefetch && has_next) {
-        // Version 8: this tile's last P V and the next tile's first Q K^T in one turn (the
-        // next tile then skips its first turn, so every warpgroup still takes the same turns).
-        float sc_next[BN / 8][4];
-        turn_begin();
-        fence_operands(o);
-        wgmma_fence();
-        issue_pv(pa, sl);
-        mbar_wait(&q_full[(done + 1) % kQBuffers], ((done + 1) / kQBuffers) & 1);
-        mbar_wait(&k_full[stage(n_blocks)], phase(n_blocks));
-        issue_qk(sc_next, stage(n_blocks), (done + 1) % kQBuffers);
-        turn_end();
-        wgmma_wait<1>();  // P V is done; the next S may still run
-        fence_operands(o);
-        // P stays in its registers until its GEMM is done (not reused for the next S).
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk)
-          asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
-        release(&v_empty[sl]);
-        g += n_blocks;
-        ++done;
-        epilogue();
-        // The next tile's first S ran under the epilogue; g and done count that tile now. Its
-        // own tail (not the one below): ptxas would wait for the S where the two paths meet.
-        wgmma_wait<0>();
-        fence_operands(sc_next);
-        release(&k_empty[g % STAGES]);
-        if (nx.n_blocks == 1) release(&q_empty[done % kQBuffers]);
-        if (block_needs_mask(p, 0, BN, nx.m_block * BM + cw * 64))
-          mask_scores(sc_next, nx.m_block * BM + cw * 64 + warp * 16 + lane / 4, 0, p);
-        st.init();
-        float alpha[2];
-        softmax_scores(sc_next, st, scale_log2, alpha);  // the next tile's o starts at zero: no rescale
-        scores_to_a<T>(sc_next, pa);
-        primed = true;
-        continue;
-      } else {
-        fence_operands(o);
-        wgmma_fence();
-        issue_pv(pa, sl);
-        wgmma_wait<0>();
-      }
+      fence_operands(o);
+      wgmma_fence();
+      issue_pv(pa, sl);
+      wgmma_wait<0>();
       fence_operands(o);
       release(&v_empty[sl]);
       if constexpr (kTimers) clk[4] = clock64();
     }
     if (n_blocks > 0 && !kOverlapped) release(&q_empty[qb]);
+    if constexpr (kTimers)
+      if (n_blocks == 0) clk[3] = clk[4] = clk[2];  // a tile that sees no key: no S, no main loop
     g += n_blocks;
     done += n_blocks > 0;  // tiles with a Q loaded
 
@@ -471,8 +426,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       clk[0] = clk[1] = clk[5];
       global_start = global_timer();
     }
-    primed = false;
   }
+  // Version 8: the last store's shared-memory reads, before the CTA's shared memory goes.
+  if constexpr (kEarlyQ)
+    if (threadIdx.x % 128 == 0) bulk_wait_read_all();
 #endif
 }
 
@@ -525,12 +482,11 @@ int sm_count() {
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kPrefetch = false>
+          bool kEarlyQ = false>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
   // + the output's staging (persistent) and the second Q buffer (version 8)
-  constexpr int kSmem =
-      shared_bytes(kT) + (kPersistent ? kT.block_m * D * 2 : 0) + (kPrefetch ? kT.block_m * D * 2 : 0);
+  constexpr int kSmem = shared_bytes(kT) + (kPersistent ? kT.block_m * D * 2 : 0) + (kEarlyQ ? kT.block_m * D * 2 : 0);
   static_assert(kSmem <= 227 * 1024, "an sm_90 CTA has 227 KB of shared memory");
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
@@ -542,7 +498,7 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
-  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kPrefetch>;
+  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -560,17 +516,17 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
 }
 
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kPrefetch = false>
+          bool kEarlyQ = false>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64
-               ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kPrefetch>(p, stream)
-               : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kPrefetch>(p, stream);
+               ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ>(p, stream)
+               : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ>(p, stream);
   return p.head_dim == 64
-             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kPrefetch>(p, stream)
-             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kPrefetch>(p, stream);
+             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ>(p, stream)
+             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
 template <int kSched, bool kStoreTma, bool kPersistent = false>
@@ -592,17 +548,19 @@ void set_persistent_grid_limit(int ctas) { g_persistent_limit.store(ctas > 0 ? c
 cudaError_t launch_hopper_v7(const Params& p, cudaStream_t stream) {
   return launch_variant<kPingPong, 2, 2, true, true>(p, stream);
 }
-// Version 8: version 7 with two Q buffers and the next tile's first Q K^T under this tile's epilogue.
+// Version 8: version 7 with two Q buffers (the next tile's Q loaded earlier) and the output store's
+// shared-memory reads waited for at the next tile's epilogue.
 cudaError_t launch_hopper_v8(const Params& p, cudaStream_t stream) {
   return launch_variant<kPingPong, 2, 2, true, true, true>(p, stream);
 }
 cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
-// The default: version 7 or 6, whichever measured faster for this kind of call (use_persistent).
+// The default: the persistent grid (version 8, faster than 7 on every shape run 19 timed) or one
+// CTA per tile (version 6), whichever measured faster for this kind of call (use_persistent).
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
-  const int m_tiles = (p.q_len + 127) / 128;  // version 7 runs BM = 128 at both head dims
+  const int m_tiles = (p.q_len + 127) / 128;  // versions 7 and 8 run BM = 128 at both head dims
   const int64_t items = int64_t(p.causal ? (m_tiles + 1) / 2 : m_tiles) * p.heads * p.batch;
   return use_persistent(p.head_dim, p.q_len, p.causal) && persistent_rounds_full(items, sm_count())
-             ? launch_hopper_v7(p, stream)
+             ? launch_hopper_v8(p, stream)
              : launch_hopper_v6(p, stream);
 }
 // The earlier versions, kept for the ladder.
@@ -619,19 +577,21 @@ cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream) {
 
 namespace {
 // A schedule with per-tile timers (bf16 only: the lab's question is the schedule).
-template <int kSched, bool kStoreTma, bool kPersistent>
+template <int kSched, bool kStoreTma, bool kPersistent, bool kEarlyQ = false>
 cudaError_t launch_timed(const Params& p, cudaStream_t stream) {
   if constexpr (!kPersistent)  // the persistent path runs 2 consumers at every head dim
     if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
       return launch<__nv_bfloat16, 64, kSched, 3, kStoreTma, kPersistent, true>(p, stream);
-  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, 2, kStoreTma, kPersistent, true>(p, stream)
-                          : launch<__nv_bfloat16, 128, kSched, 2, kStoreTma, kPersistent, true>(p, stream);
+  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, 2, kStoreTma, kPersistent, true, kEarlyQ>(p, stream)
+                          : launch<__nv_bfloat16, 128, kSched, 2, kStoreTma, kPersistent, true, kEarlyQ>(p, stream);
 }
 }  // namespace
 
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path) {
   if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
   switch (path) {
+    case Path::HopperV8:
+      return launch_timed<kPingPong, true, true, true>(p, stream);
     case Path::HopperV7:
       return launch_timed<kPingPong, true, true>(p, stream);
     case Path::HopperV2:

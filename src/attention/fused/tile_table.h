@@ -16,8 +16,9 @@ namespace attnprof::fused {
 // BM=192, head dim 64 only), hopper_v5 (version 3 with the consumer warpgroups taking
 // turns at the tensor cores; the output stored from registers) and hopper_v6 (version 5
 // with the output through shared memory and a TMA store; one CTA per tile) and hopper_v7
-// (version 6 as a persistent grid) and hopper_v8 (version 7 with two Q buffers, the next tile's
-// first Q K^T issued with this tile's last P V). hopper picks version 6 or 7 per call (use_persistent).
+// (version 6 as a persistent grid) and hopper_v8 (version 7 with two Q buffers, so the
+// next tile's Q loads earlier, and the output store's wait deferred). hopper picks
+// version 6 or 8 per call (use_persistent).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -81,9 +82,9 @@ constexpr TileConfig tile_for(Path path, int head_dim, int q_len = 0) {
   return best;
 }
 
-// Whether the default Hopper path runs the persistent kernel (version 7, two consumer
-// warpgroups) rather than one CTA per tile (version 6, the table's rows) for this call. Measured on
-// an H200 (docs/fused-kernel.md, version 7, run 12): persistence wins where tiles are short, since
+// Whether the default Hopper path runs the persistent kernel (version 8 since run 19, before it 7;
+// two consumer warpgroups) rather than one CTA per tile (version 6, the table's rows) for this
+// call. Measured on an H200 (docs/fused-kernel.md, version 7, run 12): persistence wins where tiles are short, since
 // it hides each tile's start-up and Q load, and on causal D=128 up to 8k rows (its work items
 // of two tiles balance the rounds); one CTA per tile wins for long D=64 sequences, where it has
 // three consumer warpgroups (the persistent kernel's state spills with three), and ties at D=128

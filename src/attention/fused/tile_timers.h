@@ -39,7 +39,7 @@ struct TimerLayout {
 };
 
 // The layout of a Hopper version's records for this call: the tile table's row, except the
-// persistent kernel (hopper_v7), which runs two consumer warpgroups at every head dim. One record
+// persistent kernels (hopper_v7, hopper_v8), which run two consumer warpgroups at every head dim. One record
 // per (tile, consumer) either way.
 TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim, Path path);
 
