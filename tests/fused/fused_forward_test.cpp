@@ -42,24 +42,20 @@ TEST(FusedForward, HopperV7PathMatchesReference) { run_all(Path::HopperV7); }
 TEST(FusedForward, HopperV8PathMatchesReference) { run_all(Path::HopperV8); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
-// ring, Q's empty/full barriers and the output staging carry over from tile to tile (uncapped,
-// the cases have fewer tiles than an H200 has SMs).
-TEST(FusedForward, HopperV7WalksManyTilesPerCta) {
+// ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
+// for a tile later) and the output staging carry over from tile to tile (uncapped, the cases have
+// fewer tiles than an H200 has SMs).
+namespace {
+void run_all_capped(Path path) {
   struct Cap {
     Cap() { set_persistent_grid_limit(3); }
     ~Cap() { set_persistent_grid_limit(0); }
   } cap;
-  run_all(Path::HopperV7);
+  run_all(path);
 }
-// Version 8 the same way: its two Q buffers and the next tile's first S, issued before this tile's
-// epilogue, alternate over many tiles per CTA.
-TEST(FusedForward, HopperV8WalksManyTilesPerCta) {
-  struct Cap {
-    Cap() { set_persistent_grid_limit(3); }
-    ~Cap() { set_persistent_grid_limit(0); }
-  } cap;
-  run_all(Path::HopperV8);
-}
+}  // namespace
+TEST(FusedForward, HopperV7WalksManyTilesPerCta) { run_all_capped(Path::HopperV7); }
+TEST(FusedForward, HopperV8WalksManyTilesPerCta) { run_all_capped(Path::HopperV8); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {
   Params p;
