@@ -42,8 +42,9 @@ struct Params {
 // The key blocks (of bn keys) a tile of query rows ending at row_end reads: all of them, or if
 // causal those up to the last row's last visible key (row min(row_end, q_len) - 1 sees keys up to
 // that plus causal_offset). None for a tile whose rows all see no key (bottom-right causal with
-// q_len > kv_len): the kernels load neither its Q nor any K/V and write zeros and an lse of -inf,
-// as for any row without a visible key (FlashAttention skips such tiles too). Host and device.
+// q_len > kv_len): the kernels load no K/V for it (the Hopper ones not its Q either) and write zeros
+// and an lse of -inf, as for any row without a visible key (FlashAttention skips such tiles too).
+// Host and device.
 constexpr int key_blocks(const Params& p, int row_end, int bn) {
   const int all = (p.kv_len + bn - 1) / bn;
   if (!p.causal || all == 0) return all;
