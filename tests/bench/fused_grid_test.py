@@ -115,6 +115,9 @@ class FusedGrid(unittest.TestCase):
             self.assertAlmostEqual(s["ratio"], 1.1)  # median of 1.1, 1.0667, 1.1667
             self.assertAlmostEqual(s["flash"], 1.2e12 / 3.0e-3 / 1e12)  # median of 2, 3, 4 ms
             self.assertEqual(summary[grid.name(cs[0])]["runs"], 0)
+            texts = [text for text, _ in grid.verdicts(list(summary.values()))]
+            # The medians' geometric mean (sqrt(1.1 * 0.75)), then each run's own.
+            self.assertIn("geometric mean >= 1.05x (0.908; runs: 0.908, 0.909, 0.920)", texts)
             verdicts = dict((text.split(" (")[0], ok) for text, ok in grid.verdicts(list(summary.values())))
             self.assertFalse(verdicts["every case measured"])
             self.assertTrue(verdicts["S >= 2k: fused >= 1.03x cuDNN"])
