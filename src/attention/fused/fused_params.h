@@ -55,6 +55,16 @@ constexpr int key_blocks(const Params& p, int row_end, int bn) {
   return needed < all ? needed : all;
 }
 
+// The persistent grid's work items per (batch, head): its query tiles of block_m rows, or if causal
+// pairs of them (query blocks M-1-k and k, fwd_sm90.cu's step()), so that items carry equal work.
+constexpr int persistent_items_per_head(const Params& p, int block_m) {
+  const int m_tiles = (p.q_len + block_m - 1) / block_m;
+  return p.causal ? (m_tiles + 1) / 2 : m_tiles;
+}
+constexpr long long persistent_items(const Params& p, int block_m) {
+  return static_cast<long long>(persistent_items_per_head(p, block_m)) * p.heads * p.batch;
+}
+
 // Whether key block n (bn keys from n * bn) needs masking for query rows from first_row on: it
 // runs past kv_len, or (causal) its last key lies beyond first_row's diagonal.
 constexpr bool block_needs_mask(const Params& p, int n, int bn, int first_row) {

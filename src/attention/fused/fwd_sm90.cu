@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // head: each order left some shapes' CTAs uneven, up to 25% lost); longer queries leave many
   // tiles of equal work, and the items uneven.
   const int m_tiles = (p.q_len + BM - 1) / BM;
-  const int per_head = kPersistent && p.causal ? (m_tiles + 1) / 2 : m_tiles;  // work items
+  const int per_head = kPersistent ? persistent_items_per_head(p, BM) : m_tiles;  // work items
   const int items = per_head * p.heads * p.batch;
   struct Tile {
     int m_block, h, b, n_blocks;
@@ -268,52 +268,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     auto stage = [&](int n) { return (g + n) % STAGES; };
     auto phase = [&](int n) { return uint32_t((g + n) / STAGES) & 1; };
 
-    // The output: o normalized by the row sums, and the LSE.
-    auto epilogue = [&] {
-      const int b = tl.b, h = tl.h;
-      float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
-      if constexpr (kStoreTma) {
-        // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
-        // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
-        // and no other warpgroup reads them) or, persistent, its rows of the staging buffer, whose
-        // last store the leading thread saw read before it passed the barrier below.
-        float inv[2];
-        finish_rows(st, lse, row0, p.q_len, scale, inv);
-        const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
-        if constexpr (kPersistent) {
-          // Version 8 waits for its previous store's shared-memory reads only now, when it needs
-          // the staging rows again.
-          if constexpr (kEarlyQ)
-            if (threadIdx.x % 128 == 0) bulk_wait_read_all();
-          __syncwarp();
-          named_bar_sync(5 + cw, 128);
-        }
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-#pragma unroll
-          for (int j = 0; j < D / 8; ++j) {
-            const uint32_t addr =
-                o_addr + (j / 8) * BM * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
-            st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
-          }
-        fence_proxy_async_shared();
-        named_bar_sync(5 + cw, 128);
-        const int first_row = m_block * BM + cw * 64;
-        if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
-#pragma unroll
-          for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * BM * 128, c * 64, first_row, h, b);
-          bulk_commit();
-          if constexpr (!kEarlyQ) bulk_wait_read_all();  // shared memory stays until TMA has read it
-        }
-        // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
-        // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
-        __syncwarp();
-      } else {
-        T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-        write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
-      }
-    };
-
     // A tile whose rows see no key has no Q loaded (the producer skips it): it only writes zeros.
     if (n_blocks > 0) mbar_wait(&q_full[qb], (done / kQBuffers) & 1);
     if constexpr (kTimers) clk[2] = clock64();
@@ -407,9 +361,50 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     g += n_blocks;
     done += n_blocks > 0;  // tiles with a Q loaded
 
-    epilogue();
+    const int b = tl.b, h = tl.h;
+    float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
+    if constexpr (kStoreTma) {
+      // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
+      // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
+      // and no other warpgroup reads them) or, persistent, its rows of the staging buffer, whose
+      // last store the leading thread saw read before it passed the barrier below (version 8:
+      // the barrier just before the rows are written).
+      float inv[2];
+      finish_rows(st, lse, row0, p.q_len, scale, inv);
+      const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
+      if constexpr (kPersistent) {
+        // Version 8 waits for its previous store's shared-memory reads only now, when it needs
+        // the staging rows again.
+        if constexpr (kEarlyQ)
+          if (threadIdx.x % 128 == 0) bulk_wait_read_all();
+        __syncwarp();
+        named_bar_sync(5 + cw, 128);
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          const uint32_t addr =
+              o_addr + (j / 8) * BM * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
+          st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
+        }
+      fence_proxy_async_shared();
+      named_bar_sync(5 + cw, 128);
+      const int first_row = m_block * BM + cw * 64;
+      if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * BM * 128, c * 64, first_row, h, b);
+        bulk_commit();
+        if constexpr (!kEarlyQ) bulk_wait_read_all();  // shared memory stays until TMA has read it
+      }
+      // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
+      // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
+      __syncwarp();
+    } else {
+      T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
+      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+    }
     if constexpr (kTimers) {
-      const int b = tl.b, h = tl.h;
       clk[5] = clock64();
       if (threadIdx.x % 128 == 0) {
         const uint64_t global_end = global_timer();
@@ -504,8 +499,7 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
   dim3 grid(m_tiles, p.heads, p.batch);
   if constexpr (kPersistent) {
-    // Work items: tiles, or for causal pairs of tiles (the kernel's step()).
-    const int64_t tiles = int64_t(p.causal ? (m_tiles + 1) / 2 : m_tiles) * p.heads * p.batch;
+    const int64_t tiles = persistent_items(p, kT.block_m);  // tiles, or for causal pairs of tiles
     int ctas = sm_count();
     if (ctas <= 0) return cudaErrorInvalidDevice;
     if (const int limit = g_persistent_limit.load(std::memory_order_relaxed); limit > 0) ctas = std::min(ctas, limit);
@@ -557,8 +551,8 @@ cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return laun
 // The default: the persistent grid (version 8, faster than 7 on every shape run 19 timed) or one
 // CTA per tile (version 6), whichever measured faster for this kind of call (use_persistent).
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
-  const int m_tiles = (p.q_len + 127) / 128;  // versions 7 and 8 run BM = 128 at both head dims
-  const int64_t items = int64_t(p.causal ? (m_tiles + 1) / 2 : m_tiles) * p.heads * p.batch;
+  // Versions 7 and 8 run two consumer warpgroups at both head dims.
+  const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
   return use_persistent(p.head_dim, p.q_len, p.causal) && persistent_rounds_full(items, sm_count())
              ? launch_hopper_v8(p, stream)
              : launch_hopper_v6(p, stream);
