@@ -92,3 +92,16 @@ TEST(FusedMaskGeometry, BottomRightShiftsTheDiagonalByTheLengthDifference) {
   EXPECT_EQ(key_blocks(tall, 7681, 128), 1);  // row 7680 sees key 0
   EXPECT_EQ(key_blocks(tall, 8192, 128), 4);
 }
+
+TEST(FusedMaskGeometry, PersistentItemsAreTilesOrCausalPairs) {
+  Params p = shape(1000, 1000, false, false);  // 8 query tiles of 128 rows
+  p.heads = 2;
+  p.batch = 3;
+  EXPECT_EQ(attnprof::fused::persistent_items_per_head(p, 128), 8);
+  EXPECT_EQ(attnprof::fused::persistent_items(p, 128), 8 * 2 * 3);
+  p.causal = true;  // pairs (7, 0), (6, 1), ...
+  EXPECT_EQ(attnprof::fused::persistent_items_per_head(p, 128), 4);
+  p.q_len = 1100;  // 9 tiles: the middle one alone in the fifth item
+  EXPECT_EQ(attnprof::fused::persistent_items_per_head(p, 128), 5);
+  EXPECT_EQ(attnprof::fused::persistent_items(p, 128), 5 * 2 * 3);
+}
