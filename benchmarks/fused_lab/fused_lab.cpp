@@ -16,7 +16,8 @@
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
 //                                            default set, e.g. the slowest of scripts/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
-//   --path p1,p2 of portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|auto
+//   --path p1,p2 of
+//   portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|hopper_v9|hopper_v10|auto
 //   (default: auto for timing, every available for checks)
 #include <algorithm>
 #include <cstdio>
@@ -66,7 +67,8 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
     if (it == kPathNames.end()) {
       std::fprintf(stderr,
                    "attnprof_fused_lab: --path: unknown path '%.*s' (have: auto, portable, hopper, "
-                   "hopper_overlap, hopper_m192, hopper_v2, hopper_v5, hopper_v6, hopper_v7, hopper_v8)\n",
+                   "hopper_overlap, hopper_m192, hopper_v2, hopper_v5, hopper_v6, hopper_v7, hopper_v8, hopper_v9, "
+                   "hopper_v10)\n",
                    static_cast<int>(w.size()), w.data());
       return false;
     }
@@ -123,12 +125,12 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--persistent-ctas") && i + 1 < argc)
       attnprof::fused::set_persistent_grid_limit(std::atoi(argv[++i]));
     else {
-      std::fprintf(
-          stderr,
-          "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
-          "[--persistent-ctas N] [--shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
-          "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,hopper_v8,auto]\n",
-          argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
+                   "[--persistent-ctas N] [--shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
+                   "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,hopper_v8,"
+                   "hopper_v9,hopper_v10,auto]\n",
+                   argv[0]);
       return 2;
     }
   }

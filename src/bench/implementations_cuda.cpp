@@ -75,6 +75,8 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperV6>("hopper_v5 with the output through shared memory and TMA, a CTA per tile"),
       path_row<fused::Path::HopperV7>("hopper_v6 as a persistent grid (a CTA per SM)"),
       path_row<fused::Path::HopperV8>("hopper_v7 with two Q buffers (the next Q loaded earlier)"),
+      path_row<fused::Path::HopperV9>("hopper_v6 with 176-key blocks at D=128"),
+      path_row<fused::Path::HopperV10>("hopper_v7 with 176-key blocks at D=128, one 64-row output staging"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -40,6 +40,8 @@ TEST(FusedForward, HopperV5PathMatchesReference) { run_all(Path::HopperV5); }
 TEST(FusedForward, HopperV6PathMatchesReference) { run_all(Path::HopperV6); }
 TEST(FusedForward, HopperV7PathMatchesReference) { run_all(Path::HopperV7); }
 TEST(FusedForward, HopperV8PathMatchesReference) { run_all(Path::HopperV8); }
+TEST(FusedForward, HopperV9PathMatchesReference) { run_all(Path::HopperV9); }
+TEST(FusedForward, HopperV10PathMatchesReference) { run_all(Path::HopperV10); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -56,6 +58,8 @@ void run_all_capped(Path path) {
 }  // namespace
 TEST(FusedForward, HopperV7WalksManyTilesPerCta) { run_all_capped(Path::HopperV7); }
 TEST(FusedForward, HopperV8WalksManyTilesPerCta) { run_all_capped(Path::HopperV8); }
+// Version 10's two consumer warpgroups take turns at one staging buffer, tile after tile.
+TEST(FusedForward, HopperV10WalksManyTilesPerCta) { run_all_capped(Path::HopperV10); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {
   Params p;

@@ -37,7 +37,7 @@ TEST(FusedTileTable, PortableRowsFitSm80) {
 
 TEST(FusedTileTable, HopperRowsFitSm90) {
   for (const TileConfig& t : kTileTable) {
-    if (t.path != Path::Hopper) continue;
+    if (t.path == Path::Portable) continue;
     EXPECT_EQ(t.block_m, 64 * t.consumers) << "each consumer warpgroup owns 64 rows";
     EXPECT_EQ(t.threads, 128 * (t.consumers + 1)) << "one producer warpgroup";
     EXPECT_EQ(t.head_dim % 64, 0) << "128-byte swizzle chunks";
@@ -46,14 +46,14 @@ TEST(FusedTileTable, HopperRowsFitSm90) {
     EXPECT_GE(t.stages, 2);
     EXPECT_LE(shared_bytes(t), 227 * 1024) << "sm_90 opt-in shared memory";
     // Registers: the setmaxnreg split must fit the 64K file.
-    EXPECT_LE(producer_registers(t.consumers) * 128 + consumer_registers(t.consumers) * 128 * t.consumers, 65536);
+    EXPECT_LE(producer_registers(t) * 128 + consumer_registers(t) * 128 * t.consumers, 65536);
   }
   // The 3-consumer experiment (BM=192) fits too.
   for (int d : {64, 128}) {
     const TileConfig t = with_consumers(tile_for(Path::Hopper, d), 3);
     EXPECT_EQ(t.block_m, 192);
     EXPECT_LE(shared_bytes(t), 227 * 1024);
-    EXPECT_LE(producer_registers(3) * 128 + consumer_registers(3) * 128 * 3, 65536);
+    EXPECT_LE(producer_registers(t) * 128 + consumer_registers(t) * 128 * 3, 65536);
   }
 }
 
@@ -70,7 +70,8 @@ TEST(FusedTileTable, PersistentKernelFitsAndIsPickedWhereItMeasuredFaster) {
   EXPECT_TRUE(use_persistent(64, 4096, true));
   EXPECT_FALSE(use_persistent(64, 8192, true));
   EXPECT_TRUE(use_persistent(128, 4096, false));
-  EXPECT_FALSE(use_persistent(128, 8192, false));
+  EXPECT_TRUE(use_persistent(128, 8192, false));
+  EXPECT_TRUE(use_persistent(128, 16384, false));
   EXPECT_TRUE(use_persistent(128, 512, true));
   EXPECT_TRUE(use_persistent(128, 8192, true));
   EXPECT_FALSE(use_persistent(128, 16384, true));
@@ -81,4 +82,34 @@ TEST(FusedTileTable, PersistentKernelFitsAndIsPickedWhereItMeasuredFaster) {
   EXPECT_TRUE(persistent_rounds_full(120, 132));  // one round, 91% of the CTAs busy
   EXPECT_FALSE(persistent_rounds_full(64, 132));
   EXPECT_FALSE(persistent_rounds_full(0, 132));
+}
+
+TEST(FusedTileTable, The176KeyRowFitsOnlyWithSharedStaging) {
+  // Versions 9 and 10: FlashAttention-3's D=128 tile, 128 query rows by 176 keys, two stages.
+  const TileConfig t = tile_for(Path::HopperV9, 128);
+  ASSERT_EQ(t.head_dim, 128);
+  EXPECT_EQ(t.block_n, 176);
+  EXPECT_EQ(tile_for(Path::HopperV9, 64).head_dim, 0) << "head dim 64 runs version 6 or 8's rows";
+  // 88 score and 64 output registers per consumer thread: the 240-register split.
+  EXPECT_EQ(consumer_registers(t), 240);
+  EXPECT_EQ(producer_registers(t) * 128 + consumer_registers(t) * 256, 64512);
+  // One CTA per tile stages the output in Q (fits); a persistent CTA has no room for a BM-row
+  // staging buffer, but has for 64 rows (version 10's, taken by the warpgroups in turn).
+  const int q_bytes = t.block_m * 128 * 2;
+  EXPECT_LE(shared_bytes(t), 227 * 1024);
+  EXPECT_GT(shared_bytes(t) + q_bytes, 227 * 1024);
+  EXPECT_LE(shared_bytes(t) + q_bytes / 2, 227 * 1024);
+}
+
+TEST(FusedTileTable, PersistentGridTakesEqualTilesWhenOneCtaPerTileLeavesTheLastWaveEmpty) {
+  EXPECT_DOUBLE_EQ(wave_fill(132, 132), 1.0);
+  EXPECT_DOUBLE_EQ(wave_fill(133, 132), 133.0 / 264);
+  EXPECT_DOUBLE_EQ(wave_fill(0, 132), 0.0);
+  // B4 H16 S2048 D64: version 6 runs 11 tiles of 192 rows x 64 heads = 704 CTAs (5.3 waves, 89%
+  // busy), version 8 16 x 64 = 1024 items (97%): the persistent grid.
+  EXPECT_TRUE(persistent_fills_better(704, 1024, 132));
+  // B8 H32 S2048 D64: 2816 CTAs and 4096 items, both 97%: version 6's faster tiles.
+  EXPECT_FALSE(persistent_fills_better(2816, 4096, 132));
+  // Two full waves against two full rounds: one CTA per tile.
+  EXPECT_FALSE(persistent_fills_better(264, 264, 132));
 }

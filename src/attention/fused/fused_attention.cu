@@ -52,6 +52,10 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v7(p, stream);
     case Path::HopperV8:
       return launch_hopper_v8(p, stream);
+    case Path::HopperV9:
+      return launch_hopper_v9(p, stream);
+    case Path::HopperV10:
+      return launch_hopper_v10(p, stream);
     default:
       return launch_portable(p, stream);
   }

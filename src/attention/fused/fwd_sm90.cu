@@ -1,4 +1,4 @@
-// The fused attention forward's Hopper path (sm_90a), versions 2-8 (docs/fused-kernel.md).
+// The fused attention forward's Hopper path (sm_90a), versions 2-10 (docs/fused-kernel.md).
 // A CTA of 1 + kConsumers warpgroups owns BM = 64 * kConsumers query rows of one (batch, head)
 // at a time:
 //   warpgroup 0, the producer, drops to few registers (setmaxnreg) and one thread loads Q and
@@ -37,6 +37,24 @@ struct TensorMaps {
 #define ATTNPROF_SM90A 1
 #endif
 
+// An sm_90 CTA's opt-in shared memory.
+constexpr int kSmemLimit = 227 * 1024;
+
+// Rows of the persistent kernel's output staging buffer: BM (each consumer warpgroup stages in its
+// own 64) or, where that does not fit beside Q and the K/V ring (version 10's 176-key row), 64 rows
+// that the consumer warpgroups take in turn. One CTA per tile stages in its Q rows instead: 0.
+constexpr int staging_rows(const TileConfig& t, bool persistent, bool early_q) {
+  if (!persistent) return 0;
+  const int q_bytes = t.block_m * t.head_dim * 2;
+  return shared_bytes(t) + (early_q ? q_bytes : 0) + q_bytes <= kSmemLimit ? t.block_m : 64;
+}
+// The dynamic shared memory of a Hopper CTA: Q, the ring and the alignment slack (shared_bytes), a
+// second Q buffer (version 8) and the output staging.
+constexpr int hopper_shared_bytes(const TileConfig& t, bool persistent, bool early_q) {
+  return shared_bytes(t) + (early_q ? t.block_m * t.head_dim * 2 : 0) +
+         staging_rows(t, persistent, early_q) * t.head_dim * 2;
+}
+
 // The consumer warpgroups' schedule.
 enum Sched : int {
   kSerial = 0,    // version 2: S, softmax, P V one after another in each warpgroup
@@ -59,8 +77,10 @@ enum Sched : int {
 // kEarlyQ: version 8: version 7 with two Q buffers, so the producer loads the next tile's Q while
 // this one's last key blocks run, and the leading thread waits for its output store's shared-memory
 // reads at the next tile's epilogue instead of right after issuing it.
+// kRows: the tile table's rows (Path::Hopper, or Path::HopperV9's 176-key blocks at D=128: versions
+// 9 and 10).
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -74,8 +94,15 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     clk[0] = clock64();
     global_start = global_timer();
   }
-  constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
+  constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
+  static_assert(kT.head_dim == D, "the table has a row for this head dim");
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
+  // The output staging: rows per 64-column chunk, and whether the warpgroups share 64 rows in turn.
+  constexpr int kStageRows = kPersistent ? staging_rows(kT, kPersistent, kEarlyQ) : BM;
+  constexpr bool kSharedStaging = kPersistent && kStageRows < BM;
+  // Two warpgroups: a turn's wait on o_free's parity is then never two phases behind (the one before
+  // the turn it waits for is the warpgroup's own).
+  static_assert(!kSharedStaging || (kStoreTma && !kEarlyQ && kConsumers == 2), "version 10 builds on version 7");
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
   constexpr int kConsumerWarps = kT.consumers * 4;
@@ -87,13 +114,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   unsigned char* sK = sQ + kQBuffers * kQBytes;
   unsigned char* sV = sK + STAGES * kKVBytes;
   unsigned char* sO = kPersistent ? sV + STAGES * kKVBytes : sQ;  // the output's staging rows
-  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes + (kPersistent ? kQBytes : 0));
+  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes + (kPersistent ? kStageRows * D * 2 : 0));
   uint64_t* q_full = bars;  // one per Q buffer, tile t in buffer t % kQBuffers
   uint64_t* q_empty = bars + kQBuffers;
   uint64_t* k_full = bars + 2 * kQBuffers;
   uint64_t* k_empty = k_full + STAGES;
   uint64_t* v_full = k_empty + STAGES;
   uint64_t* v_empty = v_full + STAGES;
+  uint64_t* o_free = v_empty + STAGES;  // version 10: the shared staging rows were read by their last store
 
   // The tiles this CTA computes, in order: step it = 0, 1, ... gives a tile, nothing, or the end.
   // One CTA per tile: its one tile (the grid's x runs the query blocks, heaviest causal ones
@@ -148,12 +176,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       mbar_init(&k_empty[s], kConsumerWarps);
       mbar_init(&v_empty[s], kConsumerWarps);
     }
+    if constexpr (kSharedStaging) mbar_init(o_free, 1);
     fence_barrier_init();
   }
   __syncthreads();
 
   if (wg == 0) {  // producer
-    setmaxnreg_dec<producer_registers(kConsumers)>();
+    setmaxnreg_dec<producer_registers(kT)>();
     if (threadIdx.x == 0) {
       prefetch_tensormap(&maps.q);
       prefetch_tensormap(&maps.k);
@@ -193,14 +222,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   }
 
   // consumers
-  setmaxnreg_inc<consumer_registers(kConsumers)>();
+  setmaxnreg_inc<consumer_registers(kT)>();
   if constexpr (kTimers) clk[1] = clock64();
   const int cw = wg - 1;  // consumer warpgroup: query rows 64*cw ..
   const int warp = __shfl_sync(0xffffffff, int(threadIdx.x % 128) / 32, 0), lane = threadIdx.x % 32;
   const float scale = p.scale;  // as AttentionParams gave it
   const float scale_log2 = scale * 1.4426950408889634f;
   const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
-  const uint32_t o_addr = smem_u32(sO) + cw * 64 * 128;
+  const uint32_t o_addr = smem_u32(sO) + (kSharedStaging ? 0 : cw * 64 * 128);
 
   auto release = [&](uint64_t* bar) {
     __syncwarp();
@@ -222,8 +251,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   if constexpr (kSched == kPingPong)
     for (int j = 0; j < cw; ++j) named_bar_arrive(1 + j, kTurnThreads);
 
-  int g = 0;     // K/V blocks consumed so far, over all tiles (as the producer counts them)
-  int done = 0;  // tiles computed
+  int g = 0;      // K/V blocks consumed so far, over all tiles (as the producer counts them)
+  int done = 0;   // tiles computed with a Q loaded
+  int tiles = 0;  // tiles computed (version 10: each warpgroup's turns at the staging rows)
   for (int it = 0;; ++it) {
     Tile tl;
     const Step next = step(it, tl);
@@ -374,9 +404,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
       if constexpr (kPersistent) {
         // Version 8 waits for its previous store's shared-memory reads only now, when it needs
-        // the staging rows again.
+        // the staging rows again; version 10 for the store before its turn at the shared rows
+        // (warpgroup 0, 1, ... of each tile in order), however far back that was.
         if constexpr (kEarlyQ)
           if (threadIdx.x % 128 == 0) bulk_wait_read_all();
+        if constexpr (kSharedStaging) {
+          const int turn = tiles * kConsumers + cw;
+          if (threadIdx.x % 128 == 0 && turn > 0) mbar_wait(o_free, uint32_t(turn - 1) & 1);
+        }
         __syncwarp();
         named_bar_sync(5 + cw, 128);
       }
@@ -385,7 +420,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
         for (int j = 0; j < D / 8; ++j) {
           const uint32_t addr =
-              o_addr + (j / 8) * BM * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
+              o_addr + (j / 8) * kStageRows * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
           st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
         }
       fence_proxy_async_shared();
@@ -393,10 +428,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       const int first_row = m_block * BM + cw * 64;
       if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * BM * 128, c * 64, first_row, h, b);
+        for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * kStageRows * 128, c * 64, first_row, h, b);
         bulk_commit();
         if constexpr (!kEarlyQ) bulk_wait_read_all();  // shared memory stays until TMA has read it
       }
+      if constexpr (kSharedStaging)
+        if (threadIdx.x % 128 == 0) mbar_arrive(o_free);  // read (or nothing stored): the next turn's
       // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
       // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
       __syncwarp();
@@ -421,6 +458,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       clk[0] = clk[1] = clk[5];
       global_start = global_timer();
     }
+    ++tiles;
   }
   // Version 8: the last store's shared-memory reads, before the CTA's shared memory goes.
   if constexpr (kEarlyQ)
@@ -477,12 +515,11 @@ int sm_count() {
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
-  constexpr TileConfig kT = with_consumers(tile_for(Path::Hopper, D), kConsumers);
-  // + the output's staging (persistent) and the second Q buffer (version 8)
-  constexpr int kSmem = shared_bytes(kT) + (kPersistent ? kT.block_m * D * 2 : 0) + (kEarlyQ ? kT.block_m * D * 2 : 0);
-  static_assert(kSmem <= 227 * 1024, "an sm_90 CTA has 227 KB of shared memory");
+  constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
+  constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ);
+  static_assert(kSmem <= kSmemLimit, "an sm_90 CTA has 227 KB of shared memory");
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
               kT.block_m) ||
@@ -493,7 +530,7 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
-  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ>;
+  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -548,14 +585,37 @@ cudaError_t launch_hopper_v8(const Params& p, cudaStream_t stream) {
   return launch_variant<kPingPong, 2, 2, true, true, true>(p, stream);
 }
 cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
+namespace {
+// Version 6 or 7 on the 176-key row (head dim 128 only).
+template <bool kPersistent>
+cudaError_t launch_n176(const Params& p, cudaStream_t stream) {
+  if (p.dtype == attention::DType::BF16)
+    return launch<__nv_bfloat16, 128, kPingPong, 2, true, kPersistent, false, false, Path::HopperV9>(p, stream);
+  return launch<__half, 128, kPingPong, 2, true, kPersistent, false, false, Path::HopperV9>(p, stream);
+}
+}  // namespace
+// Version 9: version 6 with 176-key blocks at head dim 128 (version 6 at 64, or without keys).
+cudaError_t launch_hopper_v9(const Params& p, cudaStream_t stream) {
+  return p.head_dim == 128 && p.kv_len > 0 ? launch_n176<false>(p, stream) : launch_hopper_v6(p, stream);
+}
+// Version 10: version 7 with 176-key blocks at head dim 128 and one 64-row output staging buffer
+// the consumer warpgroups take in turn (version 8 at 64, or without keys).
+cudaError_t launch_hopper_v10(const Params& p, cudaStream_t stream) {
+  return p.head_dim == 128 && p.kv_len > 0 ? launch_n176<true>(p, stream) : launch_hopper_v8(p, stream);
+}
 // The default: the persistent grid (version 8, faster than 7 on every shape run 19 timed) or one
 // CTA per tile (version 6), whichever measured faster for this kind of call (use_persistent).
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
-  // Versions 7 and 8 run two consumer warpgroups at both head dims.
+  // Versions 7 and 8 run two consumer warpgroups at both head dims; version 6 the table's rows.
   const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
-  return use_persistent(p.head_dim, p.q_len, p.causal) && persistent_rounds_full(items, sm_count())
-             ? launch_hopper_v8(p, stream)
-             : launch_hopper_v6(p, stream);
+  const int sms = sm_count();
+  bool persistent = use_persistent(p.head_dim, p.q_len, p.causal);
+  if (!persistent && !p.causal) {  // equal tiles: compare the two grids' last waves
+    const int bm6 = tile_for(Path::Hopper, p.head_dim, p.q_len).block_m;
+    const long long v6_ctas = static_cast<long long>((p.q_len + bm6 - 1) / bm6) * p.heads * p.batch;
+    persistent = persistent_fills_better(v6_ctas, items, sms);
+  }
+  return persistent && persistent_rounds_full(items, sms) ? launch_hopper_v8(p, stream) : launch_hopper_v6(p, stream);
 }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }

@@ -17,8 +17,11 @@ namespace attnprof::fused {
 // turns at the tensor cores; the output stored from registers) and hopper_v6 (version 5
 // with the output through shared memory and a TMA store; one CTA per tile) and hopper_v7
 // (version 6 as a persistent grid) and hopper_v8 (version 7 with two Q buffers, so the
-// next tile's Q loads earlier, and the output store's wait deferred). hopper picks
-// version 6 or 8 per call (use_persistent).
+// next tile's Q loads earlier, and the output store's wait deferred), hopper_v9 (version 6
+// with 176-key blocks at head dim 128: its own table row; version 6 at 64) and hopper_v10
+// (version 7 with the 176-key row and one 64-row output staging buffer the consumer
+// warpgroups take in turn: a BM-row one does not fit beside the larger ring; version 8 at
+// 64). hopper picks version 6 or 8 per call (use_persistent).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -29,7 +32,9 @@ enum class Path : int {
   HopperV5 = 6,
   HopperV6 = 7,
   HopperV7 = 8,
-  HopperV8 = 9
+  HopperV8 = 9,
+  HopperV9 = 10,
+  HopperV10 = 11
 };
 
 struct PathName {
@@ -37,7 +42,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 10> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 12> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -46,7 +51,9 @@ inline constexpr std::array<PathName, 10> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV5, "hopper_v5"},
                                                       {Path::HopperV6, "hopper_v6"},
                                                       {Path::HopperV7, "hopper_v7"},
-                                                      {Path::HopperV8, "hopper_v8"}}};
+                                                      {Path::HopperV8, "hopper_v8"},
+                                                      {Path::HopperV9, "hopper_v9"},
+                                                      {Path::HopperV10, "hopper_v10"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -69,9 +76,14 @@ struct TileConfig {
 // up to 11% slower below (short causal sequences: too few, too uneven tiles).
 inline constexpr TileConfig kTileTable[] = {
     // path           D    BM   BN  st threads consumers min_q_len
-    {Path::Portable, 64, 64, 64, 1, 128, 0, 0},  {Path::Portable, 128, 64, 64, 1, 128, 0, 0},
-    {Path::Hopper, 64, 128, 128, 2, 384, 2, 0},  {Path::Hopper, 64, 192, 128, 2, 512, 3, 2048},
+    {Path::Portable, 64, 64, 64, 1, 128, 0, 0},
+    {Path::Portable, 128, 64, 64, 1, 128, 0, 0},
+    {Path::Hopper, 64, 128, 128, 2, 384, 2, 0},
+    {Path::Hopper, 64, 192, 128, 2, 512, 3, 2048},
     {Path::Hopper, 128, 128, 128, 2, 384, 2, 0},
+    // FlashAttention-3's D=128 tile without causal masking: fewer key blocks, so fewer softmax
+    // passes, barriers and rescales per FLOP (hopper_v9 and hopper_v10; 210 KB of shared memory).
+    {Path::HopperV9, 128, 128, 176, 2, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
@@ -88,10 +100,31 @@ constexpr TileConfig tile_for(Path path, int head_dim, int q_len = 0) {
 // it hides each tile's start-up and Q load, and on causal D=128 up to 8k rows (its work items
 // of two tiles balance the rounds); one CTA per tile wins for long D=64 sequences, where it has
 // three consumer warpgroups (the persistent kernel's state spills with three), and ties at D=128
-// full from 8192 rows and causal at 16k (run 12: v7 585, v6 590; v6 587-633 over runs 9-12).
+// causal at 16k (run 12: v7 585, v6 590; v6 587-633 over runs 9-12). D=128 full attention takes
+// version 8 at every length since run 21 (S 8k 626 against v6's 600 TFLOP/s, S 16k 633 against
+// 612; version 7 had tied with v6 there).
 constexpr bool use_persistent(int head_dim, int q_len, bool causal) {
-  if (head_dim == 128) return q_len < (causal ? 16384 : 8192);
+  if (head_dim == 128) return !causal || q_len < 16384;
   return q_len < (causal ? 8192 : 2048);
+}
+
+// The share of CTA slots busy when `ctas` equal CTAs run in waves of one per SM (or `ctas` equal
+// work items in a persistent grid's static rounds): the last wave's idle SMs are the rest.
+constexpr double wave_fill(long long ctas, int sms) {
+  if (ctas <= 0 || sms <= 0) return 0.0;
+  const long long waves = (ctas + sms - 1) / sms;
+  return double(ctas) / double(waves * sms);
+}
+
+// Where use_persistent keeps one CTA per tile for full attention (D=64 from 2048 rows: version 6
+// with three consumer warpgroups, BM 192), the persistent grid (BM 128) still wins when version 6's
+// last wave leaves enough SMs idle: run 21 measured version 6 5% faster per tile than version 8
+// with both grids 97% full (B8 H32 S2048 D64: 460 against 438 TFLOP/s), and 3% slower with
+// version 6's waves 89% full (B4 H16 S2048 D64: 704 CTAs on 132 SMs, 430 against 443). Equal
+// tiles only: causal tiles differ in length, and the hardware's scheduling evens them out.
+constexpr double kOneCtaPerTileEdge = 1.05;
+constexpr bool persistent_fills_better(long long v6_ctas, long long persistent_items, int sms) {
+  return wave_fill(persistent_items, sms) > kOneCtaPerTileEdge * wave_fill(v6_ctas, sms);
 }
 
 // Whether the persistent grid's static rounds are full enough: `items` work items (tiles, or
@@ -113,9 +146,13 @@ constexpr TileConfig with_consumers(TileConfig t, int consumers) {
   return t;
 }
 
-// setmaxnreg split of the 64K-register file for a Hopper CTA (multiples of 8).
-constexpr int producer_registers(int consumers) { return consumers == 2 ? 40 : 24; }
-constexpr int consumer_registers(int consumers) { return consumers == 2 ? 232 : 160; }
+// setmaxnreg split of the 64K-register file for a Hopper CTA (multiples of 8): 176-key blocks hold
+// 88 score registers per consumer thread beside D=128's 64 output ones, and take FlashAttention-3's
+// 240 (the producer only issues TMA).
+constexpr int producer_registers(const TileConfig& t) { return t.consumers == 2 && t.block_n <= 128 ? 40 : 24; }
+constexpr int consumer_registers(const TileConfig& t) {
+  return t.consumers == 2 ? (t.block_n <= 128 ? 232 : 240) : 160;
+}
 
 // Dynamic shared memory a config needs, in bytes (16-bit elements).
 constexpr int shared_bytes(const TileConfig& t) {
