@@ -77,6 +77,7 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperV8>("hopper_v7 with two Q buffers (the next Q loaded earlier)"),
       path_row<fused::Path::HopperV9>("hopper_v6 with 176-key blocks at D=128"),
       path_row<fused::Path::HopperV10>("hopper_v7 with 176-key blocks at D=128, one 64-row output staging"),
+      path_row<fused::Path::HopperV11>("hopper_v8 with 160-key blocks at D=128 (output staged in Q), 3 stages at D=64"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -42,6 +42,7 @@ TEST(FusedForward, HopperV7PathMatchesReference) { run_all(Path::HopperV7); }
 TEST(FusedForward, HopperV8PathMatchesReference) { run_all(Path::HopperV8); }
 TEST(FusedForward, HopperV9PathMatchesReference) { run_all(Path::HopperV9); }
 TEST(FusedForward, HopperV10PathMatchesReference) { run_all(Path::HopperV10); }
+TEST(FusedForward, HopperV11PathMatchesReference) { run_all(Path::HopperV11); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -60,6 +61,8 @@ TEST(FusedForward, HopperV7WalksManyTilesPerCta) { run_all_capped(Path::HopperV7
 TEST(FusedForward, HopperV8WalksManyTilesPerCta) { run_all_capped(Path::HopperV8); }
 // Version 10's two consumer warpgroups take turns at one staging buffer, tile after tile.
 TEST(FusedForward, HopperV10WalksManyTilesPerCta) { run_all_capped(Path::HopperV10); }
+// Version 11 stages each output in its tile's Q buffer, which the producer refills two tiles on.
+TEST(FusedForward, HopperV11WalksManyTilesPerCta) { run_all_capped(Path::HopperV11); }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {
   Params p;

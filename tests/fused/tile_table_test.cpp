@@ -113,3 +113,18 @@ TEST(FusedTileTable, PersistentGridTakesEqualTilesWhenOneCtaPerTileLeavesTheLast
   // Two full waves against two full rounds: one CTA per tile.
   EXPECT_FALSE(persistent_fills_better(264, 264, 132));
 }
+
+TEST(FusedTileTable, Version11RowsFitWithTwoQBuffers) {
+  // D=128: 160-key blocks; two Q buffers and the ring fit, a staging buffer beside them does not
+  // (so the output is staged in the tile's own Q buffer).
+  const TileConfig t = tile_for(Path::HopperV11, 128);
+  ASSERT_EQ(t.block_n, 160);
+  const int q_bytes = t.block_m * 128 * 2;
+  EXPECT_LE(shared_bytes(t) + q_bytes, 227 * 1024);
+  EXPECT_GT(shared_bytes(t) + 2 * q_bytes, 227 * 1024);
+  EXPECT_EQ(consumer_registers(t), 240);
+  // D=64: a 3-stage ring with both Q buffers and a staging buffer of its own.
+  const TileConfig s = tile_for(Path::HopperV11, 64);
+  ASSERT_EQ(s.stages, 3);
+  EXPECT_LE(shared_bytes(s) + 2 * s.block_m * 64 * 2, 227 * 1024);
+}

@@ -56,6 +56,8 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v9(p, stream);
     case Path::HopperV10:
       return launch_hopper_v10(p, stream);
+    case Path::HopperV11:
+      return launch_hopper_v11(p, stream);
     default:
       return launch_portable(p, stream);
   }

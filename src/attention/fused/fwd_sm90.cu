@@ -41,12 +41,15 @@ struct TensorMaps {
 constexpr int kSmemLimit = 227 * 1024;
 
 // Rows of the persistent kernel's output staging buffer: BM (each consumer warpgroup stages in its
-// own 64) or, where that does not fit beside Q and the K/V ring (version 10's 176-key row), 64 rows
-// that the consumer warpgroups take in turn. One CTA per tile stages in its Q rows instead: 0.
+// own 64), or where that does not fit beside Q and the K/V ring: with two Q buffers none (version
+// 11's 160-key row: each warpgroup stages in its rows of the tile's own Q buffer, which the producer
+// refills two tiles later), with one 64 rows that the consumer warpgroups take in turn (version 10's
+// 176-key row). One CTA per tile stages in its Q rows: none.
 constexpr int staging_rows(const TileConfig& t, bool persistent, bool early_q) {
   if (!persistent) return 0;
   const int q_bytes = t.block_m * t.head_dim * 2;
-  return shared_bytes(t) + (early_q ? q_bytes : 0) + q_bytes <= kSmemLimit ? t.block_m : 64;
+  if (shared_bytes(t) + (early_q ? q_bytes : 0) + q_bytes <= kSmemLimit) return t.block_m;
+  return early_q ? 0 : 64;
 }
 // The dynamic shared memory of a Hopper CTA: Q, the ring and the alignment slack (shared_bytes), a
 // second Q buffer (version 8) and the output staging.
@@ -97,9 +100,17 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   static_assert(kT.head_dim == D, "the table has a row for this head dim");
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
-  // The output staging: rows per 64-column chunk, and whether the warpgroups share 64 rows in turn.
-  constexpr int kStageRows = kPersistent ? staging_rows(kT, kPersistent, kEarlyQ) : BM;
-  constexpr bool kSharedStaging = kPersistent && kStageRows < BM;
+  // The output staging: in the tile's Q buffer (one CTA per tile; version 11's 160-key row) or a
+  // buffer of its own, of BM rows or of 64 the warpgroups share in turn (version 10); its rows per
+  // 64-column chunk.
+  constexpr int kStagingRows = staging_rows(kT, kPersistent, kEarlyQ);
+  constexpr bool kStageInQ = kStagingRows == 0;
+  constexpr int kStageRows = kStageInQ ? BM : kStagingRows;
+  constexpr bool kSharedStaging = kStagingRows == 64 && BM > 64;
+  // Version 11: a warpgroup's Q rows hold its output until the TMA store has read them, so its
+  // leading warp releases the Q buffer only then (at the next tile's first S), not after its last S.
+  constexpr bool kDeferQRelease = kPersistent && kStageInQ;
+  static_assert(!kDeferQRelease || (kStoreTma && kEarlyQ), "version 11 builds on version 8");
   // Two warpgroups: a turn's wait on o_free's parity is then never two phases behind (the one before
   // the turn it waits for is the warpgroup's own).
   static_assert(!kSharedStaging || (kStoreTma && !kEarlyQ && kConsumers == 2), "version 10 builds on version 7");
@@ -113,8 +124,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   unsigned char* sQ = base;
   unsigned char* sK = sQ + kQBuffers * kQBytes;
   unsigned char* sV = sK + STAGES * kKVBytes;
-  unsigned char* sO = kPersistent ? sV + STAGES * kKVBytes : sQ;  // the output's staging rows
-  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes + (kPersistent ? kStageRows * D * 2 : 0));
+  unsigned char* sO = kStageInQ ? sQ : sV + STAGES * kKVBytes;  // the output's staging rows (+ the Q buffer's)
+  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes + kStagingRows * D * 2);
   uint64_t* q_full = bars;  // one per Q buffer, tile t in buffer t % kQBuffers
   uint64_t* q_empty = bars + kQBuffers;
   uint64_t* k_full = bars + 2 * kQBuffers;
@@ -251,9 +262,22 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   if constexpr (kSched == kPingPong)
     for (int j = 0; j < cw; ++j) named_bar_arrive(1 + j, kTurnThreads);
 
-  int g = 0;      // K/V blocks consumed so far, over all tiles (as the producer counts them)
-  int done = 0;   // tiles computed with a Q loaded
-  int tiles = 0;  // tiles computed (version 10: each warpgroup's turns at the staging rows)
+  int g = 0;                         // K/V blocks consumed so far, over all tiles (as the producer counts them)
+  int done = 0;                      // tiles computed with a Q loaded
+  int tiles = 0;                     // tiles computed (version 10: each warpgroup's turns at the staging rows)
+  [[maybe_unused]] int held_q = -1;  // version 11: the Q buffer the leading warp still holds (its output's)
+  // Version 11: once the previous tile's output store has read this warpgroup's Q rows, its leading
+  // warp releases that Q buffer (the other warps did after their last S).
+  auto release_held_q = [&] {
+    if constexpr (kDeferQRelease)
+      if (held_q >= 0) {
+        if (threadIdx.x % 128 == 0) bulk_wait_read_all();
+        if (warp == 0) release(&q_empty[held_q]);
+        held_q = -1;
+      }
+  };
+  // Whether this warp releases the tile's Q buffer after its last S (version 11's leading warp: later).
+  const bool q_release_after_s = !(kDeferQRelease && warp == 0);
   for (int it = 0;; ++it) {
     Tile tl;
     const Step next = step(it, tl);
@@ -342,7 +366,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         if constexpr (kTimers) clk[3] = clock64();
         fence_operands(sc);
         release(&k_empty[stage(0)]);
-        if (n_blocks == 1) release(&q_empty[qb]);  // the last Q K^T of this tile is done
+        if (n_blocks == 1 && q_release_after_s) release(&q_empty[qb]);  // the last Q K^T of this tile is done
+        release_held_q();
         mask(sc, 0);
         float alpha[2];
         softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
@@ -362,7 +387,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
         fence_operands(sc);
         release(&k_empty[s]);
-        if (n == n_blocks - 1) release(&q_empty[qb]);
+        if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
         mask(sc, n);
         float alpha[2];
         softmax_scores(sc, st, scale_log2, alpha);
@@ -393,12 +418,19 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
     const int b = tl.b, h = tl.h;
     float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
-    if constexpr (kStoreTma) {
+    if (kStoreTma && kDeferQRelease && n_blocks == 0) {
+      // Version 11: a tile whose rows see no key has no Q buffer to stage in; its zeros go straight
+      // from registers.
+      release_held_q();
+      T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
+      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+    } else if constexpr (kStoreTma) {
       // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
       // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
-      // and no other warpgroup reads them) or, persistent, its rows of the staging buffer, whose
-      // last store the leading thread saw read before it passed the barrier below (version 8:
-      // the barrier just before the rows are written).
+      // and no other warpgroup reads them; version 11: of this tile's Q buffer) or, persistent, its
+      // rows of the staging buffer, whose last store the leading thread saw read before it passed
+      // the barrier below (version 8: the barrier just before the rows are written).
+      const uint32_t tile_o = o_addr + (kStageInQ ? qb * kQBytes : 0);
       float inv[2];
       finish_rows(st, lse, row0, p.q_len, scale, inv);
       const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
@@ -406,7 +438,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         // Version 8 waits for its previous store's shared-memory reads only now, when it needs
         // the staging rows again; version 10 for the store before its turn at the shared rows
         // (warpgroup 0, 1, ... of each tile in order), however far back that was.
-        if constexpr (kEarlyQ)
+        if constexpr (kEarlyQ && !kStageInQ)
           if (threadIdx.x % 128 == 0) bulk_wait_read_all();
         if constexpr (kSharedStaging) {
           const int turn = tiles * kConsumers + cw;
@@ -420,7 +452,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
         for (int j = 0; j < D / 8; ++j) {
           const uint32_t addr =
-              o_addr + (j / 8) * kStageRows * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
+              tile_o + (j / 8) * kStageRows * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
           st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
         }
       fence_proxy_async_shared();
@@ -428,10 +460,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       const int first_row = m_block * BM + cw * 64;
       if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, o_addr + c * kStageRows * 128, c * 64, first_row, h, b);
+        for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, tile_o + c * kStageRows * 128, c * 64, first_row, h, b);
         bulk_commit();
         if constexpr (!kEarlyQ) bulk_wait_read_all();  // shared memory stays until TMA has read it
       }
+      if constexpr (kDeferQRelease) held_q = qb;  // released once the store has read it
       if constexpr (kSharedStaging)
         if (threadIdx.x % 128 == 0) mbar_arrive(o_free);  // read (or nothing stored): the next turn's
       // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
@@ -547,17 +580,19 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
 }
 
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kEarlyQ = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64
-               ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ>(p, stream)
-               : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ>(p, stream);
+               ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p,
+                                                                                                                stream)
+               : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows>(
+                     p, stream);
   return p.head_dim == 64
-             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ>(p, stream)
-             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ>(p, stream);
+             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p, stream)
+             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
 template <int kSched, bool kStoreTma, bool kPersistent = false>
@@ -602,6 +637,11 @@ cudaError_t launch_hopper_v9(const Params& p, cudaStream_t stream) {
 // the consumer warpgroups take in turn (version 8 at 64, or without keys).
 cudaError_t launch_hopper_v10(const Params& p, cudaStream_t stream) {
   return p.head_dim == 128 && p.kv_len > 0 ? launch_n176<true>(p, stream) : launch_hopper_v8(p, stream);
+}
+// Version 11: version 8 on its own rows (160-key blocks and the output staged in the tile's Q buffer
+// at head dim 128; a 3-stage ring at 64).
+cudaError_t launch_hopper_v11(const Params& p, cudaStream_t stream) {
+  return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11>(p, stream);
 }
 // The default: the persistent grid (version 8, faster than 7 on every shape run 19 timed) or one
 // CTA per tile (version 6), whichever measured faster for this kind of call (use_persistent).

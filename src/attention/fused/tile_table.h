@@ -21,7 +21,9 @@ namespace attnprof::fused {
 // with 176-key blocks at head dim 128: its own table row; version 6 at 64) and hopper_v10
 // (version 7 with the 176-key row and one 64-row output staging buffer the consumer
 // warpgroups take in turn: a BM-row one does not fit beside the larger ring; version 8 at
-// 64). hopper picks version 6 or 8 per call (use_persistent).
+// 64) and hopper_v11 (version 8 on its own rows: 160-key blocks at head dim 128, with the
+// output staged in the tile's own Q buffer; a 3-stage ring at 64). hopper picks version 6 or 8
+// per call (use_persistent).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -34,7 +36,8 @@ enum class Path : int {
   HopperV7 = 8,
   HopperV8 = 9,
   HopperV9 = 10,
-  HopperV10 = 11
+  HopperV10 = 11,
+  HopperV11 = 12
 };
 
 struct PathName {
@@ -42,7 +45,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 12> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 13> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -53,7 +56,8 @@ inline constexpr std::array<PathName, 12> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV7, "hopper_v7"},
                                                       {Path::HopperV8, "hopper_v8"},
                                                       {Path::HopperV9, "hopper_v9"},
-                                                      {Path::HopperV10, "hopper_v10"}}};
+                                                      {Path::HopperV10, "hopper_v10"},
+                                                      {Path::HopperV11, "hopper_v11"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -84,6 +88,11 @@ inline constexpr TileConfig kTileTable[] = {
     // FlashAttention-3's D=128 tile without causal masking: fewer key blocks, so fewer softmax
     // passes, barriers and rescales per FLOP (hopper_v9 and hopper_v10; 210 KB of shared memory).
     {Path::HopperV9, 128, 128, 176, 2, 384, 2, 0},
+    // Version 8 on larger rings: 160-key blocks at D=128 (fewer per-block costs, a remainder under 2%
+    // of the keys where 176 left 3%; two Q buffers and the ring fill 226 KB, so the output is staged
+    // in the tile's own Q buffer) and three 128-key stages at D=64.
+    {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
+    {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
