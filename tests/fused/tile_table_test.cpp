@@ -128,3 +128,12 @@ TEST(FusedTileTable, Version11RowsFitWithTwoQBuffers) {
   ASSERT_EQ(s.stages, 3);
   EXPECT_LE(shared_bytes(s) + 2 * s.block_m * 64 * 2, 227 * 1024);
 }
+
+TEST(FusedTileTable, Version11WhereItMeasuredFaster) {
+  EXPECT_TRUE(persistent_v11(64, 512, true));
+  EXPECT_TRUE(persistent_v11(64, 4096, false));
+  EXPECT_TRUE(persistent_v11(128, 8192, false));
+  EXPECT_FALSE(persistent_v11(128, 4096, false)) << "within noise of version 8 below 8k keys";
+  EXPECT_FALSE(persistent_v11(128, 1024, false)) << "1024 keys are 6.4 blocks of 160";
+  EXPECT_FALSE(persistent_v11(128, 16384, true)) << "causal keeps 128-key blocks";
+}

@@ -370,7 +370,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         release_held_q();
         mask(sc, 0);
         float alpha[2];
-        softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
+        softmax_scores(sc, st, scale_log2, alpha, p.rescale_slack);  // o is still zero: no rescale
         scores_to_a<T>(sc, pa);
       }
       for (int n = 1; n < n_blocks; ++n) {
@@ -390,14 +390,15 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
         mask(sc, n);
         float alpha[2];
-        softmax_scores(sc, st, scale_log2, alpha);
+        softmax_scores(sc, st, scale_log2, alpha, p.rescale_slack);
         wgmma_wait<0>();
         fence_operands(o);
 #pragma unroll
         for (int kk = 0; kk < BN / 16; ++kk)
           asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
         release(&v_empty[sp]);
-        rescale(o, alpha);
+        // A warp whose rows all kept their maximum (alpha exactly 1) skips the multiplies.
+        if (__any_sync(0xffffffff, alpha[0] != 1.f || alpha[1] != 1.f)) rescale(o, alpha);
         scores_to_a<T>(sc, pa);
       }
       const int sl = stage(n_blocks - 1);
@@ -643,8 +644,9 @@ cudaError_t launch_hopper_v10(const Params& p, cudaStream_t stream) {
 cudaError_t launch_hopper_v11(const Params& p, cudaStream_t stream) {
   return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11>(p, stream);
 }
-// The default: the persistent grid (version 8, faster than 7 on every shape run 19 timed) or one
-// CTA per tile (version 6), whichever measured faster for this kind of call (use_persistent).
+// The default: the persistent grid (version 8 or 11; 8 was faster than 7 on every shape run 19 timed)
+// or one CTA per tile (version 6), whichever measured faster for this kind of call (use_persistent,
+// persistent_v11).
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   // Versions 7 and 8 run two consumer warpgroups at both head dims; version 6 the table's rows.
   const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
@@ -655,7 +657,8 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
     const long long v6_ctas = static_cast<long long>((p.q_len + bm6 - 1) / bm6) * p.heads * p.batch;
     persistent = persistent_fills_better(v6_ctas, items, sms);
   }
-  return persistent && persistent_rounds_full(items, sms) ? launch_hopper_v8(p, stream) : launch_hopper_v6(p, stream);
+  if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
+  return persistent_v11(p.head_dim, p.kv_len, p.causal) ? launch_hopper_v11(p, stream) : launch_hopper_v8(p, stream);
 }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }

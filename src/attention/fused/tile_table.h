@@ -22,8 +22,9 @@ namespace attnprof::fused {
 // (version 7 with the 176-key row and one 64-row output staging buffer the consumer
 // warpgroups take in turn: a BM-row one does not fit beside the larger ring; version 8 at
 // 64) and hopper_v11 (version 8 on its own rows: 160-key blocks at head dim 128, with the
-// output staged in the tile's own Q buffer; a 3-stage ring at 64). hopper picks version 6 or 8
-// per call (use_persistent).
+// output staged in the tile's own Q buffer; a 3-stage ring at 64) and hopper_v12 (hopper with
+// FlashAttention-4's conditional rescale: a row's running maximum moves only when it grows by
+// more than 2^8). hopper picks version 6, 8 or 11 per call (use_persistent, persistent_v11).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -37,7 +38,8 @@ enum class Path : int {
   HopperV8 = 9,
   HopperV9 = 10,
   HopperV10 = 11,
-  HopperV11 = 12
+  HopperV11 = 12,
+  HopperV12 = 13
 };
 
 struct PathName {
@@ -45,7 +47,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 13> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 14> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -57,7 +59,8 @@ inline constexpr std::array<PathName, 13> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV8, "hopper_v8"},
                                                       {Path::HopperV9, "hopper_v9"},
                                                       {Path::HopperV10, "hopper_v10"},
-                                                      {Path::HopperV11, "hopper_v11"}}};
+                                                      {Path::HopperV11, "hopper_v11"},
+                                                      {Path::HopperV12, "hopper_v12"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -134,6 +137,15 @@ constexpr double wave_fill(long long ctas, int sms) {
 constexpr double kOneCtaPerTileEdge = 1.05;
 constexpr bool persistent_fills_better(long long v6_ctas, long long persistent_items, int sms) {
   return wave_fill(persistent_items, sms) > kOneCtaPerTileEdge * wave_fill(v6_ctas, sms);
+}
+
+// Which persistent kernel, where use_persistent picks one: version 11 (its own rows) or 8. Run 23
+// (v8 against v11 in one process): at D=64 the 3-stage ring +2.3% and +1.2% at S512 (causal, full),
+// within 0.7% elsewhere (S 1k-4k); at D=128 full attention the 160-key blocks +0.6% at 8k and
+// +1.7% at 16k keys, within 0.4% at 2k-4k, and 7.5% slower at 1k, where 1024 keys make 6.4 blocks
+// of 160 (one 40% full).
+constexpr bool persistent_v11(int head_dim, int kv_len, bool causal) {
+  return head_dim == 64 || (!causal && kv_len >= 8192);
 }
 
 // Whether the persistent grid's static rounds are full enough: `items` work items (tiles, or
