@@ -58,11 +58,8 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v10(p, stream);
     case Path::HopperV11:
       return launch_hopper_v11(p, stream);
-    case Path::HopperV12: {  // the default's kernels with FlashAttention-4's conditional rescale
-      Params lazy = p;
-      lazy.rescale_slack = 8.f;
-      return launch_hopper(lazy, stream);
-    }
+    case Path::HopperV12:
+      return launch_hopper_v12(p, stream);
     default:
       return launch_portable(p, stream);
   }

@@ -27,10 +27,6 @@ struct Params {
   bool causal = false;    // query i sees keys j <= i + causal_offset
   int causal_offset = 0;  // 0: top-left (PyTorch is_causal=True); kv_len - q_len: bottom-right
   float scale = 0.f;      // softmax scale, as AttentionParams gives it (never 0)
-  // Hopper: a row's running maximum moves only when a block's exceeds it by more than this many
-  // log2 units of scaled scores, so most blocks skip the output rescale (softmax_fragment.cuh,
-  // softmax_scores); 0 tracks the exact maximum.
-  float rescale_slack = 0.f;
   attention::DType dtype = attention::DType::BF16;  // bf16 or fp16
 
   // Strides in elements; the head_dim stride is always 1.
