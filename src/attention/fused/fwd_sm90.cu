@@ -82,10 +82,8 @@ enum Sched : int {
 // reads at the next tile's epilogue instead of right after issuing it.
 // kRows: the tile table's rows (Path::Hopper, or Path::HopperV9's 176-key blocks at D=128: versions
 // 9 and 10; Path::HopperV11's: version 11).
-// kLazy: version 12's conditional rescale (softmax_scores; a warp whose rows all kept their maximum
-// skips the output rescale).
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kLazy = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -372,7 +370,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         release_held_q();
         mask(sc, 0);
         float alpha[2];
-        softmax_scores<BN / 8, kLazy>(sc, st, scale_log2, alpha);  // o is still zero: no rescale
+        softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
         scores_to_a<T>(sc, pa);
       }
       for (int n = 1; n < n_blocks; ++n) {
@@ -392,19 +390,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
         mask(sc, n);
         float alpha[2];
-        softmax_scores<BN / 8, kLazy>(sc, st, scale_log2, alpha);
+        softmax_scores(sc, st, scale_log2, alpha);
         wgmma_wait<0>();
         fence_operands(o);
 #pragma unroll
         for (int kk = 0; kk < BN / 16; ++kk)
           asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
         release(&v_empty[sp]);
-        if constexpr (kLazy) {
-          // A warp whose rows all kept their maximum (alpha exactly 1) skips the multiplies.
-          if (__any_sync(0xffffffff, alpha[0] != 1.f || alpha[1] != 1.f)) rescale(o, alpha);
-        } else {
-          rescale(o, alpha);
-        }
+        rescale(o, alpha);
         scores_to_a<T>(sc, pa);
       }
       const int sl = stage(n_blocks - 1);
@@ -555,7 +548,7 @@ int sm_count() {
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kLazy = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ);
@@ -570,7 +563,7 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
-  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kLazy>;
+  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -587,61 +580,29 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
 }
 
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kLazy = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64
-               ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows, kLazy>(
-                     p, stream)
-               : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows,
-                        kLazy>(p, stream);
+               ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p,
+                                                                                                                stream)
+               : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows>(
+                     p, stream);
   return p.head_dim == 64
-             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows, kLazy>(p, stream)
-             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows, kLazy>(p,
-                                                                                                                stream);
+             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p, stream)
+             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
-template <int kSched, bool kStoreTma, bool kPersistent = false, bool kLazy = false>
+template <int kSched, bool kStoreTma, bool kPersistent = false>
 cudaError_t launch_rows(const Params& p, cudaStream_t stream) {
   static_assert(tile_for(Path::Hopper, 128).consumers == 2 && tile_for(Path::Hopper, 64).consumers == 2 &&
                     tile_for(Path::Hopper, 64, 1 << 30).consumers == 3,
                 "the Hopper rows are exactly these");
   if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
-    return launch_variant<kSched, 3, 2, kStoreTma, kPersistent, false, Path::Hopper, kLazy>(p, stream);
-  return launch_variant<kSched, 2, 2, kStoreTma, kPersistent, false, Path::Hopper, kLazy>(p, stream);
-}
-
-// Versions 6, 8 and 11, with or without version 12's conditional rescale.
-template <bool kLazy>
-cudaError_t launch_v6(const Params& p, cudaStream_t stream) {
-  return launch_rows<kPingPong, true, false, kLazy>(p, stream);
-}
-template <bool kLazy>
-cudaError_t launch_v8(const Params& p, cudaStream_t stream) {
-  return launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, kLazy>(p, stream);
-}
-template <bool kLazy>
-cudaError_t launch_v11(const Params& p, cudaStream_t stream) {
-  return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, kLazy>(p, stream);
-}
-// The default's pick: the persistent grid (version 8 or 11; 8 was faster than 7 on every shape run
-// 19 timed) or one CTA per tile (version 6), whichever measured faster for this kind of call
-// (use_persistent, persistent_fills_better, persistent_v11).
-template <bool kLazy>
-cudaError_t launch_default(const Params& p, cudaStream_t stream) {
-  // Versions 8 and 11 run two consumer warpgroups at both head dims; version 6 the table's rows.
-  const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
-  const int sms = sm_count();
-  bool persistent = use_persistent(p.head_dim, p.q_len, p.causal);
-  if (!persistent && !p.causal) {  // equal tiles: compare the two grids' last waves
-    const int bm6 = tile_for(Path::Hopper, p.head_dim, p.q_len).block_m;
-    const long long v6_ctas = static_cast<long long>((p.q_len + bm6 - 1) / bm6) * p.heads * p.batch;
-    persistent = persistent_fills_better(v6_ctas, items, sms);
-  }
-  if (!persistent || !persistent_rounds_full(items, sms)) return launch_v6<kLazy>(p, stream);
-  return persistent_v11(p.head_dim, p.kv_len, p.causal) ? launch_v11<kLazy>(p, stream) : launch_v8<kLazy>(p, stream);
+    return launch_variant<kSched, 3, 2, kStoreTma, kPersistent>(p, stream);
+  return launch_variant<kSched, 2, 2, kStoreTma, kPersistent>(p, stream);
 }
 
 }  // namespace
@@ -655,8 +616,10 @@ cudaError_t launch_hopper_v7(const Params& p, cudaStream_t stream) {
 }
 // Version 8: version 7 with two Q buffers (the next tile's Q loaded earlier) and the output store's
 // shared-memory reads waited for at the next tile's epilogue.
-cudaError_t launch_hopper_v8(const Params& p, cudaStream_t stream) { return launch_v8<false>(p, stream); }
-cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return launch_v6<false>(p, stream); }
+cudaError_t launch_hopper_v8(const Params& p, cudaStream_t stream) {
+  return launch_variant<kPingPong, 2, 2, true, true, true>(p, stream);
+}
+cudaError_t launch_hopper_v6(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, true>(p, stream); }
 namespace {
 // Version 6 or 7 on the 176-key row (head dim 128 only).
 template <bool kPersistent>
@@ -677,11 +640,25 @@ cudaError_t launch_hopper_v10(const Params& p, cudaStream_t stream) {
 }
 // Version 11: version 8 on its own rows (160-key blocks and the output staged in the tile's Q buffer
 // at head dim 128; a 3-stage ring at 64).
-cudaError_t launch_hopper_v11(const Params& p, cudaStream_t stream) { return launch_v11<false>(p, stream); }
-// The default: version 6, 8 or 11 by the rules (launch_default).
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) { return launch_default<false>(p, stream); }
-// Version 12: the default's pick with FlashAttention-4's conditional rescale.
-cudaError_t launch_hopper_v12(const Params& p, cudaStream_t stream) { return launch_default<true>(p, stream); }
+cudaError_t launch_hopper_v11(const Params& p, cudaStream_t stream) {
+  return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11>(p, stream);
+}
+// The default's pick: the persistent grid (version 8 or 11; 8 was faster than 7 on every shape run
+// 19 timed) or one CTA per tile (version 6), whichever measured faster for this kind of call
+// (use_persistent, persistent_fills_better, persistent_v11).
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+  // Versions 8 and 11 run two consumer warpgroups at both head dims; version 6 the table's rows.
+  const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
+  const int sms = sm_count();
+  bool persistent = use_persistent(p.head_dim, p.q_len, p.causal);
+  if (!persistent && !p.causal) {  // equal tiles: compare the two grids' last waves
+    const int bm6 = tile_for(Path::Hopper, p.head_dim, p.q_len).block_m;
+    const long long v6_ctas = static_cast<long long>((p.q_len + bm6 - 1) / bm6) * p.heads * p.batch;
+    persistent = persistent_fills_better(v6_ctas, items, sms);
+  }
+  if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
+  return persistent_v11(p.head_dim, p.kv_len, p.causal) ? launch_hopper_v11(p, stream) : launch_hopper_v8(p, stream);
+}
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }
 cudaError_t launch_hopper_v5(const Params& p, cudaStream_t stream) { return launch_rows<kPingPong, false>(p, stream); }

@@ -70,12 +70,7 @@ __device__ __forceinline__ float exp2_ftz(float x) {
 // row state moves to m_new, and alpha = exp(scale*(m_old - m_new)) is returned for
 // the caller to rescale o with (separately, so the Hopper kernel can do it once
 // the previous P*V GEMM has finished).
-// kLazy (FlashAttention-4's conditional rescaling): a row keeps its old m while the block's
-// maximum exceeds it by at most kLazySlack log2 units of scaled scores, so alpha is exactly 1 and
-// the caller may skip the rescale. The probabilities then reach 2^kLazySlack before normalization,
-// and l and o carry the same factor: the result and the lse are unchanged up to rounding.
-constexpr float kLazySlack = 8.f;
-template <int NB, bool kLazy = false>
+template <int NB>
 __device__ __forceinline__ void softmax_scores(float (&s)[NB][4], RowState& st, float scale_log2, float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -84,12 +79,9 @@ __device__ __forceinline__ void softmax_scores(float (&s)[NB][4], RowState& st, 
     for (int j = 0; j < NB; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
-    // Lazy: keep the old maximum (false when it is -inf and mx is not, and when both are -inf: NaN).
-    const bool keep = kLazy && (mx - st.m[r]) * scale_log2 <= kLazySlack;
-    if (keep) mx = st.m[r];
     // A row with no visible key so far keeps m = -inf; use 0 as base to avoid NaN.
     const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
-    alpha[r] = keep ? 1.f : exp2_ftz(st.m[r] * scale_log2 - base);
+    alpha[r] = exp2_ftz(st.m[r] * scale_log2 - base);
     float sum = 0.f;
 #pragma unroll
     for (int j = 0; j < NB; ++j) {

@@ -22,9 +22,8 @@ namespace attnprof::fused {
 // (version 7 with the 176-key row and one 64-row output staging buffer the consumer
 // warpgroups take in turn: a BM-row one does not fit beside the larger ring; version 8 at
 // 64) and hopper_v11 (version 8 on its own rows: 160-key blocks at head dim 128, with the
-// output staged in the tile's own Q buffer; a 3-stage ring at 64) and hopper_v12 (hopper with
-// FlashAttention-4's conditional rescale: a row's running maximum moves only when it grows by
-// more than 2^8). hopper picks version 6, 8 or 11 per call (use_persistent, persistent_v11).
+// output staged in the tile's own Q buffer; a 3-stage ring at 64). hopper picks version 6, 8 or
+// 11 per call (use_persistent, persistent_fills_better, persistent_v11).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -38,8 +37,7 @@ enum class Path : int {
   HopperV8 = 9,
   HopperV9 = 10,
   HopperV10 = 11,
-  HopperV11 = 12,
-  HopperV12 = 13
+  HopperV11 = 12
 };
 
 struct PathName {
@@ -47,7 +45,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 14> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 13> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -59,8 +57,7 @@ inline constexpr std::array<PathName, 14> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV8, "hopper_v8"},
                                                       {Path::HopperV9, "hopper_v9"},
                                                       {Path::HopperV10, "hopper_v10"},
-                                                      {Path::HopperV11, "hopper_v11"},
-                                                      {Path::HopperV12, "hopper_v12"}}};
+                                                      {Path::HopperV11, "hopper_v11"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
