@@ -125,10 +125,11 @@ void attention_headline(std::string& out, const GroupStats& g) {
     estimated |= s.fused_ns >= 0;
     impls += fmt::format("{}{} {}", impls.empty() ? "" : ", ", to_string(s.impl), to_string(s.pass));
   }
+  const double calls_per = calls / n;
   std::string line =
-      fmt::format("Attention {}: {} ms ({} of GPU time) in {:g} calls ({})", per_group(g), per(g.attention_ns),
+      fmt::format("Attention {}: {} ms ({} of GPU time) in {:g} call{} ({})", per_group(g), per(g.attention_ns),
                   percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1),
-                  calls / n, impls);
+                  calls_per, calls_per == 1 ? "" : "s", impls);
   if (estimated) line += fmt::format("; fused: ~{} ms (estimated)", per(fused));
   append_wrapped(out, line, 2);
   fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7} {:>8} {:>8} {:<9} {}\n", "attention", "pass", "calls", "kernels", "ms",

@@ -115,6 +115,17 @@ TEST(DoctorCli, MistypedCommandGetsASuggestion) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// The study's programs run one attention per profiled forward ("fwd" regions): the singular; the
+// corpus's Llama inference runs 2 layers per forward: the plural.
+TEST(DoctorCli, AttentionLineCountsCallsInWords) {
+  const auto one = run_command(doctor(test::example_trace("manual.json")));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find(" of GPU time) in 1 call (unfused forward)"), std::string::npos) << one.out;
+  const auto two = run_command(doctor(test::data_file("corpus/llama_sdpa-math_bf16_infer.json.gz")));
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find(" of GPU time) in 2 calls ("), std::string::npos) << two.out;
+}
+
 TEST(DoctorCli, OneTraceAtATime) {
   const auto r = run_command(doctor(test::example_trace("sdpa_math.json") + " " + test::example_trace("manual.json")));
   EXPECT_EQ(r.exit_code, 2);
