@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
                                                        Path::HopperV8}
                                    : paths)
       if (p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7 ||
-          p == Path::HopperV8)
+          p == Path::HopperV8 || p == Path::HopperV11)
         timed.push_back(p);
     // By default the shapes where the fixed cost per tile shows most (S 512) and least (S 16k).
     if (timer_shapes.empty())

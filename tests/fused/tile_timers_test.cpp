@@ -25,6 +25,9 @@ TEST(TileTimers, LayoutFollowsTheTileTable) {
   const TimerLayout v8 = timer_layout(1, 4, 4096, 64, Path::HopperV8);  // version 7's grid and tiles
   EXPECT_EQ(v8.ctas, 32 * 4);
   EXPECT_EQ(v8.consumers, 2);
+  const TimerLayout v11 = timer_layout(1, 4, 4096, 64, Path::HopperV11);  // version 8's grid and tiles
+  EXPECT_EQ(v11.ctas, 32 * 4);
+  EXPECT_EQ(v11.consumers, 2);
 }
 
 // 4 CTAs of 2 consumers on 2 SMs at 2 GHz; each tile: setup 0.5 us, Q 1 us, first S 1 us,

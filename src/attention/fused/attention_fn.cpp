@@ -84,10 +84,10 @@ void attention_forward_timed(const attention::AttentionParams& a, const attentio
     throw InputError("fused: the timed kernel takes bf16 calls with keys");
   if (resolve_path(Path::Automatic) != Path::Hopper) throw InputError("fused: the timed kernel needs an sm_90 GPU");
   if (path != Path::HopperV2 && path != Path::HopperV5 && path != Path::HopperV6 && path != Path::HopperV7 &&
-      path != Path::HopperV8)
+      path != Path::HopperV8 && path != Path::HopperV11)
     throw InputError(
-        "fused: timers exist for hopper_v2, hopper_v5, hopper_v6, hopper_v7 and hopper_v8 (hopper picks one per "
-        "call)");
+        "fused: timers exist for hopper_v2, hopper_v5, hopper_v6, hopper_v7, hopper_v8 and hopper_v11 (hopper picks "
+        "one per call)");
   p.timers = timers;
   ATTNPROF_CUDA_CHECK(launch_hopper_timed(p, static_cast<cudaStream_t>(ctx.stream), path));
 }

@@ -673,19 +673,22 @@ cudaError_t launch_hopper_m192(const Params& p, cudaStream_t stream) {
 
 namespace {
 // A schedule with per-tile timers (bf16 only: the lab's question is the schedule).
-template <int kSched, bool kStoreTma, bool kPersistent, bool kEarlyQ = false>
+template <int kSched, bool kStoreTma, bool kPersistent, bool kEarlyQ = false, Path kRows = Path::Hopper>
 cudaError_t launch_timed(const Params& p, cudaStream_t stream) {
   if constexpr (!kPersistent)  // the persistent path runs 2 consumers at every head dim
     if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers == 3)
       return launch<__nv_bfloat16, 64, kSched, 3, kStoreTma, kPersistent, true>(p, stream);
-  return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, 2, kStoreTma, kPersistent, true, kEarlyQ>(p, stream)
-                          : launch<__nv_bfloat16, 128, kSched, 2, kStoreTma, kPersistent, true, kEarlyQ>(p, stream);
+  return p.head_dim == 64
+             ? launch<__nv_bfloat16, 64, kSched, 2, kStoreTma, kPersistent, true, kEarlyQ, kRows>(p, stream)
+             : launch<__nv_bfloat16, 128, kSched, 2, kStoreTma, kPersistent, true, kEarlyQ, kRows>(p, stream);
 }
 }  // namespace
 
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path) {
   if (p.timers == nullptr || p.dtype != attention::DType::BF16 || p.kv_len == 0) return cudaErrorInvalidValue;
   switch (path) {
+    case Path::HopperV11:
+      return launch_timed<kPingPong, true, true, true, Path::HopperV11>(p, stream);
     case Path::HopperV8:
       return launch_timed<kPingPong, true, true, true>(p, stream);
     case Path::HopperV7:
