@@ -69,6 +69,34 @@ TEST(TileTimers, PhasesSpanAndGaps) {
   EXPECT_NE(format_tile_times(t).find("per key block"), std::string::npos);
 }
 
+// The producer's Q issue stamp: 3 records issued 0.5 us before the consumer's start (the Q then
+// 1.5 us in flight), 1 record issued 0.25 us after it (0.75 us in flight), and 4 records without a
+// Q (stamp 0: a tile whose rows see no key), which the two Q-issue spreads leave out.
+TEST(TileTimers, QIssueStampIsSignedAndOptional) {
+  const TimerLayout l{4, 2};
+  std::vector<std::uint64_t> w(l.words());
+  for (int i = 0; i < 8; ++i) {
+    std::uint64_t* r = &w[std::size_t(i) * kTimerSlots];
+    const std::uint64_t base = 1'000'000;
+    r[kClockEntry] = r[kClockConsumerStart] = base;
+    r[kClockQReady] = r[kClockFirstS] = r[kClockLastPv] = r[kClockEnd] = base + 2000;
+    r[kKvBlocks] = 1;
+    if (i < 3) r[kClockQIssued] = base - 1000;
+    if (i == 3) r[kClockQIssued] = base + 500;
+  }
+  const TileTimes t = summarize_timers(w, l, 2.0);
+  EXPECT_EQ(t.records, 8);
+  EXPECT_EQ(t.q_issue_records, 4);
+  EXPECT_DOUBLE_EQ(t.q_issue_lead.median, 0.5);
+  EXPECT_DOUBLE_EQ(t.q_issue_lead.p10, -0.25);
+  EXPECT_DOUBLE_EQ(t.q_issue_to_ready.median, 1.5);
+  EXPECT_DOUBLE_EQ(t.q_issue_to_ready.p10, 0.75);
+  EXPECT_NE(format_tile_times(t).find("Q issued before the tile's start"), std::string::npos);
+  // Without stamps (all records 0) the lines are left out.
+  for (int i = 0; i < 8; ++i) w[std::size_t(i) * kTimerSlots + kClockQIssued] = 0;
+  EXPECT_EQ(format_tile_times(summarize_timers(w, l, 2.0)).find("Q issued"), std::string::npos);
+}
+
 TEST(TileTimers, TooFewWordsIsAnError) {
   EXPECT_THROW(summarize_timers(std::vector<std::uint64_t>(10), TimerLayout{4, 2}, 2.0), std::invalid_argument);
 }

@@ -133,6 +133,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   uint64_t* v_full = k_empty + STAGES;
   uint64_t* v_empty = v_full + STAGES;
   uint64_t* o_free = v_empty + STAGES;  // version 10: the shared staging rows were read by their last store
+  // kTimers: the producer's clock when it issued the Q load of the tile in each Q buffer (published to
+  // the consumers by q_full's arrive, read after its wait).
+  [[maybe_unused]] volatile uint64_t* q_issued = o_free + 1;
 
   // The tiles this CTA computes, in order: step it = 0, 1, ... gives a tile, nothing, or the end.
   // One CTA per tile: its one tile (the grid's x runs the query blocks, heaviest causal ones
@@ -212,6 +215,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         const int qb = done % kQBuffers;
         if (done >= kQBuffers) mbar_wait(&q_empty[qb], ((done - kQBuffers) / kQBuffers) & 1);
         ++done;
+        if constexpr (kTimers) q_issued[qb] = clock64();
         mbar_arrive_expect_tx(&q_full[qb], kQBytes);
         for (int c = 0; c < kChunks; ++c)
           tma_load_4d(sQ + qb * kQBytes + c * BM * 128, &maps.q, c * 64, tl.m_block * BM, tl.h, tl.b, &q_full[qb]);
@@ -324,7 +328,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
     // A tile whose rows see no key has no Q loaded (the producer skips it): it only writes zeros.
     if (n_blocks > 0) mbar_wait(&q_full[qb], (done / kQBuffers) & 1);
-    if constexpr (kTimers) clk[2] = clock64();
+    [[maybe_unused]] uint64_t q_issue_clock = 0;  // 0: this tile loaded no Q
+    if constexpr (kTimers) {
+      clk[2] = clock64();
+      if (n_blocks > 0) q_issue_clock = q_issued[qb];
+    }
     if constexpr (!kOverlapped) {
       // Version 2: S, softmax, P V one after another within the warpgroup.
       for (int n = 0; n < n_blocks; ++n) {
@@ -486,6 +494,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         for (int i = 0; i < 6; ++i) rec[kClockEntry + i] = clk[i];
         rec[kSmId] = sm_id();
         rec[kKvBlocks] = uint64_t(n_blocks);
+        rec[kClockQIssued] = q_issue_clock;
       }
       // The next tile (persistent) starts now: its setup is nil, its Q wait is what remains.
       clk[0] = clk[1] = clk[5];

@@ -40,7 +40,7 @@ TileTimes summarize_timers(const std::vector<std::uint64_t>& words, const TimerL
     throw std::invalid_argument(
         fmt::format("tile timers: {} words for {} CTAs x {} consumers", words.size(), layout.ctas, layout.consumers));
   const double us_per_cycle = 1e-3 / clock_ghz;
-  std::vector<double> setup, q_load, first_s, main_loop, per_block, epilogue, tile, fixed;
+  std::vector<double> setup, q_load, first_s, main_loop, per_block, epilogue, tile, fixed, q_lead, q_latency;
   std::map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> by_sm;  // sm -> (start, end) ns
   std::uint64_t first = ~std::uint64_t(0), last = 0;
   TileTimes t;
@@ -56,6 +56,13 @@ TileTimes summarize_timers(const std::vector<std::uint64_t>& words, const TimerL
       epilogue.push_back(cycles(kClockLastPv, kClockEnd));
       tile.push_back(cycles(kClockEntry, kClockEnd));
       fixed.push_back(tile.back() - main_loop.back());
+      if (r[kClockQIssued] != 0) {  // signed: the issue may come after the consumer's start
+        const auto signed_cycles = [&](int from, int to) {
+          return double(static_cast<std::int64_t>(r[to] - r[from])) * us_per_cycle;
+        };
+        q_lead.push_back(signed_cycles(kClockQIssued, kClockConsumerStart));
+        q_latency.push_back(signed_cycles(kClockQIssued, kClockQReady));
+      }
       ++t.records;
     }
     // The CTA's span on its SM: the first consumer's record holds the CTA's entry; its end is the
@@ -84,6 +91,9 @@ TileTimes summarize_timers(const std::vector<std::uint64_t>& words, const TimerL
   t.epilogue = spread(epilogue);
   t.tile = spread(tile);
   t.fixed = spread(fixed);
+  t.q_issue_records = static_cast<int>(q_lead.size());
+  t.q_issue_lead = spread(q_lead);
+  t.q_issue_to_ready = spread(q_latency);
   t.span_us = last > first ? double(last - first) * 1e-3 : 0;
   t.gap_between_ctas = spread(gaps);
   return t;
@@ -98,6 +108,10 @@ std::string format_tile_times(const TileTimes& t) {
   out += fmt::format("  {:<34} {:>9} {:>9} {:>9}\n", "phase (us)", "p10", "median", "p90");
   out += row("setup (entry -> consumer start)", t.setup);
   out += row("Q load (-> Q in shared memory)", t.q_load);
+  if (t.q_issue_records > 0) {
+    out += row("  Q issued before the tile's start", t.q_issue_lead);
+    out += row("  Q issue -> Q in shared memory", t.q_issue_to_ready);
+  }
   out += row("first S (-> first Q K^T done)", t.first_s);
   out += row("main loop (-> last P V done)", t.main_loop);
   out += row("  per key block after the first", t.per_kv_block);

@@ -3,8 +3,9 @@
 // consumer warpgroup of each CTA write kTimerSlots words: the SM's cycle counter at kernel entry,
 // at the consumer's start, when Q is in shared memory, when the first S = Q K^T is in registers,
 // when the last O += P V is done and when the output is written; the global nanosecond timer at
-// entry and end; the SM's id and the number of key blocks. CUDA-free: the summary is tested on
-// the CPU with synthetic words.
+// entry and end; the SM's id and the number of key blocks; and the SM's cycle counter when the
+// producer issued the tile's Q load (0 for a tile that loads no Q). CUDA-free: the summary is
+// tested on the CPU with synthetic words.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,7 @@ enum TimerSlot : int {
   kClockEnd,
   kSmId,
   kKvBlocks,
+  kClockQIssued,     // clock64 when the producer issued the tile's Q load; 0 when it loaded none
   kTimerSlots = 16,  // words per record (the rest unused)
 };
 
@@ -49,10 +51,16 @@ struct Spread {  // over the records, in microseconds
 
 struct TileTimes {
   int records = 0;
-  int sms = 0;              // distinct SMs that ran a CTA
-  double ctas_per_sm = 0;   // mean
-  Spread setup;             // entry -> consumer start (barrier init, register reallocation)
-  Spread q_load;            // consumer start -> Q in shared memory
+  int sms = 0;             // distinct SMs that ran a CTA
+  double ctas_per_sm = 0;  // mean
+  Spread setup;            // entry -> consumer start (barrier init, register reallocation)
+  Spread q_load;           // consumer start -> Q in shared memory
+  // Of the records with a Q issue stamp: how long before the consumer's start (for the persistent
+  // kernels the previous tile's end) the producer issued this tile's Q load (negative: after it),
+  // and from that issue to the Q in shared memory (the load's latency as the consumer saw it).
+  int q_issue_records = 0;
+  Spread q_issue_lead;
+  Spread q_issue_to_ready;
   Spread first_s;           // Q ready -> first S in registers (first K tile, first GEMM)
   Spread main_loop;         // first S -> last P V done
   Spread per_kv_block;      // main loop / (key blocks - 1); blocks of CTAs with one key block left out
