@@ -19,7 +19,7 @@ void attention_forward(const attention::AttentionParams& p, const attention::Exe
 // The same on one kernel path (the lab times and checks each).
 void attention_forward_on(const attention::AttentionParams& p, const attention::ExecContext& ctx, Path path);
 
-// The Hopper schedule of `path` (HopperV2/V5/V6/V7/V8; not Hopper, which picks one per call) with per-tile timers
+// The Hopper schedule of `path` (HopperV2/V5/V6/V7/V8/V11; not Hopper, which picks one per call) with per-tile timers
 // written to `timers` (device memory of timer_layout(...).words() words, tile_timers.h), for the lab. bf16 with keys,
 // sm_90 only.
 void attention_forward_timed(const attention::AttentionParams& p, const attention::ExecContext& ctx,

@@ -48,7 +48,7 @@ struct TileTimesResult {
 };
 
 // The per-tile timers (tile_timers.h) of one launch of the Hopper schedule of `path` (Hopper,
-// HopperV2/V5/V6/V7/V8, not the per-call Hopper) on random bf16 inputs, after `warmup` untimed launches.
+// HopperV2/V5/V6/V7/V8/V11, not the per-call Hopper) on random bf16 inputs, after `warmup` untimed launches.
 TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path = Path::HopperV7);
 
 // Whether a CUDA device is present (GPU tests skip without one).

@@ -1,4 +1,4 @@
-// The fused attention forward's Hopper path (sm_90a), versions 2-10 (docs/fused-kernel.md).
+// The fused attention forward's Hopper path (sm_90a), versions 2-11 (docs/fused-kernel.md).
 // A CTA of 1 + kConsumers warpgroups owns BM = 64 * kConsumers query rows of one (batch, head)
 // at a time:
 //   warpgroup 0, the producer, drops to few registers (setmaxnreg) and one thread loads Q and
