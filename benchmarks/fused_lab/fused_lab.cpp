@@ -31,6 +31,7 @@
 
 #include "attention/fused/fused_attention.h"
 #include "attention/fused/fused_harness.h"
+#include "attention/fused/tile_timers.h"
 #include "attention/params.h"
 
 using namespace attnprof::fused;
@@ -210,9 +211,7 @@ int main(int argc, char** argv) {
     for (Path p : path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::HopperV6, Path::HopperV7,
                                                        Path::HopperV8}
                                    : paths)
-      if (p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7 ||
-          p == Path::HopperV8 || p == Path::HopperV11)
-        timed.push_back(p);
+      if (has_tile_timers(p)) timed.push_back(p);
     // By default the shapes where the fixed cost per tile shows most (S 512) and least (S 16k).
     if (timer_shapes.empty())
       for (int d : {64, 128})

@@ -28,6 +28,11 @@ TEST(TileTimers, LayoutFollowsTheTileTable) {
   const TimerLayout v11 = timer_layout(1, 4, 4096, 64, Path::HopperV11);  // version 8's grid and tiles
   EXPECT_EQ(v11.ctas, 32 * 4);
   EXPECT_EQ(v11.consumers, 2);
+  // The versions with timed kernels; hopper picks one per call and has none of its own.
+  EXPECT_TRUE(has_tile_timers(Path::HopperV11));
+  EXPECT_TRUE(has_tile_timers(Path::HopperV2));
+  EXPECT_FALSE(has_tile_timers(Path::Hopper));
+  EXPECT_FALSE(has_tile_timers(Path::HopperV9));
 }
 
 // 4 CTAs of 2 consumers on 2 SMs at 2 GHz; each tile: setup 0.5 us, Q 1 us, first S 1 us,

@@ -9,6 +9,7 @@
 #include "attention/cuda/cuda_check.h"
 #include "common/input_error.h"
 #include "fused_attention.h"
+#include "tile_timers.h"
 
 namespace attnprof::fused {
 
@@ -83,8 +84,7 @@ void attention_forward_timed(const attention::AttentionParams& a, const attentio
   if (a.dtype != attention::DType::BF16 || a.kv_len == 0 || a.batch == 0 || a.q_len == 0)
     throw InputError("fused: the timed kernel takes bf16 calls with keys");
   if (resolve_path(Path::Automatic) != Path::Hopper) throw InputError("fused: the timed kernel needs an sm_90 GPU");
-  if (path != Path::HopperV2 && path != Path::HopperV5 && path != Path::HopperV6 && path != Path::HopperV7 &&
-      path != Path::HopperV8 && path != Path::HopperV11)
+  if (!has_tile_timers(path))
     throw InputError(
         "fused: timers exist for hopper_v2, hopper_v5, hopper_v6, hopper_v7, hopper_v8 and hopper_v11 (hopper picks "
         "one per call)");

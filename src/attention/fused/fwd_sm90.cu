@@ -661,8 +661,8 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   const int sms = sm_count();
   bool persistent = use_persistent(p.head_dim, p.q_len, p.causal);
   if (!persistent && !p.causal) {  // equal tiles: compare the two grids' last waves
-    const int bm6 = tile_for(Path::Hopper, p.head_dim, p.q_len).block_m;
-    const long long v6_ctas = static_cast<long long>((p.q_len + bm6 - 1) / bm6) * p.heads * p.batch;
+    // Full attention's items are its tiles: version 6's grid, one CTA per tile of the table's rows.
+    const long long v6_ctas = persistent_items(p, tile_for(Path::Hopper, p.head_dim, p.q_len).block_m);
     persistent = persistent_fills_better(v6_ctas, items, sms);
   }
   if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);

@@ -47,7 +47,10 @@ TileTimes summarize_timers(const std::vector<std::uint64_t>& words, const TimerL
   for (int cta = 0; cta < layout.ctas; ++cta) {
     for (int c = 0; c < layout.consumers; ++c) {
       const std::uint64_t* r = &words[(std::size_t(cta) * layout.consumers + c) * kTimerSlots];
-      const auto cycles = [&](int from, int to) { return double(r[to] - r[from]) * us_per_cycle; };
+      // Signed: the Q issue may come after the consumer's start; the other phases never go back.
+      const auto cycles = [&](int from, int to) {
+        return double(static_cast<std::int64_t>(r[to] - r[from])) * us_per_cycle;
+      };
       setup.push_back(cycles(kClockEntry, kClockConsumerStart));
       q_load.push_back(cycles(kClockConsumerStart, kClockQReady));
       first_s.push_back(cycles(kClockQReady, kClockFirstS));
@@ -56,12 +59,9 @@ TileTimes summarize_timers(const std::vector<std::uint64_t>& words, const TimerL
       epilogue.push_back(cycles(kClockLastPv, kClockEnd));
       tile.push_back(cycles(kClockEntry, kClockEnd));
       fixed.push_back(tile.back() - main_loop.back());
-      if (r[kClockQIssued] != 0) {  // signed: the issue may come after the consumer's start
-        const auto signed_cycles = [&](int from, int to) {
-          return double(static_cast<std::int64_t>(r[to] - r[from])) * us_per_cycle;
-        };
-        q_lead.push_back(signed_cycles(kClockQIssued, kClockConsumerStart));
-        q_latency.push_back(signed_cycles(kClockQIssued, kClockQReady));
+      if (r[kClockQIssued] != 0) {  // 0: the tile loaded no Q
+        q_lead.push_back(cycles(kClockQIssued, kClockConsumerStart));
+        q_latency.push_back(cycles(kClockQIssued, kClockQReady));
       }
       ++t.records;
     }

@@ -32,6 +32,13 @@ enum TimerSlot : int {
   kTimerSlots = 16,  // words per record (the rest unused)
 };
 
+// The Hopper versions that have timed instantiations (launch_hopper_timed); not Hopper, which
+// picks one per call.
+constexpr bool has_tile_timers(Path p) {
+  return p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7 ||
+         p == Path::HopperV8 || p == Path::HopperV11;
+}
+
 // The records of one launch: ctas x consumers, record (cta, consumer) at
 // (cta * consumers + consumer) * kTimerSlots, cta = the block's linear index.
 struct TimerLayout {
