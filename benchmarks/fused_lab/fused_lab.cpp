@@ -13,11 +13,13 @@
 //                                            sanitizer runs can go one case per process
 //   --persistent-ctas N                      the persistent hopper path's grid capped at N CTAs, so
 //                                            small cases make each CTA walk several tiles
+//   --split-tail N                           hopper_v13 splits every tail it can, in ranges down to N
+//                                            key blocks (the small cases split too)
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
 //                                            default set, e.g. the slowest of scripts/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
 //   --path p1,p2 of
-//   portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|hopper_v9|hopper_v10|hopper_v11|auto
+//   portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|hopper_v9|hopper_v10|hopper_v11|hopper_v13|auto
 //   (default: auto for timing, every available for checks)
 #include <algorithm>
 #include <cstdio>
@@ -125,12 +127,14 @@ int main(int argc, char** argv) {
       timer_shapes.push_back(shape);
     } else if (!std::strcmp(argv[i], "--persistent-ctas") && i + 1 < argc)
       attnprof::fused::set_persistent_grid_limit(std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--split-tail") && i + 1 < argc)
+      attnprof::fused::set_split_tail_min_units(std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
-                   "[--persistent-ctas N] [--shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
+                   "[--persistent-ctas N] [--split-tail N] [--shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
                    "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,hopper_v8,"
-                   "hopper_v9,hopper_v10,hopper_v11,auto]\n",
+                   "hopper_v9,hopper_v10,hopper_v11,hopper_v13,auto]\n",
                    argv[0]);
       return 2;
     }

@@ -67,7 +67,7 @@ std::vector<Implementation> plugin::implementations() {
        "unfused: scores via memory (ours)", false, false},
       // The fused kernel on one code path, as the lab runs it: only when named.
       path_row<fused::Path::Portable>("mma.sync, sm_80+"),
-      path_row<fused::Path::Hopper>("TMA + wgmma, warp-specialized, ping-pong, TMA store; v6 or v8, sm_90a"),
+      path_row<fused::Path::Hopper>("TMA + wgmma, warp-specialized, ping-pong, TMA store; v6, v8, v11 or v13, sm_90a"),
       path_row<fused::Path::HopperOverlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
       path_row<fused::Path::HopperM192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
       path_row<fused::Path::HopperV2>("hopper version 2: S, softmax, P V in turn in each warpgroup"),
@@ -78,6 +78,7 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperV9>("hopper_v6 with 176-key blocks at D=128"),
       path_row<fused::Path::HopperV10>("hopper_v7 with 176-key blocks at D=128, one 64-row output staging"),
       path_row<fused::Path::HopperV11>("hopper_v8 with 160-key blocks at D=128 (output staged in Q), 3 stages at D=64"),
+      path_row<fused::Path::HopperV13>("hopper_v8 or v11 with the last round split along the keys (full attention)"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -43,6 +43,7 @@ TEST(FusedForward, HopperV8PathMatchesReference) { run_all(Path::HopperV8); }
 TEST(FusedForward, HopperV9PathMatchesReference) { run_all(Path::HopperV9); }
 TEST(FusedForward, HopperV10PathMatchesReference) { run_all(Path::HopperV10); }
 TEST(FusedForward, HopperV11PathMatchesReference) { run_all(Path::HopperV11); }
+TEST(FusedForward, HopperV13PathMatchesReference) { run_all(Path::HopperV13); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -63,6 +64,26 @@ TEST(FusedForward, HopperV8WalksManyTilesPerCta) { run_all_capped(Path::HopperV8
 TEST(FusedForward, HopperV10WalksManyTilesPerCta) { run_all_capped(Path::HopperV10); }
 // Version 11 stages each output in its tile's Q buffer, which the producer refills two tiles on.
 TEST(FusedForward, HopperV11WalksManyTilesPerCta) { run_all_capped(Path::HopperV11); }
+TEST(FusedForward, HopperV13WalksManyTilesPerCta) { run_all_capped(Path::HopperV13); }
+
+// Version 13 splitting every tail it can, in ranges down to one key block: the case list's small
+// full-attention calls then split too. Uncapped, an item of 8 key blocks goes to 8 CTAs (seven
+// partials combined by the eighth); capped at 3 CTAs, the static rounds run first and the tail's
+// ranges cross item boundaries (a CTA's partial piece, then its next item's first piece).
+namespace {
+struct ForceSplit {
+  ForceSplit() { set_split_tail_min_units(1); }
+  ~ForceSplit() { set_split_tail_min_units(0); }
+};
+}  // namespace
+TEST(FusedForward, HopperV13SplitsEveryTail) {
+  ForceSplit force;
+  run_all(Path::HopperV13);
+}
+TEST(FusedForward, HopperV13SplitsEveryTailAfterStaticRounds) {
+  ForceSplit force;
+  run_all_capped(Path::HopperV13);
+}
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {
   Params p;

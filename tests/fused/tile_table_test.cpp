@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fused_params.h"
+
 using namespace attnprof::fused;
 
 TEST(FusedTileTable, EveryPathAndHeadDimHasOneBaseRow) {
@@ -136,4 +138,41 @@ TEST(FusedTileTable, Version11WhereItMeasuredFaster) {
   EXPECT_FALSE(persistent_v11(128, 4096, false)) << "within noise of version 8 below 8k keys";
   EXPECT_FALSE(persistent_v11(128, 1024, false)) << "1024 keys are 6.4 blocks of 160";
   EXPECT_FALSE(persistent_v11(128, 16384, true)) << "causal keeps 128-key blocks";
+}
+
+TEST(FusedTileTable, SplitTailWhereTheLastRoundIsPartial) {
+  // B4 H16 S4096 D128 full: 2048 tiles of 32 key blocks on 132 SMs; 15 full rounds leave 68 tiles,
+  // 2176 key blocks: ranges of 17 blocks on every CTA instead of 32 on 68 of them (15 saved).
+  EXPECT_EQ(split_tail_units(2048, 132, 32), 17);
+  // S16384 at 160-key blocks: 103 a tile, ranges of 54.
+  EXPECT_EQ(split_tail_units(2048, 132, 103), 54);
+  // S2048: ranges of 9 of 16 blocks save 7, under the split's own cost.
+  EXPECT_EQ(split_tail_units(2048, 132, 16), 0);
+  // Full rounds: nothing to split.
+  EXPECT_EQ(split_tail_units(264, 132, 32), 0);
+  // B4 H16 S2048 D64: 1024 tiles leave 100 on the last round; ranges of 13 of 16 blocks save 3.
+  EXPECT_EQ(split_tail_units(1024, 132, 16), 0);
+  // One item left over: its 64 blocks spread over 132 CTAs would be ranges of one; the floor of
+  // kMinTailUnits makes 16 CTAs take 4 each.
+  EXPECT_EQ(split_tail_units(133, 132, 64), kMinTailUnits);
+  // Fewer items than SMs (the whole call is the tail): B1 H16 S1024 D128, 128 tiles of 8 blocks,
+  // would need ranges of 8: no split. B1 H2 S16384: 256 tiles of 128 blocks, 124 left, ranges of 121: no.
+  EXPECT_EQ(split_tail_units(128, 132, 8), 0);
+  EXPECT_EQ(split_tail_units(256, 132, 128), 0);
+  // Items of too few blocks never split: a range would cover a whole item.
+  EXPECT_EQ(split_tail_units(140, 132, 4), 0);
+  // The checks' floor of one block splits wherever a range is shorter than an item.
+  EXPECT_EQ(split_tail_units(16, 132, 8, 1), 1);
+  EXPECT_EQ(split_tail_units(16, 3, 8, 1), 3);
+  EXPECT_EQ(split_tail_units(6, 3, 8, 1), 0);
+  EXPECT_EQ(split_tail_units(0, 132, 8), 0);
+  EXPECT_EQ(split_tail_units(16, 0, 8), 0);
+  // The kernel counts the tail's blocks in 32 bits.
+  EXPECT_EQ(split_tail_units(2048, 132, 1 << 26), 0);
+}
+
+TEST(FusedTileTable, SplitTailScratchHoldsEveryCtasPartial) {
+  // 132 CTAs x 2 warpgroups x 128 threads x (128 / 8 + 1) float4, then a flag per warpgroup.
+  EXPECT_EQ(split_tail_partial_bytes(132, 128), std::size_t(132) * 2 * 128 * 17 * 16);
+  EXPECT_EQ(split_tail_bytes(132, 64), std::size_t(132) * 2 * 128 * 9 * 16 + 132 * 2 * 4);
 }

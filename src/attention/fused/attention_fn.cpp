@@ -48,8 +48,18 @@ Params kernel_params(const attention::AttentionParams& a, float* lse) {
 
 }  // namespace
 
+namespace {
+// The workspace: the lse when the caller gives none, then (256-byte aligned) version 13's tail scratch.
+std::size_t lse_bytes(const attention::AttentionParams& p) {
+  return p.lse ? 0 : (std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float) + 255) / 256 * 256;
+}
+}  // namespace
+
 std::size_t attention_workspace(const attention::AttentionParams& p) {
-  return p.lse ? 0 : std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float);
+  const std::size_t lse = lse_bytes(p);
+  // The tail's scratch only where the kernels would take the call.
+  if (p.head_dim != 64 && p.head_dim != 128) return lse;
+  return lse + split_tail_workspace(kernel_params(p, nullptr));
 }
 
 namespace {
@@ -62,13 +72,19 @@ Params checked_params(const attention::AttentionParams& a, const attention::Exec
   // hold only for a positive scale.
   if (!(a.scale > 0.0f)) throw InputError("fused: takes a positive scale, got " + std::to_string(a.scale));
   float* lse = a.lse;
+  const std::size_t lse_scratch = lse_bytes(a);
   if (!lse) {
-    if (ctx.workspace_bytes < attention_workspace(a)) throw InputError("fused: workspace too small for the lse");
+    if (!ctx.workspace || ctx.workspace_bytes < lse_scratch) throw InputError("fused: workspace too small for the lse");
     lse = static_cast<float*>(ctx.workspace);
   }
-  const Params p = kernel_params(a, lse);
+  Params p = kernel_params(a, lse);
   const char* why = unsupported(p);
   if (why[0] != '\0') throw InputError(why);
+  // The rest of the workspace is version 13's tail scratch (without enough, it does not split).
+  if (ctx.workspace && ctx.workspace_bytes > lse_scratch) {
+    p.tail_workspace = static_cast<char*>(ctx.workspace) + lse_scratch;
+    p.tail_workspace_bytes = ctx.workspace_bytes - lse_scratch;
+  }
   return p;
 }
 

@@ -58,6 +58,8 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v10(p, stream);
     case Path::HopperV11:
       return launch_hopper_v11(p, stream);
+    case Path::HopperV13:
+      return launch_hopper_v13(p, stream);
     default:
       return launch_portable(p, stream);
   }

@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "fused_params.h"
 #include "tile_table.h"
 
@@ -25,6 +27,14 @@ cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::Auto
 // checks on small shapes make each CTA walk several tiles. Process-wide; for the lab and tests.
 void set_persistent_grid_limit(int ctas);
 
+// Makes version 13 split any tail it can, in ranges of at least `units` key blocks (0: the rule,
+// split_tail_units), so that the checks' small cases split too. Process-wide; for the lab and tests.
+void set_split_tail_min_units(int units);
+
+// The scratch version 13 may use for p's split tail on the current device (0: none; then
+// p.tail_workspace may stay null). The fused AttentionFn carves it from its workspace.
+std::size_t split_tail_workspace(const Params& p);
+
 // Launchers, one per path (fwd_sm80.cu, fwd_sm90.cu).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream);
@@ -38,6 +48,7 @@ cudaError_t launch_hopper_v8(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v9(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v10(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v11(const Params& p, cudaStream_t stream);
+cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream);
 // The Hopper schedule of `path` (HopperV2/V5/V6/V7/V8/V11), bf16, writing per-tile timers
 // to p.timers (tile_timers.h: timer_layout words); cudaErrorInvalidValue without them.
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path);

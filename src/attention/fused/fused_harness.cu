@@ -24,7 +24,8 @@ CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned
   attention::HostInputs in = attention::make_host_inputs(shape, seed);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   attention::cuda::poison_outputs(dev, nullptr);
-  attention_forward_on(dev.params, attention::ExecContext{}, path);
+  const attention::cuda::DeviceBuffer ws(attention_workspace(dev.params));  // version 13's tail scratch
+  attention_forward_on(dev.params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path);
   std::vector<float> lse(std::size_t(shape.batch) * shape.q_heads * shape.q_len);
   attention::cuda::download_outputs(dev, in, lse.data(), nullptr);
   CaseCheck c;
@@ -37,7 +38,10 @@ TimeResult run_time(const attention::AttentionParams& shape, Path path, int warm
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   attention::cuda::poison_outputs(dev, nullptr);
-  const auto call = [&] { attention_forward_on(dev.params, attention::ExecContext{}, path); };
+  const attention::cuda::DeviceBuffer ws(attention_workspace(dev.params));
+  const auto call = [&] {
+    attention_forward_on(dev.params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path);
+  };
   for (int i = 0; i < warmup; ++i) call();
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
   // The hot mode of the one timer: bursts of back-to-back launches, so the host's per-launch

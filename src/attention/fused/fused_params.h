@@ -4,6 +4,7 @@
 // the launch (attention_fn.cpp); nothing else builds one. CUDA-free.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "attention/params.h"
@@ -37,7 +38,26 @@ struct Params {
 
   // The lab's per-tile timers (tile_timers.h): written only by launch_hopper_timed, which needs it.
   uint64_t* timers = nullptr;
+
+  // Scratch for version 13's split tail (split_tail_bytes; the caller's workspace past the lse):
+  // without enough of it the tail is not split. The launch carves it into the partial outputs and
+  // their flags, and sets tail_units (split_tail_units; 0: no split).
+  void* tail_workspace = nullptr;
+  std::size_t tail_workspace_bytes = 0;
+  float* tail_partial = nullptr;  // per CTA and consumer warpgroup: 128 threads x (head_dim / 8 + 1) float4
+  int* tail_flags = nullptr;      // per CTA and consumer warpgroup: 1 once its partial is written
+  int tail_units = 0;             // key blocks per CTA in the split tail
 };
+
+// Version 13's tail scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one
+// partial output (a thread's accumulator fragment as head_dim / 8 float4, its rows' maximum and
+// sum as one more) and a flag per warpgroup.
+constexpr std::size_t split_tail_partial_bytes(int ctas, int head_dim) {
+  return std::size_t(ctas) * 2 * 128 * std::size_t(head_dim / 8 + 1) * 16;
+}
+constexpr std::size_t split_tail_bytes(int ctas, int head_dim) {
+  return split_tail_partial_bytes(ctas, head_dim) + std::size_t(ctas) * 2 * sizeof(int);
+}
 
 // The key blocks (of bn keys) a tile of query rows ending at row_end reads: all of them, or if
 // causal those up to the last row's last visible key (row min(row_end, q_len) - 1 sees keys up to

@@ -82,13 +82,16 @@ enum Sched : int {
 // reads at the next tile's epilogue instead of right after issuing it.
 // kRows: the tile table's rows (Path::Hopper, or Path::HopperV9's 176-key blocks at D=128: versions
 // 9 and 10; Path::HopperV11's: version 11).
+// kSplitTail: version 13: version 8 or 11 with full attention's last, partial round split along the
+// keys (p.tail_units > 0; split_tail_units): see tail_step below.
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
   static_assert(!kPersistent || (kStoreTma && kSched == kPingPong), "version 7 builds on version 6");
   static_assert(!kEarlyQ || kPersistent, "version 8 builds on version 7");
+  static_assert(!kSplitTail || (kEarlyQ && !kTimers), "version 13 builds on versions 8 and 11");
   constexpr int kQBuffers = kEarlyQ ? 2 : 1;
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
@@ -117,6 +120,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
   constexpr int kConsumerWarps = kT.consumers * 4;
+  // Version 13's producer also walks the split tail's pieces: at 160-key blocks' 24 registers it
+  // spilled (ptxas), so it takes the 128-key rows' split there too (0 spills on either side).
+  constexpr int kProducerRegs = kSplitTail ? 40 : producer_registers(kT);
+  constexpr int kConsumerRegs = kSplitTail ? 232 : consumer_registers(kT);
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "setmaxnreg's pool");
 
   extern __shared__ unsigned char smem_raw[];
   unsigned char* base =
@@ -151,11 +159,50 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const int m_tiles = (p.q_len + BM - 1) / BM;
   const int per_head = kPersistent ? persistent_items_per_head(p, BM) : m_tiles;  // work items
   const int items = per_head * p.heads * p.batch;
+  // Version 13, where the host split the tail (full attention only): the static rounds deal the
+  // first items - items % gridDim.x items; the rest's key blocks (units) go to the CTAs in
+  // contiguous ranges of p.tail_units, CTA c's from c * tail_units. A range crosses at most one
+  // item boundary (tail_units < the blocks of an item), so it makes one or two pieces: a piece
+  // that starts past an item's first block (kPartial, only ever a CTA's first) writes its partial
+  // output to the CTA's slot and raises its flag; the piece holding an item's first block (kFinal,
+  // a range's last) waits for the item's other pieces, CTAs c + 1 .. last_cta, which compute them
+  // first thing in their ranges, and combines them. No CTA waits before its kPartial piece is out,
+  // so the waits cannot cycle.
+  // The static rounds before the split tail (INT_MAX: no tail); one register across the tiles.
+  const int static_rounds = kSplitTail && p.tail_units > 0 ? items / int(gridDim.x) : INT_MAX;
+  enum Role { kWhole, kPartial, kFinal };
   struct Tile {
     int m_block, h, b, n_blocks;
+    int n0 = 0;         // version 13: the piece's first key block
+    int role = kWhole;  // version 13: kWhole, kPartial or kFinal
+    int last_cta = 0;   // version 13, kFinal: the last CTA holding a piece of the item
   };
   enum Step { kTile, kNone, kEnd };
+  // Version 13: the CTA's piece t = 0, 1 of the split tail.
+  auto tail_step = [&](int t, Tile& tl) {
+    // 32-bit: split_tail_units keeps the tail's key blocks under 2^31 (64-bit division is a call).
+    const int nb = key_blocks(p, BM, BN);  // full attention: every tile reads them all
+    const int static_items = static_rounds * int(gridDim.x);
+    const int units = p.tail_units, total = (items - static_items) * nb;
+    int s = int(blockIdx.x) * units;
+    const int e = s + units < total ? s + units : total;
+    if (t == 1) s = (s / nb + 1) * nb;  // the next item's first block
+    if (t > 1 || s >= e) return kEnd;
+    const int rel = s / nb;
+    const int n1 = e - rel * nb < nb ? e - rel * nb : nb;
+    tl.n0 = s - rel * nb;
+    tl.n_blocks = n1 - tl.n0;
+    tl.role = tl.n0 > 0 ? kPartial : n1 < nb ? kFinal : kWhole;
+    tl.last_cta = ((rel + 1) * nb - 1) / units;
+    const int item = static_items + rel;
+    tl.m_block = item % per_head;
+    tl.h = (item / per_head) % p.heads;
+    tl.b = (item / per_head) / p.heads;
+    return kTile;
+  };
   auto step = [&](int it, Tile& tl) {
+    if constexpr (kSplitTail)
+      if (it >= static_rounds) return tail_step(it - static_rounds, tl);
     if constexpr (!kPersistent) {
       if (it > 0) return kEnd;
       tl.m_block = gridDim.x - 1 - blockIdx.x;
@@ -196,7 +243,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   __syncthreads();
 
   if (wg == 0) {  // producer
-    setmaxnreg_dec<producer_registers(kT)>();
+    setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0) {
       prefetch_tensormap(&maps.q);
       prefetch_tensormap(&maps.k);
@@ -219,7 +266,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         mbar_arrive_expect_tx(&q_full[qb], kQBytes);
         for (int c = 0; c < kChunks; ++c)
           tma_load_4d(sQ + qb * kQBytes + c * BM * 128, &maps.q, c * 64, tl.m_block * BM, tl.h, tl.b, &q_full[qb]);
-        for (int n = 0; n < tl.n_blocks; ++n, ++g) {
+        const int n0 = kSplitTail ? tl.n0 : 0;  // the first key block (version 13's pieces)
+        const int n_end = n0 + tl.n_blocks;
+        for (int n = n0; n < n_end; ++n, ++g) {
           const int s = g % STAGES;
           const uint32_t phase = (g / STAGES) & 1;
           if (g >= STAGES) mbar_wait(&k_empty[s], phase ^ 1);
@@ -237,7 +286,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   }
 
   // consumers
-  setmaxnreg_inc<consumer_registers(kT)>();
+  setmaxnreg_inc<kConsumerRegs>();
   if constexpr (kTimers) clk[1] = clock64();
   const int cw = wg - 1;  // consumer warpgroup: query rows 64*cw ..
   const int warp = __shfl_sync(0xffffffff, int(threadIdx.x % 128) / 32, 0), lane = threadIdx.x % 32;
@@ -319,8 +368,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       }
       wgmma_commit();
     };
+    const int n0 = kSplitTail ? tl.n0 : 0;  // the first key block (version 13's pieces)
     auto mask = [&](float(&sc)[BN / 8][4], int n) {
-      if (block_needs_mask(p, n, BN, m_block * BM + cw * 64)) mask_scores(sc, row0, n * BN, p);
+      const int kb = n0 + n;
+      if (block_needs_mask(p, kb, BN, m_block * BM + cw * 64)) mask_scores(sc, row0, kb * BN, p);
     };
     // The ring's stage and phase of this tile's key block n.
     auto stage = [&](int n) { return (g + n) % STAGES; };
@@ -423,6 +474,34 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       if (n_blocks == 0) clk[3] = clk[4] = clk[2];  // a tile that sees no key: no S, no main loop
     g += n_blocks;
     done += n_blocks > 0;  // tiles with a Q loaded
+
+    if constexpr (kSplitTail) {
+      // Version 13's pieces (tail_step): slot c holds CTA c's partial, per consumer warpgroup.
+      auto slot = [&](int cta) {
+        return reinterpret_cast<float4*>(p.tail_partial) + (size_t(cta) * kConsumers + cw) * (D / 8 + 1) * 128;
+      };
+      // The piece's role, recomputed here rather than held in registers through the main loop.
+      Tile piece;
+      if (it < static_rounds || tail_step(it - static_rounds, piece) != kTile) piece.role = kWhole;
+      if (piece.role == kPartial) {
+        store_partial(o, st, slot(blockIdx.x));
+        named_bar_sync(5 + cw, 128);
+        if (threadIdx.x % 128 == 0) flag_release(p.tail_flags + blockIdx.x * kConsumers + cw);
+        // Version 11's leading warp still holds the Q buffer (nothing staged in it): released at the
+        // next tile's first S, as after a store.
+        if constexpr (kDeferQRelease) held_q = qb;
+        __syncwarp();
+        ++tiles;
+        continue;
+      }
+      if (piece.role == kFinal)
+        for (int c = int(blockIdx.x) + 1; c <= piece.last_cta; ++c) {
+          if (threadIdx.x % 128 == 0) flag_wait(p.tail_flags + c * kConsumers + cw);
+          __syncwarp();
+          named_bar_sync(5 + cw, 128);
+          merge_partial(o, st, slot(c), scale_log2);
+        }
+    }
 
     const int b = tl.b, h = tl.h;
     float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
@@ -542,6 +621,7 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
 }
 
 std::atomic<int> g_persistent_limit{0};
+std::atomic<int> g_tail_min_units{0};
 
 // The current device's SM count (cached per device): the persistent grid's size.
 int sm_count() {
@@ -556,9 +636,27 @@ int sm_count() {
   return n;
 }
 
+// The persistent grid's CTAs: one per SM, or the lab's cap.
+int persistent_ctas() {
+  int ctas = sm_count();
+  if (const int limit = g_persistent_limit.load(std::memory_order_relaxed); limit > 0 && ctas > 0)
+    ctas = std::min(ctas, limit);
+  return ctas;
+}
+
+// Version 13's key blocks per CTA in the split tail of full attention on a grid of `ctas` (0: none).
+int tail_units(const Params& p, int block_m, int block_n, int ctas) {
+  if (p.causal || p.kv_len <= 0) return 0;
+  const int blocks = (p.kv_len + block_n - 1) / block_n;
+  const int forced = g_tail_min_units.load(std::memory_order_relaxed);
+  return forced > 0 ? split_tail_units(persistent_items(p, block_m), ctas, blocks, forced)
+                    : split_tail_units(persistent_items(p, block_m), ctas, blocks);
+}
+
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper>
-cudaError_t launch(const Params& p, cudaStream_t stream) {
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false>
+cudaError_t launch(const Params& params, cudaStream_t stream) {
+  Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ);
   static_assert(kSmem <= kSmemLimit, "an sm_90 CTA has 227 KB of shared memory");
@@ -572,36 +670,49 @@ cudaError_t launch(const Params& p, cudaStream_t stream) {
       (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
-  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows>;
+  auto* kernel =
+      fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
   dim3 grid(m_tiles, p.heads, p.batch);
   if constexpr (kPersistent) {
     const int64_t tiles = persistent_items(p, kT.block_m);  // tiles, or for causal pairs of tiles
-    int ctas = sm_count();
+    const int ctas = persistent_ctas();
     if (ctas <= 0) return cudaErrorInvalidDevice;
-    if (const int limit = g_persistent_limit.load(std::memory_order_relaxed); limit > 0) ctas = std::min(ctas, limit);
     grid = dim3(unsigned(std::min<int64_t>(tiles, ctas)));
+    // Version 13: with fewer items than CTAs the whole call is the tail, on every CTA.
+    p.tail_units = 0;
+    if constexpr (kSplitTail)
+      if (const int units = tail_units(p, kT.block_m, kT.block_n, ctas);
+          units > 0 && p.tail_workspace && p.tail_workspace_bytes >= split_tail_bytes(ctas, D)) {
+        p.tail_units = units;
+        p.tail_partial = static_cast<float*>(p.tail_workspace);
+        p.tail_flags = reinterpret_cast<int*>(static_cast<char*>(p.tail_workspace) + split_tail_partial_bytes(ctas, D));
+        grid = dim3(unsigned(ctas));
+        e = cudaMemsetAsync(p.tail_flags, 0, std::size_t(ctas) * kConsumers * sizeof(int), stream);
+        if (e != cudaSuccess) return e;
+      }
   }
   kernel<<<grid, kT.threads, kSmem, stream>>>(p, maps);
   return cudaGetLastError();
 }
 
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64
-               ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p,
-                                                                                                                stream)
-               : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows>(
-                     p, stream);
+    return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ,
+                                     kRows, kSplitTail>(p, stream)
+                            : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ,
+                                     kRows, kSplitTail>(p, stream);
   return p.head_dim == 64
-             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p, stream)
-             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows>(p, stream);
+             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows, kSplitTail>(
+                   p, stream)
+             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows, kSplitTail>(
+                   p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
 template <int kSched, bool kStoreTma, bool kPersistent = false>
@@ -617,6 +728,20 @@ cudaError_t launch_rows(const Params& p, cudaStream_t stream) {
 }  // namespace
 
 void set_persistent_grid_limit(int ctas) { g_persistent_limit.store(ctas > 0 ? ctas : 0); }
+void set_split_tail_min_units(int units) { g_tail_min_units.store(units > 0 ? units : 0); }
+
+std::size_t split_tail_workspace(const Params& p) {
+  if (p.causal || p.kv_len <= 0 || (p.head_dim != 64 && p.head_dim != 128)) return 0;
+  if (resolve_path(Path::Automatic) != Path::Hopper) return 0;
+  const int ctas = persistent_ctas();
+  // launch_hopper_v13's rows: BM 128 at both head dims, BN 160 where it takes version 11 at D=128.
+  const int block_n = p.head_dim == 128 && persistent_v11(p.head_dim, p.kv_len, p.causal) ? 160 : 128;
+  static_assert(tile_for(Path::Hopper, 128).block_n == 128 && tile_for(Path::HopperV11, 128).block_n == 160 &&
+                    tile_for(Path::HopperV11, 64).block_n == 128,
+                "version 13's rows");
+  if (ctas <= 0 || tail_units(p, 128, block_n, ctas) == 0) return 0;
+  return split_tail_bytes(ctas, p.head_dim);
+}
 
 // Version 7 (persistent; ping-pong, output through shared memory and TMA). Two consumer
 // warpgroups at both head dims: with three (160 registers each) the persistent loop's state spills.
@@ -652,6 +777,25 @@ cudaError_t launch_hopper_v10(const Params& p, cudaStream_t stream) {
 cudaError_t launch_hopper_v11(const Params& p, cudaStream_t stream) {
   return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11>(p, stream);
 }
+// Whether the default takes version 13 for p: full attention at head dim 128 whose tail splits
+// (split_tail_units) with the scratch for it. Run 31: +1.3-2.1% over versions 8 and 11 where it
+// splits; at head dim 64 its kernel ran 5-9% slower even unsplit (ptxas scheduled the
+// exponentials differently: Nsight Compute's MIO stalls on MUFU.EX2 rose from 1% to 6.5%).
+namespace {
+bool takes_split_tail(const Params& p) {
+  if (p.head_dim != 128 || p.causal) return false;
+  const std::size_t bytes = split_tail_workspace(p);
+  return bytes > 0 && p.tail_workspace && p.tail_workspace_bytes >= bytes;
+}
+}  // namespace
+
+// Version 13: version 11 or 8 (persistent_v11) with the split tail (split_tail_units; needs
+// split_tail_workspace's scratch in p.tail_workspace, else it runs as they do).
+cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
+  return persistent_v11(p.head_dim, p.kv_len, p.causal)
+             ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
+             : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true>(p, stream);
+}
 // The default's pick: the persistent grid (version 8 or 11; 8 was faster than 7 on every shape run
 // 19 timed) or one CTA per tile (version 6), whichever measured faster for this kind of call
 // (use_persistent, persistent_fills_better, persistent_v11).
@@ -666,6 +810,7 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
     persistent = persistent_fills_better(v6_ctas, items, sms);
   }
   if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
+  if (takes_split_tail(p)) return launch_hopper_v13(p, stream);
   return persistent_v11(p.head_dim, p.kv_len, p.causal) ? launch_hopper_v11(p, stream) : launch_hopper_v8(p, stream);
 }
 // The earlier versions, kept for the ladder.

@@ -112,6 +112,21 @@ __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
 
+// A flag between CTAs (version 13's split tail), CUTLASS's generic-barrier pattern: the writer's
+// warpgroup passes a named barrier after its stores, then one thread releases at GPU scope (the
+// fence also releases what the other threads wrote before the barrier); the reader's one thread
+// spins on an acquiring load, then its warpgroup passes a named barrier before reading.
+__device__ __forceinline__ void flag_release(int* flag) {
+  asm volatile("fence.acq_rel.gpu;\nst.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(1) : "memory");
+}
+__device__ __forceinline__ void flag_wait(const int* flag) {
+  int v = 0;
+#pragma unroll 1
+  do {
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
+  } while (v == 0);
+}
+
 // Matrix descriptor for a 128B-swizzled tile (rows of 64 16-bit elements, 8-row
 // atoms of 1024 bytes). lbo/sbo in bytes: for K-major operands sbo is the 8-row
 // stride (1024) and lbo unused; for MN-major ones lbo is the stride between

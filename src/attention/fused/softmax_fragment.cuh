@@ -113,6 +113,44 @@ __device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO]
   rescale(o, alpha);
 }
 
+// A partial output over some of the keys (version 13's split tail) in global memory, one warpgroup's
+// at `slot` (128 threads x (NO + 1) float4, thread-interleaved so a warp's accesses are contiguous):
+// this thread's unnormalized o fragment, then its rows' maximum and sum. Stored past L1 and read
+// the same way (.cg): another SM reads it.
+template <int NO>
+__device__ __forceinline__ void store_partial(const float (&o)[NO][4], const RowState& st, float4* slot) {
+  float4* dst = slot + threadIdx.x % 128;
+#pragma unroll
+  for (int j = 0; j < NO; ++j) __stcg(dst + 128 * j, make_float4(o[j][0], o[j][1], o[j][2], o[j][3]));
+  __stcg(dst + 128 * NO, make_float4(st.m[0], st.m[1], st.l[0], st.l[1]));
+}
+// Folds the partial at `slot` (the same rows over other keys, the same thread layout) into o and
+// st: both are rescaled to the larger row maximum and added.
+template <int NO>
+__device__ __forceinline__ void merge_partial(float (&o)[NO][4], RowState& st, const float4* slot, float scale_log2) {
+  const float4* src = slot + threadIdx.x % 128;
+  const float4 ml = __ldcg(src + 128 * NO);
+  const float m_in[2] = {ml.x, ml.y}, l_in[2] = {ml.z, ml.w};
+  float a[2], b[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float mx = fmaxf(st.m[r], m_in[r]);
+    const float base = mx == -INFINITY ? 0.f : mx * scale_log2;  // as softmax_scores: no NaN from -inf
+    a[r] = exp2_ftz(st.m[r] * scale_log2 - base);
+    b[r] = exp2_ftz(m_in[r] * scale_log2 - base);
+    st.l[r] = st.l[r] * a[r] + l_in[r] * b[r];
+    st.m[r] = mx;
+  }
+#pragma unroll
+  for (int j = 0; j < NO; ++j) {
+    const float4 v = __ldcg(src + 128 * j);
+    o[j][0] = fmaf(o[j][0], a[0], v.x * b[0]);
+    o[j][1] = fmaf(o[j][1], a[0], v.y * b[0]);
+    o[j][2] = fmaf(o[j][2], a[1], v.z * b[1]);
+    o[j][3] = fmaf(o[j][3], a[1], v.w * b[1]);
+  }
+}
+
 // P as 16-bit mma A fragments: the accumulator layout of S is the A layout of P.
 template <typename T, int NB>
 __device__ __forceinline__ void scores_to_a(const float (&s)[NB][4], uint32_t (&a)[NB / 2][4]) {

@@ -22,8 +22,10 @@ namespace attnprof::fused {
 // (version 7 with the 176-key row and one 64-row output staging buffer the consumer
 // warpgroups take in turn: a BM-row one does not fit beside the larger ring; version 8 at
 // 64) and hopper_v11 (version 8 on its own rows: 160-key blocks at head dim 128, with the
-// output staged in the tile's own Q buffer; a 3-stage ring at 64). hopper picks version 6, 8 or
-// 11 per call (use_persistent, persistent_fills_better, persistent_v11).
+// output staged in the tile's own Q buffer; a 3-stage ring at 64) and hopper_v13 (version 8 or 11,
+// as the default picks them, with the static rounds' remainder split along the keys:
+// split_tail_units). hopper picks version 6, 8 or 11 per call (use_persistent,
+// persistent_fills_better, persistent_v11).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -37,7 +39,8 @@ enum class Path : int {
   HopperV8 = 9,
   HopperV9 = 10,
   HopperV10 = 11,
-  HopperV11 = 12
+  HopperV11 = 12,
+  HopperV13 = 13
 };
 
 struct PathName {
@@ -45,7 +48,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 13> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 14> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -57,7 +60,8 @@ inline constexpr std::array<PathName, 13> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV8, "hopper_v8"},
                                                       {Path::HopperV9, "hopper_v9"},
                                                       {Path::HopperV10, "hopper_v10"},
-                                                      {Path::HopperV11, "hopper_v11"}}};
+                                                      {Path::HopperV11, "hopper_v11"},
+                                                      {Path::HopperV13, "hopper_v13"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -154,6 +158,33 @@ constexpr bool persistent_rounds_full(long long items, int sms) {
   if (items <= 0 || sms <= 0) return false;
   const long long rounds = (items + sms - 1) / sms;
   return items * 10 >= rounds * sms * 9;
+}
+
+// Version 13's split tail. The persistent grid deals `items` equal work items (full attention's
+// tiles) of `blocks` key blocks each to `ctas` CTAs in static rounds, and the last round's
+// remainder, items % ctas, leaves the other CTAs idle for a whole item: 68 of 132 busy for the
+// 2048 items of every 16k-token shape in issue 13's sweep. Instead, those items' key blocks are
+// dealt to all CTAs in contiguous ranges of `units` blocks (stream-K's tail, FlashAttention's
+// split-KV): a range that crosses an item boundary makes two pieces, and the piece holding an
+// item's first block combines the others' partial outputs. Returns units, or 0 for no split:
+// when nothing remains, or a range would save fewer than kMinTailSaving key blocks against a whole
+// item. Run 31 (D=128 full attention, 2048 items on 132 SMs, against version 8 or 11 in one
+// process) measured the split's own cost at about 8 key blocks' time (the flags' memset, a second
+// piece's first S and epilogue, the partials' trip through L2, CTAs reaching the tail at different
+// times): saving 3 blocks of 8 lost 3%, 7 of 16 lost 0.4%, 15 of 32 won 1.3%, 25 of 52 1.8%, 49 of
+// 103 2.1%. `min_units` below kMinTailUnits, with no saving asked for, is for the checks (any split
+// that leaves a range shorter than an item).
+inline constexpr int kMinTailUnits = 4;
+inline constexpr int kMinTailSaving = 12;
+constexpr int split_tail_units(long long items, int ctas, int blocks, int min_units = kMinTailUnits) {
+  if (items <= 0 || ctas <= 0 || blocks <= 0 || min_units <= 0) return 0;
+  const long long rest = items % ctas;
+  if (rest == 0 || rest * blocks + ctas >= (1LL << 31)) return 0;  // the kernel counts them in 32 bits
+  long long units = (rest * blocks + ctas - 1) / ctas;
+  if (units < min_units) units = min_units;
+  if (units >= blocks) return 0;
+  if (min_units >= kMinTailUnits && blocks - units < kMinTailSaving) return 0;
+  return int(units);
 }
 
 // A hopper row with another number of consumer warpgroups (64 query rows each).
