@@ -1,4 +1,5 @@
 #include "analysis/replay.h"
+#include "report/format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -177,7 +178,8 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
       r.problem = fmt::format(
           "{} forward call{} without a shape in the trace{}: record it with "
           "torch.profiler.profile(record_shapes=True), or give it as --shape B,H[/H_KV],S[/S_KV],D",
-          s.calls, s.calls == 1 ? "" : "s", s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "");
+          s.calls, report::plural(double(s.calls)),
+          s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "");
       r.shape_text = "?";
       r.command.clear();
       r.rows.clear();  // nothing to run

@@ -19,6 +19,7 @@
 #include "common/input_error.h"
 #include "common/json.h"
 #include "common/write_file.h"
+#include "report/format.h"
 
 namespace attnprof::cli {
 
@@ -138,8 +139,8 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
                             : " (the trace does not say whether it is causal: taken as not; --causal to replay it so)");
     if (!o.json)
       fmt::print("Shape {} of {} in {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace; from {}\n", i + 1,
-                 found.shapes.size(), label, what, s.calls, s.calls == 1 ? "" : "s", s.implementations, per_call_ms,
-                 s.shape.source());
+                 found.shapes.size(), label, what, s.calls, report::plural(double(s.calls)), s.implementations,
+                 per_call_ms, s.shape.source());
     j.begin_object();
     j.str("shape", what);
     j.num("calls", s.calls);

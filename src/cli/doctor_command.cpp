@@ -16,6 +16,7 @@
 #include "common/input_error.h"
 #include "common/write_file.h"
 #include "report/annotate.h"
+#include "report/format.h"
 #include "report/html_report.h"
 #include "report/report.h"
 
@@ -166,8 +167,8 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
         for (const Finding* f : caught)
           list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", f->id, to_string(f->scope));
         std::fflush(stdout);
-        fmt::print(stderr, "attnprof: --fail-on: {} finding{}: {}\n", caught.size(), caught.size() == 1 ? "" : "s",
-                   list);
+        fmt::print(stderr, "attnprof: --fail-on: {} finding{}: {}\n", caught.size(),
+                   report::plural(double(caught.size())), list);
         exit_code = 1;
       }
     }

@@ -22,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/cuda_probe.h"
 #include "common/input_error.h"
+#include "report/format.h"
 
 namespace attnprof::cli {
 namespace fs = std::filesystem;
@@ -198,7 +199,7 @@ int run_record(const RecordOptions& options) {
                             t.rank.empty() ? std::string() : fmt::format("rank {}, ", t.rank), t.pid);
   }
   if (!children.empty() || idle > 0)
-    fmt::print(stderr, "attnprof record: {} trace{}: {}{}{}\n", traces.size(), traces.size() == 1 ? "" : "s",
+    fmt::print(stderr, "attnprof record: {} trace{}: {}{}{}\n", traces.size(), report::plural(double(traces.size())),
                fs::exists(trace_path, ec) ? fmt::format("{} (the program)", trace_path)
                                           : std::string("none of the program itself"),
                children,

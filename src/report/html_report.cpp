@@ -340,7 +340,8 @@ void replay_section(std::string& s, const Replay& r) {
                    esc(r.device));
   for (const ReplayShape& sh : r.shapes) {
     fmt::format_to(out, "<h3>{}</h3>\n<p>{} forward call{} ({}), {:.3f} ms per call in the trace.", esc(sh.shape_text),
-                   sh.traced.calls, sh.traced.calls == 1 ? "" : "s", esc(sh.traced.implementations), sh.traced_ms);
+                   sh.traced.calls, report::plural(double(sh.traced.calls)), esc(sh.traced.implementations),
+                   sh.traced_ms);
     if (!sh.problem.empty()) {
       fmt::format_to(out, " Not replayed: {}.</p>\n", esc(sh.problem));
       continue;
@@ -398,7 +399,7 @@ std::string html_report(const Analysis& a, const TraceIndex& index, const Replay
     fmt::format_to(out,
                    "<p class=\"headline\">Region <b>'{}'</b>, {} instance{} ({}): {:.1f} kernels and {} ms of GPU "
                    "work per instance. Attention: <b>{} ms ({})</b> in {:g} call{} per instance{}.</p>\n",
-                   esc(g.group.name), g.group.instances.size(), g.group.instances.size() == 1 ? "" : "s",
+                   esc(g.group.name), g.group.instances.size(), report::plural(double(g.group.instances.size())),
                    esc(g.group.source), g.kernels_per_instance,
                    ms(static_cast<std::int64_t>(static_cast<double>(g.busy_ns) / n)),
                    ms(static_cast<std::int64_t>(static_cast<double>(g.attention_ns) / n)),
@@ -409,7 +410,7 @@ std::string html_report(const Analysis& a, const TraceIndex& index, const Replay
                              : "");
   }
   fmt::format_to(
-      out, "<p>{} finding{}{}</p>\n</section>\n", a.findings.size(), a.findings.size() == 1 ? "" : "s",
+      out, "<p>{} finding{}{}</p>\n</section>\n", a.findings.size(), report::plural(double(a.findings.size())),
       a.findings.empty() ? ": nothing here looks slower than it needs to be." : ", below by the time they cost.");
 
   s += "<section id=\"attention\"><h2>Attention</h2>\n";

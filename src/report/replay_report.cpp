@@ -25,12 +25,12 @@ void replay_text(std::string& out, const Replay& r) {
     fmt::format_to(o, "  GPU: {}\n", r.device);
   if (!r.region.empty())
     fmt::format_to(o, "  Calls of region '{}' ({} instance{}; per step = per instance)\n", r.region, r.steps,
-                   r.steps == 1 ? "" : "s");
+                   plural(r.steps));
   if (r.shapes.empty()) out += "  No forward attention calls to replay.\n";
   for (std::size_t i = 0; i < r.shapes.size(); ++i) {
     const ReplayShape& s = r.shapes[i];
     fmt::format_to(o, "\n  Shape {} of {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace\n", i + 1,
-                   r.shapes.size(), s.shape_text, s.traced.calls, s.traced.calls == 1 ? "" : "s",
+                   r.shapes.size(), s.shape_text, s.traced.calls, plural(double(s.traced.calls)),
                    s.traced.implementations, s.traced_ms);
     if (!s.problem.empty()) {
       append_wrapped(out, "Not replayed: " + s.problem + ".", 4);

@@ -54,7 +54,7 @@ void regions_section(std::string& out, const GroupStats& g) {
   out += '\n';
   append_wrapped(out,
                  fmt::format("Region '{}': {} instance{} ({})", g.group.name, g.group.instances.size(),
-                             g.group.instances.size() == 1 ? "" : "s", g.group.source),
+                             report::plural(double(g.group.instances.size())), g.group.source),
                  0);
   fmt::format_to(o, "  {:<24} {:>7} {:>6} {:>6} {:>11} {:>10} {:>10} {:>12}\n", "region", "kernels", "memcpy", "memset",
                  "GPU busy ms", "span ms", "idle ms", "tensor-core");
@@ -129,7 +129,7 @@ void attention_headline(std::string& out, const GroupStats& g) {
   std::string line =
       fmt::format("Attention {}: {} ms ({} of GPU time) in {:g} call{} ({})", per_group(g), per(g.attention_ns),
                   percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1),
-                  calls_per, calls_per == 1 ? "" : "s", impls);
+                  calls_per, report::plural(calls_per), impls);
   if (estimated) line += fmt::format("; fused: ~{} ms (estimated)", per(fused));
   append_wrapped(out, line, 2);
   fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7} {:>8} {:>8} {:<9} {}\n", "attention", "pass", "calls", "kernels", "ms",
