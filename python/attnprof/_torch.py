@@ -91,7 +91,12 @@ def _register():
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         stream = torch.cuda.current_stream(q.device).cuda_stream
         with torch.cuda.device(q.device):
-            _cuda.forward(q, k, v, out, lse, is_causal, scale, stream, bottom_right)
+            # Scratch from PyTorch's allocator for the kernel's split tail (long full attention at
+            # head dim 128); most calls need none.
+            nbytes = _cuda.workspace_bytes(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
+                                           is_causal)
+            workspace = torch.empty(nbytes, dtype=torch.uint8, device=q.device) if nbytes else None
+            _cuda.forward(q, k, v, out, lse, is_causal, scale, stream, bottom_right, workspace)
         return out
 
     @op.register_fake

@@ -4,8 +4,11 @@
 // torch.library custom op. Refusals raise attnprof.InputError (a ValueError).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "attention/fused/attention_fn.h"
@@ -39,9 +42,9 @@ attention::TensorStrides strides_of(const Tensor& t, const char* name) {
 
 // q: [B, Hq, Sq, D], k and v: [B, Hkv, Skv, D], any strides with a contiguous last dim
 // (so both BHSD and BSHD memory); out: [B, Hq, Sq, D]; lse: [B, Hq, Sq] contiguous fp32.
-void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
-             nb::ndarray<nb::device::cuda, float, nb::ndim<3>, nb::c_contig> lse, bool causal, double scale,
-             std::uintptr_t stream, bool bottom_right) {
+using Lse = nb::ndarray<nb::device::cuda, float, nb::ndim<3>, nb::c_contig>;
+attention::AttentionParams params_of(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                     const Lse& lse, bool causal, double scale, bool bottom_right) {
   attention::AttentionParams p;
   p.dtype = dtype_of(q, "q");
   if (dtype_of(k, "k") != p.dtype || dtype_of(v, "v") != p.dtype || dtype_of(out, "out") != p.dtype)
@@ -71,8 +74,32 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ou
   p.v = v.data();
   p.out = out.data();
   p.lse = lse.data();
+  return p;
+}
+
+// The scratch a call of these sizes may use beyond out and lse, on the current device (the fused
+// kernel's split tail; 0 for most calls). Plain integers: no tensor crosses, so asking is cheap.
+std::size_t workspace_bytes(int batch, int q_heads, int kv_heads, int q_len, int kv_len, int head_dim, bool causal) {
+  attention::AttentionParams p;
+  p.batch = batch;
+  p.q_heads = q_heads;
+  p.kv_heads = kv_heads;
+  p.q_len = q_len;
+  p.kv_len = kv_len;
+  p.head_dim = head_dim;
+  p.causal = causal;
+  return fused::attention_scratch(p);
+}
+
+// workspace: workspace_bytes() bytes of CUDA memory, or None (the kernel then does without).
+void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Lse& lse, bool causal,
+             double scale, std::uintptr_t stream, bool bottom_right,
+             std::optional<nb::ndarray<nb::device::cuda, std::uint8_t, nb::ndim<1>, nb::c_contig>> workspace) {
+  const attention::AttentionParams p = params_of(q, k, v, out, lse, causal, scale, bottom_right);
+  void* ws = workspace ? workspace->data() : nullptr;
+  const std::size_t ws_bytes = workspace ? workspace->size() : 0;
   nb::gil_scoped_release quiet;
-  fused::attention_forward(p, attention::ExecContext{reinterpret_cast<void*>(stream), nullptr, 0});
+  fused::attention_forward(p, attention::ExecContext{reinterpret_cast<void*>(stream), ws, ws_bytes});
 }
 
 }  // namespace
@@ -88,5 +115,8 @@ NB_MODULE(_cuda, m) {
     }
   });
   m.def("forward", &forward, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"),
-        nb::arg("causal"), nb::arg("scale"), nb::arg("stream"), nb::arg("bottom_right") = false);
+        nb::arg("causal"), nb::arg("scale"), nb::arg("stream"), nb::arg("bottom_right") = false,
+        nb::arg("workspace") = nb::none());
+  m.def("workspace_bytes", &workspace_bytes, nb::arg("batch"), nb::arg("q_heads"), nb::arg("kv_heads"),
+        nb::arg("q_len"), nb::arg("kv_len"), nb::arg("head_dim"), nb::arg("causal"));
 }

@@ -157,6 +157,21 @@ def attention_checks():
     record(worst < 1e-2, f"attnprof.attention bottom-right matches SDPA's lower-right mask in fp64 on "
                          f"{2 * len(br)} cases (worst rel err {worst:.2e})")
 
+    # A call whose last round the kernel splits along the keys (the default's version 13: B4 H16 S4096
+    # D128 full attention is 2048 tiles of 32 key blocks on 132 SMs): the op hands it scratch from
+    # PyTorch's allocator, and the split output matches fp64.
+    from attnprof import _cuda
+    q, k, v = make(4, 16, 16, 4096, 4096, 128, torch.bfloat16, "bhsd")
+    nbytes = _cuda.workspace_bytes(4, 16, 16, 4096, 4096, 128, False)
+    out = attnprof.attention(q, k, v)
+    ref = reference(q, k, v, False, None)
+    err = ((out.double() - ref).norm() / ref.norm()).item()
+    del ref
+    split_note = "asks for the split tail's scratch" if torch.cuda.get_device_capability() == (9, 0) else \
+        "not sm_90: no split"
+    record(err < 1e-2 and (nbytes > 0) == (torch.cuda.get_device_capability() == (9, 0)),
+           f"attnprof.attention B4 H16 S4096 D128 full: {split_note} ({nbytes} bytes), rel err {err:.2e}")
+
     q, k, v = make(2, 8, 2, 512, 512, 128, torch.bfloat16, "bshd")
     compiled = torch.compile(lambda q, k, v: attnprof.attention(q, k, v, is_causal=True) * 2.0, fullgraph=True)
     got = compiled(q, k, v)

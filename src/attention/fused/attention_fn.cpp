@@ -55,12 +55,13 @@ std::size_t lse_bytes(const attention::AttentionParams& p) {
 }
 }  // namespace
 
-std::size_t attention_workspace(const attention::AttentionParams& p) {
-  const std::size_t lse = lse_bytes(p);
+std::size_t attention_scratch(const attention::AttentionParams& p) {
   // The tail's scratch only where the kernels would take the call.
-  if (p.head_dim != 64 && p.head_dim != 128) return lse;
-  return lse + split_tail_workspace(kernel_params(p, nullptr));
+  if (p.head_dim != 64 && p.head_dim != 128) return 0;
+  return split_tail_workspace(kernel_params(p, nullptr));
 }
+
+std::size_t attention_workspace(const attention::AttentionParams& p) { return lse_bytes(p) + attention_scratch(p); }
 
 namespace {
 

@@ -31,7 +31,11 @@ void attention_forward_path(const attention::AttentionParams& p, const attention
   attention_forward_on(p, ctx, P);
 }
 
-// Scratch for the log-sum-exp when p.lse is null (the kernel always writes it).
+// Scratch for the log-sum-exp when p.lse is null (the kernel always writes it), then attention_scratch.
 std::size_t attention_workspace(const attention::AttentionParams& p);
+
+// The rest of the workspace: scratch for version 13's split tail on the current device (0 for most
+// calls). Reads only p's sizes, head dim and causal flag, so a caller can ask before it has tensors.
+std::size_t attention_scratch(const attention::AttentionParams& p);
 
 }  // namespace attnprof::fused

@@ -809,8 +809,10 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
     const long long v6_ctas = persistent_items(p, tile_for(Path::Hopper, p.head_dim, p.q_len).block_m);
     persistent = persistent_fills_better(v6_ctas, items, sms);
   }
+  // The split tail first: where the items leave most SMs idle (decode, Sq 1: one tile per head) it
+  // deals their key blocks over every SM (run 35).
+  if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
   if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
-  if (takes_split_tail(p)) return launch_hopper_v13(p, stream);
   return persistent_v11(p.head_dim, p.kv_len, p.causal) ? launch_hopper_v11(p, stream) : launch_hopper_v8(p, stream);
 }
 // The earlier versions, kept for the ladder.
