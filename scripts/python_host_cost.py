@@ -39,7 +39,9 @@ def main():
         ("torch.empty x2", lambda: (torch.empty(q.shape, dtype=q.dtype, device=q.device),
                                     torch.empty(q.shape[:3], dtype=torch.float32, device=q.device))),
         ("with torch.cuda.device(q.device)", lambda: torch.cuda.device(q.device).__enter__()),
-        ("attnprof.attention (the op)", lambda: attnprof.attention(q, k, v, is_causal=True)),
+        ("attnprof.attention", lambda: attnprof.attention(q, k, v, is_causal=True)),
+        ("torch.ops.attnprof.attention (the custom op)",
+         lambda: torch.ops.attnprof.attention(q, k, v, True, 0.125, False)),
         ("F.scaled_dot_product_attention", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
     ]
     for name, fn in rows:

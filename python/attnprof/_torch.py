@@ -67,11 +67,25 @@ def trace_handler(
 
 
 _op = None
+_forward = None  # the op's body, set with _op
+
+
+def _op_adds_nothing(torch, q, k, v):
+    """Whether calling the op's body directly is the same as calling the op: eager (not traced by
+    torch.compile), no profiler (which would name the call attnprof::attention in its trace) and no
+    gradient asked for (the op's backward says it has none). The op's Python dispatch costs ~75 us of
+    host work per call (BENCHMARKS.md), longer than the kernel on short sequences."""
+    if torch.compiler.is_compiling():
+        return False
+    profiling = getattr(torch.autograd, "_profiler_enabled", None)
+    if profiling is None or profiling():
+        return False
+    return not (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad))
 
 
 def _register():
     """Defines attnprof::attention once: a torch.library custom op (works under torch.compile)."""
-    global _op
+    global _op, _forward
     if _op is not None:
         return _op
     import torch
@@ -84,9 +98,8 @@ def _register():
             "install it where nvcc is found"
         ) from e
 
-    @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
-    def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float,
-           bottom_right: bool = False) -> torch.Tensor:
+    def forward(q, k, v, is_causal, scale, bottom_right):
+        """The op's body: also what attention() calls directly where the op adds nothing."""
         out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         stream = torch.cuda.current_stream(q.device).cuda_stream
@@ -98,6 +111,11 @@ def _register():
             workspace = torch.empty(nbytes, dtype=torch.uint8, device=q.device) if nbytes else None
             _cuda.forward(q, k, v, out, lse, is_causal, scale, stream, bottom_right, workspace)
         return out
+
+    @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
+    def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float,
+           bottom_right: bool = False) -> torch.Tensor:
+        return forward(q, k, v, is_causal, scale, bottom_right)
 
     @op.register_fake
     def _(q, k, v, is_causal, scale, bottom_right=False):
@@ -111,6 +129,7 @@ def _register():
 
     op.register_autograd(backward)
     _op = op
+    _forward = forward
     return op
 
 
@@ -156,7 +175,10 @@ def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *
         raise ValueError(f"attnprof.attention: {k.shape[1]} key/value heads do not divide {q.shape[1]} query heads")
     if scale is None:
         scale = q.shape[-1] ** -0.5
-    return _register()(q, k, v, bool(is_causal), float(scale), bool(bottom_right))
+    op = _register()
+    if _op_adds_nothing(torch, q, k, v):
+        return _forward(q, k, v, bool(is_causal), float(scale), bool(bottom_right))
+    return op(q, k, v, bool(is_causal), float(scale), bool(bottom_right))
 
 
 __all__ = ["attention", "trace_handler", "InputError"]

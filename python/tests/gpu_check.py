@@ -172,7 +172,15 @@ def attention_checks():
     record(err < 1e-2 and (nbytes > 0) == (torch.cuda.get_device_capability() == (9, 0)),
            f"attnprof.attention B4 H16 S4096 D128 full: {split_note} ({nbytes} bytes), rel err {err:.2e}")
 
+    # Eager calls skip the custom op's dispatch; under the profiler they go through it, so traces
+    # still name the call attnprof::attention.
     q, k, v = make(2, 8, 2, 512, 512, 128, torch.bfloat16, "bshd")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        profiled = attnprof.attention(q, k, v, is_causal=True)
+    names = {e.name for e in prof.events()}
+    record("attnprof::attention" in names and torch.equal(profiled, attnprof.attention(q, k, v, is_causal=True)),
+           "under torch.profiler the call is the op attnprof::attention, with the eager call's output")
+
     compiled = torch.compile(lambda q, k, v: attnprof.attention(q, k, v, is_causal=True) * 2.0, fullgraph=True)
     got = compiled(q, k, v)
     want = attnprof.attention(q, k, v, is_causal=True) * 2.0
