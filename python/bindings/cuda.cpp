@@ -80,15 +80,9 @@ attention::AttentionParams params_of(const Tensor& q, const Tensor& k, const Ten
 // The scratch a call of these sizes may use beyond out and lse, on the current device (the fused
 // kernel's split tail; 0 for most calls). Plain integers: no tensor crosses, so asking is cheap.
 std::size_t workspace_bytes(int batch, int q_heads, int kv_heads, int q_len, int kv_len, int head_dim, bool causal) {
-  attention::AttentionParams p;
-  p.batch = batch;
-  p.q_heads = q_heads;
-  p.kv_heads = kv_heads;
-  p.q_len = q_len;
-  p.kv_len = kv_len;
-  p.head_dim = head_dim;
-  p.causal = causal;
-  return fused::attention_scratch(p);
+  // Only the sizes and the causal flag count; dtype and layout are placeholders.
+  return fused::attention_scratch(attention::make_params(batch, q_heads, kv_heads, q_len, kv_len, head_dim, causal,
+                                                         attention::DType::BF16, attention::Layout::BHSD));
 }
 
 // workspace: workspace_bytes() bytes of CUDA memory, or None (the kernel then does without).
