@@ -13,8 +13,9 @@
 //                                            sanitizer runs can go one case per process
 //   --persistent-ctas N                      the persistent hopper path's grid capped at N CTAs, so
 //                                            small cases make each CTA walk several tiles
-//   --split-tail N                           hopper_v13 splits every tail it can, in ranges down to N
-//                                            key blocks (the small cases split too)
+//   --split-tail N                           hopper_v13's ranges of at least N key blocks; below 4 every
+//                                            tail whose ranges are shorter than an item splits (the small
+//                                            cases split too)
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
 //                                            default set, e.g. the slowest of scripts/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right

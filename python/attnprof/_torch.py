@@ -71,14 +71,21 @@ _forward = None  # the op's body, set with _op
 
 
 def _op_adds_nothing(torch, q, k, v):
-    """Whether calling the op's body directly is the same as calling the op: eager (not traced by
-    torch.compile), no profiler (which would name the call attnprof::attention in its trace) and no
-    gradient asked for (the op's backward says it has none). The op's Python dispatch costs ~75 us of
-    host work per call (BENCHMARKS.md), longer than the kernel on short sequences."""
-    if torch.compiler.is_compiling():
+    """Whether calling the op's body directly is the same as calling the op: plain tensors (no
+    subclass, fake tensor or dual tensor), nothing that records or intercepts ops (torch.compile,
+    torch.jit.trace, make_fx and other dispatch or function modes, the profiler, which names the call
+    attnprof::attention in its trace) and no gradient asked for (the op's backward says it has none).
+    The op's Python dispatch costs 50-75 us of host work per call (BENCHMARKS.md), longer than the
+    kernel on short sequences. Where PyTorch lacks one of these probes, the op runs."""
+    if not (type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor):
         return False
-    profiling = getattr(torch.autograd, "_profiler_enabled", None)
-    if profiling is None or profiling():
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
+        return False
+    probes = (getattr(torch.autograd, "_profiler_enabled", None), getattr(torch._C, "_len_torch_dispatch_stack", None),
+              getattr(torch._C, "_is_torch_function_mode_enabled", None))
+    if any(p is None for p in probes) or probes[0]() or probes[1]() > 0 or probes[2]():
+        return False
+    if getattr(torch.autograd.forward_ad, "_current_level", 0) >= 0:  # inside forward-mode AD (or unknown)
         return False
     return not (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad))
 
@@ -128,8 +135,8 @@ def _register():
         )
 
     op.register_autograd(backward)
+    _forward = forward  # before _op: a first call in another thread sees _op only once both are set
     _op = op
-    _forward = forward
     return op
 
 

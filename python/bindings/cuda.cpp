@@ -90,6 +90,8 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ou
              double scale, std::uintptr_t stream, bool bottom_right,
              std::optional<nb::ndarray<nb::device::cuda, std::uint8_t, nb::ndim<1>, nb::c_contig>> workspace) {
   const attention::AttentionParams p = params_of(q, k, v, out, lse, causal, scale, bottom_right);
+  if (workspace && workspace->device_id() != q.device_id())
+    throw InputError("attnprof.attention: the workspace must be on q's GPU");
   void* ws = workspace ? workspace->data() : nullptr;
   const std::size_t ws_bytes = workspace ? workspace->size() : 0;
   nb::gil_scoped_release quiet;

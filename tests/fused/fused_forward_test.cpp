@@ -67,9 +67,9 @@ TEST(FusedForward, HopperV11WalksManyTilesPerCta) { run_all_capped(Path::HopperV
 TEST(FusedForward, HopperV13WalksManyTilesPerCta) { run_all_capped(Path::HopperV13); }
 
 // Version 13 splitting every tail it can, in ranges down to one key block: the case list's small
-// full-attention calls then split too. Uncapped, an item of 8 key blocks goes to 8 CTAs (seven
-// partials combined by the eighth); capped at 3 CTAs, the static rounds run first and the tail's
-// ranges cross item boundaries (a CTA's partial piece, then its next item's first piece).
+// full-attention calls then split too. Uncapped, an item of 8 key blocks goes to 8 CTAs (the one
+// holding its first block combines the other seven's partials); capped at 3 CTAs, the static rounds run first and the
+// tail's ranges cross item boundaries (a CTA's partial piece, then its next item's first piece).
 namespace {
 struct ForceSplit {
   ForceSplit() { set_split_tail_min_units(1); }

@@ -4,6 +4,8 @@
 // kernel time minus the fused estimate (fused_estimate.h says where that
 // comes from: a fused call of the same shape in the trace, the shape, or the
 // calls' own matmuls).
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "analysis/fused_estimate.h"
@@ -34,12 +36,12 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
     const double per_call = static_cast<double>(s.kernels) / s.calls;
     const bool math = s.impl == AttentionImpl::SdpaMath;
     f.title = fmt::format(
-        "{} attention {} ({}): {:g} call{} {}, {:.0f} kernels each, {}; as fused kernels ~{}, saving {} "
+        "{} attention {} ({}): {:g} call{} {}, {:.0f} kernel{} each, {}; as fused kernels ~{}, saving {} "
         "({:.0f}% of GPU time)",
         math ? "SDPA math-backend" : "unfused", to_string(s.pass), to_string(s.precision),
         static_cast<double>(s.calls) / n, report::plural(static_cast<double>(s.calls) / n), per_instance(ctx), per_call,
-        per_instance_ms(ctx, s.kernel_ns), per_instance_ms(ctx, s.fused_ns), per_instance_ms(ctx, saving),
-        100.0 * f.share);
+        report::plural(std::round(per_call)), per_instance_ms(ctx, s.kernel_ns), per_instance_ms(ctx, s.fused_ns),
+        per_instance_ms(ctx, saving), 100.0 * f.share);
     f.detail = fmt::format(
         "Each call writes and reads the full score matrix several times (GEMM, scale, mask, softmax, casts, GEMM); "
         "a fused kernel keeps it on chip. Fused estimate {}.",

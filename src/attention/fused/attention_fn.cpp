@@ -49,10 +49,12 @@ Params kernel_params(const attention::AttentionParams& a, float* lse) {
 }  // namespace
 
 namespace {
-// The workspace: the lse when the caller gives none, then (256-byte aligned) version 13's tail scratch.
+// The workspace: the lse when the caller gives none, then (from a 256-byte boundary) version 13's
+// tail scratch when the call has any.
 std::size_t lse_bytes(const attention::AttentionParams& p) {
-  return p.lse ? 0 : (std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float) + 255) / 256 * 256;
+  return p.lse ? 0 : std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float);
 }
+std::size_t tail_offset(const attention::AttentionParams& p) { return (lse_bytes(p) + 255) / 256 * 256; }
 }  // namespace
 
 std::size_t attention_scratch(const attention::AttentionParams& p) {
@@ -61,7 +63,10 @@ std::size_t attention_scratch(const attention::AttentionParams& p) {
   return split_tail_workspace(kernel_params(p, nullptr));
 }
 
-std::size_t attention_workspace(const attention::AttentionParams& p) { return lse_bytes(p) + attention_scratch(p); }
+std::size_t attention_workspace(const attention::AttentionParams& p) {
+  const std::size_t tail = attention_scratch(p);
+  return tail > 0 ? tail_offset(p) + tail : lse_bytes(p);
+}
 
 namespace {
 
@@ -73,18 +78,18 @@ Params checked_params(const attention::AttentionParams& a, const attention::Exec
   // hold only for a positive scale.
   if (!(a.scale > 0.0f)) throw InputError("fused: takes a positive scale, got " + std::to_string(a.scale));
   float* lse = a.lse;
-  const std::size_t lse_scratch = lse_bytes(a);
   if (!lse) {
-    if (!ctx.workspace || ctx.workspace_bytes < lse_scratch) throw InputError("fused: workspace too small for the lse");
+    if (!ctx.workspace || ctx.workspace_bytes < lse_bytes(a))
+      throw InputError("fused: workspace too small for the lse");
     lse = static_cast<float*>(ctx.workspace);
   }
   Params p = kernel_params(a, lse);
   const char* why = unsupported(p);
   if (why[0] != '\0') throw InputError(why);
   // The rest of the workspace is version 13's tail scratch (without enough, it does not split).
-  if (ctx.workspace && ctx.workspace_bytes > lse_scratch) {
-    p.tail_workspace = static_cast<char*>(ctx.workspace) + lse_scratch;
-    p.tail_workspace_bytes = ctx.workspace_bytes - lse_scratch;
+  if (const std::size_t offset = tail_offset(a); ctx.workspace && ctx.workspace_bytes > offset) {
+    p.tail_workspace = static_cast<char*>(ctx.workspace) + offset;
+    p.tail_workspace_bytes = ctx.workspace_bytes - offset;
   }
   return p;
 }

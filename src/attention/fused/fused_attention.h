@@ -27,8 +27,9 @@ cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::Auto
 // checks on small shapes make each CTA walk several tiles. Process-wide; for the lab and tests.
 void set_persistent_grid_limit(int ctas);
 
-// Makes version 13 split any tail it can, in ranges of at least `units` key blocks (0: the rule,
-// split_tail_units), so that the checks' small cases split too. Process-wide; for the lab and tests.
+// Version 13's ranges of at least `units` key blocks (0: the rule, split_tail_units). Below
+// kMinTailUnits every tail whose ranges are shorter than an item splits, at D=64 too, so that the
+// checks' small cases split. Process-wide; for the lab and tests.
 void set_split_tail_min_units(int units);
 
 // The scratch version 13 may use for p's split tail on the current device (0: none; then

@@ -1,4 +1,4 @@
-// The fused attention forward's Hopper path (sm_90a), versions 2-11 (docs/fused-kernel.md).
+// The fused attention forward's Hopper path (sm_90a), versions 2-13 (docs/fused-kernel.md).
 // A CTA of 1 + kConsumers warpgroups owns BM = 64 * kConsumers query rows of one (batch, head)
 // at a time:
 //   warpgroup 0, the producer, drops to few registers (setmaxnreg) and one thread loads Q and
@@ -92,6 +92,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(!kPersistent || (kStoreTma && kSched == kPingPong), "version 7 builds on version 6");
   static_assert(!kEarlyQ || kPersistent, "version 8 builds on version 7");
   static_assert(!kSplitTail || (kEarlyQ && !kTimers), "version 13 builds on versions 8 and 11");
+  static_assert(!kSplitTail || kConsumers == 2, "split_tail_bytes holds two warpgroups' partials per CTA");
   constexpr int kQBuffers = kEarlyQ ? 2 : 1;
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
@@ -732,6 +733,9 @@ void set_split_tail_min_units(int units) { g_tail_min_units.store(units > 0 ? un
 
 std::size_t split_tail_workspace(const Params& p) {
   if (p.causal || p.kv_len <= 0 || (p.head_dim != 64 && p.head_dim != 128)) return 0;
+  // The default splits only at D=128 (takes_split_tail; run 31): at D=64 only the checks' forced
+  // splits (set_split_tail_min_units) get scratch, so no caller allocates what no kernel uses.
+  if (p.head_dim == 64 && g_tail_min_units.load(std::memory_order_relaxed) == 0) return 0;
   if (resolve_path(Path::Automatic) != Path::Hopper) return 0;
   const int ctas = persistent_ctas();
   // launch_hopper_v13's rows: BM 128 at both head dims, BN 160 where it takes version 11 at D=128.
@@ -796,9 +800,10 @@ cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true>(p, stream);
 }
-// The default's pick: the persistent grid (version 8 or 11; 8 was faster than 7 on every shape run
-// 19 timed) or one CTA per tile (version 6), whichever measured faster for this kind of call
-// (use_persistent, persistent_fills_better, persistent_v11).
+// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
+// (version 8 or 11; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version 6),
+// whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
+// persistent_v11).
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   // Versions 8 and 11 run two consumer warpgroups at both head dims; version 6 the table's rows.
   const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);

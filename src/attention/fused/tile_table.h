@@ -24,8 +24,8 @@ namespace attnprof::fused {
 // 64) and hopper_v11 (version 8 on its own rows: 160-key blocks at head dim 128, with the
 // output staged in the tile's own Q buffer; a 3-stage ring at 64) and hopper_v13 (version 8 or 11,
 // as the default picks them, with the static rounds' remainder split along the keys:
-// split_tail_units). hopper picks version 6, 8 or 11 per call (use_persistent,
-// persistent_fills_better, persistent_v11).
+// split_tail_units). hopper picks version 6, 8, 11 or 13 per call (use_persistent,
+// persistent_fills_better, persistent_v11, and version 13 where its tail splits at D=128).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
