@@ -650,8 +650,21 @@ int tail_units(const Params& p, int block_m, int block_n, int ctas) {
   if (p.causal || p.kv_len <= 0) return 0;
   const int blocks = (p.kv_len + block_n - 1) / block_n;
   const int forced = g_tail_min_units.load(std::memory_order_relaxed);
-  return forced > 0 ? split_tail_units(persistent_items(p, block_m), ctas, blocks, forced)
-                    : split_tail_units(persistent_items(p, block_m), ctas, blocks);
+  return split_tail_units(persistent_items(p, block_m), ctas, blocks, forced > 0 ? forced : kMinTailUnits);
+}
+
+// Version 13's scratch for p on a Hopper device (split_tail_workspace without the device check).
+std::size_t tail_scratch(const Params& p) {
+  if (p.causal || p.kv_len <= 0 || (p.head_dim != 64 && p.head_dim != 128)) return 0;
+  // The default splits only at D=128 (takes_split_tail; run 31): at D=64 only the checks' forced
+  // splits (set_split_tail_min_units) get scratch, so no caller allocates what no kernel uses.
+  if (p.head_dim == 64 && g_tail_min_units.load(std::memory_order_relaxed) == 0) return 0;
+  const int ctas = persistent_ctas();
+  // launch_hopper_v13's rows: version 11's or version 8's, two consumer warpgroups.
+  const Path rows = persistent_v11(p.head_dim, p.kv_len, p.causal) ? Path::HopperV11 : Path::Hopper;
+  const TileConfig t = with_consumers(tile_for(rows, p.head_dim), 2);
+  if (ctas <= 0 || tail_units(p, t.block_m, t.block_n, ctas) == 0) return 0;
+  return split_tail_bytes(ctas, p.head_dim);
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
@@ -732,19 +745,7 @@ void set_persistent_grid_limit(int ctas) { g_persistent_limit.store(ctas > 0 ? c
 void set_split_tail_min_units(int units) { g_tail_min_units.store(units > 0 ? units : 0); }
 
 std::size_t split_tail_workspace(const Params& p) {
-  if (p.causal || p.kv_len <= 0 || (p.head_dim != 64 && p.head_dim != 128)) return 0;
-  // The default splits only at D=128 (takes_split_tail; run 31): at D=64 only the checks' forced
-  // splits (set_split_tail_min_units) get scratch, so no caller allocates what no kernel uses.
-  if (p.head_dim == 64 && g_tail_min_units.load(std::memory_order_relaxed) == 0) return 0;
-  if (resolve_path(Path::Automatic) != Path::Hopper) return 0;
-  const int ctas = persistent_ctas();
-  // launch_hopper_v13's rows: BM 128 at both head dims, BN 160 where it takes version 11 at D=128.
-  const int block_n = p.head_dim == 128 && persistent_v11(p.head_dim, p.kv_len, p.causal) ? 160 : 128;
-  static_assert(tile_for(Path::Hopper, 128).block_n == 128 && tile_for(Path::HopperV11, 128).block_n == 160 &&
-                    tile_for(Path::HopperV11, 64).block_n == 128,
-                "version 13's rows");
-  if (ctas <= 0 || tail_units(p, 128, block_n, ctas) == 0) return 0;
-  return split_tail_bytes(ctas, p.head_dim);
+  return resolve_path(Path::Automatic) == Path::Hopper ? tail_scratch(p) : 0;
 }
 
 // Version 7 (persistent; ping-pong, output through shared memory and TMA). Two consumer
@@ -788,7 +789,7 @@ cudaError_t launch_hopper_v11(const Params& p, cudaStream_t stream) {
 namespace {
 bool takes_split_tail(const Params& p) {
   if (p.head_dim != 128 || p.causal) return false;
-  const std::size_t bytes = split_tail_workspace(p);
+  const std::size_t bytes = tail_scratch(p);  // launch_hopper runs on a Hopper device only
   return bytes > 0 && p.tail_workspace && p.tail_workspace_bytes >= bytes;
 }
 }  // namespace
