@@ -20,7 +20,7 @@
 //                                            default set, e.g. the slowest of scripts/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
 //   --path p1,p2 of
-//   portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|hopper_v9|hopper_v10|hopper_v11|hopper_v13|hopper_v14|auto
+//   portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|hopper_v9|hopper_v10|hopper_v11|hopper_v13|auto
 //   (default: auto for timing, every available for checks)
 #include <algorithm>
 #include <cstdio>
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
                    "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
                    "[--persistent-ctas N] [--split-tail N] [--shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
                    "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,hopper_v8,"
-                   "hopper_v9,hopper_v10,hopper_v11,hopper_v13,hopper_v14,auto]\n",
+                   "hopper_v9,hopper_v10,hopper_v11,hopper_v13,auto]\n",
                    argv[0]);
       return 2;
     }

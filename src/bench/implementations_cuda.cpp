@@ -79,7 +79,6 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperV10>("hopper_v7 with 176-key blocks at D=128, one 64-row output staging"),
       path_row<fused::Path::HopperV11>("hopper_v8 with 160-key blocks at D=128 (output staged in Q), 3 stages at D=64"),
       path_row<fused::Path::HopperV13>("hopper_v8 or v11 with the last round split along the keys (full attention)"),
-      path_row<fused::Path::HopperV14>("hopper_v13 with the split tail as a launch of its own"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -44,7 +44,6 @@ TEST(FusedForward, HopperV9PathMatchesReference) { run_all(Path::HopperV9); }
 TEST(FusedForward, HopperV10PathMatchesReference) { run_all(Path::HopperV10); }
 TEST(FusedForward, HopperV11PathMatchesReference) { run_all(Path::HopperV11); }
 TEST(FusedForward, HopperV13PathMatchesReference) { run_all(Path::HopperV13); }
-TEST(FusedForward, HopperV14PathMatchesReference) { run_all(Path::HopperV14); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -66,7 +65,6 @@ TEST(FusedForward, HopperV10WalksManyTilesPerCta) { run_all_capped(Path::HopperV
 // Version 11 stages each output in its tile's Q buffer, which the producer refills two tiles on.
 TEST(FusedForward, HopperV11WalksManyTilesPerCta) { run_all_capped(Path::HopperV11); }
 TEST(FusedForward, HopperV13WalksManyTilesPerCta) { run_all_capped(Path::HopperV13); }
-TEST(FusedForward, HopperV14WalksManyTilesPerCta) { run_all_capped(Path::HopperV14); }
 
 // Version 13 splitting every tail it can, in ranges down to one key block: the case list's small
 // full-attention calls then split too. Uncapped, an item of 8 key blocks goes to 8 CTAs (the one
@@ -85,16 +83,6 @@ TEST(FusedForward, HopperV13SplitsEveryTail) {
 TEST(FusedForward, HopperV13SplitsEveryTailAfterStaticRounds) {
   ForceSplit force;
   run_all_capped(Path::HopperV13);
-}
-// Version 14: the same tails in a launch of their own; capped, after version 8's or 11's launch of
-// the static rounds.
-TEST(FusedForward, HopperV14SplitsEveryTail) {
-  ForceSplit force;
-  run_all(Path::HopperV14);
-}
-TEST(FusedForward, HopperV14SplitsEveryTailAfterStaticRounds) {
-  ForceSplit force;
-  run_all_capped(Path::HopperV14);
 }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

@@ -60,8 +60,6 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v11(p, stream);
     case Path::HopperV13:
       return launch_hopper_v13(p, stream);
-    case Path::HopperV14:
-      return launch_hopper_v14(p, stream);
     default:
       return launch_portable(p, stream);
   }

@@ -47,12 +47,6 @@ struct Params {
   float* tail_partial = nullptr;  // per CTA and consumer warpgroup: 128 threads x (head_dim / 8 + 1) float4
   int* tail_flags = nullptr;      // per CTA and consumer warpgroup: 1 once its partial is written
   int tail_units = 0;             // key blocks per CTA in the split tail
-  // Version 14, the split tail as a launch of its own: the persistent grid's first launch stops
-  // before item item_end (0: it runs every item), and the second, tail_alone, runs no static rounds,
-  // only the split tail of the items from items - items % its grid on (the first launch's flags
-  // zeroed before it).
-  int item_end = 0;
-  bool tail_alone = false;
 };
 
 // Version 13's tail scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one

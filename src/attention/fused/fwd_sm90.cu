@@ -159,8 +159,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // tiles of equal work, and the items uneven.
   const int m_tiles = (p.q_len + BM - 1) / BM;
   const int per_head = kPersistent ? persistent_items_per_head(p, BM) : m_tiles;  // work items
-  // Version 14's first launch stops at p.item_end.
-  const int items = p.item_end > 0 ? p.item_end : per_head * p.heads * p.batch;
+  const int items = per_head * p.heads * p.batch;
   // Version 13, where the host split the tail (full attention only): the static rounds deal the
   // first items - items % gridDim.x items; the rest's key blocks (units) go to the CTAs in
   // contiguous ranges of p.tail_units, CTA c's from c * tail_units. A range crosses at most one
@@ -171,8 +170,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // first thing in their ranges, and combines them. No CTA waits before its kPartial piece is out,
   // so the waits cannot cycle.
   // The static rounds before the split tail (INT_MAX: no tail); one register across the tiles.
-  // Version 14's tail launch (p.tail_alone): none, the first launch ran them.
-  const int static_rounds = kSplitTail && p.tail_units > 0 ? (p.tail_alone ? 0 : items / int(gridDim.x)) : INT_MAX;
+  const int static_rounds = kSplitTail && p.tail_units > 0 ? items / int(gridDim.x) : INT_MAX;
   enum Role { kWhole, kPartial, kFinal };
   struct Tile {
     int m_block, h, b, n_blocks;
@@ -184,8 +182,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // Version 13: the CTA's piece t = 0, 1 of the split tail.
   auto tail_step = [&](int t, Tile& tl) {
     // 32-bit: split_tail_units keeps the tail's key blocks under 2^31 (64-bit division is a call).
-    const int nb = key_blocks(p, BM, BN);                     // full attention: every tile reads them all
-    const int static_items = items - items % int(gridDim.x);  // the static rounds' (this launch's or the one before)
+    const int nb = key_blocks(p, BM, BN);  // full attention: every tile reads them all
+    const int static_items = static_rounds * int(gridDim.x);
     const int units = p.tail_units, total = (items - static_items) * nb;
     int s = int(blockIdx.x) * units;
     const int e = s + units < total ? s + units : total;
@@ -648,32 +646,25 @@ int persistent_ctas() {
 }
 
 // Version 13's key blocks per CTA in the split tail of full attention on a grid of `ctas` (0: none).
-int tail_units(const Params& p, int block_m, int block_n, int ctas, int min_saving = kMinTailSaving) {
+int tail_units(const Params& p, int block_m, int block_n, int ctas) {
   if (p.causal || p.kv_len <= 0) return 0;
   const int blocks = (p.kv_len + block_n - 1) / block_n;
   const int forced = g_tail_min_units.load(std::memory_order_relaxed);
-  return split_tail_units(persistent_items(p, block_m), ctas, blocks, forced > 0 ? forced : kMinTailUnits, min_saving);
+  return split_tail_units(persistent_items(p, block_m), ctas, blocks, forced > 0 ? forced : kMinTailUnits);
 }
 
-// Version 13's or 14's scratch for p on a Hopper device (split_tail_workspace without the device
-// check), where a tail splits by the rule of min_saving (kMinTailSaving: version 13's).
-std::size_t tail_scratch(const Params& p, int min_saving) {
+// Version 13's scratch for p on a Hopper device (split_tail_workspace without the device check).
+std::size_t tail_scratch(const Params& p) {
   if (p.causal || p.kv_len <= 0 || (p.head_dim != 64 && p.head_dim != 128)) return 0;
+  // The default splits only at D=128 (takes_split_tail; run 31): at D=64 only the checks' forced
+  // splits (set_split_tail_min_units) get scratch, so no caller allocates what no kernel uses.
+  if (p.head_dim == 64 && g_tail_min_units.load(std::memory_order_relaxed) == 0) return 0;
   const int ctas = persistent_ctas();
   // launch_hopper_v13's rows: version 11's or version 8's, two consumer warpgroups.
   const Path rows = persistent_v11(p.head_dim, p.kv_len, p.causal) ? Path::HopperV11 : Path::Hopper;
   const TileConfig t = with_consumers(tile_for(rows, p.head_dim), 2);
-  if (ctas <= 0 || tail_units(p, t.block_m, t.block_n, ctas, min_saving) == 0) return 0;
+  if (ctas <= 0 || tail_units(p, t.block_m, t.block_n, ctas) == 0) return 0;
   return split_tail_bytes(ctas, p.head_dim);
-}
-
-// Version 13's flags (two consumer warpgroups per CTA), zeroed before the split tail's launch: the
-// workspace comes uninitialized, as CUTLASS's stream-K workspace does.
-cudaError_t zero_tail_flags(int* flags, int ctas, cudaStream_t stream) {
-  return cudaMemsetAsync(flags, 0, std::size_t(ctas) * 2 * sizeof(int), stream);
-}
-int* tail_flags(const Params& p, int ctas, int head_dim) {
-  return reinterpret_cast<int*>(static_cast<char*>(p.tail_workspace) + split_tail_partial_bytes(ctas, head_dim));
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
@@ -707,14 +698,13 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
     // Version 13: with fewer items than CTAs the whole call is the tail, on every CTA.
     p.tail_units = 0;
     if constexpr (kSplitTail)
-      if (const int units =
-              tail_units(p, kT.block_m, kT.block_n, ctas, p.tail_alone ? kMinTailSavingApart : kMinTailSaving);
+      if (const int units = tail_units(p, kT.block_m, kT.block_n, ctas);
           units > 0 && p.tail_workspace && p.tail_workspace_bytes >= split_tail_bytes(ctas, D)) {
         p.tail_units = units;
         p.tail_partial = static_cast<float*>(p.tail_workspace);
-        p.tail_flags = tail_flags(p, ctas, D);
+        p.tail_flags = reinterpret_cast<int*>(static_cast<char*>(p.tail_workspace) + split_tail_partial_bytes(ctas, D));
         grid = dim3(unsigned(ctas));
-        if (!p.tail_alone) e = zero_tail_flags(p.tail_flags, ctas, stream);  // version 14 zeroed them first
+        e = cudaMemsetAsync(p.tail_flags, 0, std::size_t(ctas) * kConsumers * sizeof(int), stream);
         if (e != cudaSuccess) return e;
       }
   }
@@ -755,8 +745,7 @@ void set_persistent_grid_limit(int ctas) { g_persistent_limit.store(ctas > 0 ? c
 void set_split_tail_min_units(int units) { g_tail_min_units.store(units > 0 ? units : 0); }
 
 std::size_t split_tail_workspace(const Params& p) {
-  return resolve_path(Path::Automatic) == Path::Hopper ? tail_scratch(p, std::min(kMinTailSaving, kMinTailSavingApart))
-                                                       : 0;
+  return resolve_path(Path::Automatic) == Path::Hopper ? tail_scratch(p) : 0;
 }
 
 // Version 7 (persistent; ping-pong, output through shared memory and TMA). Two consumer
@@ -800,7 +789,7 @@ cudaError_t launch_hopper_v11(const Params& p, cudaStream_t stream) {
 namespace {
 bool takes_split_tail(const Params& p) {
   if (p.head_dim != 128 || p.causal) return false;
-  const std::size_t bytes = tail_scratch(p, kMinTailSaving);  // launch_hopper runs on a Hopper device only
+  const std::size_t bytes = tail_scratch(p);  // launch_hopper runs on a Hopper device only
   return bytes > 0 && p.tail_workspace && p.tail_workspace_bytes >= bytes;
 }
 }  // namespace
@@ -811,45 +800,6 @@ cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
   return persistent_v11(p.head_dim, p.kv_len, p.causal)
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true>(p, stream);
-}
-// Version 14: version 13's split tail as a launch of its own, after version 11's or 8's launch of
-// the static rounds (run 41: version 13's kernel ran 0.7-1.3% slower than its parent even unsplit,
-// at D=64 5-9%, as ptxas schedules the shared main loop differently; here only the tail runs in it).
-namespace {
-template <typename T, int D, Path kRows>
-cudaError_t launch_tail_apart(const Params& p, cudaStream_t stream) {
-  constexpr TileConfig kT = with_consumers(tile_for(kRows, D), 2);
-  const int ctas = persistent_ctas();
-  if (ctas <= 0) return cudaErrorInvalidDevice;
-  if (tail_units(p, kT.block_m, kT.block_n, ctas, kMinTailSavingApart) == 0 || !p.tail_workspace ||
-      p.tail_workspace_bytes < split_tail_bytes(ctas, D))
-    return launch<T, D, kPingPong, 2, true, true, false, true, kRows>(p, stream);
-  cudaError_t e = zero_tail_flags(tail_flags(p, ctas, D), ctas, stream);
-  if (e != cudaSuccess) return e;
-  const long long items = persistent_items(p, kT.block_m);
-  if (const long long first = items - items % ctas; first > 0) {
-    Params rounds = p;
-    rounds.item_end = int(first);
-    e = launch<T, D, kPingPong, 2, true, true, false, true, kRows>(rounds, stream);
-    if (e != cudaSuccess) return e;
-  }
-  Params tail = p;
-  tail.tail_alone = true;
-  return launch<T, D, kPingPong, 2, true, true, false, true, kRows, true>(tail, stream);
-}
-template <typename T, int D>
-cudaError_t launch_tail_apart_rows(const Params& p, cudaStream_t stream) {
-  return persistent_v11(D, p.kv_len, p.causal) ? launch_tail_apart<T, D, Path::HopperV11>(p, stream)
-                                               : launch_tail_apart<T, D, Path::Hopper>(p, stream);
-}
-}  // namespace
-cudaError_t launch_hopper_v14(const Params& p, cudaStream_t stream) {
-  if (p.kv_len == 0) return launch_portable(p, stream);
-  if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch_tail_apart_rows<__nv_bfloat16, 64>(p, stream)
-                            : launch_tail_apart_rows<__nv_bfloat16, 128>(p, stream);
-  return p.head_dim == 64 ? launch_tail_apart_rows<__half, 64>(p, stream)
-                          : launch_tail_apart_rows<__half, 128>(p, stream);
 }
 // The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
 // (version 8 or 11; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version 6),

@@ -40,8 +40,7 @@ enum class Path : int {
   HopperV9 = 10,
   HopperV10 = 11,
   HopperV11 = 12,
-  HopperV13 = 13,
-  HopperV14 = 14
+  HopperV13 = 13
 };
 
 struct PathName {
@@ -49,7 +48,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 15> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 14> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -62,8 +61,7 @@ inline constexpr std::array<PathName, 15> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV9, "hopper_v9"},
                                                       {Path::HopperV10, "hopper_v10"},
                                                       {Path::HopperV11, "hopper_v11"},
-                                                      {Path::HopperV13, "hopper_v13"},
-                                                      {Path::HopperV14, "hopper_v14"}}};
+                                                      {Path::HopperV13, "hopper_v13"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -178,17 +176,14 @@ constexpr bool persistent_rounds_full(long long items, int sms) {
 // that leaves a range shorter than an item).
 inline constexpr int kMinTailUnits = 4;
 inline constexpr int kMinTailSaving = 12;
-// Version 14 (the tail as a launch of its own, in the kernel only the tail runs in): lab value.
-inline constexpr int kMinTailSavingApart = 3;
-constexpr int split_tail_units(long long items, int ctas, int blocks, int min_units = kMinTailUnits,
-                               int min_saving = kMinTailSaving) {
+constexpr int split_tail_units(long long items, int ctas, int blocks, int min_units = kMinTailUnits) {
   if (items <= 0 || ctas <= 0 || blocks <= 0 || min_units <= 0) return 0;
   const long long rest = items % ctas;
   if (rest == 0 || rest * blocks + ctas >= (1LL << 31)) return 0;  // the kernel counts them in 32 bits
   long long units = (rest * blocks + ctas - 1) / ctas;
   if (units < min_units) units = min_units;
   if (units >= blocks) return 0;
-  if (min_units >= kMinTailUnits && blocks - units < min_saving) return 0;
+  if (min_units >= kMinTailUnits && blocks - units < kMinTailSaving) return 0;
   return int(units);
 }
 
