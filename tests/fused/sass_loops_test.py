@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""scripts/sass_loops.py on the CPU: on a listing in nvdisasm's format it finds a kernel's innermost
+loops that hold HGMMA and MUFU.EX2 (not the outer tile loop, not loops without both), counts their
+instructions, and compares two kernels' loops by opcode with registers and predicates ignored."""
+import contextlib
+import importlib.util
+import io
+import os
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("sass_loops", os.path.join(HERE, "..", "..", "scripts", "sass_loops.py"))
+sass = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sass)
+
+
+def kernel(name, body):
+    """A function section as `nvdisasm -c -sf` writes it; body: label lines and instructions."""
+    lines = [f'\t.section\t.text.{name},"ax",@progbits', f"{name}:"]
+    addr = 0
+    for item in body:
+        if item.endswith(":"):
+            lines.append(item)
+        else:
+            lines.append(f"        /*{addr:04x}*/                   {item} ;")
+            addr += 16
+    return lines
+
+
+# An outer tile loop (.L_x_1) around a main loop (.L_x_2) with HGMMA and MUFU.EX2, and a copy loop
+# (.L_x_3) with neither.
+MAIN = ["HGMMA.64x128x16.F32.BF16 R24, gdesc[UR8], RZ, !UPT", "FMNMX R4, R24, R25, !PT", "MUFU.EX2 R24, R24",
+        "FADD R5, R24, R25", "@P0 F2FP.BF16.F32.PACK_AB R6, R25, R24"]
+FIRST = ["MOV R1, c[0x0][0x28]", ".L_x_1:", "IMAD R2, R3, R4, RZ", ".L_x_2:", *MAIN, "@!P1 BRA `(.L_x_2)",
+         "STS [R2], R24", "@P2 BRA `(.L_x_1)", ".L_x_3:", "LDG.E R7, desc[UR4][R8.64]", "@P3 BRA `(.L_x_3)", "EXIT"]
+# The same loop with other registers and the exponential moved before the maximum.
+SECOND = ["MOV R1, c[0x0][0x28]", ".L_x_9:", "HGMMA.64x128x16.F32.BF16 R40, gdesc[UR8], RZ, !UPT",
+          "MUFU.EX2 R40, R40", "FMNMX R8, R40, R41, !PT", "FADD R9, R40, R41", "F2FP.BF16.F32.PACK_AB R10, R41, R40",
+          "@!P4 BRA `(.L_x_9)", "EXIT"]
+
+
+class SassLoopsTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "k.sass")
+        with open(self.path, "w") as f:
+            f.write("\n".join(kernel("_Z6kernelILb0EEvv", FIRST) + kernel("_Z6kernelILb1EEvv", SECOND)) + "\n")
+        self.functions = sass.read_functions(self.path)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_finds_only_the_innermost_attention_loop(self):
+        name, loops = sass.main_loops(self.functions, "ILb0E")
+        self.assertEqual(name, "_Z6kernelILb0EEvv")
+        self.assertEqual(len(loops), 1)
+        body = loops[0][2]
+        self.assertEqual([sass.opcode(t) for t in body], ["HGMMA.64x128x16.F32.BF16", "FMNMX", "MUFU.EX2", "FADD",
+                                                          "F2FP.BF16.F32.PACK_AB", "BRA"])
+
+    def test_compares_opcodes_not_registers(self):
+        _, a = sass.main_loops(self.functions, "ILb0E")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            sass.compare(a[0][2], a[0][2], show=False)
+        self.assertIn("same ops in order: 1.000; ops moved or changed: 0", out.getvalue())
+        _, b = sass.main_loops(self.functions, "ILb1E")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            sass.compare(a[0][2], b[0][2], show=True)
+        text = out.getvalue()
+        # Six ops each, one moved: 2 * 5 / 12 in order, and the move shown.
+        self.assertIn("same ops in order: 0.833; ops moved or changed: 2", text)
+        self.assertIn("MUFU.EX2", text)
+
+    def test_ambiguous_name_is_an_error(self):
+        with self.assertRaises(SystemExit) as e:
+            sass.main_loops(self.functions, "kernel")
+        self.assertIn("matches 2 kernels", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
