@@ -10,6 +10,10 @@ with their instruction mix, and compares two kernels' loops op by op (registers 
   scripts/fused_sass.sh /tmp/now.sass              # nvdisasm of fwd_sm90.cu's sm_90a code
   scripts/sass_loops.py /tmp/now.sass KERNEL       # the loops of the kernel whose name holds KERNEL
   scripts/sass_loops.py /tmp/a.sass K1 /tmp/b.sass K2 [--show]   # K1's loops against K2's
+  scripts/sass_loops.py --same /tmp/before.sass /tmp/after.sass   # which kernels' SASS changed
+
+Identical SASS (ops and registers, label numbers aside) needs no new measurement; anything else does,
+in one process on the GPU: the op order alone does not predict speed (runs 43-47).
 
 KERNEL is a substring of the mangled name, e.g. the template arguments of version 8 at bf16 D=128:
 'bfloat16Li128ELi2ELi2ELb1ELb1ELb0ELb1ELNS0_4PathE2ELb0EE' (version 13: ...ELb1EE).
@@ -88,7 +92,28 @@ def compare(a, b, show):
                 print(f"      {tag} A[{i1}:{i2}] {oa[i1:i2][:8]} B[{j1}:{j2}] {ob[j1:j2][:8]}")
 
 
+def changed_kernels(before, after):
+    """(kernels whose code differs, kernels only in one listing), label numbers ignored."""
+    def text(lines):
+        return [re.sub(r"\.L_x_\d+", "L", t).split()  # whitespace-insensitive
+                for kind, t in instructions(lines) if kind == "I"]
+    differ = sorted(n for n in before if n in after and text(before[n]) != text(after[n]))
+    alone = sorted(set(before) ^ set(after))
+    return differ, alone
+
+
 def main(argv):
+    if argv[:1] == ["--same"]:
+        if len(argv) != 3:
+            sys.exit(__doc__)
+        before, after = read_functions(argv[1]), read_functions(argv[2])
+        differ, alone = changed_kernels(before, after)
+        for n in differ:
+            print(f"changed: {n}")
+        for n in alone:
+            print(f"in one listing only: {n}")
+        print(f"{len(before)} and {len(after)} kernels; {len(differ)} changed, {len(alone)} in one only")
+        return
     show = "--show" in argv
     args = [a for a in argv if a != "--show"]
     if len(args) not in (2, 4):

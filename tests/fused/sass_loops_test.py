@@ -74,6 +74,25 @@ class SassLoopsTest(unittest.TestCase):
         self.assertIn("same ops in order: 0.833; ops moved or changed: 2", text)
         self.assertIn("MUFU.EX2", text)
 
+    def test_same_sees_register_changes_but_not_label_numbers(self):
+        relabeled = [t.replace(".L_x_1", ".L_x_71").replace(".L_x_2", ".L_x_72").replace(".L_x_3", ".L_x_73")
+                     for t in FIRST]
+        other_register = [t.replace("R24, R25", "R26, R25") for t in FIRST]
+        path = os.path.join(self.dir.name, "after.sass")
+        with open(path, "w") as f:
+            f.write("\n".join(kernel("_Z6kernelILb0EEvv", relabeled) + kernel("_Z6kernelILb1EEvv", other_register) +
+                              kernel("_Z3newv", ["EXIT"])) + "\n")
+        # The second listing's ILb0E is FIRST relabeled (unchanged); its ILb1E is FIRST, not SECOND.
+        differ, alone = sass.changed_kernels(self.functions, sass.read_functions(path))
+        self.assertEqual(differ, ["_Z6kernelILb1EEvv"])
+        self.assertEqual(alone, ["_Z3newv"])
+        with open(path, "w") as f:
+            f.write("\n".join(kernel("_Z6kernelILb0EEvv", relabeled) + kernel("_Z6kernelILb1EEvv", SECOND)) + "\n")
+        self.assertEqual(sass.changed_kernels(self.functions, sass.read_functions(path)), ([], []))
+        with open(path, "w") as f:
+            f.write("\n".join(kernel("_Z6kernelILb0EEvv", other_register) + kernel("_Z6kernelILb1EEvv", SECOND)) + "\n")
+        self.assertEqual(sass.changed_kernels(self.functions, sass.read_functions(path))[0], ["_Z6kernelILb0EEvv"])
+
     def test_ambiguous_name_is_an_error(self):
         with self.assertRaises(SystemExit) as e:
             sass.main_loops(self.functions, "kernel")

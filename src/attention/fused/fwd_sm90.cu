@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <type_traits>
 
 #include "fused_attention.h"
 #include "hopper_ptx.cuh"
@@ -202,7 +201,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     tl.b = (item / per_head) / p.heads;
     return kTile;
   };
-  auto static_step = [&](int it, Tile& tl) {
+  auto step = [&](int it, Tile& tl) {
+    if constexpr (kSplitTail)
+      if (it >= static_rounds) return tail_step(it - static_rounds, tl);
     if constexpr (!kPersistent) {
       if (it > 0) return kEnd;
       tl.m_block = gridDim.x - 1 - blockIdx.x;
@@ -220,11 +221,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     }
     tl.n_blocks = key_blocks(p, (tl.m_block + 1) * BM, BN);
     return kTile;
-  };
-  auto step = [&](int it, Tile& tl) {
-    if constexpr (kSplitTail)
-      if (it >= static_rounds) return tail_step(it - static_rounds, tl);
-    return static_step(it, tl);
   };
   const int group = p.heads / p.kv_heads;
   // Warp-uniform to the compiler (a shuffle from lane 0, as CUTLASS does): branches on it are not
@@ -336,270 +332,256 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   };
   // Whether this warp releases the tile's Q buffer after its last S (version 11's leading warp: later).
   const bool q_release_after_s = !(kDeferQRelease && warp == 0);
-  // The consumers' loop over their tiles; with kTail (version 13) over the pieces of the split tail.
-  // Version 13 runs it twice, the static rounds and then the tail, each a copy of this code: run 41
-  // measured version 13's one loop 0.7-1.3% slower than version 8's even unsplit (ptxas scheduled
-  // the shared main loop differently, the piece's first key block n0 being a runtime value there);
-  // the static rounds' copy now sees n0 = 0 as version 8's does.
-  auto consume = [&](auto tail) {
-    constexpr bool kTail = decltype(tail)::value;
-    for (int it = kTail ? static_rounds : 0;; ++it) {
-      Tile tl;
-      const Step next = kTail                               ? tail_step(it - static_rounds, tl)
-                        : kSplitTail && it >= static_rounds ? kEnd
-                                                            : static_step(it, tl);
-      if (next == kEnd) break;
-      if (next == kNone) continue;
-      const int m_block = tl.m_block, n_blocks = tl.n_blocks;
-      const int qb = done % kQBuffers;  // this tile's Q buffer
-      const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
-      float o[D / 8][4];
+  for (int it = 0;; ++it) {
+    Tile tl;
+    const Step next = step(it, tl);
+    if (next == kEnd) break;
+    if (next == kNone) continue;
+    const int m_block = tl.m_block, n_blocks = tl.n_blocks;
+    const int qb = done % kQBuffers;  // this tile's Q buffer
+    const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
+    float o[D / 8][4];
 #pragma unroll
-      for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-      RowState st;
-      st.init();
+    for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    RowState st;
+    st.init();
 
-      // S = Q K^T for this warpgroup's 64 rows, Q from buffer qbuf, K from stage s (issued, not waited).
-      auto issue_qk = [&](float(&sc)[BN / 8][4], int s, int qbuf) {
-        const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
+    // S = Q K^T for this warpgroup's 64 rows, Q from buffer qbuf, K from stage s (issued, not waited).
+    auto issue_qk = [&](float(&sc)[BN / 8][4], int s, int qbuf) {
+      const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-          const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
-          const uint64_t da = make_desc_sw128(q_addr + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
-          const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
-          WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
-        }
-        wgmma_commit();
-      };
-      // O += P V with V from stage s (issued, not waited).
-      auto issue_pv = [&](uint32_t(&pa)[BN / 16][4], int s) {
-        const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk) {
-          // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
-          const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
-          WgmmaRS<T, D>::run(o, pa[kk], dv);
-        }
-        wgmma_commit();
-      };
-      const int n0 = kTail ? tl.n0 : 0;  // the first key block (version 13's pieces)
-      auto mask = [&](float(&sc)[BN / 8][4], int n) {
-        const int kb = n0 + n;
-        if (block_needs_mask(p, kb, BN, m_block * BM + cw * 64)) mask_scores(sc, row0, kb * BN, p);
-      };
-      // The ring's stage and phase of this tile's key block n.
-      auto stage = [&](int n) { return (g + n) % STAGES; };
-      auto phase = [&](int n) { return uint32_t((g + n) / STAGES) & 1; };
-
-      // A tile whose rows see no key has no Q loaded (the producer skips it): it only writes zeros.
-      if (n_blocks > 0) mbar_wait(&q_full[qb], (done / kQBuffers) & 1);
-      [[maybe_unused]] uint64_t q_issue_clock = 0;  // 0: this tile loaded no Q
-      if constexpr (kTimers) {
-        clk[2] = clock64();
-        if (n_blocks > 0) q_issue_clock = q_issued[qb];
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
+        const uint64_t da = make_desc_sw128(q_addr + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
+        const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
+        WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
       }
-      if constexpr (!kOverlapped) {
-        // Version 2: S, softmax, P V one after another within the warpgroup.
-        for (int n = 0; n < n_blocks; ++n) {
-          const int s = stage(n);
-          float sc[BN / 8][4];
-          mbar_wait(&k_full[s], phase(n));
-          wgmma_fence();
-          issue_qk(sc, s, qb);
-          wgmma_wait<0>();
-          fence_operands(sc);
-          if constexpr (kTimers)
-            if (n == 0) clk[3] = clock64();
-          release(&k_empty[s]);
-          mask(sc, n);
-          online_softmax(sc, o, st, scale_log2);
-          uint32_t pa[BN / 16][4];
-          scores_to_a<T>(sc, pa);
-          mbar_wait(&v_full[s], phase(n));
-          fence_operands(o);
-          wgmma_fence();
-          issue_pv(pa, s);
-          wgmma_wait<0>();
-          fence_operands(o);
-          release(&v_empty[s]);
-        }
-        if constexpr (kTimers) clk[4] = clock64();
-      } else if (n_blocks > 0) {
-        // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
-        // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
-        uint32_t pa[BN / 16][4];
-        {
-          float sc[BN / 8][4];
-          mbar_wait(&k_full[stage(0)], phase(0));
-          turn_begin();
-          wgmma_fence();
-          issue_qk(sc, stage(0), qb);
-          turn_end();
-          wgmma_wait<0>();
-          if constexpr (kTimers) clk[3] = clock64();
-          fence_operands(sc);
-          release(&k_empty[stage(0)]);
-          if (n_blocks == 1 && q_release_after_s) release(&q_empty[qb]);  // the last Q K^T of this tile is done
-          release_held_q();
-          mask(sc, 0);
-          float alpha[2];
-          softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
-          scores_to_a<T>(sc, pa);
-        }
-        for (int n = 1; n < n_blocks; ++n) {
-          const int s = stage(n), sp = stage(n - 1);
-          float sc[BN / 8][4];
-          mbar_wait(&k_full[s], phase(n));
-          turn_begin();
-          fence_operands(o);
-          wgmma_fence();
-          issue_qk(sc, s, qb);
-          mbar_wait(&v_full[sp], phase(n - 1));
-          issue_pv(pa, sp);
-          turn_end();
-          wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
-          fence_operands(sc);
-          release(&k_empty[s]);
-          if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
-          mask(sc, n);
-          float alpha[2];
-          softmax_scores(sc, st, scale_log2, alpha);
-          wgmma_wait<0>();
-          fence_operands(o);
+      wgmma_commit();
+    };
+    // O += P V with V from stage s (issued, not waited).
+    auto issue_pv = [&](uint32_t(&pa)[BN / 16][4], int s) {
+      const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
 #pragma unroll
-          for (int kk = 0; kk < BN / 16; ++kk)
-            asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
-          release(&v_empty[sp]);
-          rescale(o, alpha);
-          scores_to_a<T>(sc, pa);
-        }
-        const int sl = stage(n_blocks - 1);
-        mbar_wait(&v_full[sl], phase(n_blocks - 1));
+      for (int kk = 0; kk < BN / 16; ++kk) {
+        // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
+        const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
+        WgmmaRS<T, D>::run(o, pa[kk], dv);
+      }
+      wgmma_commit();
+    };
+    const int n0 = kSplitTail ? tl.n0 : 0;  // the first key block (version 13's pieces)
+    auto mask = [&](float(&sc)[BN / 8][4], int n) {
+      const int kb = n0 + n;
+      if (block_needs_mask(p, kb, BN, m_block * BM + cw * 64)) mask_scores(sc, row0, kb * BN, p);
+    };
+    // The ring's stage and phase of this tile's key block n.
+    auto stage = [&](int n) { return (g + n) % STAGES; };
+    auto phase = [&](int n) { return uint32_t((g + n) / STAGES) & 1; };
+
+    // A tile whose rows see no key has no Q loaded (the producer skips it): it only writes zeros.
+    if (n_blocks > 0) mbar_wait(&q_full[qb], (done / kQBuffers) & 1);
+    [[maybe_unused]] uint64_t q_issue_clock = 0;  // 0: this tile loaded no Q
+    if constexpr (kTimers) {
+      clk[2] = clock64();
+      if (n_blocks > 0) q_issue_clock = q_issued[qb];
+    }
+    if constexpr (!kOverlapped) {
+      // Version 2: S, softmax, P V one after another within the warpgroup.
+      for (int n = 0; n < n_blocks; ++n) {
+        const int s = stage(n);
+        float sc[BN / 8][4];
+        mbar_wait(&k_full[s], phase(n));
+        wgmma_fence();
+        issue_qk(sc, s, qb);
+        wgmma_wait<0>();
+        fence_operands(sc);
+        if constexpr (kTimers)
+          if (n == 0) clk[3] = clock64();
+        release(&k_empty[s]);
+        mask(sc, n);
+        online_softmax(sc, o, st, scale_log2);
+        uint32_t pa[BN / 16][4];
+        scores_to_a<T>(sc, pa);
+        mbar_wait(&v_full[s], phase(n));
         fence_operands(o);
         wgmma_fence();
-        issue_pv(pa, sl);
+        issue_pv(pa, s);
         wgmma_wait<0>();
         fence_operands(o);
-        release(&v_empty[sl]);
-        if constexpr (kTimers) clk[4] = clock64();
+        release(&v_empty[s]);
       }
-      if (n_blocks > 0 && !kOverlapped) release(&q_empty[qb]);
-      if constexpr (kTimers)
-        if (n_blocks == 0) clk[3] = clk[4] = clk[2];  // a tile that sees no key: no S, no main loop
-      g += n_blocks;
-      done += n_blocks > 0;  // tiles with a Q loaded
-
-      if constexpr (kTail) {
-        // Version 13's pieces (tail_step): slot c holds CTA c's partial, per consumer warpgroup.
-        auto slot = [&](int cta) {
-          return reinterpret_cast<float4*>(p.tail_partial) + (size_t(cta) * kConsumers + cw) * (D / 8 + 1) * 128;
-        };
-        // The piece's role, recomputed here rather than held in registers through the main loop.
-        Tile piece;
-        if (tail_step(it - static_rounds, piece) != kTile) piece.role = kWhole;
-        if (piece.role == kPartial) {
-          store_partial(o, st, slot(blockIdx.x));
-          named_bar_sync(5 + cw, 128);
-          if (threadIdx.x % 128 == 0) flag_release(p.tail_flags + blockIdx.x * kConsumers + cw);
-          // Version 11's leading warp still holds the Q buffer (nothing staged in it): released at the
-          // next tile's first S, as after a store.
-          if constexpr (kDeferQRelease) held_q = qb;
-          __syncwarp();
-          ++tiles;
-          continue;
-        }
-        if (piece.role == kFinal)
-          for (int c = int(blockIdx.x) + 1; c <= piece.last_cta; ++c) {
-            if (threadIdx.x % 128 == 0) flag_wait(p.tail_flags + c * kConsumers + cw);
-            __syncwarp();
-            named_bar_sync(5 + cw, 128);
-            merge_partial(o, st, slot(c), scale_log2);
-          }
-      }
-
-      const int b = tl.b, h = tl.h;
-      float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
-      if (kStoreTma && kDeferQRelease && n_blocks == 0) {
-        // Version 11: a tile whose rows see no key has no Q buffer to stage in; its zeros go straight
-        // from registers.
+      if constexpr (kTimers) clk[4] = clock64();
+    } else if (n_blocks > 0) {
+      // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
+      // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
+      uint32_t pa[BN / 16][4];
+      {
+        float sc[BN / 8][4];
+        mbar_wait(&k_full[stage(0)], phase(0));
+        turn_begin();
+        wgmma_fence();
+        issue_qk(sc, stage(0), qb);
+        turn_end();
+        wgmma_wait<0>();
+        if constexpr (kTimers) clk[3] = clock64();
+        fence_operands(sc);
+        release(&k_empty[stage(0)]);
+        if (n_blocks == 1 && q_release_after_s) release(&q_empty[qb]);  // the last Q K^T of this tile is done
         release_held_q();
-        T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-        write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
-      } else if constexpr (kStoreTma) {
-        // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
-        // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
-        // and no other warpgroup reads them; version 11: of this tile's Q buffer) or, persistent, its
-        // rows of the staging buffer, whose last store the leading thread saw read before it passed
-        // the barrier below (version 8: the barrier just before the rows are written).
-        const uint32_t tile_o = o_addr + (kStageInQ ? qb * kQBytes : 0);
-        float inv[2];
-        finish_rows(st, lse, row0, p.q_len, scale, inv);
-        const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
-        if constexpr (kPersistent) {
-          // Version 8 waits for its previous store's shared-memory reads only now, when it needs
-          // the staging rows again; version 10 for the store before its turn at the shared rows
-          // (warpgroup 0, 1, ... of each tile in order), however far back that was.
-          if constexpr (kEarlyQ && !kStageInQ)
-            if (threadIdx.x % 128 == 0) bulk_wait_read_all();
-          if constexpr (kSharedStaging) {
-            const int turn = tiles * kConsumers + cw;
-            if (threadIdx.x % 128 == 0 && turn > 0) mbar_wait(o_free, uint32_t(turn - 1) & 1);
-          }
+        mask(sc, 0);
+        float alpha[2];
+        softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
+        scores_to_a<T>(sc, pa);
+      }
+      for (int n = 1; n < n_blocks; ++n) {
+        const int s = stage(n), sp = stage(n - 1);
+        float sc[BN / 8][4];
+        mbar_wait(&k_full[s], phase(n));
+        turn_begin();
+        fence_operands(o);
+        wgmma_fence();
+        issue_qk(sc, s, qb);
+        mbar_wait(&v_full[sp], phase(n - 1));
+        issue_pv(pa, sp);
+        turn_end();
+        wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
+        fence_operands(sc);
+        release(&k_empty[s]);
+        if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
+        mask(sc, n);
+        float alpha[2];
+        softmax_scores(sc, st, scale_log2, alpha);
+        wgmma_wait<0>();
+        fence_operands(o);
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; ++kk)
+          asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+        release(&v_empty[sp]);
+        rescale(o, alpha);
+        scores_to_a<T>(sc, pa);
+      }
+      const int sl = stage(n_blocks - 1);
+      mbar_wait(&v_full[sl], phase(n_blocks - 1));
+      fence_operands(o);
+      wgmma_fence();
+      issue_pv(pa, sl);
+      wgmma_wait<0>();
+      fence_operands(o);
+      release(&v_empty[sl]);
+      if constexpr (kTimers) clk[4] = clock64();
+    }
+    if (n_blocks > 0 && !kOverlapped) release(&q_empty[qb]);
+    if constexpr (kTimers)
+      if (n_blocks == 0) clk[3] = clk[4] = clk[2];  // a tile that sees no key: no S, no main loop
+    g += n_blocks;
+    done += n_blocks > 0;  // tiles with a Q loaded
+
+    if constexpr (kSplitTail) {
+      // Version 13's pieces (tail_step): slot c holds CTA c's partial, per consumer warpgroup.
+      auto slot = [&](int cta) {
+        return reinterpret_cast<float4*>(p.tail_partial) + (size_t(cta) * kConsumers + cw) * (D / 8 + 1) * 128;
+      };
+      // The piece's role, recomputed here rather than held in registers through the main loop.
+      Tile piece;
+      if (it < static_rounds || tail_step(it - static_rounds, piece) != kTile) piece.role = kWhole;
+      if (piece.role == kPartial) {
+        store_partial(o, st, slot(blockIdx.x));
+        named_bar_sync(5 + cw, 128);
+        if (threadIdx.x % 128 == 0) flag_release(p.tail_flags + blockIdx.x * kConsumers + cw);
+        // Version 11's leading warp still holds the Q buffer (nothing staged in it): released at the
+        // next tile's first S, as after a store.
+        if constexpr (kDeferQRelease) held_q = qb;
+        __syncwarp();
+        ++tiles;
+        continue;
+      }
+      if (piece.role == kFinal)
+        for (int c = int(blockIdx.x) + 1; c <= piece.last_cta; ++c) {
+          if (threadIdx.x % 128 == 0) flag_wait(p.tail_flags + c * kConsumers + cw);
           __syncwarp();
           named_bar_sync(5 + cw, 128);
+          merge_partial(o, st, slot(c), scale_log2);
         }
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-#pragma unroll
-          for (int j = 0; j < D / 8; ++j) {
-            const uint32_t addr =
-                tile_o + (j / 8) * kStageRows * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
-            st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
-          }
-        fence_proxy_async_shared();
-        named_bar_sync(5 + cw, 128);
-        const int first_row = m_block * BM + cw * 64;
-        if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
-#pragma unroll
-          for (int c = 0; c < kChunks; ++c)
-            tma_store_4d(&maps.o, tile_o + c * kStageRows * 128, c * 64, first_row, h, b);
-          bulk_commit();
-          if constexpr (!kEarlyQ) bulk_wait_read_all();  // shared memory stays until TMA has read it
-        }
-        if constexpr (kDeferQRelease) held_q = qb;  // released once the store has read it
-        if constexpr (kSharedStaging)
-          if (threadIdx.x % 128 == 0) mbar_arrive(o_free);  // read (or nothing stored): the next turn's
-        // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
-        // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
-        __syncwarp();
-      } else {
-        T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-        write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
-      }
-      if constexpr (kTimers) {
-        clk[5] = clock64();
-        if (threadIdx.x % 128 == 0) {
-          const uint64_t global_end = global_timer();
-          // The record of the non-persistent grid's CTA for this tile: blockIdx.x = m_tiles - 1 - m_block.
-          const uint64_t cta = (uint64_t(b) * p.heads + h) * m_tiles + (m_tiles - 1 - m_block);
-          uint64_t* rec = p.timers + (cta * kConsumers + cw) * kTimerSlots;
-          rec[kGlobalStart] = global_start;
-          rec[kGlobalEnd] = global_end;
-          for (int i = 0; i < 6; ++i) rec[kClockEntry + i] = clk[i];
-          rec[kSmId] = sm_id();
-          rec[kKvBlocks] = uint64_t(n_blocks);
-          rec[kClockQIssued] = q_issue_clock;
-        }
-        // The next tile (persistent) starts now: its setup is nil, its Q wait is what remains.
-        clk[0] = clk[1] = clk[5];
-        global_start = global_timer();
-      }
-      ++tiles;
     }
-  };
-  consume(std::false_type{});
-  if constexpr (kSplitTail)
-    if (static_rounds != INT_MAX) consume(std::true_type{});
+
+    const int b = tl.b, h = tl.h;
+    float* lse = p.lse + (int64_t(b) * p.heads + h) * p.q_len;
+    if (kStoreTma && kDeferQRelease && n_blocks == 0) {
+      // Version 11: a tile whose rows see no key has no Q buffer to stage in; its zeros go straight
+      // from registers.
+      release_held_q();
+      T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
+      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+    } else if constexpr (kStoreTma) {
+      // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
+      // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
+      // and no other warpgroup reads them; version 11: of this tile's Q buffer) or, persistent, its
+      // rows of the staging buffer, whose last store the leading thread saw read before it passed
+      // the barrier below (version 8: the barrier just before the rows are written).
+      const uint32_t tile_o = o_addr + (kStageInQ ? qb * kQBytes : 0);
+      float inv[2];
+      finish_rows(st, lse, row0, p.q_len, scale, inv);
+      const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
+      if constexpr (kPersistent) {
+        // Version 8 waits for its previous store's shared-memory reads only now, when it needs
+        // the staging rows again; version 10 for the store before its turn at the shared rows
+        // (warpgroup 0, 1, ... of each tile in order), however far back that was.
+        if constexpr (kEarlyQ && !kStageInQ)
+          if (threadIdx.x % 128 == 0) bulk_wait_read_all();
+        if constexpr (kSharedStaging) {
+          const int turn = tiles * kConsumers + cw;
+          if (threadIdx.x % 128 == 0 && turn > 0) mbar_wait(o_free, uint32_t(turn - 1) & 1);
+        }
+        __syncwarp();
+        named_bar_sync(5 + cw, 128);
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int j = 0; j < D / 8; ++j) {
+          const uint32_t addr =
+              tile_o + (j / 8) * kStageRows * 128 + (lr + 8 * r) * 128 + (((j % 8) ^ (lr % 8)) << 4) + 4 * (lane % 4);
+          st_shared_u32(addr, Pack2<T>::pack(o[j][2 * r] * inv[r], o[j][2 * r + 1] * inv[r]));
+        }
+      fence_proxy_async_shared();
+      named_bar_sync(5 + cw, 128);
+      const int first_row = m_block * BM + cw * 64;
+      if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, tile_o + c * kStageRows * 128, c * 64, first_row, h, b);
+        bulk_commit();
+        if constexpr (!kEarlyQ) bulk_wait_read_all();  // shared memory stays until TMA has read it
+      }
+      if constexpr (kDeferQRelease) held_q = qb;  // released once the store has read it
+      if constexpr (kSharedStaging)
+        if (threadIdx.x % 128 == 0) mbar_arrive(o_free);  // read (or nothing stored): the next turn's
+      // Reconverge before the next tile's wgmma: without this, ptxas puts the warpgroup.arrive it
+      // injects for the accumulators on this divergent path and serializes every wgmma (C7520).
+      __syncwarp();
+    } else {
+      T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
+      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+    }
+    if constexpr (kTimers) {
+      clk[5] = clock64();
+      if (threadIdx.x % 128 == 0) {
+        const uint64_t global_end = global_timer();
+        // The record of the non-persistent grid's CTA for this tile: blockIdx.x = m_tiles - 1 - m_block.
+        const uint64_t cta = (uint64_t(b) * p.heads + h) * m_tiles + (m_tiles - 1 - m_block);
+        uint64_t* rec = p.timers + (cta * kConsumers + cw) * kTimerSlots;
+        rec[kGlobalStart] = global_start;
+        rec[kGlobalEnd] = global_end;
+        for (int i = 0; i < 6; ++i) rec[kClockEntry + i] = clk[i];
+        rec[kSmId] = sm_id();
+        rec[kKvBlocks] = uint64_t(n_blocks);
+        rec[kClockQIssued] = q_issue_clock;
+      }
+      // The next tile (persistent) starts now: its setup is nil, its Q wait is what remains.
+      clk[0] = clk[1] = clk[5];
+      global_start = global_timer();
+    }
+    ++tiles;
+  }
   // Version 8: the last store's shared-memory reads, before the CTA's shared memory goes.
   if constexpr (kEarlyQ)
     if (threadIdx.x % 128 == 0) bulk_wait_read_all();
