@@ -205,7 +205,7 @@ int run_record(const RecordOptions& options) {
                children,
                idle > 0 ? fmt::format(
                               "\n  ({} other process{} started CUDA but launched no GPU work while recorded: no trace)",
-                              idle, idle == 1 ? "" : "es")
+                              idle, report::plural(double(idle), "es"))
                         : "");
   if (traces.empty()) {
     const std::string why =

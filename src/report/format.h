@@ -20,8 +20,9 @@ std::string fit(std::string text, std::size_t width);
 // "B2 H8/2 S512 D64 causal" ("BxH16 ..." when only batch x heads is known, "?" for unknown kv heads,
 // "S512x700" when the key length differs); "" when the shape is not known.
 std::string shape_text(const AttentionShape& shape);
-// The plural ending of a counted noun: "" for exactly one, else "s" ("1 call", "2 calls", "0.5 calls").
-constexpr std::string_view plural(double count) { return count == 1 ? "" : "s"; }
+// The plural ending of a counted noun: "" for exactly one, else `ending` ("1 call", "2 calls",
+// "0.5 calls"; "1 process", "2 processes" with "es").
+constexpr std::string_view plural(double count, std::string_view ending = "s") { return count == 1 ? "" : ending; }
 // Appends `text` wrapped at `width` columns, every line indented by `indent`, and a newline.
 void append_wrapped(std::string& out, std::string_view text, std::size_t indent, std::size_t width = 100);
 

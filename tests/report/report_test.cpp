@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include "report/format.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
 
@@ -97,3 +98,14 @@ TEST(TextReport, SaysTheFacts) {
 
 }  // namespace
 }  // namespace attnprof
+
+// Counted nouns: no ending for exactly one, the regular or given ending otherwise (also for
+// fractional counts, "0.5 calls per forward").
+TEST(ReportFormat, PluralEndings) {
+  EXPECT_EQ(attnprof::report::plural(1), "");
+  EXPECT_EQ(attnprof::report::plural(2), "s");
+  EXPECT_EQ(attnprof::report::plural(0), "s");
+  EXPECT_EQ(attnprof::report::plural(0.5), "s");
+  EXPECT_EQ(attnprof::report::plural(1, "es"), "");
+  EXPECT_EQ(attnprof::report::plural(3, "es"), "es");
+}
