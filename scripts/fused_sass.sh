@@ -11,11 +11,12 @@ build=${2:-build}
 nvdisasm=${NVDISASM:-$(command -v nvdisasm || true)}
 [ -x "$nvdisasm" ] || { echo "fused_sass.sh: no nvdisasm (set NVDISASM; see this script's header)" >&2; exit 1; }
 [ -f "$build/build.ninja" ] || { echo "fused_sass.sh: $build is not a configured build folder" >&2; exit 1; }
+# The build's command, through its own launcher (scripts/quiet_ptxas.sh: C7519 dropped, exit code kept).
 cmd=$(ninja -C "$build" -t commands src/attention/fused/CMakeFiles/attnprof_fused.dir/fwd_sm90.cu.o | tail -1)
-cmd=${cmd#*quiet_ptxas.sh }
 cubin=$(mktemp --suffix=.cubin)
-trap 'rm -f "$cubin"' EXIT
+trap 'rm -f "$cubin" "$out.tmp"' EXIT
 cmd=$(echo "$cmd" | sed "s# -o [^ ]*fwd_sm90.cu.o# -o $cubin#; s#--generate-code=arch=compute_80,code=\[sm_80\]##; s# -c # -cubin #; s#-MD -MT [^ ]* -MF [^ ]*##")
-(cd "$build" && eval "$cmd") 2>&1 | grep -v "C7519" || true
-"$nvdisasm" -c -sf "$cubin" > "$out.tmp" && mv "$out.tmp" "$out"
+(cd "$build" && eval "$cmd") || { echo "fused_sass.sh: compiling fwd_sm90.cu to a cubin failed (above)" >&2; exit 1; }
+"$nvdisasm" -c -sf "$cubin" > "$out.tmp" || { echo "fused_sass.sh: $nvdisasm failed on the cubin" >&2; exit 1; }
+mv "$out.tmp" "$out"
 echo "$out: $(grep -c '\.section[[:space:]]*\.text\.' "$out") kernels"

@@ -25,16 +25,21 @@ import sys
 
 
 def read_functions(path):
-    """{mangled name: [lines]} of an `nvdisasm -c` listing."""
+    """{mangled name: [lines]} of an `nvdisasm -c` listing; exits with a one-line error otherwise."""
     out, cur = {}, None
-    with open(path) as f:
-        for line in f:
-            m = re.match(r"\s*\.section\s+\.text\.(\S+?),", line)
-            if m:
-                cur = m.group(1)
-                out[cur] = []
-            elif cur is not None:
-                out[cur].append(line.rstrip("\n"))
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"\s*\.section\s+\.text\.(\S+?),", line)
+                if m:
+                    cur = m.group(1)
+                    out[cur] = []
+                elif cur is not None:
+                    out[cur].append(line.rstrip("\n"))
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"sass_loops.py: {path}: cannot read it ({e.strerror if isinstance(e, OSError) else e.reason})")
+    if not out:
+        sys.exit(f"sass_loops.py: {path}: no kernel in it (not an `nvdisasm -c` listing?)")
     return out
 
 

@@ -93,6 +93,17 @@ class SassLoopsTest(unittest.TestCase):
             f.write("\n".join(kernel("_Z6kernelILb0EEvv", other_register) + kernel("_Z6kernelILb1EEvv", SECOND)) + "\n")
         self.assertEqual(sass.changed_kernels(self.functions, sass.read_functions(path))[0], ["_Z6kernelILb0EEvv"])
 
+    def test_unreadable_or_foreign_file_is_a_one_line_error(self):
+        with self.assertRaises(SystemExit) as e:
+            sass.read_functions(os.path.join(self.dir.name, "missing.sass"))
+        self.assertIn("missing.sass: cannot read it", str(e.exception))
+        other = os.path.join(self.dir.name, "other.txt")
+        with open(other, "w") as f:
+            f.write("not a listing\n")
+        with self.assertRaises(SystemExit) as e:
+            sass.read_functions(other)
+        self.assertIn("other.txt: no kernel in it", str(e.exception))
+
     def test_ambiguous_name_is_an_error(self):
         with self.assertRaises(SystemExit) as e:
             sass.main_loops(self.functions, "kernel")
