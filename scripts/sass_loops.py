@@ -98,9 +98,10 @@ def compare(a, b, show):
 
 
 def changed_kernels(before, after):
-    """(kernels whose code differs, kernels only in one listing), label numbers ignored."""
+    """(kernels whose code differs, kernels only in one listing), label numbers and the numbering of
+    nvcc's internal helpers (CALL `($__internal_37_$__cuda_sm20_rcp_rn_f32_slowpath)) ignored."""
     def text(lines):
-        return [re.sub(r"\.L_x_\d+", "L", t).split()  # whitespace-insensitive
+        return [re.sub(r"__internal_\d+_", "__internal_", re.sub(r"\.L_x_\d+", "L", t)).split()  # whitespace-insensitive
                 for kind, t in instructions(lines) if kind == "I"]
     differ = sorted(n for n in before if n in after and text(before[n]) != text(after[n]))
     alone = sorted(set(before) ^ set(after))

@@ -93,6 +93,18 @@ class SassLoopsTest(unittest.TestCase):
             f.write("\n".join(kernel("_Z6kernelILb0EEvv", other_register) + kernel("_Z6kernelILb1EEvv", SECOND)) + "\n")
         self.assertEqual(sass.changed_kernels(self.functions, sass.read_functions(path))[0], ["_Z6kernelILb0EEvv"])
 
+    def test_same_ignores_the_numbering_of_internal_helpers_only(self):
+        def calling(helper):
+            return ["MOV R1, c[0x0][0x28]", f"CALL.REL.NOINC `($__internal_{helper}_$__cuda_sm20_rcp_rn_f32_slowpath)",
+                    "EXIT"]
+        before, after = (os.path.join(self.dir.name, n) for n in ("before.sass", "after.sass"))
+        with open(before, "w") as f:
+            f.write("\n".join(kernel("_Z1av", calling(31)) + kernel("_Z1bv", calling(31))) + "\n")
+        with open(after, "w") as f:  # the same helper renumbered in a; another one called in b
+            f.write("\n".join(kernel("_Z1av", calling(37)) + kernel("_Z1bv", [t.replace("rcp_rn", "sqrt_rn")
+                                                                              for t in calling(31)])) + "\n")
+        self.assertEqual(sass.changed_kernels(sass.read_functions(before), sass.read_functions(after)), (["_Z1bv"], []))
+
     def test_unreadable_or_foreign_file_is_a_one_line_error(self):
         with self.assertRaises(SystemExit) as e:
             sass.read_functions(os.path.join(self.dir.name, "missing.sass"))

@@ -84,8 +84,19 @@ enum Sched : int {
 // 9 and 10; Path::HopperV11's: version 11).
 // kSplitTail: version 13: version 8 or 11 with full attention's last, partial round split along the
 // keys (p.tail_units > 0; split_tail_units): see tail_step below.
+// kHalf: a warpgroup whose rows see at most half of its tile's last key block (the causal diagonal's
+// upper half for the first warpgroup, a short last block) computes that block's P V over the half
+// alone (version 15: kHalfPV), or its S, mask, softmax and P V (version 16: kHalfAll, a copy of the
+// loop's step for that block).
+// kHalfSwap (versions 17 and 18, with kHalfPV or kHalfAll): causal pairs' second tile gives the
+// warpgroups each other's rows, so each has one halved diagonal block per pair: the ping-pong ties
+// the two warpgroups' chains together, and a chain that is shorter in one of them alone wins nothing
+// (runs 49-50).
+// kHalfNoFirst (version 19, with kHalfAll): a tile of one key block runs it whole (no copy of the
+// first S's code for its half).
+enum Half : int { kHalfNone = 0, kHalfPV = 1, kHalfAll = 2, kHalfSwap = 4, kHalfNoFirst = 8 };
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, int kHalf = kHalfNone>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -104,6 +115,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   static_assert(kT.head_dim == D, "the table has a row for this head dim");
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
+  static_assert(kHalf == kHalfNone || (BN == 128 && kSched == kPingPong && !kSplitTail && !kTimers),
+                "versions 15 and 16 halve 128-key blocks of the ping-pong schedule");
+  constexpr bool kHalfLast = (kHalf & kHalfAll) != 0;
+  constexpr bool kSwap = (kHalf & kHalfSwap) != 0;
+  constexpr bool kNoFirst = (kHalf & kHalfNoFirst) != 0;
+  static_assert(!kSwap || (kConsumers == 2 && kPersistent), "the swap is of two warpgroups' rows in causal pairs");
   // The output staging: in the tile's Q buffer (one CTA per tile; version 11's 160-key row) or a
   // buffer of its own, of BM rows or of 64 the warpgroups share in turn (version 10); its rows per
   // 64-column chunk.
@@ -339,7 +356,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if (next == kNone) continue;
     const int m_block = tl.m_block, n_blocks = tl.n_blocks;
     const int qb = done % kQBuffers;  // this tile's Q buffer
-    const int row0 = m_block * BM + cw * 64 + warp * 16 + lane / 4;
+    // The warpgroup's rows in the tile: 64 * rw (versions 17-18: swapped in a causal pair's second tile).
+    const int rw = kSwap && p.causal && (it & 1) ? 1 - cw : cw;
+    const uint32_t q_rows = kSwap ? smem_u32(sQ) + rw * 64 * 128 : q_addr;
+    const int row0 = m_block * BM + rw * 64 + warp * 16 + lane / 4;
     float o[D / 8][4];
 #pragma unroll
     for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
@@ -352,7 +372,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
-        const uint64_t da = make_desc_sw128(q_addr + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
+        const uint64_t da = make_desc_sw128(q_rows + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
         const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
         WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
       }
@@ -369,10 +389,39 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       }
       wgmma_commit();
     };
+    // Versions 15 and 16: this warpgroup's rows see at most the first half of the tile's last key
+    // block (keys at or past `limit` are masked for all of them), so that block's P V (and in 16 its
+    // S) run over those 64 keys: the first half of P's A fragments (and of the score fragment).
+    [[maybe_unused]] bool half = false;
+    if constexpr (kHalf != kHalfNone) {
+      const int last_row = min(m_block * BM + rw * 64 + 63, p.q_len - 1);
+      const int limit = p.causal ? min(p.kv_len, last_row + p.causal_offset + 1) : p.kv_len;
+      half = n_blocks > 0 && limit - (n_blocks - 1) * BN <= BN / 2;
+    }
+    [[maybe_unused]] auto issue_qk_half = [&](auto& sh, int s, int qbuf) {
+      const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t koff = (kk % 4) * 32;
+        const uint64_t da = make_desc_sw128(q_rows + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
+        const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
+        if constexpr (kHalfLast) WgmmaSS<T, BN / 2>::run(sh, da, db, kk > 0);
+      }
+      wgmma_commit();
+    };
+    [[maybe_unused]] auto issue_pv_half = [&](auto& pa_half, int s) {
+      const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
+#pragma unroll
+      for (int kk = 0; kk < BN / 32; ++kk) {
+        const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
+        WgmmaRS<T, D>::run(o, pa_half[kk], dv);
+      }
+      wgmma_commit();
+    };
     const int n0 = kSplitTail ? tl.n0 : 0;  // the first key block (version 13's pieces)
     auto mask = [&](float(&sc)[BN / 8][4], int n) {
       const int kb = n0 + n;
-      if (block_needs_mask(p, kb, BN, m_block * BM + cw * 64)) mask_scores(sc, row0, kb * BN, p);
+      if (block_needs_mask(p, kb, BN, m_block * BM + rw * 64)) mask_scores(sc, row0, kb * BN, p);
     };
     // The ring's stage and phase of this tile's key block n.
     auto stage = [&](int n) { return (g + n) % STAGES; };
@@ -415,7 +464,28 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
       // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
       uint32_t pa[BN / 16][4];
-      {
+      // Version 15: the last block's half: its scores and P (the loop's copy leaves this block out).
+      [[maybe_unused]] float sh[kHalfLast ? BN / 16 : 1][4];
+      [[maybe_unused]] uint32_t ph[kHalfLast ? BN / 32 : 1][4];
+      const bool half_last = kHalfLast && half && (!kNoFirst || n_blocks > 1);
+      if (!kNoFirst && half_last && n_blocks == 1) {
+        if constexpr (kHalfLast && !kNoFirst) {
+          mbar_wait(&k_full[stage(0)], phase(0));
+          turn_begin();
+          wgmma_fence();
+          issue_qk_half(sh, stage(0), qb);
+          turn_end();
+          wgmma_wait<0>();
+          fence_operands(sh);
+          release(&k_empty[stage(0)]);
+          if (q_release_after_s) release(&q_empty[qb]);
+          release_held_q();
+          mask_scores(sh, row0, 0, p);
+          float alpha[2];
+          softmax_scores(sh, st, scale_log2, alpha);  // o is still zero: no rescale
+          scores_to_a<T>(sh, ph);
+        }
+      } else {
         float sc[BN / 8][4];
         mbar_wait(&k_full[stage(0)], phase(0));
         turn_begin();
@@ -433,7 +503,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
         scores_to_a<T>(sc, pa);
       }
-      for (int n = 1; n < n_blocks; ++n) {
+      const int loop_end = half_last ? n_blocks - 1 : n_blocks;
+      for (int n = 1; n < loop_end; ++n) {
         const int s = stage(n), sp = stage(n - 1);
         float sc[BN / 8][4];
         mbar_wait(&k_full[s], phase(n));
@@ -460,11 +531,44 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         rescale(o, alpha);
         scores_to_a<T>(sc, pa);
       }
+      if constexpr (kHalfLast)
+        if (half_last && n_blocks > 1) {
+          // The loop's step for the last block, on its half: S(n) over 64 keys beside P(n-1) V(n-1).
+          const int n = n_blocks - 1, s = stage(n), sp = stage(n - 1);
+          mbar_wait(&k_full[s], phase(n));
+          turn_begin();
+          fence_operands(o);
+          wgmma_fence();
+          issue_qk_half(sh, s, qb);
+          mbar_wait(&v_full[sp], phase(n - 1));
+          issue_pv(pa, sp);
+          turn_end();
+          wgmma_wait<1>();
+          fence_operands(sh);
+          release(&k_empty[s]);
+          if (q_release_after_s) release(&q_empty[qb]);
+          mask_scores(sh, row0, n * BN, p);
+          float alpha[2];
+          softmax_scores(sh, st, scale_log2, alpha);
+          wgmma_wait<0>();
+          fence_operands(o);
+#pragma unroll
+          for (int kk = 0; kk < BN / 16; ++kk)
+            asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+          release(&v_empty[sp]);
+          rescale(o, alpha);
+          scores_to_a<T>(sh, ph);
+        }
       const int sl = stage(n_blocks - 1);
       mbar_wait(&v_full[sl], phase(n_blocks - 1));
       fence_operands(o);
       wgmma_fence();
-      issue_pv(pa, sl);
+      if (kHalfLast ? half_last : kHalf != kHalfNone && half) {
+        if constexpr (kHalfLast) issue_pv_half(ph, sl);
+        if constexpr (!kHalfLast) issue_pv_half(pa, sl);  // P is zero past the half
+      } else {
+        issue_pv(pa, sl);
+      }
       wgmma_wait<0>();
       fence_operands(o);
       release(&v_empty[sl]);
@@ -518,7 +622,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       // and no other warpgroup reads them; version 11: of this tile's Q buffer) or, persistent, its
       // rows of the staging buffer, whose last store the leading thread saw read before it passed
       // the barrier below (version 8: the barrier just before the rows are written).
-      const uint32_t tile_o = o_addr + (kStageInQ ? qb * kQBytes : 0);
+      // Versions 17-18 stage version 11's output in the Q rows the warpgroup read (rw); version 8's own
+      // staging rows stay the warpgroup's (cw: its previous store may still be reading them).
+      const uint32_t tile_o =
+          (kSwap && kStageInQ ? smem_u32(sO) + rw * 64 * 128 : o_addr) + (kStageInQ ? qb * kQBytes : 0);
       float inv[2];
       finish_rows(st, lse, row0, p.q_len, scale, inv);
       const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
@@ -545,7 +652,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         }
       fence_proxy_async_shared();
       named_bar_sync(5 + cw, 128);
-      const int first_row = m_block * BM + cw * 64;
+      const int first_row = m_block * BM + rw * 64;
       if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
 #pragma unroll
         for (int c = 0; c < kChunks; ++c) tma_store_4d(&maps.o, tile_o + c * kStageRows * 128, c * 64, first_row, h, b);
@@ -668,7 +775,7 @@ std::size_t tail_scratch(const Params& p) {
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, int kHalf = kHalfNone>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
@@ -685,7 +792,7 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
   auto* kernel =
-      fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail>;
+      fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail, kHalf>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -712,21 +819,23 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+// kHalf (versions 15 and 16) where the head dim's row has 128-key blocks; the other rows run without.
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, int kHalf = kHalfNone>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
+  constexpr int kHalf64 = tile_for(kRows, 64).block_n == 128 ? kHalf : kHalfNone;
+  constexpr int kHalf128 = tile_for(kRows, 128).block_n == 128 ? kHalf : kHalfNone;
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ,
-                                     kRows, kSplitTail>(p, stream)
+                                     kRows, kSplitTail, kHalf64>(p, stream)
                             : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ,
-                                     kRows, kSplitTail>(p, stream);
-  return p.head_dim == 64
-             ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows, kSplitTail>(
-                   p, stream)
-             : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows, kSplitTail>(
-                   p, stream);
+                                     kRows, kSplitTail, kHalf128>(p, stream);
+  return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows,
+                                   kSplitTail, kHalf64>(p, stream)
+                          : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows,
+                                   kSplitTail, kHalf128>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
 template <int kSched, bool kStoreTma, bool kPersistent = false>
@@ -801,11 +910,10 @@ cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true>(p, stream);
 }
-// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
-// (version 8 or 11; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version 6),
-// whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
-// persistent_v11).
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+namespace {
+// The kernel the default runs for p (see launch_hopper).
+enum class Pick { V6, V8, V11, V13 };
+Pick default_pick(const Params& p) {
   // Versions 8 and 11 run two consumer warpgroups at both head dims; version 6 the table's rows.
   const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
   const int sms = sm_count();
@@ -817,9 +925,50 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   }
   // The split tail first: where the items leave most SMs idle (decode, Sq 1: one tile per head) it
   // deals their key blocks over every SM (run 35).
-  if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
-  if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
-  return persistent_v11(p.head_dim, p.kv_len, p.causal) ? launch_hopper_v11(p, stream) : launch_hopper_v8(p, stream);
+  if (persistent && takes_split_tail(p)) return Pick::V13;
+  if (!persistent || !persistent_rounds_full(items, sms)) return Pick::V6;
+  return persistent_v11(p.head_dim, p.kv_len, p.causal) ? Pick::V11 : Pick::V8;
+}
+}  // namespace
+
+// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
+// (version 8 or 11; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version 6),
+// whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
+// persistent_v11).
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+  switch (default_pick(p)) {
+    case Pick::V13:
+      return launch_hopper_v13(p, stream);
+    case Pick::V6:
+      return launch_hopper_v6(p, stream);
+    case Pick::V11:
+      return launch_hopper_v11(p, stream);
+    default:
+      return launch_hopper_v8(p, stream);
+  }
+}
+// Versions 15 and 16: version 11 or 8 (persistent_v11) with each warpgroup's last key block cut to
+// the half its rows see where they see no more (kHalf): the causal diagonal's upper half for the
+// first warpgroup of a tile, and last blocks of at most 64 keys. Version 11's 160-key row at head
+// dim 128 (full attention from 8192 keys) has no halves: it runs as version 11.
+namespace {
+template <int kHalf>
+cudaError_t launch_half(const Params& p, cudaStream_t stream) {
+  return persistent_v11(p.head_dim, p.kv_len, p.causal)
+             ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, kHalf>(p, stream)
+             : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, kHalf>(p, stream);
+}
+}  // namespace
+cudaError_t launch_hopper_v15(const Params& p, cudaStream_t stream) { return launch_half<kHalfPV>(p, stream); }
+cudaError_t launch_hopper_v16(const Params& p, cudaStream_t stream) { return launch_half<kHalfAll>(p, stream); }
+cudaError_t launch_hopper_v17(const Params& p, cudaStream_t stream) {
+  return launch_half<(kHalfPV | kHalfSwap)>(p, stream);
+}
+cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream) {
+  return launch_half<(kHalfAll | kHalfSwap)>(p, stream);
+}
+cudaError_t launch_hopper_v19(const Params& p, cudaStream_t stream) {
+  return launch_half<(kHalfAll | kHalfSwap | kHalfNoFirst)>(p, stream);
 }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }

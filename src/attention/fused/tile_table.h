@@ -24,7 +24,9 @@ namespace attnprof::fused {
 // 64) and hopper_v11 (version 8 on its own rows: 160-key blocks at head dim 128, with the
 // output staged in the tile's own Q buffer; a 3-stage ring at 64) and hopper_v13 (version 8 or 11,
 // as the default picks them, with the static rounds' remainder split along the keys:
-// split_tail_units). hopper picks version 6, 8, 11 or 13 per call (use_persistent,
+// split_tail_units) and hopper_v15 (version 8 or 11 with the P V of each warpgroup's last key block
+// cut to the half its rows see, where they see no more: the causal diagonal) and hopper_v16 (version
+// 15 with that block's S, mask and softmax cut too). hopper picks version 6, 8, 11 or 13 per call (use_persistent,
 // persistent_fills_better, persistent_v11, and version 13 where its tail splits at D=128).
 enum class Path : int {
   Automatic = 0,
@@ -40,7 +42,12 @@ enum class Path : int {
   HopperV9 = 10,
   HopperV10 = 11,
   HopperV11 = 12,
-  HopperV13 = 13
+  HopperV13 = 13,
+  HopperV15 = 15,
+  HopperV16 = 16,
+  HopperV17 = 17,
+  HopperV18 = 18,
+  HopperV19 = 19
 };
 
 struct PathName {
@@ -48,7 +55,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 14> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -61,7 +68,12 @@ inline constexpr std::array<PathName, 14> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV9, "hopper_v9"},
                                                       {Path::HopperV10, "hopper_v10"},
                                                       {Path::HopperV11, "hopper_v11"},
-                                                      {Path::HopperV13, "hopper_v13"}}};
+                                                      {Path::HopperV13, "hopper_v13"},
+                                                      {Path::HopperV15, "hopper_v15"},
+                                                      {Path::HopperV16, "hopper_v16"},
+                                                      {Path::HopperV17, "hopper_v17"},
+                                                      {Path::HopperV18, "hopper_v18"},
+                                                      {Path::HopperV19, "hopper_v19"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
