@@ -67,7 +67,8 @@ std::vector<Implementation> plugin::implementations() {
        "unfused: scores via memory (ours)", false, false},
       // The fused kernel on one code path, as the lab runs it: only when named.
       path_row<fused::Path::Portable>("mma.sync, sm_80+"),
-      path_row<fused::Path::Hopper>("TMA + wgmma, warp-specialized, ping-pong, TMA store; v6, v8, v11 or v13, sm_90a"),
+      path_row<fused::Path::Hopper>(
+          "TMA + wgmma, warp-specialized, ping-pong, TMA store; v6, v8, v11, v13 or v18, sm_90a"),
       path_row<fused::Path::HopperOverlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
       path_row<fused::Path::HopperM192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
       path_row<fused::Path::HopperV2>("hopper version 2: S, softmax, P V in turn in each warpgroup"),
@@ -79,11 +80,8 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperV10>("hopper_v7 with 176-key blocks at D=128, one 64-row output staging"),
       path_row<fused::Path::HopperV11>("hopper_v8 with 160-key blocks at D=128 (output staged in Q), 3 stages at D=64"),
       path_row<fused::Path::HopperV13>("hopper_v8 or v11 with the last round split along the keys (full attention)"),
-      path_row<fused::Path::HopperV15>("hopper_v8 or v11 with a warpgroup's last P V cut to the half it sees (causal)"),
-      path_row<fused::Path::HopperV16>("hopper_v15 with that block's S and softmax cut to the half too"),
-      path_row<fused::Path::HopperV17>("hopper_v15 with the warpgroups' rows swapped in a causal pair's second tile"),
-      path_row<fused::Path::HopperV18>("hopper_v16 with the warpgroups' rows swapped in a causal pair's second tile"),
-      path_row<fused::Path::HopperV19>("hopper_v18 with one-block tiles run whole"),
+      path_row<fused::Path::HopperV18>(
+          "hopper_v8 (v11 at D=64) with the causal diagonal's masked half skipped, each warpgroup's in turn"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -60,16 +60,8 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v11(p, stream);
     case Path::HopperV13:
       return launch_hopper_v13(p, stream);
-    case Path::HopperV15:
-      return launch_hopper_v15(p, stream);
-    case Path::HopperV16:
-      return launch_hopper_v16(p, stream);
-    case Path::HopperV17:
-      return launch_hopper_v17(p, stream);
     case Path::HopperV18:
       return launch_hopper_v18(p, stream);
-    case Path::HopperV19:
-      return launch_hopper_v19(p, stream);
     default:
       return launch_portable(p, stream);
   }

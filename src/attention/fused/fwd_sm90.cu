@@ -84,19 +84,14 @@ enum Sched : int {
 // 9 and 10; Path::HopperV11's: version 11).
 // kSplitTail: version 13: version 8 or 11 with full attention's last, partial round split along the
 // keys (p.tail_units > 0; split_tail_units): see tail_step below.
-// kHalf: a warpgroup whose rows see at most half of its tile's last key block (the causal diagonal's
-// upper half for the first warpgroup, a short last block) computes that block's P V over the half
-// alone (version 15: kHalfPV), or its S, mask, softmax and P V (version 16: kHalfAll, a copy of the
-// loop's step for that block).
-// kHalfSwap (versions 17 and 18, with kHalfPV or kHalfAll): causal pairs' second tile gives the
-// warpgroups each other's rows, so each has one halved diagonal block per pair: the ping-pong ties
-// the two warpgroups' chains together, and a chain that is shorter in one of them alone wins nothing
-// (runs 49-50).
-// kHalfNoFirst (version 19, with kHalfAll): a tile of one key block runs it whole (no copy of the
-// first S's code for its half).
-enum Half : int { kHalfNone = 0, kHalfPV = 1, kHalfAll = 2, kHalfSwap = 4, kHalfNoFirst = 8 };
+// kHalfDiag: version 18: a warpgroup whose rows see at most the first half of its tile's last key
+// block (the causal diagonal's upper half for the first warpgroup, a short last block) runs that
+// block's S, mask, softmax and P V over the half (64-key wgmma; its own copy of the loop's step), and
+// a causal pair's second tile gives the warpgroups each other's rows, so each has one halved block
+// per pair: the ping-pong ties the two warpgroups' chains together, so a chain shorter in one of them
+// alone won nothing (versions 15-17 and 19, runs 49-51, docs/fused-kernel.md).
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, int kHalf = kHalfNone>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -115,12 +110,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   static_assert(kT.head_dim == D, "the table has a row for this head dim");
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
-  static_assert(kHalf == kHalfNone || (BN == 128 && kSched == kPingPong && !kSplitTail && !kTimers),
-                "versions 15 and 16 halve 128-key blocks of the ping-pong schedule");
-  constexpr bool kHalfLast = (kHalf & kHalfAll) != 0;
-  constexpr bool kSwap = (kHalf & kHalfSwap) != 0;
-  constexpr bool kNoFirst = (kHalf & kHalfNoFirst) != 0;
-  static_assert(!kSwap || (kConsumers == 2 && kPersistent), "the swap is of two warpgroups' rows in causal pairs");
+  static_assert(
+      !kHalfDiag || (BN == 128 && kSched == kPingPong && !kSplitTail && !kTimers && kConsumers == 2 && kPersistent),
+      "version 18 halves 128-key blocks of the persistent ping-pong schedule, two warpgroups' rows swapped");
   // The output staging: in the tile's Q buffer (one CTA per tile; version 11's 160-key row) or a
   // buffer of its own, of BM rows or of 64 the warpgroups share in turn (version 10); its rows per
   // 64-column chunk.
@@ -356,9 +348,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if (next == kNone) continue;
     const int m_block = tl.m_block, n_blocks = tl.n_blocks;
     const int qb = done % kQBuffers;  // this tile's Q buffer
-    // The warpgroup's rows in the tile: 64 * rw (versions 17-18: swapped in a causal pair's second tile).
-    const int rw = kSwap && p.causal && (it & 1) ? 1 - cw : cw;
-    const uint32_t q_rows = kSwap ? smem_u32(sQ) + rw * 64 * 128 : q_addr;
+    // The warpgroup's rows in the tile: 64 * rw (version 18: swapped in a causal pair's second tile).
+    const int rw = kHalfDiag && p.causal && (it & 1) ? 1 - cw : cw;
+    const uint32_t q_rows = kHalfDiag ? smem_u32(sQ) + rw * 64 * 128 : q_addr;
     const int row0 = m_block * BM + rw * 64 + warp * 16 + lane / 4;
     float o[D / 8][4];
 #pragma unroll
@@ -389,11 +381,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       }
       wgmma_commit();
     };
-    // Versions 15 and 16: this warpgroup's rows see at most the first half of the tile's last key
-    // block (keys at or past `limit` are masked for all of them), so that block's P V (and in 16 its
-    // S) run over those 64 keys: the first half of P's A fragments (and of the score fragment).
+    // Version 18: this warpgroup's rows see at most the first half of the tile's last key block (keys
+    // at or past `limit` are masked for all of them), so that block's S and P V run over those 64 keys:
+    // the first half of the score fragment (sh) and of P's A fragments (ph).
     [[maybe_unused]] bool half = false;
-    if constexpr (kHalf != kHalfNone) {
+    if constexpr (kHalfDiag) {
       const int last_row = min(m_block * BM + rw * 64 + 63, p.q_len - 1);
       const int limit = p.causal ? min(p.kv_len, last_row + p.causal_offset + 1) : p.kv_len;
       half = n_blocks > 0 && limit - (n_blocks - 1) * BN <= BN / 2;
@@ -405,7 +397,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         const uint32_t koff = (kk % 4) * 32;
         const uint64_t da = make_desc_sw128(q_rows + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
         const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
-        if constexpr (kHalfLast) WgmmaSS<T, BN / 2>::run(sh, da, db, kk > 0);
+        if constexpr (kHalfDiag) WgmmaSS<T, BN / 2>::run(sh, da, db, kk > 0);
       }
       wgmma_commit();
     };
@@ -464,12 +456,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       // Version 3: S(n) = Q K(n)^T and O += P(n-1) V(n-1) are in flight together; the
       // softmax of S(n) runs while the tensor cores do P(n-1) V(n-1).
       uint32_t pa[BN / 16][4];
-      // Version 15: the last block's half: its scores and P (the loop's copy leaves this block out).
-      [[maybe_unused]] float sh[kHalfLast ? BN / 16 : 1][4];
-      [[maybe_unused]] uint32_t ph[kHalfLast ? BN / 32 : 1][4];
-      const bool half_last = kHalfLast && half && (!kNoFirst || n_blocks > 1);
-      if (!kNoFirst && half_last && n_blocks == 1) {
-        if constexpr (kHalfLast && !kNoFirst) {
+      // Version 18: the last block's half: its scores and P (the loop leaves that block to its own step).
+      [[maybe_unused]] float sh[kHalfDiag ? BN / 16 : 1][4];
+      [[maybe_unused]] uint32_t ph[kHalfDiag ? BN / 32 : 1][4];
+      const bool half_last = kHalfDiag && half;
+      if (half_last && n_blocks == 1) {
+        if constexpr (kHalfDiag) {
           mbar_wait(&k_full[stage(0)], phase(0));
           turn_begin();
           wgmma_fence();
@@ -531,7 +523,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         rescale(o, alpha);
         scores_to_a<T>(sc, pa);
       }
-      if constexpr (kHalfLast)
+      if constexpr (kHalfDiag)
         if (half_last && n_blocks > 1) {
           // The loop's step for the last block, on its half: S(n) over 64 keys beside P(n-1) V(n-1).
           const int n = n_blocks - 1, s = stage(n), sp = stage(n - 1);
@@ -563,9 +555,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       mbar_wait(&v_full[sl], phase(n_blocks - 1));
       fence_operands(o);
       wgmma_fence();
-      if (kHalfLast ? half_last : kHalf != kHalfNone && half) {
-        if constexpr (kHalfLast) issue_pv_half(ph, sl);
-        if constexpr (!kHalfLast) issue_pv_half(pa, sl);  // P is zero past the half
+      if (half_last) {
+        if constexpr (kHalfDiag) issue_pv_half(ph, sl);
       } else {
         issue_pv(pa, sl);
       }
@@ -622,10 +613,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       // and no other warpgroup reads them; version 11: of this tile's Q buffer) or, persistent, its
       // rows of the staging buffer, whose last store the leading thread saw read before it passed
       // the barrier below (version 8: the barrier just before the rows are written).
-      // Versions 17-18 stage version 11's output in the Q rows the warpgroup read (rw); version 8's own
+      // Version 18 would stage version 11's output in the Q rows the warpgroup read (rw); version 8's own
       // staging rows stay the warpgroup's (cw: its previous store may still be reading them).
       const uint32_t tile_o =
-          (kSwap && kStageInQ ? smem_u32(sO) + rw * 64 * 128 : o_addr) + (kStageInQ ? qb * kQBytes : 0);
+          (kHalfDiag && kStageInQ ? smem_u32(sO) + rw * 64 * 128 : o_addr) + (kStageInQ ? qb * kQBytes : 0);
       float inv[2];
       finish_rows(st, lse, row0, p.q_len, scale, inv);
       const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
@@ -775,7 +766,7 @@ std::size_t tail_scratch(const Params& p) {
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, int kHalf = kHalfNone>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
@@ -791,8 +782,8 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
       (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
-  auto* kernel =
-      fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail, kHalf>;
+  auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail,
+                                  kHalfDiag>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -819,12 +810,12 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// kHalf (versions 15 and 16) where the head dim's row has 128-key blocks; the other rows run without.
+// kHalfDiag (version 18) where the head dim's row has 128-key blocks; the other rows run without.
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, int kHalf = kHalfNone>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
-  constexpr int kHalf64 = tile_for(kRows, 64).block_n == 128 ? kHalf : kHalfNone;
-  constexpr int kHalf128 = tile_for(kRows, 128).block_n == 128 ? kHalf : kHalfNone;
+  constexpr bool kHalf64 = kHalfDiag && tile_for(kRows, 64).block_n == 128;
+  constexpr bool kHalf128 = kHalfDiag && tile_for(kRows, 128).block_n == 128;
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
@@ -910,10 +901,21 @@ cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true>(p, stream);
 }
-namespace {
-// The kernel the default runs for p (see launch_hopper).
-enum class Pick { V6, V8, V11, V13 };
-Pick default_pick(const Params& p) {
+// Version 18: version 8 (11 where persistent_v11 picks it) with the causal diagonal's masked half
+// skipped, each warpgroup's on its own rows (kHalfDiag). Version 11's 160-key row at head dim 128
+// (full attention from 8192 keys) has no halves: it runs as version 11. The default takes it for
+// causal calls at head dim 128 where it would run version 8 (run 51: +0.5-2% from S1k and at S256,
+// -1.2% at S512).
+cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream) {
+  return persistent_v11(p.head_dim, p.kv_len, p.causal)
+             ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, true>(p, stream)
+             : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, true>(p, stream);
+}
+// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
+// (version 8, 11 or 18; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version
+// 6), whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
+// persistent_v11; version 18 for causal calls that would run version 8).
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   // Versions 8 and 11 run two consumer warpgroups at both head dims; version 6 the table's rows.
   const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
   const int sms = sm_count();
@@ -925,50 +927,10 @@ Pick default_pick(const Params& p) {
   }
   // The split tail first: where the items leave most SMs idle (decode, Sq 1: one tile per head) it
   // deals their key blocks over every SM (run 35).
-  if (persistent && takes_split_tail(p)) return Pick::V13;
-  if (!persistent || !persistent_rounds_full(items, sms)) return Pick::V6;
-  return persistent_v11(p.head_dim, p.kv_len, p.causal) ? Pick::V11 : Pick::V8;
-}
-}  // namespace
-
-// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
-// (version 8 or 11; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version 6),
-// whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
-// persistent_v11).
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
-  switch (default_pick(p)) {
-    case Pick::V13:
-      return launch_hopper_v13(p, stream);
-    case Pick::V6:
-      return launch_hopper_v6(p, stream);
-    case Pick::V11:
-      return launch_hopper_v11(p, stream);
-    default:
-      return launch_hopper_v8(p, stream);
-  }
-}
-// Versions 15 and 16: version 11 or 8 (persistent_v11) with each warpgroup's last key block cut to
-// the half its rows see where they see no more (kHalf): the causal diagonal's upper half for the
-// first warpgroup of a tile, and last blocks of at most 64 keys. Version 11's 160-key row at head
-// dim 128 (full attention from 8192 keys) has no halves: it runs as version 11.
-namespace {
-template <int kHalf>
-cudaError_t launch_half(const Params& p, cudaStream_t stream) {
-  return persistent_v11(p.head_dim, p.kv_len, p.causal)
-             ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, kHalf>(p, stream)
-             : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, kHalf>(p, stream);
-}
-}  // namespace
-cudaError_t launch_hopper_v15(const Params& p, cudaStream_t stream) { return launch_half<kHalfPV>(p, stream); }
-cudaError_t launch_hopper_v16(const Params& p, cudaStream_t stream) { return launch_half<kHalfAll>(p, stream); }
-cudaError_t launch_hopper_v17(const Params& p, cudaStream_t stream) {
-  return launch_half<(kHalfPV | kHalfSwap)>(p, stream);
-}
-cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream) {
-  return launch_half<(kHalfAll | kHalfSwap)>(p, stream);
-}
-cudaError_t launch_hopper_v19(const Params& p, cudaStream_t stream) {
-  return launch_half<(kHalfAll | kHalfSwap | kHalfNoFirst)>(p, stream);
+  if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
+  if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
+  if (persistent_v11(p.head_dim, p.kv_len, p.causal)) return launch_hopper_v11(p, stream);
+  return p.causal ? launch_hopper_v18(p, stream) : launch_hopper_v8(p, stream);
 }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }

@@ -24,10 +24,11 @@ namespace attnprof::fused {
 // 64) and hopper_v11 (version 8 on its own rows: 160-key blocks at head dim 128, with the
 // output staged in the tile's own Q buffer; a 3-stage ring at 64) and hopper_v13 (version 8 or 11,
 // as the default picks them, with the static rounds' remainder split along the keys:
-// split_tail_units) and hopper_v15 (version 8 or 11 with the P V of each warpgroup's last key block
-// cut to the half its rows see, where they see no more: the causal diagonal) and hopper_v16 (version
-// 15 with that block's S, mask and softmax cut too). hopper picks version 6, 8, 11 or 13 per call (use_persistent,
-// persistent_fills_better, persistent_v11, and version 13 where its tail splits at D=128).
+// split_tail_units) and hopper_v18 (version 8, or 11 at head dim 64, with each warpgroup's last
+// key block cut to the half its rows see where they see no more, the causal diagonal's, and the
+// warpgroups' rows swapped in a causal pair's second tile). hopper picks version 6, 8, 11, 13 or 18
+// per call (use_persistent, persistent_fills_better, persistent_v11, version 13 where its tail splits
+// at D=128, version 18 for causal calls that would run version 8).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -43,11 +44,7 @@ enum class Path : int {
   HopperV10 = 11,
   HopperV11 = 12,
   HopperV13 = 13,
-  HopperV15 = 15,
-  HopperV16 = 16,
-  HopperV17 = 17,
-  HopperV18 = 18,
-  HopperV19 = 19
+  HopperV18 = 18
 };
 
 struct PathName {
@@ -55,7 +52,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 15> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -69,11 +66,7 @@ inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV10, "hopper_v10"},
                                                       {Path::HopperV11, "hopper_v11"},
                                                       {Path::HopperV13, "hopper_v13"},
-                                                      {Path::HopperV15, "hopper_v15"},
-                                                      {Path::HopperV16, "hopper_v16"},
-                                                      {Path::HopperV17, "hopper_v17"},
-                                                      {Path::HopperV18, "hopper_v18"},
-                                                      {Path::HopperV19, "hopper_v19"}}};
+                                                      {Path::HopperV18, "hopper_v18"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
