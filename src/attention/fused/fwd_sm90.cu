@@ -525,7 +525,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       }
       if constexpr (kHalfDiag)
         if (half_last && n_blocks > 1) {
-          // The loop's step for the last block, on its half: S(n) over 64 keys beside P(n-1) V(n-1).
+          // The loop's step for the last block, on its half: S(n) over 64 keys beside P(n-1) V(n-1). A
+          // copy of the loop's code on purpose: a lambda shared with the loop reschedules the loops of
+          // every version (session 9, docs/fused-kernel.md).
           const int n = n_blocks - 1, s = stage(n), sp = stage(n - 1);
           mbar_wait(&k_full[s], phase(n));
           turn_begin();
