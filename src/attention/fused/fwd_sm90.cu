@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #include "fused_attention.h"
 #include "hopper_ptx.cuh"
@@ -359,22 +360,26 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     st.init();
 
     // S = Q K^T for this warpgroup's 64 rows, Q from buffer qbuf, K from stage s (issued, not waited).
-    auto issue_qk = [&](float(&sc)[BN / 8][4], int s, int qbuf) {
+    // Over the stage's first 8 * (sc's rows) keys: BN, or version 18's half (sh).
+    auto issue_qk = [&](auto& sc, int s, int qbuf) {
+      constexpr int kKeys = 8 * int(std::extent_v<std::remove_reference_t<decltype(sc)>>);
       const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
         const uint64_t da = make_desc_sw128(q_rows + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
         const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
-        WgmmaSS<T, BN>::run(sc, da, db, kk > 0);
+        WgmmaSS<T, kKeys>::run(sc, da, db, kk > 0);
       }
       wgmma_commit();
     };
-    // O += P V with V from stage s (issued, not waited).
-    auto issue_pv = [&](uint32_t(&pa)[BN / 16][4], int s) {
+    // O += P V with V from stage s (issued, not waited), over the stage's first 16 * (pa's rows) keys:
+    // BN, or version 18's half (ph).
+    auto issue_pv = [&](auto& pa, int s) {
+      constexpr int kSteps = int(std::extent_v<std::remove_reference_t<decltype(pa)>>);
       const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
 #pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) {
+      for (int kk = 0; kk < kSteps; ++kk) {
         // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
         const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
         WgmmaRS<T, D>::run(o, pa[kk], dv);
@@ -390,26 +395,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       const int limit = p.causal ? min(p.kv_len, last_row + p.causal_offset + 1) : p.kv_len;
       half = n_blocks > 0 && limit - (n_blocks - 1) * BN <= BN / 2;
     }
-    [[maybe_unused]] auto issue_qk_half = [&](auto& sh, int s, int qbuf) {
-      const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const uint32_t koff = (kk % 4) * 32;
-        const uint64_t da = make_desc_sw128(q_rows + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
-        const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
-        if constexpr (kHalfDiag) WgmmaSS<T, BN / 2>::run(sh, da, db, kk > 0);
-      }
-      wgmma_commit();
-    };
-    [[maybe_unused]] auto issue_pv_half = [&](auto& pa_half, int s) {
-      const uint32_t v_addr = smem_u32(sV + s * kKVBytes);
-#pragma unroll
-      for (int kk = 0; kk < BN / 32; ++kk) {
-        const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
-        WgmmaRS<T, D>::run(o, pa_half[kk], dv);
-      }
-      wgmma_commit();
-    };
     const int n0 = kSplitTail ? tl.n0 : 0;  // the first key block (version 13's pieces)
     auto mask = [&](float(&sc)[BN / 8][4], int n) {
       const int kb = n0 + n;
@@ -465,7 +450,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           mbar_wait(&k_full[stage(0)], phase(0));
           turn_begin();
           wgmma_fence();
-          issue_qk_half(sh, stage(0), qb);
+          issue_qk(sh, stage(0), qb);
           turn_end();
           wgmma_wait<0>();
           fence_operands(sh);
@@ -533,7 +518,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           turn_begin();
           fence_operands(o);
           wgmma_fence();
-          issue_qk_half(sh, s, qb);
+          issue_qk(sh, s, qb);
           mbar_wait(&v_full[sp], phase(n - 1));
           issue_pv(pa, sp);
           turn_end();
@@ -558,7 +543,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       fence_operands(o);
       wgmma_fence();
       if (half_last) {
-        if constexpr (kHalfDiag) issue_pv_half(ph, sl);
+        if constexpr (kHalfDiag) issue_pv(ph, sl);
       } else {
         issue_pv(pa, sl);
       }
@@ -615,7 +600,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       // and no other warpgroup reads them; version 11: of this tile's Q buffer) or, persistent, its
       // rows of the staging buffer, whose last store the leading thread saw read before it passed
       // the barrier below (version 8: the barrier just before the rows are written).
-      // Version 18 would stage version 11's output in the Q rows the warpgroup read (rw); version 8's own
+      // Version 18 stages version 11's output in the Q rows the warpgroup read (rw); version 8's own
       // staging rows stay the warpgroup's (cw: its previous store may still be reading them).
       const uint32_t tile_o =
           (kHalfDiag && kStageInQ ? smem_u32(sO) + rw * 64 * 128 : o_addr) + (kStageInQ ? qb * kQBytes : 0);
