@@ -92,7 +92,8 @@ enum Sched : int {
 // per pair: the ping-pong ties the two warpgroups' chains together, so a chain shorter in one of them
 // alone won nothing (versions 15-17 and 19, runs 49-51, docs/fused-kernel.md).
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
+          bool kDescAdd = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -305,6 +306,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const float scale_log2 = scale * 1.4426950408889634f;
   const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
   const uint32_t o_addr = smem_u32(sO) + (kSharedStaging ? 0 : cw * 64 * 128);
+  // Version 21: the K and V rings' first stage's wgmma descriptors (issue_qk, issue_pv add offsets).
+  [[maybe_unused]] const uint64_t k_desc = kDescAdd ? make_desc_sw128(smem_u32(sK), 16, 1024) : 0;
+  [[maybe_unused]] const uint64_t v_desc = kDescAdd ? make_desc_sw128(smem_u32(sV), BN * 128, 1024) : 0;
 
   auto release = [&](uint64_t* bar) {
     __syncwarp();
@@ -361,14 +365,19 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
     // S = Q K^T for this warpgroup's 64 rows, Q from buffer qbuf, K from stage s (issued, not waited).
     // Over the stage's first 8 * (sc's rows) keys: BN, or version 18's half (sh).
+    // Version 21: the wgmma descriptors as this tile's Q descriptor and the rings' first stage's,
+    // plus the operand's offset (in 16-byte units, below the 14-bit address field's carry).
+    [[maybe_unused]] const uint64_t q_desc = kDescAdd ? make_desc_sw128(q_rows + qb * kQBytes, 16, 1024) : 0;
     auto issue_qk = [&](auto& sc, int s, int qbuf) {
       constexpr int kKeys = 8 * int(std::extent_v<std::remove_reference_t<decltype(sc)>>);
       const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
-        const uint64_t da = make_desc_sw128(q_rows + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
-        const uint64_t db = make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
+        const uint64_t da = kDescAdd ? q_desc + (((kk / 4) * BM * 128 + koff) >> 4)
+                                     : make_desc_sw128(q_rows + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
+        const uint64_t db = kDescAdd ? k_desc + ((s * kKVBytes + (kk / 4) * BN * 128 + koff) >> 4)
+                                     : make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
         WgmmaSS<T, kKeys>::run(sc, da, db, kk > 0);
       }
       wgmma_commit();
@@ -381,7 +390,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk) {
         // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
-        const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
+        const uint64_t dv = kDescAdd ? v_desc + ((s * kKVBytes + kk * 16 * 128) >> 4)
+                                     : make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
         WgmmaRS<T, D>::run(o, pa[kk], dv);
       }
       wgmma_commit();
@@ -753,7 +763,8 @@ std::size_t tail_scratch(const Params& p) {
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
+          bool kDescAdd = false>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
@@ -770,7 +781,7 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
   auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail,
-                                  kHalfDiag>;
+                                  kHalfDiag, kDescAdd>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -797,23 +808,28 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// kHalfDiag (version 18) where the head dim's row has 128-key blocks; the other rows run without.
+// kHalfDiag (version 18) where the head dim's row has 128-key blocks (at D=64 only with kHalf64Too);
+// the other rows run without. kDescAdd: version 21's descriptors.
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
+          bool kDescAdd = false, bool kHalf64Too = true>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
-  constexpr bool kHalf64 = kHalfDiag && tile_for(kRows, 64).block_n == 128;
+  constexpr bool kHalf64 = kHalfDiag && kHalf64Too && tile_for(kRows, 64).block_n == 128;
   constexpr bool kHalf128 = kHalfDiag && tile_for(kRows, 128).block_n == 128;
+  // Version 11's 160-key row at D=128 keeps its own descriptors: with version 21's, ptxas serializes
+  // its wgmma (C7520, WG.AR in a divergent path).
+  constexpr bool kDesc128 = kDescAdd && !(kRows == Path::HopperV11 && !kSplitTail);
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ,
-                                     kRows, kSplitTail, kHalf64>(p, stream)
+                                     kRows, kSplitTail, kHalf64, kDescAdd>(p, stream)
                             : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ,
-                                     kRows, kSplitTail, kHalf128>(p, stream);
+                                     kRows, kSplitTail, kHalf128, kDesc128>(p, stream);
   return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows,
-                                   kSplitTail, kHalf64>(p, stream)
+                                   kSplitTail, kHalf64, kDescAdd>(p, stream)
                           : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows,
-                                   kSplitTail, kHalf128>(p, stream);
+                                   kSplitTail, kHalf128, kDesc128>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
 template <int kSched, bool kStoreTma, bool kPersistent = false>
@@ -898,11 +914,11 @@ cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream) {
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, true>(p, stream);
 }
-// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
-// (version 8, 11 or 18; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version
-// 6), whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
-// persistent_v11; version 18 for causal calls that would run version 8).
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
+namespace {
+// The default's pick (launch_hopper), with version 21's descriptors (kDesc) and version 18's halves at
+// D=64 too (kHalf64).
+template <bool kDesc, bool kHalf64>
+cudaError_t launch_default(const Params& p, cudaStream_t stream) {
   // Versions 8 and 11 run two consumer warpgroups at both head dims; version 6 the table's rows.
   const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
   const int sms = sm_count();
@@ -912,12 +928,37 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
     const long long v6_ctas = persistent_items(p, tile_for(Path::Hopper, p.head_dim, p.q_len).block_m);
     persistent = persistent_fills_better(v6_ctas, items, sms);
   }
+  const bool v11 = persistent_v11(p.head_dim, p.kv_len, p.causal);
   // The split tail first: where the items leave most SMs idle (decode, Sq 1: one tile per head) it
   // deals their key blocks over every SM (run 35).
-  if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
+  if (persistent && takes_split_tail(p))
+    return v11 ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true, false, kDesc>(p, stream)
+               : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true, false, kDesc>(p, stream);
   if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
-  if (persistent_v11(p.head_dim, p.kv_len, p.causal)) return launch_hopper_v11(p, stream);
-  return p.causal ? launch_hopper_v18(p, stream) : launch_hopper_v8(p, stream);
+  if (v11 && !(kHalf64 && p.causal))
+    return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, false, kDesc>(p, stream);
+  if (v11) return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, true, kDesc>(p, stream);
+  return p.causal ? launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, true, kDesc>(p, stream)
+                  : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, false, kDesc>(p, stream);
+}
+}  // namespace
+
+// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
+// (version 8, 11 or 18; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version
+// 6), whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
+// persistent_v11; version 18 for causal calls that would run version 8).
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) { return launch_default<false, false>(p, stream); }
+// Version 21: the default's pick with the wgmma descriptors as a base plus offsets (fewer uniform
+// instructions in the main loop) and version 18's halves at D=64 too; version 22: the same with
+// D=64's causal calls on version 11 (no halves).
+cudaError_t launch_hopper_v21(const Params& p, cudaStream_t stream) { return launch_default<true, true>(p, stream); }
+cudaError_t launch_hopper_v22(const Params& p, cudaStream_t stream) { return launch_default<true, false>(p, stream); }
+// Version 23: version 11 at D=64 on 192-key blocks (the default at D=128 or without keys).
+cudaError_t launch_hopper_v23(const Params& p, cudaStream_t stream) {
+  if (p.head_dim != 64 || p.kv_len == 0) return launch_hopper(p, stream);
+  if (p.dtype == attention::DType::BF16)
+    return launch<__nv_bfloat16, 64, kPingPong, 2, true, true, false, true, Path::HopperV23>(p, stream);
+  return launch<__half, 64, kPingPong, 2, true, true, false, true, Path::HopperV23>(p, stream);
 }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }

@@ -44,7 +44,10 @@ enum class Path : int {
   HopperV10 = 11,
   HopperV11 = 12,
   HopperV13 = 13,
-  HopperV18 = 18
+  HopperV18 = 18,
+  HopperV21 = 21,
+  HopperV22 = 22,
+  HopperV23 = 23
 };
 
 struct PathName {
@@ -52,7 +55,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 15> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -66,7 +69,10 @@ inline constexpr std::array<PathName, 15> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV10, "hopper_v10"},
                                                       {Path::HopperV11, "hopper_v11"},
                                                       {Path::HopperV13, "hopper_v13"},
-                                                      {Path::HopperV18, "hopper_v18"}}};
+                                                      {Path::HopperV18, "hopper_v18"},
+                                                      {Path::HopperV21, "hopper_v21"},
+                                                      {Path::HopperV22, "hopper_v22"},
+                                                      {Path::HopperV23, "hopper_v23"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -102,6 +108,8 @@ inline constexpr TileConfig kTileTable[] = {
     // in the tile's own Q buffer) and three 128-key stages at D=64.
     {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
     {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
+    // Version 23: version 11 at D=64 on 192-key blocks (FlashAttention-3's D=64 block without a mask).
+    {Path::HopperV23, 64, 128, 192, 3, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.

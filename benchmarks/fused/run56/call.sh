@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Session 11, run 56: version 21 (the default's pick with the wgmma descriptors as a base plus
+# offsets, and version 18's halves at D=64 too) and version 22 (the same without D=64's halves)
+# against the default and version 18: fused_forward_test, then hopper, hopper_v18, hopper_v21,
+# hopper_v22 and cuDNN interleaved on causal and full shapes, twice.
+set -u
+FINAL=$OUT
+OUT=$(mktemp -d)
+trap 'tar -czf "$FINAL/run.tgz" -C "$OUT" .' EXIT
+T0=$(date +%s)
+el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+export LD_LIBRARY_PATH=$PWD/gpu-carry/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+cudnn_lib=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2>/dev/null)
+[ -n "$cudnn_lib" ] && export LD_LIBRARY_PATH=$cudnn_lib:$LD_LIBRARY_PATH
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+el "fused_forward_test"
+timeout 200 gpu-carry/tests/fused/fused_forward_test > $OUT/gtest.log 2>&1; echo "fused rc=$? $(grep -E '^\[  (PASSED|FAILED) ' $OUT/gtest.log | tr '\n' ' ')"
+grep -B2 -A6 "Failure" $OUT/gtest.log | head -20
+bench() {  # b h hkv s d layout [--causal]
+  echo "== b$1 h$2 kv$3 s$4 d$5 $6 ${7:-full} bf16"
+  timeout 120 gpu-carry/attnprof bench --impl fused:hopper,fused:hopper_v18,fused:hopper_v21,fused:hopper_v22,cudnn --interleave --device cuda -b $1 --heads $2 --kv-heads $3 -s $4 --kv-seq $4 \
+    -d $5 --dtype bf16 --layout $6 ${7:-} --timing cold 2>&1 | grep -E "^(fused|cudnn)|rror"
+}
+el "A/B"
+{
+for rep in 1 2; do
+bench 128 32 32 256 128 bhsd --causal
+bench 32 32 32 512 64 bhsd --causal
+bench 16 32 32 1024 64 bhsd --causal
+bench 8 32 32 2048 64 bhsd --causal
+bench 4 32 32 4096 64 bhsd --causal
+bench 32 16 16 512 128 bhsd --causal
+bench 8 16 16 2048 128 bhsd --causal
+bench 4 16 16 4096 128 bhsd --causal
+bench 8 32 8 2048 128 bshd --causal
+bench 4 16 16 2048 64 bhsd
+bench 8 16 16 2048 128 bhsd
+bench 2 16 16 4096 128 bhsd
+bench 4 16 16 4096 128 bhsd
+done
+} > $OUT/bench.txt 2>&1; cat $OUT/bench.txt
+el "end"
