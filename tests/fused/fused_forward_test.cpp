@@ -48,6 +48,7 @@ TEST(FusedForward, HopperV18PathMatchesReference) { run_all(Path::HopperV18); }
 TEST(FusedForward, HopperV21PathMatchesReference) { run_all(Path::HopperV21); }
 TEST(FusedForward, HopperV22PathMatchesReference) { run_all(Path::HopperV22); }
 TEST(FusedForward, HopperV23PathMatchesReference) { run_all(Path::HopperV23); }
+TEST(FusedForward, HopperV24PathMatchesReference) { run_all(Path::HopperV24); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -74,6 +75,7 @@ TEST(FusedForward, HopperV18WalksManyTilesPerCta) { run_all_capped(Path::HopperV
 // Version 21's descriptors over every ring stage and both Q buffers, and version 18's halves at D=64.
 TEST(FusedForward, HopperV21WalksManyTilesPerCta) { run_all_capped(Path::HopperV21); }
 TEST(FusedForward, HopperV23WalksManyTilesPerCta) { run_all_capped(Path::HopperV23); }
+TEST(FusedForward, HopperV24WalksManyTilesPerCta) { run_all_capped(Path::HopperV24); }
 
 // Version 13 splitting every tail it can, in ranges down to one key block: the case list's small
 // full-attention calls then split too. Uncapped, an item of 8 key blocks goes to 8 CTAs (the one

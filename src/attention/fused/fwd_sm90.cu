@@ -93,7 +93,7 @@ enum Sched : int {
 // alone won nothing (versions 15-17 and 19, runs 49-51, docs/fused-kernel.md).
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kDescAdd = false>
+          bool kDescAdd = false, bool kSumCol = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -112,6 +112,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   static_assert(kT.head_dim == D, "the table has a row for this head dim");
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
+  static_assert(!kSumCol || (D == 64 && kSched == kPingPong && kPersistent && !kSplitTail && !kTimers && !kHalfDiag),
+                "version 24's ones column is version 11's at D=64");
   static_assert(
       !kHalfDiag || (BN == 128 && kSched == kPingPong && !kSplitTail && !kTimers && kConsumers == 2 && kPersistent),
       "version 18 halves 128-key blocks of the persistent ping-pong schedule, two warpgroups' rows swapped");
@@ -145,7 +147,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   unsigned char* sK = sQ + kQBuffers * kQBytes;
   unsigned char* sV = sK + STAGES * kKVBytes;
   unsigned char* sO = kStageInQ ? sQ : sV + STAGES * kKVBytes;  // the output's staging rows (+ the Q buffer's)
-  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes + kStagingRows * D * 2);
+  // Version 24: BN rows of 64 ones (128B-swizzled like V's 64-column chunks) after the staging rows.
+  unsigned char* sOnes = sV + STAGES * kKVBytes + kStagingRows * D * 2;
+  uint64_t* bars = reinterpret_cast<uint64_t*>(sOnes + (kSumCol ? BN * 128 : 0));
   uint64_t* q_full = bars;  // one per Q buffer, tile t in buffer t % kQBuffers
   uint64_t* q_empty = bars + kQBuffers;
   uint64_t* k_full = bars + 2 * kQBuffers;
@@ -252,6 +256,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if constexpr (kSharedStaging) mbar_init(o_free, 1);
     fence_barrier_init();
   }
+  if constexpr (kSumCol) {
+    // Version 24's ones, for the tensor cores (the async proxy) to read after the barrier.
+    const uint32_t one2 = Pack2<T>::pack(1.f, 1.f);
+    for (int i = threadIdx.x; i < BN * 128 / 4; i += blockDim.x) st_shared_u32(smem_u32(sOnes) + 4 * i, one2);
+    fence_proxy_async_shared();
+  }
   __syncthreads();
 
   if (wg == 0) {  // producer
@@ -357,9 +367,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     const int rw = kHalfDiag && p.causal && (it & 1) ? 1 - cw : cw;
     const uint32_t q_rows = kHalfDiag ? smem_u32(sQ) + rw * 64 * 128 : q_addr;
     const int row0 = m_block * BM + rw * 64 + warp * 16 + lane / 4;
-    float o[D / 8][4];
+    // Version 24: one more column group, P times the ones: every column of it is the rows' sum.
+    float o[D / 8 + (kSumCol ? 1 : 0)][4];
 #pragma unroll
-    for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    for (int j = 0; j < D / 8 + (kSumCol ? 1 : 0); ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    auto& o_out = reinterpret_cast<float(&)[D / 8][4]>(o);  // the output's columns
     RowState st;
     st.init();
 
@@ -390,9 +402,15 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk) {
         // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
-        const uint64_t dv = kDescAdd ? v_desc + ((s * kKVBytes + kk * 16 * 128) >> 4)
-                                     : make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
-        WgmmaRS<T, D>::run(o, pa[kk], dv);
+        if constexpr (kSumCol) {
+          // N = 72: V's 64 columns, then 8 of the ones at the leading-dimension offset from V.
+          const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, smem_u32(sOnes) - v_addr, 1024);
+          WgmmaRS<T, D + 8>::run(o, pa[kk], dv);
+        } else {
+          const uint64_t dv = kDescAdd ? v_desc + ((s * kKVBytes + kk * 16 * 128) >> 4)
+                                       : make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
+          WgmmaRS<T, D>::run(o, pa[kk], dv);
+        }
       }
       wgmma_commit();
     };
@@ -469,7 +487,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           release_held_q();
           mask_scores(sh, row0, 0, p);
           float alpha[2];
-          softmax_scores(sh, st, scale_log2, alpha);  // o is still zero: no rescale
+          softmax_scores<!kSumCol>(sh, st, scale_log2, alpha);  // o is still zero: no rescale
           scores_to_a<T>(sh, ph);
         }
       } else {
@@ -487,7 +505,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         release_held_q();
         mask(sc, 0);
         float alpha[2];
-        softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
+        softmax_scores<!kSumCol>(sc, st, scale_log2, alpha);  // o is still zero: no rescale
         scores_to_a<T>(sc, pa);
       }
       const int loop_end = half_last ? n_blocks - 1 : n_blocks;
@@ -508,7 +526,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
         mask(sc, n);
         float alpha[2];
-        softmax_scores(sc, st, scale_log2, alpha);
+        softmax_scores<!kSumCol>(sc, st, scale_log2, alpha);
         wgmma_wait<0>();
         fence_operands(o);
 #pragma unroll
@@ -538,7 +556,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           if (q_release_after_s) release(&q_empty[qb]);
           mask_scores(sh, row0, n * BN, p);
           float alpha[2];
-          softmax_scores(sh, st, scale_log2, alpha);
+          softmax_scores<!kSumCol>(sh, st, scale_log2, alpha);
           wgmma_wait<0>();
           fence_operands(o);
 #pragma unroll
@@ -567,6 +585,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       if (n_blocks == 0) clk[3] = clk[4] = clk[2];  // a tile that sees no key: no S, no main loop
     g += n_blocks;
     done += n_blocks > 0;  // tiles with a Q loaded
+    if constexpr (kSumCol)
+      // Version 24: the row sums from the ones column. finish_rows adds up a quad's four partial
+      // sums; here each of the four holds the whole sum, so a quarter each (exact).
+      for (int r = 0; r < 2; ++r) st.l[r] = o[D / 8][2 * r] * 0.25f;
 
     if constexpr (kSplitTail) {
       // Version 13's pieces (tail_step): slot c holds CTA c's partial, per consumer warpgroup.
@@ -603,7 +625,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       // from registers.
       release_held_q();
       T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+      write_output<T>(o_out, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
     } else if constexpr (kStoreTma) {
       // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
       // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
@@ -655,7 +677,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       __syncwarp();
     } else {
       T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+      write_output<T>(o_out, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
     }
     if constexpr (kTimers) {
       clk[5] = clock64();
@@ -764,11 +786,11 @@ std::size_t tail_scratch(const Params& p) {
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kDescAdd = false>
+          bool kDescAdd = false, bool kSumCol = false>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
-  constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ);
+  constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ) + (kSumCol ? kT.block_n * 128 : 0);
   static_assert(kSmem <= kSmemLimit, "an sm_90 CTA has 227 KB of shared memory");
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
@@ -781,7 +803,7 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
   auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail,
-                                  kHalfDiag, kDescAdd>;
+                                  kHalfDiag, kDescAdd, kSumCol>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -959,6 +981,16 @@ cudaError_t launch_hopper_v23(const Params& p, cudaStream_t stream) {
   if (p.dtype == attention::DType::BF16)
     return launch<__nv_bfloat16, 64, kPingPong, 2, true, true, false, true, Path::HopperV23>(p, stream);
   return launch<__half, 64, kPingPong, 2, true, true, false, true, Path::HopperV23>(p, stream);
+}
+// Version 24: version 11 at D=64 with the row sums from the tensor cores (P times [V | ones]: no
+// adds per score in the softmax); the default at D=128 or without keys.
+cudaError_t launch_hopper_v24(const Params& p, cudaStream_t stream) {
+  if (p.head_dim != 64 || p.kv_len == 0) return launch_hopper(p, stream);
+  if (p.dtype == attention::DType::BF16)
+    return launch<__nv_bfloat16, 64, kPingPong, 2, true, true, false, true, Path::HopperV11, false, false, false, true>(
+        p, stream);
+  return launch<__half, 64, kPingPong, 2, true, true, false, true, Path::HopperV11, false, false, false, true>(p,
+                                                                                                               stream);
 }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }

@@ -47,7 +47,8 @@ enum class Path : int {
   HopperV18 = 18,
   HopperV21 = 21,
   HopperV22 = 22,
-  HopperV23 = 23
+  HopperV23 = 23,
+  HopperV24 = 24
 };
 
 struct PathName {
@@ -55,7 +56,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -72,7 +73,8 @@ inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV18, "hopper_v18"},
                                                       {Path::HopperV21, "hopper_v21"},
                                                       {Path::HopperV22, "hopper_v22"},
-                                                      {Path::HopperV23, "hopper_v23"}}};
+                                                      {Path::HopperV23, "hopper_v23"},
+                                                      {Path::HopperV24, "hopper_v24"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
