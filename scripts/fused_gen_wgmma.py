@@ -66,8 +66,6 @@ for ty, cty in (("bf16", "__nv_bfloat16"), ("f16", "__half")):
         parts.append(rs(n, ty, cty))
     parts.append(ss(176, ty, cty))  # Q K^T over 176 keys (the D=128 row of hopper_v9 and hopper_v10)
     parts.append(ss(160, ty, cty))  # and over 160 (hopper_v11's)
-    parts.append(ss(192, ty, cty))  # and over 192 (hopper_v23's, D=64)
-    parts.append(rs(72, ty, cty))  # P [V | ones]: D=64's output and its row sums (hopper_v24)
 parts.append("\n}  // namespace attnprof::fused\n")
 OUT.write_text("".join(parts))
 print(f"wrote {OUT}")

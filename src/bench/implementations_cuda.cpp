@@ -82,10 +82,6 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperV13>("hopper_v8 or v11 with the last round split along the keys (full attention)"),
       path_row<fused::Path::HopperV18>(
           "hopper_v8 (v11 at D=64) with the causal diagonal's masked half skipped, each warpgroup's in turn"),
-      path_row<fused::Path::HopperV21>("hopper with the wgmma descriptors as base + offset, v18's halves at D=64 too"),
-      path_row<fused::Path::HopperV22>("hopper with the wgmma descriptors as base + offset"),
-      path_row<fused::Path::HopperV23>("hopper_v11 at D=64 on 192-key blocks"),
-      path_row<fused::Path::HopperV24>("hopper_v11 at D=64 with the row sums from the tensor cores (P [V | 1])"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -62,14 +62,6 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v13(p, stream);
     case Path::HopperV18:
       return launch_hopper_v18(p, stream);
-    case Path::HopperV21:
-      return launch_hopper_v21(p, stream);
-    case Path::HopperV22:
-      return launch_hopper_v22(p, stream);
-    case Path::HopperV23:
-      return launch_hopper_v23(p, stream);
-    case Path::HopperV24:
-      return launch_hopper_v24(p, stream);
     default:
       return launch_portable(p, stream);
   }

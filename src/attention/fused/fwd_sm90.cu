@@ -92,8 +92,7 @@ enum Sched : int {
 // per pair: the ping-pong ties the two warpgroups' chains together, so a chain shorter in one of them
 // alone won nothing (versions 15-17 and 19, runs 49-51, docs/fused-kernel.md).
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kDescAdd = false, bool kSumCol = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -112,8 +111,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   static_assert(kT.head_dim == D, "the table has a row for this head dim");
   constexpr int BM = kT.block_m, BN = kT.block_n, STAGES = kT.stages;
-  static_assert(!kSumCol || (D == 64 && kSched == kPingPong && kPersistent && !kSplitTail && !kTimers && !kHalfDiag),
-                "version 24's ones column is version 11's at D=64");
   static_assert(
       !kHalfDiag || (BN == 128 && kSched == kPingPong && !kSplitTail && !kTimers && kConsumers == 2 && kPersistent),
       "version 18 halves 128-key blocks of the persistent ping-pong schedule, two warpgroups' rows swapped");
@@ -147,9 +144,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   unsigned char* sK = sQ + kQBuffers * kQBytes;
   unsigned char* sV = sK + STAGES * kKVBytes;
   unsigned char* sO = kStageInQ ? sQ : sV + STAGES * kKVBytes;  // the output's staging rows (+ the Q buffer's)
-  // Version 24: BN rows of 64 ones (128B-swizzled like V's 64-column chunks) after the staging rows.
-  unsigned char* sOnes = sV + STAGES * kKVBytes + kStagingRows * D * 2;
-  uint64_t* bars = reinterpret_cast<uint64_t*>(sOnes + (kSumCol ? BN * 128 : 0));
+  uint64_t* bars = reinterpret_cast<uint64_t*>(sV + STAGES * kKVBytes + kStagingRows * D * 2);
   uint64_t* q_full = bars;  // one per Q buffer, tile t in buffer t % kQBuffers
   uint64_t* q_empty = bars + kQBuffers;
   uint64_t* k_full = bars + 2 * kQBuffers;
@@ -256,12 +251,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if constexpr (kSharedStaging) mbar_init(o_free, 1);
     fence_barrier_init();
   }
-  if constexpr (kSumCol) {
-    // Version 24's ones, for the tensor cores (the async proxy) to read after the barrier.
-    const uint32_t one2 = Pack2<T>::pack(1.f, 1.f);
-    for (int i = threadIdx.x; i < BN * 128 / 4; i += blockDim.x) st_shared_u32(smem_u32(sOnes) + 4 * i, one2);
-    fence_proxy_async_shared();
-  }
   __syncthreads();
 
   if (wg == 0) {  // producer
@@ -316,7 +305,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const float scale_log2 = scale * 1.4426950408889634f;
   const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
   const uint32_t o_addr = smem_u32(sO) + (kSharedStaging ? 0 : cw * 64 * 128);
-  // Version 21: the K and V rings' first stage's wgmma descriptors (issue_qk, issue_pv add offsets).
+  // Version 18 at D=128 builds its wgmma descriptors as a base plus the operand's offset (in 16-byte
+  // units, below the 14-bit address field's carry): the K and V rings' first stage's here, the tile's
+  // Q buffer's per tile. Its main loop has 722 SASS instructions instead of 784 and ran 1-2.5% faster
+  // at S256-S512 (runs 56-57, as version 21); at D=64, and in versions 8, 11 and 13, the same form
+  // ran 0.3-2.8% slower (ptxas), so they keep make_desc_sw128 per operand.
+  constexpr bool kDescAdd = kHalfDiag && D == 128;
   [[maybe_unused]] const uint64_t k_desc = kDescAdd ? make_desc_sw128(smem_u32(sK), 16, 1024) : 0;
   [[maybe_unused]] const uint64_t v_desc = kDescAdd ? make_desc_sw128(smem_u32(sV), BN * 128, 1024) : 0;
 
@@ -367,18 +361,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     const int rw = kHalfDiag && p.causal && (it & 1) ? 1 - cw : cw;
     const uint32_t q_rows = kHalfDiag ? smem_u32(sQ) + rw * 64 * 128 : q_addr;
     const int row0 = m_block * BM + rw * 64 + warp * 16 + lane / 4;
-    // Version 24: one more column group, P times the ones: every column of it is the rows' sum.
-    float o[D / 8 + (kSumCol ? 1 : 0)][4];
+    float o[D / 8][4];
 #pragma unroll
-    for (int j = 0; j < D / 8 + (kSumCol ? 1 : 0); ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-    auto& o_out = reinterpret_cast<float(&)[D / 8][4]>(o);  // the output's columns
+    for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
     RowState st;
     st.init();
 
     // S = Q K^T for this warpgroup's 64 rows, Q from buffer qbuf, K from stage s (issued, not waited).
     // Over the stage's first 8 * (sc's rows) keys: BN, or version 18's half (sh).
-    // Version 21: the wgmma descriptors as this tile's Q descriptor and the rings' first stage's,
-    // plus the operand's offset (in 16-byte units, below the 14-bit address field's carry).
     [[maybe_unused]] const uint64_t q_desc = kDescAdd ? make_desc_sw128(q_rows + qb * kQBytes, 16, 1024) : 0;
     auto issue_qk = [&](auto& sc, int s, int qbuf) {
       constexpr int kKeys = 8 * int(std::extent_v<std::remove_reference_t<decltype(sc)>>);
@@ -402,15 +392,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
       for (int kk = 0; kk < kSteps; ++kk) {
         // 16 keys = two 8-row atoms; chunks of 64 head-dim columns are BN*128 bytes apart.
-        if constexpr (kSumCol) {
-          // N = 72: V's 64 columns, then 8 of the ones at the leading-dimension offset from V.
-          const uint64_t dv = make_desc_sw128(v_addr + kk * 16 * 128, smem_u32(sOnes) - v_addr, 1024);
-          WgmmaRS<T, D + 8>::run(o, pa[kk], dv);
-        } else {
-          const uint64_t dv = kDescAdd ? v_desc + ((s * kKVBytes + kk * 16 * 128) >> 4)
-                                       : make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
-          WgmmaRS<T, D>::run(o, pa[kk], dv);
-        }
+        const uint64_t dv = kDescAdd ? v_desc + ((s * kKVBytes + kk * 16 * 128) >> 4)
+                                     : make_desc_sw128(v_addr + kk * 16 * 128, BN * 128, 1024);
+        WgmmaRS<T, D>::run(o, pa[kk], dv);
       }
       wgmma_commit();
     };
@@ -487,7 +471,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           release_held_q();
           mask_scores(sh, row0, 0, p);
           float alpha[2];
-          softmax_scores<!kSumCol>(sh, st, scale_log2, alpha);  // o is still zero: no rescale
+          softmax_scores(sh, st, scale_log2, alpha);  // o is still zero: no rescale
           scores_to_a<T>(sh, ph);
         }
       } else {
@@ -505,7 +489,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         release_held_q();
         mask(sc, 0);
         float alpha[2];
-        softmax_scores<!kSumCol>(sc, st, scale_log2, alpha);  // o is still zero: no rescale
+        softmax_scores(sc, st, scale_log2, alpha);  // o is still zero: no rescale
         scores_to_a<T>(sc, pa);
       }
       const int loop_end = half_last ? n_blocks - 1 : n_blocks;
@@ -526,7 +510,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
         mask(sc, n);
         float alpha[2];
-        softmax_scores<!kSumCol>(sc, st, scale_log2, alpha);
+        softmax_scores(sc, st, scale_log2, alpha);
         wgmma_wait<0>();
         fence_operands(o);
 #pragma unroll
@@ -556,7 +540,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           if (q_release_after_s) release(&q_empty[qb]);
           mask_scores(sh, row0, n * BN, p);
           float alpha[2];
-          softmax_scores<!kSumCol>(sh, st, scale_log2, alpha);
+          softmax_scores(sh, st, scale_log2, alpha);
           wgmma_wait<0>();
           fence_operands(o);
 #pragma unroll
@@ -585,10 +569,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       if (n_blocks == 0) clk[3] = clk[4] = clk[2];  // a tile that sees no key: no S, no main loop
     g += n_blocks;
     done += n_blocks > 0;  // tiles with a Q loaded
-    if constexpr (kSumCol)
-      // Version 24: the row sums from the ones column. finish_rows adds up a quad's four partial
-      // sums; here each of the four holds the whole sum, so a quarter each (exact).
-      for (int r = 0; r < 2; ++r) st.l[r] = o[D / 8][2 * r] * 0.25f;
 
     if constexpr (kSplitTail) {
       // Version 13's pieces (tail_step): slot c holds CTA c's partial, per consumer warpgroup.
@@ -625,7 +605,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       // from registers.
       release_held_q();
       T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-      write_output<T>(o_out, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
     } else if constexpr (kStoreTma) {
       // O goes to shared memory in the 128B-swizzled layout TMA reads, one 64-row box per
       // 64-column chunk: the warpgroup's own Q rows (done with: its last Q K^T is waited for,
@@ -677,7 +657,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       __syncwarp();
     } else {
       T* out = static_cast<T*>(p.out) + b * p.o_batch_stride + h * p.o_head_stride;
-      write_output<T>(o_out, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
+      write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
     }
     if constexpr (kTimers) {
       clk[5] = clock64();
@@ -785,12 +765,11 @@ std::size_t tail_scratch(const Params& p) {
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kDescAdd = false, bool kSumCol = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
-  constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ) + (kSumCol ? kT.block_n * 128 : 0);
+  constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ);
   static_assert(kSmem <= kSmemLimit, "an sm_90 CTA has 227 KB of shared memory");
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
@@ -803,7 +782,7 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
   auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail,
-                                  kHalfDiag, kDescAdd, kSumCol>;
+                                  kHalfDiag>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -830,28 +809,23 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// kHalfDiag (version 18) where the head dim's row has 128-key blocks (at D=64 only with kHalf64Too);
-// the other rows run without. kDescAdd: version 21's descriptors.
+// kHalfDiag (version 18) where the head dim's row has 128-key blocks; the other rows run without.
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kDescAdd = false, bool kHalf64Too = true>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
-  constexpr bool kHalf64 = kHalfDiag && kHalf64Too && tile_for(kRows, 64).block_n == 128;
+  constexpr bool kHalf64 = kHalfDiag && tile_for(kRows, 64).block_n == 128;
   constexpr bool kHalf128 = kHalfDiag && tile_for(kRows, 128).block_n == 128;
-  // Version 11's 160-key row at D=128 keeps its own descriptors: with version 21's, ptxas serializes
-  // its wgmma (C7520, WG.AR in a divergent path).
-  constexpr bool kDesc128 = kDescAdd && !(kRows == Path::HopperV11 && !kSplitTail);
   // No keys: nothing to stream (and a zero-length tensor map is invalid).
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ,
-                                     kRows, kSplitTail, kHalf64, kDescAdd>(p, stream)
+                                     kRows, kSplitTail, kHalf64>(p, stream)
                             : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ,
-                                     kRows, kSplitTail, kHalf128, kDesc128>(p, stream);
+                                     kRows, kSplitTail, kHalf128>(p, stream);
   return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows,
-                                   kSplitTail, kHalf64, kDescAdd>(p, stream)
+                                   kSplitTail, kHalf64>(p, stream)
                           : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows,
-                                   kSplitTail, kHalf128, kDesc128>(p, stream);
+                                   kSplitTail, kHalf128>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
 template <int kSched, bool kStoreTma, bool kPersistent = false>
@@ -936,11 +910,11 @@ cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream) {
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, true>(p, stream);
 }
-namespace {
-// The default's pick (launch_hopper), with version 21's descriptors (kDesc) and version 18's halves at
-// D=64 too (kHalf64).
-template <bool kDesc, bool kHalf64>
-cudaError_t launch_default(const Params& p, cudaStream_t stream) {
+// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
+// (version 8, 11 or 18; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version
+// 6), whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
+// persistent_v11; version 18 for causal calls that would run version 8).
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   // Versions 8 and 11 run two consumer warpgroups at both head dims; version 6 the table's rows.
   const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
   const int sms = sm_count();
@@ -950,47 +924,12 @@ cudaError_t launch_default(const Params& p, cudaStream_t stream) {
     const long long v6_ctas = persistent_items(p, tile_for(Path::Hopper, p.head_dim, p.q_len).block_m);
     persistent = persistent_fills_better(v6_ctas, items, sms);
   }
-  const bool v11 = persistent_v11(p.head_dim, p.kv_len, p.causal);
   // The split tail first: where the items leave most SMs idle (decode, Sq 1: one tile per head) it
   // deals their key blocks over every SM (run 35).
-  if (persistent && takes_split_tail(p))
-    return v11 ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true, false, kDesc>(p, stream)
-               : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true, false, kDesc>(p, stream);
+  if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
   if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
-  if (v11 && !(kHalf64 && p.causal))
-    return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, false, kDesc>(p, stream);
-  if (v11) return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, true, kDesc>(p, stream);
-  return p.causal ? launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, true, kDesc>(p, stream)
-                  : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, false, kDesc>(p, stream);
-}
-}  // namespace
-
-// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
-// (version 8, 11 or 18; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version
-// 6), whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
-// persistent_v11; version 18 for causal calls that would run version 8).
-cudaError_t launch_hopper(const Params& p, cudaStream_t stream) { return launch_default<false, false>(p, stream); }
-// Version 21: the default's pick with the wgmma descriptors as a base plus offsets (fewer uniform
-// instructions in the main loop) and version 18's halves at D=64 too; version 22: the same with
-// D=64's causal calls on version 11 (no halves).
-cudaError_t launch_hopper_v21(const Params& p, cudaStream_t stream) { return launch_default<true, true>(p, stream); }
-cudaError_t launch_hopper_v22(const Params& p, cudaStream_t stream) { return launch_default<true, false>(p, stream); }
-// Version 23: version 11 at D=64 on 192-key blocks (the default at D=128 or without keys).
-cudaError_t launch_hopper_v23(const Params& p, cudaStream_t stream) {
-  if (p.head_dim != 64 || p.kv_len == 0) return launch_hopper(p, stream);
-  if (p.dtype == attention::DType::BF16)
-    return launch<__nv_bfloat16, 64, kPingPong, 2, true, true, false, true, Path::HopperV23>(p, stream);
-  return launch<__half, 64, kPingPong, 2, true, true, false, true, Path::HopperV23>(p, stream);
-}
-// Version 24: version 11 at D=64 with the row sums from the tensor cores (P times [V | ones]: no
-// adds per score in the softmax); the default at D=128 or without keys.
-cudaError_t launch_hopper_v24(const Params& p, cudaStream_t stream) {
-  if (p.head_dim != 64 || p.kv_len == 0) return launch_hopper(p, stream);
-  if (p.dtype == attention::DType::BF16)
-    return launch<__nv_bfloat16, 64, kPingPong, 2, true, true, false, true, Path::HopperV11, false, false, false, true>(
-        p, stream);
-  return launch<__half, 64, kPingPong, 2, true, true, false, true, Path::HopperV11, false, false, false, true>(p,
-                                                                                                               stream);
+  if (persistent_v11(p.head_dim, p.kv_len, p.causal)) return launch_hopper_v11(p, stream);
+  return p.causal ? launch_hopper_v18(p, stream) : launch_hopper_v8(p, stream);
 }
 // The earlier versions, kept for the ladder.
 cudaError_t launch_hopper_v2(const Params& p, cudaStream_t stream) { return launch_rows<kSerial, false>(p, stream); }

@@ -70,8 +70,7 @@ __device__ __forceinline__ float exp2_ftz(float x) {
 // row state moves to m_new, and alpha = exp(scale*(m_old - m_new)) is returned for
 // the caller to rescale o with (separately, so the Hopper kernel can do it once
 // the previous P*V GEMM has finished).
-// kSum false: the row sums are left to the caller (version 24 has the tensor cores add them up).
-template <bool kSum = true, int NB>
+template <int NB>
 __device__ __forceinline__ void softmax_scores(float (&s)[NB][4], RowState& st, float scale_log2, float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -88,9 +87,9 @@ __device__ __forceinline__ void softmax_scores(float (&s)[NB][4], RowState& st, 
     for (int j = 0; j < NB; ++j) {
       s[j][2 * r] = exp2_ftz(fmaf(s[j][2 * r], scale_log2, -base));
       s[j][2 * r + 1] = exp2_ftz(fmaf(s[j][2 * r + 1], scale_log2, -base));
-      if constexpr (kSum) sum += s[j][2 * r] + s[j][2 * r + 1];
+      sum += s[j][2 * r] + s[j][2 * r + 1];
     }
-    if constexpr (kSum) st.l[r] = st.l[r] * alpha[r] + sum;
+    st.l[r] = st.l[r] * alpha[r] + sum;
     st.m[r] = mx;
   }
 }

@@ -44,11 +44,7 @@ enum class Path : int {
   HopperV10 = 11,
   HopperV11 = 12,
   HopperV13 = 13,
-  HopperV18 = 18,
-  HopperV21 = 21,
-  HopperV22 = 22,
-  HopperV23 = 23,
-  HopperV24 = 24
+  HopperV18 = 18
 };
 
 struct PathName {
@@ -56,7 +52,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 15> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -70,11 +66,7 @@ inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV10, "hopper_v10"},
                                                       {Path::HopperV11, "hopper_v11"},
                                                       {Path::HopperV13, "hopper_v13"},
-                                                      {Path::HopperV18, "hopper_v18"},
-                                                      {Path::HopperV21, "hopper_v21"},
-                                                      {Path::HopperV22, "hopper_v22"},
-                                                      {Path::HopperV23, "hopper_v23"},
-                                                      {Path::HopperV24, "hopper_v24"}}};
+                                                      {Path::HopperV18, "hopper_v18"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -110,8 +102,6 @@ inline constexpr TileConfig kTileTable[] = {
     // in the tile's own Q buffer) and three 128-key stages at D=64.
     {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
     {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
-    // Version 23: version 11 at D=64 on 192-key blocks (FlashAttention-3's D=64 block without a mask).
-    {Path::HopperV23, 64, 128, 192, 3, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
