@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/interleave_order.h"
 
 namespace attnprof::attention::cuda {
 
@@ -22,7 +23,8 @@ std::vector<std::vector<double>> time_calls_interleaved(const std::vector<std::f
   const std::size_t n = calls.size();
   std::vector<CudaEvent> starts(rounds * n), stops(rounds * n);
   for (std::size_t r = 0; r < rounds; ++r)
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = interleaved_call(r, k, n);  // the order turns each round
       const std::size_t s = r * n + i;
       if (o.mode == TimingMode::Cold && o.flush != nullptr)
         ATTNPROF_CUDA_CHECK(cudaMemsetAsync(o.flush, static_cast<int>(s & 0xff), o.flush_bytes, stream));

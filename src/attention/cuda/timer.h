@@ -44,7 +44,7 @@ std::vector<double> time_calls(const std::function<void()>& call, cudaStream_t s
 
 // The same for several calls in rounds, one sample of each per round (options.samples rounds), all
 // enqueued before one synchronize, so the calls see the same clocks and temperature: result[i][r]
-// is call i's sample of round r.
+// is call i's sample of round r. The order within a round turns each round (interleaved_call).
 std::vector<std::vector<double>> time_calls_interleaved(const std::vector<std::function<void()>>& calls,
                                                         cudaStream_t stream, const TimingOptions& options);
 
