@@ -367,17 +367,17 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     RowState st;
     st.init();
 
-    // S = Q K^T for this warpgroup's 64 rows, Q from buffer qbuf, K from stage s (issued, not waited).
+    // S = Q K^T for this warpgroup's 64 rows, Q from the tile's buffer qb, K from stage s (issued, not waited).
     // Over the stage's first 8 * (sc's rows) keys: BN, or version 18's half (sh).
     [[maybe_unused]] const uint64_t q_desc = kDescAdd ? make_desc_sw128(q_rows + qb * kQBytes, 16, 1024) : 0;
-    auto issue_qk = [&](auto& sc, int s, int qbuf) {
+    auto issue_qk = [&](auto& sc, int s) {
       constexpr int kKeys = 8 * int(std::extent_v<std::remove_reference_t<decltype(sc)>>);
       const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
         const uint64_t da = kDescAdd ? q_desc + (((kk / 4) * BM * 128 + koff) >> 4)
-                                     : make_desc_sw128(q_rows + qbuf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
+                                     : make_desc_sw128(q_rows + qb * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
         const uint64_t db = kDescAdd ? k_desc + ((s * kKVBytes + (kk / 4) * BN * 128 + koff) >> 4)
                                      : make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
         WgmmaSS<T, kKeys>::run(sc, da, db, kk > 0);
@@ -430,7 +430,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         float sc[BN / 8][4];
         mbar_wait(&k_full[s], phase(n));
         wgmma_fence();
-        issue_qk(sc, s, qb);
+        issue_qk(sc, s);
         wgmma_wait<0>();
         fence_operands(sc);
         if constexpr (kTimers)
@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           mbar_wait(&k_full[stage(0)], phase(0));
           turn_begin();
           wgmma_fence();
-          issue_qk(sh, stage(0), qb);
+          issue_qk(sh, stage(0));
           turn_end();
           wgmma_wait<0>();
           fence_operands(sh);
@@ -479,7 +479,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         mbar_wait(&k_full[stage(0)], phase(0));
         turn_begin();
         wgmma_fence();
-        issue_qk(sc, stage(0), qb);
+        issue_qk(sc, stage(0));
         turn_end();
         wgmma_wait<0>();
         if constexpr (kTimers) clk[3] = clock64();
@@ -500,7 +500,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         turn_begin();
         fence_operands(o);
         wgmma_fence();
-        issue_qk(sc, s, qb);
+        issue_qk(sc, s);
         mbar_wait(&v_full[sp], phase(n - 1));
         issue_pv(pa, sp);
         turn_end();
@@ -530,7 +530,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           turn_begin();
           fence_operands(o);
           wgmma_fence();
-          issue_qk(sh, s, qb);
+          issue_qk(sh, s);
           mbar_wait(&v_full[sp], phase(n - 1));
           issue_pv(pa, sp);
           turn_end();
