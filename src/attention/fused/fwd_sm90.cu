@@ -303,13 +303,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const int warp = __shfl_sync(0xffffffff, int(threadIdx.x % 128) / 32, 0), lane = threadIdx.x % 32;
   const float scale = p.scale;  // as AttentionParams gave it
   const float scale_log2 = scale * 1.4426950408889634f;
-  const uint32_t q_addr = smem_u32(sQ) + cw * 64 * 128;
   const uint32_t o_addr = smem_u32(sO) + (kSharedStaging ? 0 : cw * 64 * 128);
   // Version 18 at D=128 builds its wgmma descriptors as a base plus the operand's offset (in 16-byte
   // units, below the 14-bit address field's carry): the K and V rings' first stage's here, the tile's
-  // Q buffer's per tile. Its main loop has 722 SASS instructions instead of 784 and ran 1-2.5% faster
-  // at S256-S512 (runs 56-57, as version 21); at D=64, and in versions 8, 11 and 13, the same form
-  // ran 0.3-2.8% slower (ptxas), so they keep make_desc_sw128 per operand.
+  // Q buffer's per tile. Its main loop has 722 SASS instructions instead of 784 and ran ~1% faster
+  // at S256-S512, the same from S2k (runs 56-57, as version 21); at D=64, and in versions 8, 11 and
+  // 13, the same form ran 0.2-2.8% slower (ptxas), so they keep make_desc_sw128 per operand.
   constexpr bool kDescAdd = kHalfDiag && D == 128;
   [[maybe_unused]] const uint64_t k_desc = kDescAdd ? make_desc_sw128(smem_u32(sK), 16, 1024) : 0;
   [[maybe_unused]] const uint64_t v_desc = kDescAdd ? make_desc_sw128(smem_u32(sV), BN * 128, 1024) : 0;
@@ -359,7 +358,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     const int qb = done % kQBuffers;  // this tile's Q buffer
     // The warpgroup's rows in the tile: 64 * rw (version 18: swapped in a causal pair's second tile).
     const int rw = kHalfDiag && p.causal && (it & 1) ? 1 - cw : cw;
-    const uint32_t q_rows = kHalfDiag ? smem_u32(sQ) + rw * 64 * 128 : q_addr;
+    const uint32_t q_rows = smem_u32(sQ) + rw * 64 * 128;
     const int row0 = m_block * BM + rw * 64 + warp * 16 + lane / 4;
     float o[D / 8][4];
 #pragma unroll
