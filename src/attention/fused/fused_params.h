@@ -75,6 +75,10 @@ constexpr int key_blocks(const Params& p, int row_end, int bn) {
   return needed < all ? needed : all;
 }
 
+// Whether some query tile of block_m rows reads no key block (key_blocks 0): the first one, rows
+// 0 .. block_m - 1, is then such a tile. Bottom-right causal with kv_len <= q_len - block_m.
+constexpr bool keyless_tiles(const Params& p, int block_m) { return p.kv_len > 0 && key_blocks(p, block_m, 1) == 0; }
+
 // The persistent grid's work items per (batch, head): its query tiles of block_m rows, or if causal
 // pairs of them (query blocks M-1-k and k, fwd_sm90.cu's step()), so that items carry equal work.
 constexpr int persistent_items_per_head(const Params& p, int block_m) {

@@ -26,9 +26,11 @@ namespace attnprof::fused {
 // as the default picks them, with the static rounds' remainder split along the keys:
 // split_tail_units) and hopper_v18 (version 8, or 11 at head dim 64, with each warpgroup's last
 // key block cut to the half its rows see where they see no more, the causal diagonal's, and the
-// warpgroups' rows swapped in a causal pair's second tile). hopper picks version 6, 8, 11, 13 or 18
-// per call (use_persistent, persistent_fills_better, persistent_v11, version 13 where its tail splits
-// at D=128, version 18 for causal calls that would run version 8).
+// warpgroups' rows swapped in a causal pair's second tile) and hopper_v25 (version 18, or 11 at head
+// dim 64, with the zeros of tiles that see no key kept in the output staging rows from one such tile
+// to the next). hopper picks version 6, 8, 11, 13, 18 or 25 per call (use_persistent,
+// persistent_fills_better, persistent_v11, version 13 where its tail splits at D=128, version 18 for
+// causal calls that would run version 8, version 25 for persistent causal calls with keyless tiles).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -44,7 +46,9 @@ enum class Path : int {
   HopperV10 = 11,
   HopperV11 = 12,
   HopperV13 = 13,
-  HopperV18 = 18
+  HopperV18 = 18,
+  HopperV25 = 25,
+  HopperV26 = 26
 };
 
 struct PathName {
@@ -52,7 +56,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 15> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 17> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -66,7 +70,9 @@ inline constexpr std::array<PathName, 15> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV10, "hopper_v10"},
                                                       {Path::HopperV11, "hopper_v11"},
                                                       {Path::HopperV13, "hopper_v13"},
-                                                      {Path::HopperV18, "hopper_v18"}}};
+                                                      {Path::HopperV18, "hopper_v18"},
+                                                      {Path::HopperV25, "hopper_v25"},
+                                                      {Path::HopperV26, "hopper_v26"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
