@@ -45,7 +45,7 @@ TEST(FusedForward, HopperV10PathMatchesReference) { run_all(Path::HopperV10); }
 TEST(FusedForward, HopperV11PathMatchesReference) { run_all(Path::HopperV11); }
 TEST(FusedForward, HopperV13PathMatchesReference) { run_all(Path::HopperV13); }
 TEST(FusedForward, HopperV18PathMatchesReference) { run_all(Path::HopperV18); }
-TEST(FusedForward, HopperV25PathMatchesReference) { run_all(Path::HopperV25); }
+TEST(FusedForward, HopperV26PathMatchesReference) { run_all(Path::HopperV26); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -69,9 +69,8 @@ TEST(FusedForward, HopperV11WalksManyTilesPerCta) { run_all_capped(Path::HopperV
 TEST(FusedForward, HopperV13WalksManyTilesPerCta) { run_all_capped(Path::HopperV13); }
 // Version 18's halved last blocks (causal diagonals, short last blocks) and swapped rows, tile after tile.
 TEST(FusedForward, HopperV18WalksManyTilesPerCta) { run_all_capped(Path::HopperV18); }
-// Version 25's keyless tiles in runs (the bottom-right cases with q_len > kv_len): the zeros stay in
+// Version 26's keyless tiles in runs (the bottom-right cases with q_len > kv_len): the zeros stay in
 // the staging rows from one to the next, and the next tile with keys overwrites them.
-TEST(FusedForward, HopperV25WalksManyTilesPerCta) { run_all_capped(Path::HopperV25); }
 TEST(FusedForward, HopperV26WalksManyTilesPerCta) { run_all_capped(Path::HopperV26); }
 
 // Version 13 splitting every tail it can, in ranges down to one key block: the case list's small

@@ -24,7 +24,7 @@ void check_geometry(const Params& p, int bm, int bn, int wg) {
   const std::string shape = "q " + std::to_string(p.q_len) + " kv " + std::to_string(p.kv_len) + " offset " +
                             std::to_string(p.causal_offset) + (p.causal ? " causal" : "") + " bm " +
                             std::to_string(bm) + " bn " + std::to_string(bn);
-  bool some_tile_sees_nothing = false;  // a tile whose real rows see no key (version 25's keyless tiles)
+  int tiles_seeing_nothing = 0;  // tiles whose real rows see no key (version 26's keyless tiles)
   for (int m = 0; m * bm < p.q_len; ++m) {
     const int n_blocks = key_blocks(p, (m + 1) * bm, bn);
     int last_seen = -1;  // the last key block with a visible cell in this tile's real rows
@@ -35,7 +35,7 @@ void check_geometry(const Params& p, int bm, int bn, int wg) {
       EXPECT_EQ(n_blocks, 0) << shape;
       continue;
     }
-    some_tile_sees_nothing = some_tile_sees_nothing || last_seen < 0;
+    tiles_seeing_nothing += last_seen < 0;
     // Every visible key is read and nothing past the last visible block; a tile whose rows see
     // nothing reads no block (it writes zeros).
     EXPECT_EQ(n_blocks, last_seen + 1) << shape << " tile " << m;
@@ -50,7 +50,7 @@ void check_geometry(const Params& p, int bm, int bn, int wg) {
             ASSERT_TRUE(visible(p, i, j)) << shape << " tile " << m << " block " << n << " row " << i << " key " << j;
       }
   }
-  EXPECT_EQ(keyless_tiles(p, bm), some_tile_sees_nothing) << shape;
+  EXPECT_EQ(keyless_tiles(p, bm), tiles_seeing_nothing) << shape;
 }
 
 Params shape(int q_len, int kv_len, bool causal, bool bottom_right) {
@@ -95,13 +95,13 @@ TEST(FusedMaskGeometry, BottomRightShiftsTheDiagonalByTheLengthDifference) {
   EXPECT_EQ(key_blocks(tall, 7680, 128), 0);
   EXPECT_EQ(key_blocks(tall, 7681, 128), 1);  // row 7680 sees key 0
   EXPECT_EQ(key_blocks(tall, 8192, 128), 4);
-  // Keyless tiles of 128 rows exist from q_len - kv_len = 128 on (row 127 then sees key -1).
-  EXPECT_TRUE(keyless_tiles(tall, 128));
-  EXPECT_TRUE(keyless_tiles(shape(256, 128, true, true), 128));
-  EXPECT_FALSE(keyless_tiles(shape(256, 129, true, true), 128));    // row 127 sees key 0
-  EXPECT_FALSE(keyless_tiles(shape(8192, 512, true, false), 128));  // top-left: row 0 sees key 0
-  EXPECT_FALSE(keyless_tiles(shape(8192, 512, false, false), 128));
-  EXPECT_FALSE(keyless_tiles(shape(8192, 0, true, true), 128));  // no keys at all: no tile to skip
+  // Keyless tiles of 128 rows: the first 7680 rows, 60 tiles; from q_len - kv_len = 128 on one.
+  EXPECT_EQ(keyless_tiles(tall, 128), 60);
+  EXPECT_EQ(keyless_tiles(shape(256, 128, true, true), 128), 1);
+  EXPECT_EQ(keyless_tiles(shape(256, 129, true, true), 128), 0);    // row 127 sees key 0
+  EXPECT_EQ(keyless_tiles(shape(8192, 512, true, false), 128), 0);  // top-left: row 0 sees key 0
+  EXPECT_EQ(keyless_tiles(shape(8192, 512, false, false), 128), 0);
+  EXPECT_EQ(keyless_tiles(shape(8192, 0, true, true), 128), 0);  // no keys at all: no kernel runs
 }
 
 TEST(FusedMaskGeometry, PersistentItemsAreTilesOrCausalPairs) {

@@ -176,3 +176,19 @@ TEST(FusedTileTable, SplitTailScratchHoldsEveryCtasPartial) {
   EXPECT_EQ(split_tail_partial_bytes(132, 128), std::size_t(132) * 2 * 128 * 17 * 16);
   EXPECT_EQ(split_tail_bytes(132, 64), std::size_t(132) * 2 * 128 * 9 * 16 + 132 * 2 * 4);
 }
+
+// Version 26 where most of a causal call's 128-row tiles see no key. The counts below follow from
+// the bottom-right geometry: Sq 8192 over Skv 512 leaves rows 0..7679 keyless (60 of 64 tiles),
+// Sq 4096 over 1024 rows 0..3071 (24 of 32), Sq 8192 over 4096 half (32 of 64).
+TEST(FusedTileTable, KeepsZerosWhereMostTilesSeeNoKey) {
+  EXPECT_TRUE(keeps_zeros(60, 64, 2 * 16, true, 132));
+  EXPECT_TRUE(keeps_zeros(24, 32, 4 * 16, true, 132));
+  EXPECT_FALSE(keeps_zeros(32, 64, 2 * 32, true, 132));  // half: the tiles with keys carry the time
+  EXPECT_FALSE(keeps_zeros(1, 16, 8 * 16, true, 132));
+  EXPECT_FALSE(keeps_zeros(0, 64, 32, true, 132));
+  // Off the persistent grid's lengths (use_persistent false): only where the 4 tiles with keys of
+  // each of 32 heads fit in one round of 132 CTAs, not 33 heads' 132 + 4.
+  EXPECT_TRUE(keeps_zeros(60, 64, 32, false, 132));
+  EXPECT_FALSE(keeps_zeros(60, 64, 34, false, 132));
+  EXPECT_FALSE(keeps_zeros(64, 128, 16, false, 132));  // Sq 16384 over 8192: half keyless
+}

@@ -62,8 +62,6 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v13(p, stream);
     case Path::HopperV18:
       return launch_hopper_v18(p, stream);
-    case Path::HopperV25:
-      return launch_hopper_v25(p, stream);
     case Path::HopperV26:
       return launch_hopper_v26(p, stream);
     default:

@@ -75,9 +75,13 @@ constexpr int key_blocks(const Params& p, int row_end, int bn) {
   return needed < all ? needed : all;
 }
 
-// Whether some query tile of block_m rows reads no key block (key_blocks 0): the first one, rows
-// 0 .. block_m - 1, is then such a tile. Bottom-right causal with kv_len <= q_len - block_m.
-constexpr bool keyless_tiles(const Params& p, int block_m) { return p.kv_len > 0 && key_blocks(p, block_m, 1) == 0; }
+// The query tiles of block_m rows (per batch and head) that read no key block (key_blocks 0): tiles
+// 0 .. n - 1, whose last row i sees no key j <= i + causal_offset. Bottom-right causal with
+// q_len - kv_len >= block_m; with no keys at all none (the kernels do not run, every row is zero).
+constexpr int keyless_tiles(const Params& p, int block_m) {
+  if (!p.causal || p.kv_len <= 0 || p.causal_offset >= 0 || block_m <= 0) return 0;
+  return -p.causal_offset / block_m;  // (m + 1) * block_m <= -causal_offset < q_len
+}
 
 // The persistent grid's work items per (batch, head): its query tiles of block_m rows, or if causal
 // pairs of them (query blocks M-1-k and k, fwd_sm90.cu's step()), so that items carry equal work.

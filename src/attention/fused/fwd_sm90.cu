@@ -91,13 +91,13 @@ enum Sched : int {
 // a causal pair's second tile gives the warpgroups each other's rows, so each has one halved block
 // per pair: the ping-pong ties the two warpgroups' chains together, so a chain shorter in one of them
 // alone won nothing (versions 15-17 and 19, runs 49-51, docs/fused-kernel.md).
-// kKeepZeros: version 25: version 8's staged output (version 18's too) for calls whose tiles see no
+// kKeepZeros: version 26: version 8's staged output (version 18's too) for calls whose tiles see no
 // key (bottom-right causal, kv_len <= q_len - BM): a warpgroup's staging rows that hold the zeros of
 // such a tile keep them, so each later keyless tile of a run is only its TMA store (and its -inf
 // LSE): no wait for the previous store's reads, no shared-memory writes, no barriers.
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          int kKeepZeros = 0>
+          bool kKeepZeros = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // the turn it waits for is the warpgroup's own).
   static_assert(!kSharedStaging || (kStoreTma && !kEarlyQ && kConsumers == 2), "version 10 builds on version 7");
   static_assert(!kKeepZeros || (kEarlyQ && !kStageInQ && !kSplitTail && !kTimers),
-                "version 25 keeps zeros in version 8's own staging rows");
+                "version 26 keeps zeros in version 8's own staging rows");
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
   constexpr int kConsumerWarps = kT.consumers * 4;
@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   int done = 0;                      // tiles computed with a Q loaded
   int tiles = 0;                     // tiles computed (version 10: each warpgroup's turns at the staging rows)
   [[maybe_unused]] int held_q = -1;  // version 11: the Q buffer the leading warp still holds (its output's)
-  [[maybe_unused]] bool zeros_staged = false;  // lab version 26: this warpgroup's staging rows hold zeros
+  [[maybe_unused]] bool zeros_staged = false;  // version 26: this warpgroup's staging rows hold zeros
   // Version 11: once the previous tile's output store has read this warpgroup's Q rows, its leading
   // warp releases that Q buffer (the other warps did after their last S).
   auto release_held_q = [&] {
@@ -626,16 +626,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       float inv[2];
       finish_rows(st, lse, row0, p.q_len, scale, inv);
       const int lr = warp * 16 + lane / 4;  // row within the warpgroup's 64 (and lr + 8)
-      // Version 25: a keyless tile after another (the CTA's previous tile, recomputed here rather
-      // than carried through the main loop) stores the zeros its staging rows still hold.
-      bool zeros_kept = kKeepZeros == 1 && n_blocks == 0 && zeros_staged;
-      if constexpr (kKeepZeros == 2)
-        if (n_blocks == 0 && it > 0) {
-          Tile prev;
-          Step was = step(it - 1, prev);
-          if (was == kNone && it > 1) was = step(it - 2, prev);  // the middle block of an odd M
-          zeros_kept = was == kTile && prev.n_blocks == 0;
-        }
+      // Version 26: a keyless tile after another stores the zeros its staging rows still hold.
+      const bool zeros_kept = kKeepZeros && n_blocks == 0 && zeros_staged;
       if (!zeros_kept) {
         if constexpr (kPersistent) {
           // Version 8 waits for its previous store's shared-memory reads only now, when it needs
@@ -661,7 +653,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         fence_proxy_async_shared();
         named_bar_sync(5 + cw, 128);
       }
-      if constexpr (kKeepZeros == 1) zeros_staged = n_blocks == 0;
+      if constexpr (kKeepZeros) zeros_staged = n_blocks == 0;
       const int first_row = m_block * BM + rw * 64;
       if (threadIdx.x % 128 == 0 && first_row < p.q_len) {
 #pragma unroll
@@ -786,7 +778,7 @@ std::size_t tail_scratch(const Params& p) {
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          int kKeepZeros = 0>
+          bool kKeepZeros = false>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
@@ -931,30 +923,31 @@ cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream) {
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, false, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, false, true>(p, stream);
 }
-// Version 25: the default's persistent kernel for causal calls (version 11 at head dim 64, 18 at 128)
-// with the zeros of tiles that see no key kept in its staging rows (kKeepZeros), for calls that have
-// such tiles (keyless_tiles: bottom-right, kv_len <= q_len - 128); the default takes it there.
-namespace {
-template <int kMode>
-cudaError_t launch_keep_zeros(const Params& p, cudaStream_t stream) {
+// Version 26: the default's persistent kernel for causal calls (version 11 at head dim 64, 18 at 128)
+// with the zeros of tiles that see no key kept in its staging rows (kKeepZeros) from one such tile to
+// the next. Runs 63-64: +6.6% at B2 H16 Sq8192/Skv512 D128 bottom-right (1920 of 2048 tiles see no
+// key), +2.5% at Sq4096/Skv1024, 0.7% under version 18 at Sq8192/Skv4096 (GQA, half the tiles
+// keyless but nearly all the work in the others), the same at Sq2048/Skv1920; at D=64 Sq8192/Skv512
+// +10% over version 11 (and 41% over version 6). Version 25, the same rows' state recomputed from the
+// previous tile's step instead of carried in a register (main loop SASS-identical to version 18's),
+// gained only 1% there and lost 5% at D=64 (code in 5fb2028).
+cudaError_t launch_hopper_v26(const Params& p, cudaStream_t stream) {
   if (p.kv_len == 0) return launch_hopper_v18(p, stream);  // no keys: the portable path, as every version
   constexpr int S = kPingPong;
   constexpr Path V11 = Path::HopperV11, V8 = Path::Hopper;
   if (p.head_dim == 64)
     return p.dtype == attention::DType::BF16
-               ? launch<__nv_bfloat16, 64, S, 2, true, true, false, true, V11, false, false, kMode>(p, stream)
-               : launch<__half, 64, S, 2, true, true, false, true, V11, false, false, kMode>(p, stream);
+               ? launch<__nv_bfloat16, 64, S, 2, true, true, false, true, V11, false, false, true>(p, stream)
+               : launch<__half, 64, S, 2, true, true, false, true, V11, false, false, true>(p, stream);
   return p.dtype == attention::DType::BF16
-             ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V8, false, true, kMode>(p, stream)
-             : launch<__half, 128, S, 2, true, true, false, true, V8, false, true, kMode>(p, stream);
+             ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V8, false, true, true>(p, stream)
+             : launch<__half, 128, S, 2, true, true, false, true, V8, false, true, true>(p, stream);
 }
-}  // namespace
-cudaError_t launch_hopper_v25(const Params& p, cudaStream_t stream) { return launch_keep_zeros<2>(p, stream); }
-cudaError_t launch_hopper_v26(const Params& p, cudaStream_t stream) { return launch_keep_zeros<1>(p, stream); }
-// The default's pick: version 13 where its tail splits (takes_split_tail), else the persistent grid
-// (version 8, 11 or 18; 8 was faster than 7 on every shape run 19 timed) or one CTA per tile (version
-// 6), whichever measured faster for this kind of call (use_persistent, persistent_fills_better,
-// persistent_v11; version 18 for causal calls that would run version 8).
+// The default's pick: version 13 where its tail splits (takes_split_tail), version 26 where most tiles
+// see no key (keeps_zeros), else the persistent grid (version 8, 11 or 18; 8 was faster than 7 on
+// every shape run 19 timed) or one CTA per tile (version 6), whichever measured faster for this kind
+// of call (use_persistent, persistent_fills_better, persistent_v11; version 18 for causal calls that
+// would run version 8).
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   // Versions 8 and 11 run two consumer warpgroups at both head dims; version 6 the table's rows.
   const long long items = persistent_items(p, with_consumers(tile_for(Path::Hopper, p.head_dim), 2).block_m);
@@ -968,9 +961,12 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   // The split tail first: where the items leave most SMs idle (decode, Sq 1: one tile per head) it
   // deals their key blocks over every SM (run 35).
   if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
+  // Most tiles see no key (bottom-right): version 26 (keeps_zeros; both persistent rows have 128-row tiles).
+  if (p.causal && persistent_rounds_full(items, sms) &&
+      keeps_zeros(keyless_tiles(p, 128), (p.q_len + 127) / 128, static_cast<long long>(p.heads) * p.batch, persistent,
+                  sms))
+    return launch_hopper_v26(p, stream);
   if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
-  // Both persistent rows have 128-row tiles.
-  if (p.causal && keyless_tiles(p, 128)) return launch_hopper_v25(p, stream);
   if (persistent_v11(p.head_dim, p.kv_len, p.causal)) return launch_hopper_v11(p, stream);
   return p.causal ? launch_hopper_v18(p, stream) : launch_hopper_v8(p, stream);
 }

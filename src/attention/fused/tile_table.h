@@ -26,11 +26,11 @@ namespace attnprof::fused {
 // as the default picks them, with the static rounds' remainder split along the keys:
 // split_tail_units) and hopper_v18 (version 8, or 11 at head dim 64, with each warpgroup's last
 // key block cut to the half its rows see where they see no more, the causal diagonal's, and the
-// warpgroups' rows swapped in a causal pair's second tile) and hopper_v25 (version 18, or 11 at head
+// warpgroups' rows swapped in a causal pair's second tile) and hopper_v26 (version 18, or 11 at head
 // dim 64, with the zeros of tiles that see no key kept in the output staging rows from one such tile
-// to the next). hopper picks version 6, 8, 11, 13, 18 or 25 per call (use_persistent,
+// to the next). hopper picks version 6, 8, 11, 13, 18 or 26 per call (use_persistent,
 // persistent_fills_better, persistent_v11, version 13 where its tail splits at D=128, version 18 for
-// causal calls that would run version 8, version 25 for persistent causal calls with keyless tiles).
+// causal calls that would run version 8, version 26 where most tiles see no key: keeps_zeros).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -47,7 +47,6 @@ enum class Path : int {
   HopperV11 = 12,
   HopperV13 = 13,
   HopperV18 = 18,
-  HopperV25 = 25,
   HopperV26 = 26
 };
 
@@ -56,7 +55,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 17> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 16> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -71,7 +70,6 @@ inline constexpr std::array<PathName, 17> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV11, "hopper_v11"},
                                                       {Path::HopperV13, "hopper_v13"},
                                                       {Path::HopperV18, "hopper_v18"},
-                                                      {Path::HopperV25, "hopper_v25"},
                                                       {Path::HopperV26, "hopper_v26"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
@@ -169,6 +167,19 @@ constexpr bool persistent_rounds_full(long long items, int sms) {
   if (items <= 0 || sms <= 0) return false;
   const long long rounds = (items + sms - 1) / sms;
   return items * 10 >= rounds * sms * 9;
+}
+
+// Whether the default runs version 26 (keyless tiles' zeros kept in the staging rows; persistent) for
+// a causal call with `tiles` query tiles of 128 rows per head, `keyless` of them seeing no key
+// (bottom-right, kv_len well under q_len), over `heads` heads (batch x heads): where most tiles see
+// no key, if use_persistent picks the persistent grid (runs 63-64: +6.6% over version 18 at B2 H16
+// Sq8192/Skv512 D128, +2.5% at Sq4096/Skv1024; 0.7% under it at Sq8192/Skv4096, half the tiles
+// keyless), or else where the tiles with keys fit in one round of `sms` CTAs, so that the static
+// rounds are balanced (run 64, D=64 B2 H16 Sq8192/Skv512: 45.0 TFLOP/s against version 6's 31.9; at
+// Sq16384/Skv8192 version 6's dynamic balance of the tiles with keys won, 558 against 426 at D=128).
+constexpr bool keeps_zeros(int keyless, int tiles, long long heads, bool persistent, int sms) {
+  if (keyless <= 0 || 2LL * keyless <= tiles) return false;
+  return persistent || static_cast<long long>(tiles - keyless) * heads <= sms;
 }
 
 // Version 13's split tail. The persistent grid deals `items` equal work items (full attention's
