@@ -86,6 +86,21 @@ TEST(FusedTileTable, PersistentKernelFitsAndIsPickedWhereItMeasuredFaster) {
   EXPECT_FALSE(persistent_rounds_full(0, 132));
 }
 
+// Causal calls: the rounds against version 6's fixed cost per tile. Items and blocks from the
+// shapes (top-left causal, 128-row tiles and 128-key blocks: M tiles per head make pairs of M + 1
+// blocks, and a middle tile of (M + 1) / 2 when M is odd); the picks are run 65's faster kernel.
+TEST(FusedTileTable, CausalRoundsPayWherePersistenceMeasuredFaster) {
+  EXPECT_TRUE(persistent_rounds_pay(13 * 16 * 2, 132, 5, 2));    // B13 H16 S512: 79% full, +10%
+  EXPECT_TRUE(persistent_rounds_pay(5 * 16 * 4, 132, 9, 2));     // B5 H16 S1024: 81%, +11%
+  EXPECT_TRUE(persistent_rounds_pay(7 * 16 * 4, 132, 9, 2));     // B7 H16 S1024: 85%, +11%
+  EXPECT_TRUE(persistent_rounds_pay(4 * 16 * 9, 132, 18, 2));    // B4 H16 S2049 (M 17): 87%, +2%
+  EXPECT_FALSE(persistent_rounds_pay(2 * 16 * 17, 132, 34, 2));  // B2 H16 S4097 (M 33): 82%, -3%
+  EXPECT_TRUE(persistent_rounds_pay(5 * 12 * 8, 132, 17, 2));    // B5 H12 S2048: 91%, +13%
+  // Nearly empty rounds stay with version 6: B1 H8 S2048 is 64 items on 132 CTAs.
+  EXPECT_FALSE(persistent_rounds_pay(64, 132, 17, 2));
+  EXPECT_FALSE(persistent_rounds_pay(0, 132, 17, 2));
+}
+
 TEST(FusedTileTable, The176KeyRowFitsOnlyWithSharedStaging) {
   // Versions 9 and 10: FlashAttention-3's D=128 tile, 128 query rows by 176 keys, two stages.
   const TileConfig t = tile_for(Path::HopperV9, 128);

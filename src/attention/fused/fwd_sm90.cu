@@ -943,6 +943,16 @@ cudaError_t launch_hopper_v26(const Params& p, cudaStream_t stream) {
              ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V8, false, true, true>(p, stream)
              : launch<__half, 128, S, 2, true, true, false, true, V8, false, true, true>(p, stream);
 }
+namespace {
+// persistent_rounds_pay for a causal call on the persistent rows (128-row tiles, 128-key blocks): its
+// items are pairs of query tiles M-1-k and k (step()), the first the longest; with one tile per head
+// the middle tile alone.
+bool causal_rounds_pay(const Params& p, long long items, int sms) {
+  const int m_tiles = (p.q_len + 127) / 128;
+  const long long first = key_blocks(p, 128, 128), last = key_blocks(p, m_tiles * 128, 128);
+  return m_tiles > 1 ? persistent_rounds_pay(items, sms, first + last, 2) : persistent_rounds_pay(items, sms, last, 1);
+}
+}  // namespace
 // The default's pick: version 13 where its tail splits (takes_split_tail), version 26 where most tiles
 // see no key (keeps_zeros), else the persistent grid (version 8, 11 or 18; 8 was faster than 7 on
 // every shape run 19 timed) or one CTA per tile (version 6), whichever measured faster for this kind
@@ -966,7 +976,8 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
       keeps_zeros(keyless_tiles(p, 128), (p.q_len + 127) / 128, static_cast<long long>(p.heads) * p.batch, persistent,
                   sms))
     return launch_hopper_v26(p, stream);
-  if (!persistent || !persistent_rounds_full(items, sms)) return launch_hopper_v6(p, stream);
+  if (!persistent || !(p.causal ? causal_rounds_pay(p, items, sms) : persistent_rounds_full(items, sms)))
+    return launch_hopper_v6(p, stream);
   if (persistent_v11(p.head_dim, p.kv_len, p.causal)) return launch_hopper_v11(p, stream);
   return p.causal ? launch_hopper_v18(p, stream) : launch_hopper_v8(p, stream);
 }

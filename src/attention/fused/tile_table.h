@@ -169,6 +169,24 @@ constexpr bool persistent_rounds_full(long long items, int sms) {
   return items * 10 >= rounds * sms * 9;
 }
 
+// Whether the persistent grid's static rounds beat one CTA per tile (version 6) for a causal call:
+// `items` work items (pairs of tiles, or one middle tile) of `item_blocks` key blocks and `item_tiles`
+// tiles each on `sms` CTAs. The persistent grid takes its rounds times an item's blocks; version 6
+// balances its tiles over the SMs as they free, but pays each tile's start-up, first S and epilogue,
+// which the persistent grid hides: about kTileFixedBlocks key blocks' time per tile (docs/fused-kernel.md,
+// the issue 13 fit: ~2 key-block iterations per tile). So the rounds pay where their fill,
+// items / (rounds x sms), is at least item_blocks / (item_blocks + item_tiles x kTileFixedBlocks).
+// Run 65 (version 18 at D=128 and 11 at D=64 against version 6 in one process): the persistent grid
+// 10-13% faster at 79-89% fills from S512 to S1024 (5-8 blocks per tile), 2% at S2049 (87%, pairs
+// of 18 blocks), 3% slower at S4097 (82%, pairs of 34); the fixed 90% of persistent_rounds_full had
+// sent all of them but the last to version 6.
+inline constexpr int kTileFixedBlocks = 2;
+constexpr bool persistent_rounds_pay(long long items, int sms, long long item_blocks, int item_tiles) {
+  if (items <= 0 || sms <= 0 || item_blocks <= 0 || item_tiles <= 0) return false;
+  const long long rounds = (items + sms - 1) / sms;
+  return items * (item_blocks + item_tiles * kTileFixedBlocks) >= rounds * sms * item_blocks;
+}
+
 // Whether the default runs version 26 (keyless tiles' zeros kept in the staging rows; persistent) for
 // a causal call with `tiles` query tiles of 128 rows per head, `keyless` of them seeing no key
 // (bottom-right, kv_len well under q_len), over `heads` heads (batch x heads): where most tiles see
