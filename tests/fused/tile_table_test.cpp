@@ -101,6 +101,15 @@ TEST(FusedTileTable, CausalRoundsPayWherePersistenceMeasuredFaster) {
   EXPECT_FALSE(persistent_rounds_pay(0, 132, 17, 2));
 }
 
+// Full attention: equal tiles, so the persistent grid pays from a second round on (run 66).
+TEST(FusedTileTable, FullRoundsPayFromTheSecondRound) {
+  EXPECT_TRUE(full_rounds_pay(5 * 16 * 4, 132));   // B5 H16 S512: 320 tiles, 81% of 3 rounds, +16%
+  EXPECT_TRUE(full_rounds_pay(3 * 12 * 8, 132));   // B3 H12 S1024: 288 tiles, 73% of 3 rounds, +10%
+  EXPECT_FALSE(full_rounds_pay(1 * 12 * 8, 132));  // B1 H12 S1024: 96 tiles, one round, a tie
+  EXPECT_FALSE(full_rounds_pay(132, 132));
+  EXPECT_TRUE(full_rounds_pay(133, 132));
+}
+
 TEST(FusedTileTable, The176KeyRowFitsOnlyWithSharedStaging) {
   // Versions 9 and 10: FlashAttention-3's D=128 tile, 128 query rows by 176 keys, two stages.
   const TileConfig t = tile_for(Path::HopperV9, 128);

@@ -976,7 +976,7 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
       keeps_zeros(keyless_tiles(p, 128), (p.q_len + 127) / 128, static_cast<long long>(p.heads) * p.batch, persistent,
                   sms))
     return launch_hopper_v26(p, stream);
-  if (!persistent || !(p.causal ? causal_rounds_pay(p, items, sms) : persistent_rounds_full(items, sms)))
+  if (!persistent || !(p.causal ? causal_rounds_pay(p, items, sms) : full_rounds_pay(items, sms)))
     return launch_hopper_v6(p, stream);
   if (persistent_v11(p.head_dim, p.kv_len, p.causal)) return launch_hopper_v11(p, stream);
   return p.causal ? launch_hopper_v18(p, stream) : launch_hopper_v8(p, stream);

@@ -159,10 +159,10 @@ constexpr bool persistent_v11(int head_dim, int kv_len, bool causal) {
 }
 
 // Whether the persistent grid's static rounds are full enough: `items` work items (tiles, or
-// causal pairs) dealt to `sms` CTAs in rounds keep at least 90% of the CTA-rounds busy. With 144
-// items on 132 SMs, 12 CTAs would take a second round while 120 wait (the review's example); one
-// CTA per tile lets the hardware spread the tiles instead. Every shape run 12 measured keeps 96%
-// or more; this guards the shapes it did not.
+// causal pairs) dealt to `sms` CTAs in rounds keep at least 90% of the CTA-rounds busy. It was the
+// default's guard for every persistent call until runs 65-66 measured the edge (causal:
+// persistent_rounds_pay, full attention: full_rounds_pay); version 26's pick (keeps_zeros) still
+// asks it, as measured there (1024 items on 132 SMs).
 constexpr bool persistent_rounds_full(long long items, int sms) {
   if (items <= 0 || sms <= 0) return false;
   const long long rounds = (items + sms - 1) / sms;
@@ -186,6 +186,15 @@ constexpr bool persistent_rounds_pay(long long items, int sms, long long item_bl
   const long long rounds = (items + sms - 1) / sms;
   return items * (item_blocks + item_tiles * kTileFixedBlocks) >= rounds * sms * item_blocks;
 }
+
+// Whether the persistent grid beats one CTA per tile (version 6) for full attention with `items`
+// tiles on `sms` CTAs. Its tiles are equal, so version 6 (the same 128-row tiles wherever
+// use_persistent or persistent_fills_better picked the persistent grid) runs in as many waves as the
+// persistent grid has rounds, and pays each tile's fixed cost besides: the persistent grid wins from
+// a second round on, however full the last (run 66: +10-20% at 73-89% fills from S512 to S1024, D=64
+// and 128, where persistent_rounds_full's 90% had sent them to version 6); with one round each CTA
+// has one tile either way (B1 H12 S1024, 96 tiles: version 6 0.6% faster).
+constexpr bool full_rounds_pay(long long items, int sms) { return sms > 0 && items > sms; }
 
 // Whether the default runs version 26 (keyless tiles' zeros kept in the staging rows; persistent) for
 // a causal call with `tiles` query tiles of 128 rows per head, `keyless` of them seeing no key
