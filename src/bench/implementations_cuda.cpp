@@ -68,7 +68,7 @@ std::vector<Implementation> plugin::implementations() {
       // The fused kernel on one code path, as the lab runs it: only when named.
       path_row<fused::Path::Portable>("mma.sync, sm_80+"),
       path_row<fused::Path::Hopper>(
-          "TMA + wgmma, warp-specialized, ping-pong, TMA store; v6, v8, v11, v13, v18 or v26, sm_90a"),
+          "TMA + wgmma, warp-specialized, ping-pong, TMA store; v6, v8, v11, v13, v18, v26 or v27, sm_90a"),
       path_row<fused::Path::HopperOverlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
       path_row<fused::Path::HopperM192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
       path_row<fused::Path::HopperV2>("hopper version 2: S, softmax, P V in turn in each warpgroup"),
@@ -84,6 +84,8 @@ std::vector<Implementation> plugin::implementations() {
           "hopper_v8 (v11 at D=64) with the causal diagonal's masked half skipped, each warpgroup's in turn"),
       path_row<fused::Path::HopperV26>(
           "hopper_v18 (v11 at D=64) with keyless tiles' zeros kept in the staging rows (bottom-right causal)"),
+      path_row<fused::Path::HopperV27>("hopper_v6 without the warpgroups whose rows all lie past the sequence's end"),
+      path_row<fused::Path::HopperV28>("lab: hopper_v27 with the turns' barriers counting the active warpgroups"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

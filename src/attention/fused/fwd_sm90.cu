@@ -95,9 +95,14 @@ enum Sched : int {
 // key (bottom-right causal, kv_len <= q_len - BM): a warpgroup's staging rows that hold the zeros of
 // such a tile keep them, so each later keyless tile of a run is only its TMA store (and its -inf
 // LSE): no wait for the previous store's reads, no shared-memory writes, no barriers.
+// kSkipIdle: version 27: version 6 (one CTA per tile, two consumer warpgroups) where a warpgroup's 64
+// rows all lie past q_len (the last row of tiles when q_len % 128 is 1..64): that warpgroup leaves at
+// once, the Q and K/V barriers count the other's warps only, and the one left takes no turns
+// (kSkipIdle 1: its turns' barriers skipped by a branch; lab version 28, kSkipIdle 2: the turns'
+// named barriers count the active warpgroups' threads, so one left alone passes them at once).
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kKeepZeros = false>
+          bool kKeepZeros = false, int kSkipIdle = 0>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -133,6 +138,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // Two warpgroups: a turn's wait on o_free's parity is then never two phases behind (the one before
   // the turn it waits for is the warpgroup's own).
   static_assert(!kSharedStaging || (kStoreTma && !kEarlyQ && kConsumers == 2), "version 10 builds on version 7");
+  static_assert(!kSkipIdle || (!kPersistent && kConsumers == 2 && kSched == kPingPong && !kTimers),
+                "version 27 builds on version 6's two warpgroups");
   static_assert(!kKeepZeros || (kEarlyQ && !kStageInQ && !kSplitTail && !kTimers),
                 "version 26 keeps zeros in version 8's own staging rows");
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
@@ -244,16 +251,23 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // divergent paths, where ptxas would otherwise put injected warpgroup.arrives and serialize wgmma.
   const int wg = __shfl_sync(0xffffffff, int(threadIdx.x / 128), 0);
 
+  // Version 27: the consumer warpgroups with a row before q_len in this CTA's one tile.
+  [[maybe_unused]] int active = kConsumers;
+  if constexpr (kSkipIdle) {
+    const int rows = p.q_len - int(gridDim.x - 1 - blockIdx.x) * BM;  // the tile's rows before q_len
+    active = rows >= 64 * kConsumers ? kConsumers : (rows + 63) / 64;
+  }
+  [[maybe_unused]] const int consumer_warps = kSkipIdle ? 4 * active : kConsumerWarps;
   if (threadIdx.x == 0) {
     for (int b = 0; b < kQBuffers; ++b) {
       mbar_init(&q_full[b], 1);
-      mbar_init(&q_empty[b], kConsumerWarps);
+      mbar_init(&q_empty[b], consumer_warps);
     }
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&k_full[s], 1);
       mbar_init(&v_full[s], 1);
-      mbar_init(&k_empty[s], kConsumerWarps);
-      mbar_init(&v_empty[s], kConsumerWarps);
+      mbar_init(&k_empty[s], consumer_warps);
+      mbar_init(&v_empty[s], consumer_warps);
     }
     if constexpr (kSharedStaging) mbar_init(o_free, 1);
     fence_barrier_init();
@@ -305,6 +319,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   // consumers
   setmaxnreg_inc<kConsumerRegs>();
+  if constexpr (kSkipIdle)
+    if (wg - 1 >= active) return;  // version 27: every row of this warpgroup lies past q_len
   if constexpr (kTimers) clk[1] = clock64();
   const int cw = wg - 1;  // consumer warpgroup: query rows 64*cw ..
   const int warp = __shfl_sync(0xffffffff, int(threadIdx.x % 128) / 32, 0), lane = threadIdx.x % 32;
@@ -328,14 +344,18 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // warpgroups' arrivals complete; after issuing, it arrives on theirs. The later warpgroups
   // arrive once up front, so warpgroup 0 goes first and the turns go round robin (over tiles
   // too: every warpgroup of a CTA takes the same number of turns per tile).
-  constexpr int kTurnThreads = 128 * kConsumers;
+  const int kTurnThreads = kSkipIdle == 2 ? 128 * active : 128 * kConsumers;
+  // Version 27: a warpgroup left alone takes no turns.
   auto turn_begin = [&] {
-    if constexpr (kSched == kPingPong) named_bar_sync(1 + cw, kTurnThreads);
+    if constexpr (kSched == kPingPong)
+      if (kSkipIdle != 1 || active > 1) named_bar_sync(1 + cw, kTurnThreads);
   };
   auto turn_end = [&] {
-    if constexpr (kSched == kPingPong)
+    if constexpr (kSched == kPingPong) {
+      if (kSkipIdle == 1 && active == 1) return;
 #pragma unroll
       for (int k = 1; k < kConsumers; ++k) named_bar_arrive(1 + (cw + k) % kConsumers, kTurnThreads);
+    }
   };
   if constexpr (kSched == kPingPong)
     for (int j = 0; j < cw; ++j) named_bar_arrive(1 + j, kTurnThreads);
@@ -778,7 +798,7 @@ std::size_t tail_scratch(const Params& p) {
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kKeepZeros = false>
+          bool kKeepZeros = false, int kSkipIdle = 0>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
@@ -795,7 +815,7 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
   auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail,
-                                  kHalfDiag, kKeepZeros>;
+                                  kHalfDiag, kKeepZeros, kSkipIdle>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -953,6 +973,32 @@ bool causal_rounds_pay(const Params& p, long long items, int sms) {
   return m_tiles > 1 ? persistent_rounds_pay(items, sms, first + last, 2) : persistent_rounds_pay(items, sms, last, 1);
 }
 }  // namespace
+// Version 27: version 6 with the warpgroups whose rows all lie past q_len left out (kSkipIdle), where
+// the table's rows have two consumer warpgroups (else version 6).
+namespace {
+template <int kMode>
+cudaError_t launch_skip_idle(const Params& p, cudaStream_t stream) {
+  if (p.kv_len == 0 || tile_for(Path::Hopper, p.head_dim, p.q_len).consumers != 2) return launch_hopper_v6(p, stream);
+  constexpr int S = kPingPong;
+  constexpr Path V6 = Path::Hopper;
+  if (p.head_dim == 64)
+    return p.dtype == attention::DType::BF16
+               ? launch<__nv_bfloat16, 64, S, 2, true, false, false, false, V6, false, false, false, kMode>(p, stream)
+               : launch<__half, 64, S, 2, true, false, false, false, V6, false, false, false, kMode>(p, stream);
+  return p.dtype == attention::DType::BF16
+             ? launch<__nv_bfloat16, 128, S, 2, true, false, false, false, V6, false, false, false, kMode>(p, stream)
+             : launch<__half, 128, S, 2, true, false, false, false, V6, false, false, false, kMode>(p, stream);
+}
+}  // namespace
+cudaError_t launch_hopper_v27(const Params& p, cudaStream_t stream) { return launch_skip_idle<1>(p, stream); }
+cudaError_t launch_hopper_v28(const Params& p, cudaStream_t stream) { return launch_skip_idle<2>(p, stream); }
+namespace {
+// One CTA per tile: version 27 where the last row of tiles has a warpgroup with no row before q_len.
+cudaError_t launch_one_cta_per_tile(const Params& p, cudaStream_t stream) {
+  const int rest = p.q_len % 128;
+  return rest > 0 && rest <= 64 ? launch_hopper_v27(p, stream) : launch_hopper_v6(p, stream);
+}
+}  // namespace
 // The default's pick: version 13 where its tail splits (takes_split_tail), version 26 where most tiles
 // see no key (keeps_zeros), else the persistent grid (version 8, 11 or 18; 8 was faster than 7 on
 // every shape run 19 timed) or one CTA per tile (version 6), whichever measured faster for this kind
@@ -977,7 +1023,7 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
                   sms))
     return launch_hopper_v26(p, stream);
   if (!persistent || !(p.causal ? causal_rounds_pay(p, items, sms) : full_rounds_pay(items, sms)))
-    return launch_hopper_v6(p, stream);
+    return launch_one_cta_per_tile(p, stream);
   if (persistent_v11(p.head_dim, p.kv_len, p.causal)) return launch_hopper_v11(p, stream);
   return p.causal ? launch_hopper_v18(p, stream) : launch_hopper_v8(p, stream);
 }

@@ -28,9 +28,12 @@ namespace attnprof::fused {
 // key block cut to the half its rows see where they see no more, the causal diagonal's, and the
 // warpgroups' rows swapped in a causal pair's second tile) and hopper_v26 (version 18, or 11 at head
 // dim 64, with the zeros of tiles that see no key kept in the output staging rows from one such tile
-// to the next). hopper picks version 6, 8, 11, 13, 18 or 26 per call (use_persistent,
+// to the next) and hopper_v27 (version 6 with a warpgroup whose rows all lie past q_len left out:
+// the last row of tiles when q_len % 128 is 1..64). hopper picks version 6, 8, 11, 13, 18, 26 or 27
+// per call (use_persistent,
 // persistent_fills_better, persistent_v11, version 13 where its tail splits at D=128, version 18 for
-// causal calls that would run version 8, version 26 where most tiles see no key: keeps_zeros).
+// causal calls that would run version 8, version 26 where most tiles see no key: keeps_zeros,
+// version 27 for version 6's calls with such a warpgroup).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -47,7 +50,9 @@ enum class Path : int {
   HopperV11 = 12,
   HopperV13 = 13,
   HopperV18 = 18,
-  HopperV26 = 26
+  HopperV26 = 26,
+  HopperV27 = 27,
+  HopperV28 = 28
 };
 
 struct PathName {
@@ -55,7 +60,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 16> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -70,7 +75,9 @@ inline constexpr std::array<PathName, 16> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV11, "hopper_v11"},
                                                       {Path::HopperV13, "hopper_v13"},
                                                       {Path::HopperV18, "hopper_v18"},
-                                                      {Path::HopperV26, "hopper_v26"}}};
+                                                      {Path::HopperV26, "hopper_v26"},
+                                                      {Path::HopperV27, "hopper_v27"},
+                                                      {Path::HopperV28, "hopper_v28"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
