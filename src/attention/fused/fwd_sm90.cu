@@ -97,12 +97,12 @@ enum Sched : int {
 // LSE): no wait for the previous store's reads, no shared-memory writes, no barriers.
 // kSkipIdle: version 27: version 6 (one CTA per tile, two consumer warpgroups) where a warpgroup's 64
 // rows all lie past q_len (the last row of tiles when q_len % 128 is 1..64): that warpgroup leaves at
-// once, the Q and K/V barriers count the other's warps only, and the one left takes no turns
-// (kSkipIdle 1: its turns' barriers skipped by a branch; lab version 28, kSkipIdle 2: the turns'
-// named barriers count the active warpgroups' threads, so one left alone passes them at once).
+// once, the Q and K/V barriers count the other's warps only, and the one left takes no turns (a
+// branch around the turns' barriers; lab version 28 had them count the active warpgroups' threads
+// instead and ran 0.6-1.5% slower, run 67, code in cf10631).
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kKeepZeros = false, int kSkipIdle = 0>
+          bool kKeepZeros = false, bool kSkipIdle = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -344,15 +344,15 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // warpgroups' arrivals complete; after issuing, it arrives on theirs. The later warpgroups
   // arrive once up front, so warpgroup 0 goes first and the turns go round robin (over tiles
   // too: every warpgroup of a CTA takes the same number of turns per tile).
-  const int kTurnThreads = kSkipIdle == 2 ? 128 * active : 128 * kConsumers;
+  constexpr int kTurnThreads = 128 * kConsumers;
   // Version 27: a warpgroup left alone takes no turns.
   auto turn_begin = [&] {
     if constexpr (kSched == kPingPong)
-      if (kSkipIdle != 1 || active > 1) named_bar_sync(1 + cw, kTurnThreads);
+      if (!kSkipIdle || active > 1) named_bar_sync(1 + cw, kTurnThreads);
   };
   auto turn_end = [&] {
     if constexpr (kSched == kPingPong) {
-      if (kSkipIdle == 1 && active == 1) return;
+      if (kSkipIdle && active == 1) return;
 #pragma unroll
       for (int k = 1; k < kConsumers; ++k) named_bar_arrive(1 + (cw + k) % kConsumers, kTurnThreads);
     }
@@ -798,7 +798,7 @@ std::size_t tail_scratch(const Params& p) {
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kKeepZeros = false, int kSkipIdle = 0>
+          bool kKeepZeros = false, bool kSkipIdle = false>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
@@ -975,23 +975,22 @@ bool causal_rounds_pay(const Params& p, long long items, int sms) {
 }  // namespace
 // Version 27: version 6 with the warpgroups whose rows all lie past q_len left out (kSkipIdle), where
 // the table's rows have two consumer warpgroups (else version 6).
-namespace {
-template <int kMode>
-cudaError_t launch_skip_idle(const Params& p, cudaStream_t stream) {
+// Version 27: version 6 with the warpgroups whose rows all lie past q_len left out (kSkipIdle), where
+// the table's rows have two consumer warpgroups (else version 6). Run 67 against version 6: +1.9% at
+// B2 H16 S4097 D128 causal (its last tile: 1 row, 33 key blocks), +2.6% at B4 H16 S2049, +3.4% at
+// B8 H16 S1025 D64, +0.9% at B1 H16 S16385, and +0.5% at S4096, where no warpgroup idles.
+cudaError_t launch_hopper_v27(const Params& p, cudaStream_t stream) {
   if (p.kv_len == 0 || tile_for(Path::Hopper, p.head_dim, p.q_len).consumers != 2) return launch_hopper_v6(p, stream);
   constexpr int S = kPingPong;
   constexpr Path V6 = Path::Hopper;
   if (p.head_dim == 64)
     return p.dtype == attention::DType::BF16
-               ? launch<__nv_bfloat16, 64, S, 2, true, false, false, false, V6, false, false, false, kMode>(p, stream)
-               : launch<__half, 64, S, 2, true, false, false, false, V6, false, false, false, kMode>(p, stream);
+               ? launch<__nv_bfloat16, 64, S, 2, true, false, false, false, V6, false, false, false, true>(p, stream)
+               : launch<__half, 64, S, 2, true, false, false, false, V6, false, false, false, true>(p, stream);
   return p.dtype == attention::DType::BF16
-             ? launch<__nv_bfloat16, 128, S, 2, true, false, false, false, V6, false, false, false, kMode>(p, stream)
-             : launch<__half, 128, S, 2, true, false, false, false, V6, false, false, false, kMode>(p, stream);
+             ? launch<__nv_bfloat16, 128, S, 2, true, false, false, false, V6, false, false, false, true>(p, stream)
+             : launch<__half, 128, S, 2, true, false, false, false, V6, false, false, false, true>(p, stream);
 }
-}  // namespace
-cudaError_t launch_hopper_v27(const Params& p, cudaStream_t stream) { return launch_skip_idle<1>(p, stream); }
-cudaError_t launch_hopper_v28(const Params& p, cudaStream_t stream) { return launch_skip_idle<2>(p, stream); }
 namespace {
 // One CTA per tile: version 27 where the last row of tiles has a warpgroup with no row before q_len.
 cudaError_t launch_one_cta_per_tile(const Params& p, cudaStream_t stream) {

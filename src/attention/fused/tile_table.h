@@ -51,8 +51,7 @@ enum class Path : int {
   HopperV13 = 13,
   HopperV18 = 18,
   HopperV26 = 26,
-  HopperV27 = 27,
-  HopperV28 = 28
+  HopperV27 = 27
 };
 
 struct PathName {
@@ -60,7 +59,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 17> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -76,8 +75,7 @@ inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV13, "hopper_v13"},
                                                       {Path::HopperV18, "hopper_v18"},
                                                       {Path::HopperV26, "hopper_v26"},
-                                                      {Path::HopperV27, "hopper_v27"},
-                                                      {Path::HopperV28, "hopper_v28"}}};
+                                                      {Path::HopperV27, "hopper_v27"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
