@@ -30,10 +30,10 @@ namespace attnprof::fused {
 // dim 64, with the zeros of tiles that see no key kept in the output staging rows from one such tile
 // to the next) and hopper_v27 (version 6 with a warpgroup whose rows all lie past q_len left out:
 // the last row of tiles when q_len % 128 is 1..64). hopper picks version 6, 8, 11, 13, 18, 26 or 27
-// per call (use_persistent,
-// persistent_fills_better, persistent_v11, version 13 where its tail splits at D=128, version 18 for
-// causal calls that would run version 8, version 26 where most tiles see no key: keeps_zeros,
-// version 27 for version 6's calls with such a warpgroup).
+// per call (use_persistent, persistent_fills_better, persistent_rounds_pay and full_rounds_pay,
+// persistent_v11, version 13 where its tail splits at D=128, version 18 for causal calls that would
+// run version 8, version 26 where most tiles see no key: keeps_zeros, version 27 for version 6's
+// calls with such a warpgroup).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
@@ -182,9 +182,9 @@ constexpr bool persistent_rounds_full(long long items, int sms) {
 // the issue 13 fit: ~2 key-block iterations per tile). So the rounds pay where their fill,
 // items / (rounds x sms), is at least item_blocks / (item_blocks + item_tiles x kTileFixedBlocks).
 // Run 65 (version 18 at D=128 and 11 at D=64 against version 6 in one process): the persistent grid
-// 10-13% faster at 79-89% fills from S512 to S1024 (5-8 blocks per tile), 2% at S2049 (87%, pairs
-// of 18 blocks), 3% slower at S4097 (82%, pairs of 34); the fixed 90% of persistent_rounds_full had
-// sent all of them but the last to version 6.
+// 10-13% faster at 79-89% fills from S512 to S1024 (pairs of 5 and 9 blocks), 2% at S2049 (87%,
+// pairs of 18 blocks), 3% slower at S4097 (82%, pairs of 34); the fixed 90% of persistent_rounds_full
+// had sent all of them but the last to version 6.
 inline constexpr int kTileFixedBlocks = 2;
 constexpr bool persistent_rounds_pay(long long items, int sms, long long item_blocks, int item_tiles) {
   if (items <= 0 || sms <= 0 || item_blocks <= 0 || item_tiles <= 0) return false;
