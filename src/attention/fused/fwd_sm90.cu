@@ -842,9 +842,11 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// kHalfDiag (version 18) where the head dim's row has 128-key blocks; the other rows run without.
+// kHalfDiag (version 18) where the head dim's row has 128-key blocks; the other rows run without. kSkipIdle
+// (version 27) at both head dims.
 template <int kSched, int kConsumers64, int kConsumers128, bool kStoreTma = false, bool kPersistent = false,
-          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false>
+          bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
+          bool kSkipIdle = false>
 cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   constexpr bool kHalf64 = kHalfDiag && tile_for(kRows, 64).block_n == 128;
   constexpr bool kHalf128 = kHalfDiag && tile_for(kRows, 128).block_n == 128;
@@ -852,13 +854,13 @@ cudaError_t launch_variant(const Params& p, cudaStream_t stream) {
   if (p.kv_len == 0) return launch_portable(p, stream);
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64 ? launch<__nv_bfloat16, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ,
-                                     kRows, kSplitTail, kHalf64>(p, stream)
+                                     kRows, kSplitTail, kHalf64, false, kSkipIdle>(p, stream)
                             : launch<__nv_bfloat16, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ,
-                                     kRows, kSplitTail, kHalf128>(p, stream);
+                                     kRows, kSplitTail, kHalf128, false, kSkipIdle>(p, stream);
   return p.head_dim == 64 ? launch<__half, 64, kSched, kConsumers64, kStoreTma, kPersistent, false, kEarlyQ, kRows,
-                                   kSplitTail, kHalf64>(p, stream)
+                                   kSplitTail, kHalf64, false, kSkipIdle>(p, stream)
                           : launch<__half, 128, kSched, kConsumers128, kStoreTma, kPersistent, false, kEarlyQ, kRows,
-                                   kSplitTail, kHalf128>(p, stream);
+                                   kSplitTail, kHalf128, false, kSkipIdle>(p, stream);
 }
 // A schedule with the table's rows for q_len (3 consumers for D=64 from 2048 query rows).
 template <int kSched, bool kStoreTma, bool kPersistent = false>
@@ -974,22 +976,12 @@ bool causal_rounds_pay(const Params& p, long long items, int sms) {
 }
 }  // namespace
 // Version 27: version 6 with the warpgroups whose rows all lie past q_len left out (kSkipIdle), where
-// the table's rows have two consumer warpgroups (else version 6).
-// Version 27: version 6 with the warpgroups whose rows all lie past q_len left out (kSkipIdle), where
 // the table's rows have two consumer warpgroups (else version 6). Run 67 against version 6: +1.9% at
 // B2 H16 S4097 D128 causal (its last tile: 1 row, 33 key blocks), +2.6% at B4 H16 S2049, +3.4% at
 // B8 H16 S1025 D64, +0.9% at B1 H16 S16385, and +0.5% at S4096, where no warpgroup idles.
 cudaError_t launch_hopper_v27(const Params& p, cudaStream_t stream) {
-  if (p.kv_len == 0 || tile_for(Path::Hopper, p.head_dim, p.q_len).consumers != 2) return launch_hopper_v6(p, stream);
-  constexpr int S = kPingPong;
-  constexpr Path V6 = Path::Hopper;
-  if (p.head_dim == 64)
-    return p.dtype == attention::DType::BF16
-               ? launch<__nv_bfloat16, 64, S, 2, true, false, false, false, V6, false, false, false, true>(p, stream)
-               : launch<__half, 64, S, 2, true, false, false, false, V6, false, false, false, true>(p, stream);
-  return p.dtype == attention::DType::BF16
-             ? launch<__nv_bfloat16, 128, S, 2, true, false, false, false, V6, false, false, false, true>(p, stream)
-             : launch<__half, 128, S, 2, true, false, false, false, V6, false, false, false, true>(p, stream);
+  if (tile_for(Path::Hopper, p.head_dim, p.q_len).consumers != 2) return launch_hopper_v6(p, stream);
+  return launch_variant<kPingPong, 2, 2, true, false, false, Path::Hopper, false, false, true>(p, stream);
 }
 namespace {
 // One CTA per tile: version 27 where the last row of tiles has a warpgroup with no row before q_len.
