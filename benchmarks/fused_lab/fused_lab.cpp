@@ -16,11 +16,13 @@
 //   --split-tail N                           hopper_v13's ranges of at least N key blocks; below 4 every
 //                                            tail whose ranges are shorter than an item splits (the small
 //                                            cases split too)
+//   --section-heads N                        hopper_v29's (batch, head)s per section of its longest-first
+//                                            order (default: dynamic_section_heads)
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
 //                                            default set, e.g. the slowest of scripts/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
 //   --path p1,p2 of
-//   portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|hopper_v9|hopper_v10|hopper_v11|hopper_v13|auto
+//   portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|hopper_v9|hopper_v10|hopper_v11|hopper_v13|hopper_v18|hopper_v26|hopper_v27|hopper_v29|auto
 //   (default: auto for timing, every available for checks)
 #include <algorithm>
 #include <cstdio>
@@ -130,12 +132,15 @@ int main(int argc, char** argv) {
       attnprof::fused::set_persistent_grid_limit(std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--split-tail") && i + 1 < argc)
       attnprof::fused::set_split_tail_min_units(std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--section-heads") && i + 1 < argc)
+      attnprof::fused::set_dynamic_section_heads(std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
-                   "[--persistent-ctas N] [--split-tail N] [--shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
+                   "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--shape "
+                   "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
                    "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,hopper_v8,"
-                   "hopper_v9,hopper_v10,hopper_v11,hopper_v13,hopper_v18,hopper_v26,hopper_v27,auto]\n",
+                   "hopper_v9,hopper_v10,hopper_v11,hopper_v13,hopper_v18,hopper_v26,hopper_v27,hopper_v29,auto]\n",
                    argv[0]);
       return 2;
     }

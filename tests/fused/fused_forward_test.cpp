@@ -49,6 +49,8 @@ TEST(FusedForward, HopperV26PathMatchesReference) { run_all(Path::HopperV26); }
 // Version 27: the case list's lengths 1, 17, 300, 777, 2049 and 2100 leave the last tile's second
 // warpgroup without a row before q_len.
 TEST(FusedForward, HopperV27PathMatchesReference) { run_all(Path::HopperV27); }
+// Version 29 (dynamic causal scheduler): the causal cases draw their tiles; the others run version 18.
+TEST(FusedForward, HopperV29PathMatchesReference) { run_all(Path::HopperV29); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -75,6 +77,16 @@ TEST(FusedForward, HopperV18WalksManyTilesPerCta) { run_all_capped(Path::HopperV
 // Version 26's keyless tiles in runs (the bottom-right cases with q_len > kv_len): the zeros stay in
 // the staging rows from one to the next, and the next tile with keys overwrites them.
 TEST(FusedForward, HopperV26WalksManyTilesPerCta) { run_all_capped(Path::HopperV26); }
+// Version 29's three CTAs draw every tile of a call from the counter, in sections of one (batch, head)
+// (the smallest sections) and of the rule's size (one section for the small cases).
+TEST(FusedForward, HopperV29DrawsManyTilesPerCta) {
+  struct OneHead {
+    OneHead() { set_dynamic_section_heads(1); }
+    ~OneHead() { set_dynamic_section_heads(0); }
+  } one;
+  run_all_capped(Path::HopperV29);
+}
+TEST(FusedForward, HopperV29DrawsManyTilesPerCtaInRuleSections) { run_all_capped(Path::HopperV29); }
 
 // Version 13 splitting every tail it can, in ranges down to one key block: the case list's small
 // full-attention calls then split too. Uncapped, an item of 8 key blocks goes to 8 CTAs (the one

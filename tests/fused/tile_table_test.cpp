@@ -216,3 +216,40 @@ TEST(FusedTileTable, KeepsZerosWhereMostTilesSeeNoKey) {
   EXPECT_FALSE(keeps_zeros(60, 64, 34, false, 132));
   EXPECT_FALSE(keeps_zeros(64, 128, 16, false, 132));  // Sq 16384 over 8192: half keyless
 }
+
+// Version 29's sections: K and V of one K/V head are kv_len x head_dim x 2 bytes x 2; 32 MiB holds
+// floor(32 MiB / that) of them, and the call's K/V heads are then split into that many sections, evenly.
+TEST(FusedTileTable, DynamicSectionsFitL2AndAreEven) {
+  // S2048 D64: 512 KiB per head, 64 fit; 256 heads make 4 sections of 64.
+  EXPECT_EQ(dynamic_section_heads(2048, 64, 1, 256), 64);
+  // S2049 D128: 1,049,088 bytes per head, 31 fit; 64 heads make 3 sections: 22, 22 and 20, not 31, 31, 2.
+  EXPECT_EQ(dynamic_section_heads(2049, 128, 1, 64), 22);
+  // S4097 D128: 2,097,664 bytes, 15 fit; 32 heads in 3 sections of 11, 11, 10.
+  EXPECT_EQ(dynamic_section_heads(4097, 128, 1, 32), 11);
+  // S16384 D128: 8 MiB, 4 fit; 16 heads in 4 sections of 4.
+  EXPECT_EQ(dynamic_section_heads(16384, 128, 1, 16), 4);
+  // GQA, 4 query heads per K/V head, S2048 D128: 32 K/V heads fit; 256 query heads (64 K/V) in 2
+  // sections of 32 K/V heads, 128 query heads.
+  EXPECT_EQ(dynamic_section_heads(2048, 128, 4, 256), 128);
+  // GQA S32768 D128, 4 per K/V head: 16 MiB per K/V head, 2 fit; 32 query heads (8 K/V) in 4 of 8.
+  EXPECT_EQ(dynamic_section_heads(32768, 128, 4, 32), 8);
+  // Whole groups: 7 K/V heads of 10 MiB (S20480 D128), 3 fit: sections of 3, 3, 1 K/V heads.
+  EXPECT_EQ(dynamic_section_heads(20480, 128, 8, 56), 24);
+  // Everything fits: one section.
+  EXPECT_EQ(dynamic_section_heads(2048, 128, 1, 8), 8);
+  // One K/V head larger than the budget: a section of one group.
+  EXPECT_EQ(dynamic_section_heads(1 << 20, 128, 2, 8), 2);
+  EXPECT_EQ(dynamic_section_heads(2048, 64, 1, 0), 1);
+}
+
+// The default's version 29 where runs 71-72 measured it faster. Tiles: batch x heads x ceil(q_len / 128).
+TEST(FusedTileTable, DynamicSchedulerWhereItMeasuredFaster) {
+  EXPECT_TRUE(use_dynamic(64, 512, 32 * 32 * 4, 132));      // B32 H32 S512: +5.2%
+  EXPECT_TRUE(use_dynamic(64, 4096, 4 * 32 * 32, 132));     // B4 H32 S4096: +3.2%
+  EXPECT_TRUE(use_dynamic(128, 2049, 4 * 16 * 17, 132));    // B4 H16 S2049: +10%
+  EXPECT_TRUE(use_dynamic(128, 32768, 1 * 32 * 256, 132));  // B1 H32 S32768: +1.5%
+  EXPECT_FALSE(use_dynamic(128, 1024, 16 * 16 * 8, 132));   // B16 H16 S1024: -3.5%
+  EXPECT_FALSE(use_dynamic(128, 256, 128 * 32 * 2, 132));   // B128 H32 S256: -5.6%
+  EXPECT_FALSE(use_dynamic(64, 8192, 2 * 32 * 64, 132));    // B2 H32 S8192: version 6 3.6% faster
+  EXPECT_FALSE(use_dynamic(128, 2048, 1 * 8 * 16, 132));    // B1 H8 S2048: 128 tiles, one CTA each
+}

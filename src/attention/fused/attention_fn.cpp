@@ -60,7 +60,7 @@ std::size_t tail_offset(const attention::AttentionParams& p) { return (lse_bytes
 std::size_t attention_scratch(const attention::AttentionParams& p) {
   // The tail's scratch only where the kernels would take the call.
   if (p.head_dim != 64 && p.head_dim != 128) return 0;
-  return split_tail_workspace(kernel_params(p, nullptr));
+  return kernel_scratch(kernel_params(p, nullptr));
 }
 
 std::size_t attention_workspace(const attention::AttentionParams& p) {

@@ -32,9 +32,14 @@ void set_persistent_grid_limit(int ctas);
 // checks' small cases split. Process-wide; for the lab and tests.
 void set_split_tail_min_units(int units);
 
-// The scratch version 13 may use for p's split tail on the current device (0: none; then
-// p.tail_workspace may stay null). The fused AttentionFn carves it from its workspace.
-std::size_t split_tail_workspace(const Params& p);
+// Version 29's (batch, head)s per section of its longest-first order (0: dynamic_section_heads).
+// Process-wide; for the lab.
+void set_dynamic_section_heads(int heads);
+
+// The scratch the Hopper kernels may use for p on the current device: version 13's split tail or
+// version 29's tile counter (0: none; then p.tail_workspace may stay null). The fused AttentionFn
+// carves it from its workspace.
+std::size_t kernel_scratch(const Params& p);
 
 // Launchers, one per path (fwd_sm80.cu, fwd_sm90.cu).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);
@@ -53,6 +58,7 @@ cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v26(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v27(const Params& p, cudaStream_t stream);
+cudaError_t launch_hopper_v29(const Params& p, cudaStream_t stream);
 // The Hopper schedule of `path` (HopperV2/V5/V6/V7/V8/V11), bf16, writing per-tile timers
 // to p.timers (tile_timers.h: timer_layout words); cudaErrorInvalidValue without them.
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path);

@@ -47,6 +47,12 @@ struct Params {
   float* tail_partial = nullptr;  // per CTA and consumer warpgroup: 128 threads x (head_dim / 8 + 1) float4
   int* tail_flags = nullptr;      // per CTA and consumer warpgroup: 1 once its partial is written
   int tail_units = 0;             // key blocks per CTA in the split tail
+
+  // Version 29's dynamic causal scheduler (the same workspace, when version 13 takes none of it): the
+  // tile counter the CTAs draw from (zeroed before each launch), and the (batch, head)s per section of
+  // its longest-first order (dynamic_section_heads).
+  int sched_heads = 0;
+  int* sched_counter = nullptr;
 };
 
 // Version 13's tail scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one

@@ -100,9 +100,16 @@ enum Sched : int {
 // once, the Q and K/V barriers count the other's warps only, and the one left takes no turns (a
 // branch around the turns' barriers; lab version 28 had them count the active warpgroups' threads
 // instead and ran 0.6-1.5% slower, run 67, code in cf10631).
+// kDynamic: version 29: version 18 (11 at D=64) for causal calls with a dynamic tile scheduler: single
+// tiles, longest first within sections of p.sched_heads (batch, head)s whose K and V share L2
+// (FlashAttention-3's order), each CTA drawing its next tile from p.sched_counter with an atomic as it
+// starts the current one; the producer announces each tile (or the end) to the consumers in its Q
+// buffer's slot, published by q_full. The static rounds' last round leaves up to a whole pair of
+// tiles' time idle on the CTAs it misses; drawn longest first, the tiles end within about one short
+// tile of each other.
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kKeepZeros = false, bool kSkipIdle = false>
+          bool kKeepZeros = false, bool kSkipIdle = false, bool kDynamic = false>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     fused_fwd_hopper(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps) {
 #ifdef ATTNPROF_SM90A
@@ -142,6 +149,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                 "version 27 builds on version 6's two warpgroups");
   static_assert(!kKeepZeros || (kEarlyQ && !kStageInQ && !kSplitTail && !kTimers),
                 "version 26 keeps zeros in version 8's own staging rows");
+  static_assert(!kDynamic || (kEarlyQ && !kSplitTail && !kTimers && !kKeepZeros),
+                "version 29 draws version 8's, 11's or 18's tiles");
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
   constexpr int kConsumerWarps = kT.consumers * 4;
@@ -169,6 +178,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // kTimers: the producer's clock when it issued the Q load of the tile in each Q buffer (published to
   // the consumers by q_full's arrive, read after its wait).
   [[maybe_unused]] volatile uint64_t* q_issued = o_free + 1;
+  // Version 29: each Q buffer's tile (m_block, head, batch; m_block -1: the end), written by the producer
+  // before q_full's arrive and read by the consumers after its wait.
+  [[maybe_unused]] volatile int* tile_slots = reinterpret_cast<volatile int*>(bars + 4 * kQBuffers + 4 * STAGES);
 
   // The tiles this CTA computes, in order: step it = 0, 1, ... gives a tile, nothing, or the end.
   // One CTA per tile: its one tile (the grid's x runs the query blocks, heaviest causal ones
@@ -182,7 +194,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // head: each order left some shapes' CTAs uneven, up to 25% lost); longer queries leave many
   // tiles of equal work, and the items uneven.
   const int m_tiles = (p.q_len + BM - 1) / BM;
-  const int per_head = kPersistent ? persistent_items_per_head(p, BM) : m_tiles;  // work items
+  const int per_head = kPersistent && !kDynamic ? persistent_items_per_head(p, BM) : m_tiles;  // work items
   const int items = per_head * p.heads * p.batch;
   // Version 13, where the host split the tail (full attention only): the static rounds deal the
   // first items - items % gridDim.x items; the rest's key blocks (units) go to the CTAs in
@@ -246,6 +258,21 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     tl.n_blocks = key_blocks(p, (tl.m_block + 1) * BM, BN);
     return kTile;
   };
+  // Version 29: tile t of the dynamic order. Sections of p.sched_heads (batch, head)s (the last may have
+  // fewer), each walked longest first: query block M-1 of every (batch, head) of the section, then M-2...
+  [[maybe_unused]] auto drawn_tile = [&](int t, Tile& tl) {
+    if (t >= items) return kEnd;
+    const int hb_all = p.heads * p.batch, section_tiles = p.sched_heads * m_tiles;
+    const int section = t / section_tiles, r = t - section * section_tiles;
+    const int hb0 = section * p.sched_heads;
+    const int hs = min(p.sched_heads, hb_all - hb0);
+    const int mi = r / hs, hb = hb0 + r - mi * hs;
+    tl.m_block = m_tiles - 1 - mi;
+    tl.h = hb % p.heads;
+    tl.b = hb / p.heads;
+    tl.n_blocks = key_blocks(p, (tl.m_block + 1) * BM, BN);
+    return kTile;
+  };
   const int group = p.heads / p.kv_heads;
   // Warp-uniform to the compiler (a shuffle from lane 0, as CUTLASS does): branches on it are not
   // divergent paths, where ptxas would otherwise put injected warpgroup.arrives and serialize wgmma.
@@ -281,11 +308,26 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
       if constexpr (kStoreTma) prefetch_tensormap(&maps.o);
-      int g = 0;     // K/V blocks loaded so far, over all tiles: the ring's position
-      int done = 0;  // tiles whose Q was loaded
+      int g = 0;                                     // K/V blocks loaded so far, over all tiles: the ring's position
+      int done = 0;                                  // tiles whose Q was loaded
+      [[maybe_unused]] int drawn = int(blockIdx.x);  // version 29: this CTA's next tile (its first: blockIdx.x)
       for (int it = 0;; ++it) {
         Tile tl;
-        const Step next = step(it, tl);
+        const Step next = kDynamic ? drawn_tile(drawn, tl) : step(it, tl);
+        if constexpr (kDynamic) {
+          // Announce the tile, or the end, in its Q buffer's slot once the consumers are done with it.
+          const int qb = done % kQBuffers;
+          if (done >= kQBuffers) mbar_wait(&q_empty[qb], ((done - kQBuffers) / kQBuffers) & 1);
+          tile_slots[4 * qb] = next == kEnd ? -1 : tl.m_block;
+          tile_slots[4 * qb + 1] = next == kEnd ? 0 : tl.h;
+          tile_slots[4 * qb + 2] = next == kEnd ? 0 : tl.b;
+          if (next == kEnd) {
+            mbar_arrive(&q_full[qb]);  // no Q: the phase completes on this arrive
+            break;
+          }
+          // The next tile, drawn now: the atomic's latency passes under this tile's K/V loads.
+          drawn = atomicAdd(p.sched_counter, 1) + int(gridDim.x);
+        }
         if (next == kEnd) break;
         // A tile whose rows see no key (bottom-right, q_len > kv_len) needs neither Q nor K/V.
         if (next == kNone || tl.n_blocks == 0) continue;
@@ -379,7 +421,26 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const bool q_release_after_s = !(kDeferQRelease && warp == 0);
   for (int it = 0;; ++it) {
     Tile tl;
-    const Step next = step(it, tl);
+    Step next;
+    if constexpr (kDynamic) {
+      // Version 29: the producer's announcement in the tile's Q buffer slot (the wait below then passes).
+      const int qs = done % kQBuffers;
+      mbar_wait(&q_full[qs], (done / kQBuffers) & 1);
+      // Lane 0 reads and shuffles: the compiler then sees the tile warp-uniform (as wg; read per thread,
+      // every branch on it was a divergent path to ptxas, which serialized the wgmma: C7520), and the
+      // reader is the lane whose q_empty arrive later frees the slot (racecheck found the other lanes'
+      // reads unordered before the producer's next write there).
+      int slot[3] = {0, 0, 0};
+      if (lane == 0)
+        for (int i = 0; i < 3; ++i) slot[i] = tile_slots[4 * qs + i];
+      tl.m_block = __shfl_sync(0xffffffff, slot[0], 0);
+      tl.h = __shfl_sync(0xffffffff, slot[1], 0);
+      tl.b = __shfl_sync(0xffffffff, slot[2], 0);
+      next = tl.m_block < 0 ? kEnd : kTile;
+      tl.n_blocks = key_blocks(p, (tl.m_block + 1) * BM, BN);
+    } else {
+      next = step(it, tl);
+    }
     if (next == kEnd) break;
     if (next == kNone) continue;
     const int m_block = tl.m_block, n_blocks = tl.n_blocks;
@@ -752,6 +813,15 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
 
 std::atomic<int> g_persistent_limit{0};
 std::atomic<int> g_tail_min_units{0};
+std::atomic<int> g_section_heads{0};
+
+// Version 29's (batch, head)s per section: dynamic_section_heads, or the lab's choice.
+int section_heads(const Params& p) {
+  const long long hb_all = static_cast<long long>(p.heads) * p.batch;
+  if (const int forced = g_section_heads.load(std::memory_order_relaxed); forced > 0)
+    return int(std::min<long long>(forced, hb_all));
+  return dynamic_section_heads(p.kv_len, p.head_dim, p.heads / p.kv_heads, hb_all);
+}
 
 // The current device's SM count (cached per device): the persistent grid's size.
 int sm_count() {
@@ -782,7 +852,13 @@ int tail_units(const Params& p, int block_m, int block_n, int ctas) {
   return split_tail_units(persistent_items(p, block_m), ctas, blocks, forced > 0 ? forced : kMinTailUnits);
 }
 
-// Version 13's scratch for p on a Hopper device (split_tail_workspace without the device check).
+// Version 29's scratch: its tile counter (causal calls with keys whose tiles all see one).
+constexpr std::size_t kDynamicScratch = 16;
+std::size_t dynamic_scratch(const Params& p) {
+  return p.causal && p.kv_len > 0 && keyless_tiles(p, 128) == 0 ? kDynamicScratch : 0;
+}
+
+// Version 13's scratch for p on a Hopper device (kernel_scratch without the device check).
 std::size_t tail_scratch(const Params& p) {
   if (p.causal || p.kv_len <= 0 || (p.head_dim != 64 && p.head_dim != 128)) return 0;
   // The default splits only at D=128 (takes_split_tail; run 31): at D=64 only the checks' forced
@@ -798,7 +874,7 @@ std::size_t tail_scratch(const Params& p) {
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
-          bool kKeepZeros = false, bool kSkipIdle = false>
+          bool kKeepZeros = false, bool kSkipIdle = false, bool kDynamic = false>
 cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
@@ -815,16 +891,23 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
   auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail,
-                                  kHalfDiag, kKeepZeros, kSkipIdle>;
+                                  kHalfDiag, kKeepZeros, kSkipIdle, kDynamic>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
   dim3 grid(m_tiles, p.heads, p.batch);
   if constexpr (kPersistent) {
-    const int64_t tiles = persistent_items(p, kT.block_m);  // tiles, or for causal pairs of tiles
+    // Tiles, or for causal calls pairs of tiles (version 29: single tiles).
+    const int64_t tiles = kDynamic ? int64_t(m_tiles) * p.heads * p.batch : persistent_items(p, kT.block_m);
     const int ctas = persistent_ctas();
     if (ctas <= 0) return cudaErrorInvalidDevice;
     grid = dim3(unsigned(std::min<int64_t>(tiles, ctas)));
+    if constexpr (kDynamic) {  // launch_hopper_v29 checked the scratch (takes_dynamic)
+      p.sched_counter = static_cast<int*>(p.tail_workspace);
+      p.sched_heads = section_heads(p);
+      e = cudaMemsetAsync(p.sched_counter, 0, sizeof(int), stream);
+      if (e != cudaSuccess) return e;
+    }
     // Version 13: with fewer items than CTAs the whole call is the tail, on every CTA.
     p.tail_units = 0;
     if constexpr (kSplitTail)
@@ -877,9 +960,11 @@ cudaError_t launch_rows(const Params& p, cudaStream_t stream) {
 
 void set_persistent_grid_limit(int ctas) { g_persistent_limit.store(ctas > 0 ? ctas : 0); }
 void set_split_tail_min_units(int units) { g_tail_min_units.store(units > 0 ? units : 0); }
+void set_dynamic_section_heads(int heads) { g_section_heads.store(heads > 0 ? heads : 0); }
 
-std::size_t split_tail_workspace(const Params& p) {
-  return resolve_path(Path::Automatic) == Path::Hopper ? tail_scratch(p) : 0;
+std::size_t kernel_scratch(const Params& p) {
+  if (resolve_path(Path::Automatic) != Path::Hopper || (p.head_dim != 64 && p.head_dim != 128)) return 0;
+  return std::max(tail_scratch(p), dynamic_scratch(p));
 }
 
 // Version 7 (persistent; ping-pong, output through shared memory and TMA). Two consumer
@@ -929,7 +1014,7 @@ bool takes_split_tail(const Params& p) {
 }  // namespace
 
 // Version 13: version 11 or 8 (persistent_v11) with the split tail (split_tail_units; needs
-// split_tail_workspace's scratch in p.tail_workspace, else it runs as they do).
+// kernel_scratch's scratch in p.tail_workspace, else it runs as they do).
 cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
   return persistent_v11(p.head_dim, p.kv_len, p.causal)
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
@@ -984,6 +1069,28 @@ cudaError_t launch_hopper_v27(const Params& p, cudaStream_t stream) {
   return launch_variant<kPingPong, 2, 2, true, false, false, Path::Hopper, false, false, true>(p, stream);
 }
 namespace {
+// Whether version 29 can take p: a causal call whose tiles all see a key, with its counter's scratch.
+bool takes_dynamic(const Params& p) {
+  const std::size_t bytes = dynamic_scratch(p);
+  return bytes > 0 && p.tail_workspace && p.tail_workspace_bytes >= bytes;
+}
+}  // namespace
+// Version 29: the default's persistent causal kernel (version 18 at head dim 128, 11 at 64) with the
+// dynamic tile scheduler (kDynamic); version 18 where it cannot take the call (takes_dynamic).
+cudaError_t launch_hopper_v29(const Params& p, cudaStream_t stream) {
+  if (!takes_dynamic(p)) return launch_hopper_v18(p, stream);
+  constexpr int S = kPingPong;
+  constexpr Path V11 = Path::HopperV11, V8 = Path::Hopper;
+  if (p.head_dim == 64)
+    return p.dtype == attention::DType::BF16
+               ? launch<__nv_bfloat16, 64, S, 2, true, true, false, true, V11, false, false, false, false, true>(p,
+                                                                                                                 stream)
+               : launch<__half, 64, S, 2, true, true, false, true, V11, false, false, false, false, true>(p, stream);
+  return p.dtype == attention::DType::BF16
+             ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V8, false, true, false, false, true>(p, stream)
+             : launch<__half, 128, S, 2, true, true, false, true, V8, false, true, false, false, true>(p, stream);
+}
+namespace {
 // One CTA per tile: version 27 where the last row of tiles has a warpgroup with no row before q_len.
 cudaError_t launch_one_cta_per_tile(const Params& p, cudaStream_t stream) {
   const int rest = p.q_len % 128;
@@ -1008,6 +1115,11 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   // The split tail first: where the items leave most SMs idle (decode, Sq 1: one tile per head) it
   // deals their key blocks over every SM (run 35).
   if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
+  // Causal calls whose tiles all see a key: version 29's dynamic scheduler (use_dynamic), wherever it
+  // has its counter's scratch.
+  if (p.causal && takes_dynamic(p) &&
+      use_dynamic(p.head_dim, p.q_len, static_cast<long long>((p.q_len + 127) / 128) * p.heads * p.batch, sms))
+    return launch_hopper_v29(p, stream);
   // Most tiles see no key (bottom-right): version 26 (keeps_zeros; both persistent rows have 128-row tiles).
   if (p.causal && persistent_rounds_full(items, sms) &&
       keeps_zeros(keyless_tiles(p, 128), (p.q_len + 127) / 128, static_cast<long long>(p.heads) * p.batch, persistent,

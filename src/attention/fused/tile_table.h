@@ -51,7 +51,8 @@ enum class Path : int {
   HopperV13 = 13,
   HopperV18 = 18,
   HopperV26 = 26,
-  HopperV27 = 27
+  HopperV27 = 27,
+  HopperV29 = 29
 };
 
 struct PathName {
@@ -59,7 +60,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 17> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -75,7 +76,8 @@ inline constexpr std::array<PathName, 17> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV13, "hopper_v13"},
                                                       {Path::HopperV18, "hopper_v18"},
                                                       {Path::HopperV26, "hopper_v26"},
-                                                      {Path::HopperV27, "hopper_v27"}}};
+                                                      {Path::HopperV27, "hopper_v27"},
+                                                      {Path::HopperV29, "hopper_v29"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -239,6 +241,42 @@ constexpr int split_tail_units(long long items, int ctas, int blocks, int min_un
   if (units >= blocks) return 0;
   if (min_units >= kMinTailUnits && blocks - units < kMinTailSaving) return 0;
   return int(units);
+}
+
+// Version 29's sections (fwd_sm90.cu, drawn_tile): the (batch, head)s whose tiles it draws longest
+// first before the next section's. At most as many as keep their K and V within kSectionBytes of L2
+// (FlashAttention-3's 32 MB of the H100's 50 MB; the H200 has the same L2), in whole GQA groups of
+// `group` query heads over one K/V head; run 8 drew every head's tiles longest first, and each key
+// block came from HBM (1.71 us against 1.62). And the sections even: the last section's longest tiles
+// are drawn when the others' are done, so a small last section ends the call up to a whole tile late
+// (run 71: 64 heads of S2049 in sections of 31, 31 and 2 gained 0.7% where the static rounds leave 17%
+// of the CTAs' time idle; 64 in sections of 22, 22 and 20 instead).
+inline constexpr long long kSectionBytes = 32LL << 20;
+constexpr int dynamic_section_heads(long long kv_len, int head_dim, int group, long long heads) {
+  if (heads <= 0) return 1;
+  if (group < 1) group = 1;
+  const long long kv_head_bytes = kv_len * head_dim * 2 * 2;  // K and V, 16-bit
+  long long kv_heads = kv_head_bytes > 0 ? kSectionBytes / kv_head_bytes : heads;
+  if (kv_heads < 1) kv_heads = 1;
+  const long long groups = (heads + group - 1) / group;  // K/V heads of the call (batch x kv_heads)
+  if (kv_heads >= groups) return int(heads);
+  const long long sections = (groups + kv_heads - 1) / kv_heads;
+  return int((groups + sections - 1) / sections * group);
+}
+
+// Whether the default runs version 29 (the dynamic causal scheduler) for a causal call whose tiles all
+// see a key: `tiles` query tiles of 128 rows in all (batch x heads x tiles per head) on `sms` CTAs, of
+// `q_len` rows at `head_dim`. Runs 71-72 against the default's kernels in one process: +3.2-5.2% at D=64
+// S512-S4k (version 11), +1.6-3.6% at D=128 S2k with GQA (version 18), +10% at S2049 and +8.6% at S4097
+// (versions 18 and 27: the static rounds leave up to 17% of the CTAs' time idle there), +1.5-3% over
+// version 6 at D=128 S16k-S32k. Slower: at D=128 below 2048 rows (grid run 72, against runs 59-61:
+// 3.5% at S1k, 6% at S512 and S1000), at B128 H32 S256 (5.6%, two tiles per head: the pairs read their
+// key block 0 twice from L2, the drawn tiles a round apart, through HBM at 3.8 TB/s), 3.6% under version
+// 6's three consumer warpgroups at D=64 S8k, and 3.6-11% under version 6 where every tile has a CTA of
+// its own (B2 H16 Sq512/Skv8192, B1 H8 S2048: 128 tiles).
+constexpr bool use_dynamic(int head_dim, int q_len, long long tiles, int sms) {
+  if (tiles <= sms) return false;
+  return head_dim == 128 ? q_len >= 2048 : q_len >= 512 && q_len < 8192;
 }
 
 // A hopper row with another number of consumer warpgroups (64 query rows each).
