@@ -1,4 +1,4 @@
-// The fused attention forward's Hopper path (sm_90a), versions 2-13 (docs/fused-kernel.md).
+// The fused attention forward's Hopper path (sm_90a), versions 2-29 (docs/fused-kernel.md).
 // A CTA of 1 + kConsumers warpgroups owns BM = 64 * kConsumers query rows of one (batch, head)
 // at a time:
 //   warpgroup 0, the producer, drops to few registers (setmaxnreg) and one thread loads Q and
@@ -1097,8 +1097,9 @@ cudaError_t launch_one_cta_per_tile(const Params& p, cudaStream_t stream) {
   return rest > 0 && rest <= 64 ? launch_hopper_v27(p, stream) : launch_hopper_v6(p, stream);
 }
 }  // namespace
-// The default's pick: version 13 where its tail splits (takes_split_tail), version 26 where most tiles
-// see no key (keeps_zeros), else the persistent grid (version 8, 11 or 18; 8 was faster than 7 on
+// The default's pick: version 13 where its tail splits (takes_split_tail), version 29 for causal calls
+// where its dynamic scheduler measured faster (use_dynamic), version 26 where most tiles see no key
+// (keeps_zeros), else the persistent grid (version 8, 11 or 18; 8 was faster than 7 on
 // every shape run 19 timed) or one CTA per tile (version 6), whichever measured faster for this kind
 // of call (use_persistent, persistent_fills_better, persistent_v11; version 18 for causal calls that
 // would run version 8).

@@ -29,11 +29,13 @@ namespace attnprof::fused {
 // warpgroups' rows swapped in a causal pair's second tile) and hopper_v26 (version 18, or 11 at head
 // dim 64, with the zeros of tiles that see no key kept in the output staging rows from one such tile
 // to the next) and hopper_v27 (version 6 with a warpgroup whose rows all lie past q_len left out:
-// the last row of tiles when q_len % 128 is 1..64). hopper picks version 6, 8, 11, 13, 18, 26 or 27
-// per call (use_persistent, persistent_fills_better, persistent_rounds_pay and full_rounds_pay,
-// persistent_v11, version 13 where its tail splits at D=128, version 18 for causal calls that would
-// run version 8, version 26 where most tiles see no key: keeps_zeros, version 27 for version 6's
-// calls with such a warpgroup).
+// the last row of tiles when q_len % 128 is 1..64) and hopper_v29 (version 18, or 11 at head dim 64,
+// with a dynamic causal tile scheduler: single tiles drawn longest first from an atomic counter).
+// hopper picks version 6, 8, 11, 13, 18, 26, 27 or 29 per call (use_persistent,
+// persistent_fills_better, persistent_rounds_pay and full_rounds_pay, persistent_v11, version 13 where
+// its tail splits at D=128, version 29 for causal calls where use_dynamic says, version 18 for other
+// causal calls that would run version 8, version 26 where most tiles see no key: keeps_zeros, version
+// 27 for version 6's calls with such a warpgroup).
 enum class Path : int {
   Automatic = 0,
   Portable = 1,
