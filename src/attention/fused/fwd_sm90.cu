@@ -33,6 +33,12 @@ struct TensorMaps {
   CUtensorMap q, k, v;
   CUtensorMap o;  // boxes of 64 rows: one consumer warpgroup's output (kStoreTma)
 };
+// The kernels take p, then the maps at the next boundary of their alignment (CUtensorMap's, 128 bytes
+// in CUDA 13): Params within 256 bytes keeps the maps at byte 256, and so every kernel's SASS, as a
+// field added to it for one version leaves the others.
+constexpr std::size_t kMapsOffset =
+    (sizeof(Params) + alignof(TensorMaps) - 1) / alignof(TensorMaps) * alignof(TensorMaps);
+static_assert(kMapsOffset == 256, "the tensor maps stay at byte 256 of the kernels' parameters");
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define ATTNPROF_SM90A 1
