@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "fused_params.h"
 
@@ -115,4 +116,40 @@ TEST(FusedMaskGeometry, PersistentItemsAreTilesOrCausalPairs) {
   p.q_len = 1100;  // 9 tiles: the middle one alone in the fifth item
   EXPECT_EQ(attnprof::fused::persistent_items_per_head(p, 128), 5);
   EXPECT_EQ(attnprof::fused::persistent_items(p, 128), 5 * 2 * 3);
+}
+
+// Version 29's order: every (query tile, head) drawn exactly once; the heads in contiguous sections
+// of at most section_heads, one section's tiles before the next's; inside a section no tile drawn
+// after a shorter one (causal: a lower query block sees fewer keys), and each head's tiles from the
+// last query block down. Shapes with even and uneven last sections, one tile per head, one section.
+TEST(FusedMaskGeometry, DrawnTilesCoverEveryTileOnceLongestFirstPerSection) {
+  using attnprof::fused::drawn_tile;
+  struct Case {
+    int m_tiles, heads, section_heads;
+  };
+  for (const Case c : {Case{16, 256, 64}, Case{17, 64, 22}, Case{33, 32, 11}, Case{4, 1024, 256}, Case{1, 7, 3},
+                       Case{5, 7, 7}, Case{3, 10, 1}}) {
+    const std::string name = std::to_string(c.m_tiles) + " tiles x " + std::to_string(c.heads) + " heads / " +
+                             std::to_string(c.section_heads);
+    std::vector<int> seen(std::size_t(c.m_tiles) * c.heads, 0);
+    std::vector<int> next_m(c.heads, c.m_tiles - 1);  // each head's tiles come from the last one down
+    int section = 0, prev_m = c.m_tiles;
+    for (int t = 0; t < c.m_tiles * c.heads; ++t) {
+      const auto d = drawn_tile(t, c.m_tiles, c.heads, c.section_heads);
+      ASSERT_GE(d.m_block, 0) << name << " t " << t;
+      ASSERT_LT(d.m_block, c.m_tiles) << name << " t " << t;
+      ASSERT_GE(d.head, 0) << name << " t " << t;
+      ASSERT_LT(d.head, c.heads) << name << " t " << t;
+      ++seen[std::size_t(d.head) * c.m_tiles + d.m_block];
+      const int s = d.head / c.section_heads;
+      ASSERT_GE(s, section) << name << ": section " << s << " after " << section << " at t " << t;
+      if (s > section) prev_m = c.m_tiles;  // a new section starts over from the longest
+      section = s;
+      EXPECT_LE(d.m_block, prev_m) << name << ": a longer tile after a shorter one at t " << t;
+      prev_m = d.m_block;
+      EXPECT_EQ(d.m_block, next_m[d.head]) << name << " head " << d.head;
+      --next_m[d.head];
+    }
+    for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << name << " tile " << i;
+  }
 }

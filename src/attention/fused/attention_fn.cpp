@@ -49,8 +49,8 @@ Params kernel_params(const attention::AttentionParams& a, float* lse) {
 }  // namespace
 
 namespace {
-// The workspace: the lse when the caller gives none, then (from a 256-byte boundary) version 13's
-// tail scratch when the call has any.
+// The workspace: the lse when the caller gives none, then (from a 256-byte boundary) the kernels'
+// scratch when the call has any (kernel_scratch: version 13's split tail, version 29's tile counter).
 std::size_t lse_bytes(const attention::AttentionParams& p) {
   return p.lse ? 0 : std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float);
 }
@@ -86,7 +86,8 @@ Params checked_params(const attention::AttentionParams& a, const attention::Exec
   Params p = kernel_params(a, lse);
   const char* why = unsupported(p);
   if (why[0] != '\0') throw InputError(why);
-  // The rest of the workspace is version 13's tail scratch (without enough, it does not split).
+  // The rest of the workspace is the kernels' scratch (without enough, version 13 does not split and
+  // version 29 runs as version 18).
   if (const std::size_t offset = tail_offset(a); ctx.workspace && ctx.workspace_bytes > offset) {
     p.tail_workspace = static_cast<char*>(ctx.workspace) + offset;
     p.tail_workspace_bytes = ctx.workspace_bytes - offset;

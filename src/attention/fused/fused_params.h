@@ -39,9 +39,9 @@ struct Params {
   // The lab's per-tile timers (tile_timers.h): written only by launch_hopper_timed, which needs it.
   uint64_t* timers = nullptr;
 
-  // Scratch for version 13's split tail (split_tail_bytes; the caller's workspace past the lse):
-  // without enough of it the tail is not split. The launch carves it into the partial outputs and
-  // their flags, and sets tail_units (split_tail_units; 0: no split).
+  // The kernels' scratch (kernel_scratch; the caller's workspace past the lse): version 13's split
+  // tail (split_tail_bytes; without enough of it the tail is not split) or version 29's counter. The launch carves it
+  // into the partial outputs and their flags, and sets tail_units (split_tail_units; 0: no split).
   void* tail_workspace = nullptr;
   std::size_t tail_workspace_bytes = 0;
   float* tail_partial = nullptr;  // per CTA and consumer warpgroup: 128 threads x (head_dim / 8 + 1) float4
@@ -97,6 +97,23 @@ constexpr int persistent_items_per_head(const Params& p, int block_m) {
 }
 constexpr long long persistent_items(const Params& p, int block_m) {
   return static_cast<long long>(persistent_items_per_head(p, block_m)) * p.heads * p.batch;
+}
+
+// Version 29's dynamic order (fwd_sm90.cu): tile t of the `m_tiles` x `heads` query tiles of a call
+// (heads: batch x heads, flattened as b * heads + h). Sections of `section_heads` heads (the last may
+// have fewer), one after another, each walked longest first: query block m_tiles-1 of every head of the
+// section, then m_tiles-2, ... Host and device.
+struct DrawnTile {
+  int m_block;
+  int head;  // b * heads + h
+};
+constexpr DrawnTile drawn_tile(int t, int m_tiles, int heads, int section_heads) {
+  const int section_tiles = section_heads * m_tiles;
+  const int section = t / section_tiles, r = t - section * section_tiles;
+  const int first = section * section_heads;
+  const int in_section = section_heads < heads - first ? section_heads : heads - first;
+  const int mi = r / in_section;
+  return {m_tiles - 1 - mi, first + r - mi * in_section};
 }
 
 // Whether key block n (bn keys from n * bn) needs masking for query rows from first_row on: it

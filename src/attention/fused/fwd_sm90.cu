@@ -264,18 +264,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     tl.n_blocks = key_blocks(p, (tl.m_block + 1) * BM, BN);
     return kTile;
   };
-  // Version 29: tile t of the dynamic order. Sections of p.sched_heads (batch, head)s (the last may have
-  // fewer), each walked longest first: query block M-1 of every (batch, head) of the section, then M-2...
-  [[maybe_unused]] auto drawn_tile = [&](int t, Tile& tl) {
+  // Version 29: tile t of the dynamic order (drawn_tile: sections of p.sched_heads (batch, head)s, each
+  // longest first).
+  [[maybe_unused]] auto next_drawn = [&](int t, Tile& tl) {
     if (t >= items) return kEnd;
-    const int hb_all = p.heads * p.batch, section_tiles = p.sched_heads * m_tiles;
-    const int section = t / section_tiles, r = t - section * section_tiles;
-    const int hb0 = section * p.sched_heads;
-    const int hs = min(p.sched_heads, hb_all - hb0);
-    const int mi = r / hs, hb = hb0 + r - mi * hs;
-    tl.m_block = m_tiles - 1 - mi;
-    tl.h = hb % p.heads;
-    tl.b = hb / p.heads;
+    const DrawnTile d = drawn_tile(t, m_tiles, p.heads * p.batch, p.sched_heads);
+    tl.m_block = d.m_block;
+    tl.h = d.head % p.heads;
+    tl.b = d.head / p.heads;
     tl.n_blocks = key_blocks(p, (tl.m_block + 1) * BM, BN);
     return kTile;
   };
@@ -319,7 +315,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       [[maybe_unused]] int drawn = int(blockIdx.x);  // version 29: this CTA's next tile (its first: blockIdx.x)
       for (int it = 0;; ++it) {
         Tile tl;
-        const Step next = kDynamic ? drawn_tile(drawn, tl) : step(it, tl);
+        const Step next = kDynamic ? next_drawn(drawn, tl) : step(it, tl);
         if constexpr (kDynamic) {
           // Announce the tile, or the end, in its Q buffer's slot once the consumers are done with it.
           const int qb = done % kQBuffers;
