@@ -35,8 +35,9 @@ void attention_forward_path(const attention::AttentionParams& p, const attention
 std::size_t attention_workspace(const attention::AttentionParams& p);
 
 // The rest of the workspace: the kernels' scratch on the current device (kernel_scratch: version 13's
-// split tail, 16 bytes for version 29's tile counter on causal calls; 0 for the others). Reads only p's sizes, head dim
-// and causal flag, so a caller can ask before it has tensors.
+// split tail, 16 bytes for version 29's tile counter on causal calls whose tiles all see a key; 0 for
+// the others). Reads only p's sizes, head dim, causal flag and alignment, so a caller can ask before
+// it has tensors.
 std::size_t attention_scratch(const attention::AttentionParams& p);
 
 }  // namespace attnprof::fused
