@@ -112,7 +112,8 @@ enum Sched : int {
 // starts the current one; the producer announces each tile (or the end) to the consumers in its Q
 // buffer's slot, published by q_full. The static rounds' last round leaves up to a whole pair of
 // tiles' time idle on the CTAs it misses; drawn longest first, the tiles end within about one short
-// tile of each other.
+// tile of each other. Every drawn tile must see a key (the host's takes_dynamic): a keyless one would
+// be announced with no Q loaded behind it, and its consumers would wait for q_full forever.
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
           bool kKeepZeros = false, bool kSkipIdle = false, bool kDynamic = false>
