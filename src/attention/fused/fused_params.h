@@ -40,8 +40,9 @@ struct Params {
   uint64_t* timers = nullptr;
 
   // The kernels' scratch (kernel_scratch; the caller's workspace past the lse): version 13's split
-  // tail (split_tail_bytes; without enough of it the tail is not split) or version 29's counter. The launch carves it
-  // into the partial outputs and their flags, and sets tail_units (split_tail_units; 0: no split).
+  // tail (split_tail_bytes; without enough of it the tail is not split) or version 29's counter. For
+  // version 13 the launch carves it into the partial outputs and their flags, and sets tail_units
+  // (split_tail_units; 0: no split).
   void* tail_workspace = nullptr;
   std::size_t tail_workspace_bytes = 0;
   float* tail_partial = nullptr;  // per CTA and consumer warpgroup: 128 threads x (head_dim / 8 + 1) float4

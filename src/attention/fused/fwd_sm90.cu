@@ -1041,17 +1041,27 @@ cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream) {
 // +10% over version 11 (and 41% over version 6). Version 25, the same rows' state recomputed from the
 // previous tile's step instead of carried in a register (main loop SASS-identical to version 18's),
 // gained only 1% there and lost 5% at D=64 (code in 5fb2028).
-cudaError_t launch_hopper_v26(const Params& p, cudaStream_t stream) {
-  if (p.kv_len == 0) return launch_hopper_v18(p, stream);  // no keys: the portable path, as every version
+namespace {
+// The default's persistent causal rows with version 26's or 29's flag: version 11's at head dim 64,
+// version 18's (version 8's with the halved diagonal) at 128. Not launch_variant, which takes one row
+// for both head dims and would compile two kernels nothing runs.
+template <bool kKeepZeros, bool kDynamic>
+cudaError_t launch_causal_rows(const Params& p, cudaStream_t stream) {
   constexpr int S = kPingPong;
   constexpr Path V11 = Path::HopperV11, V8 = Path::Hopper;
+  constexpr bool Z = kKeepZeros, Dy = kDynamic;
   if (p.head_dim == 64)
     return p.dtype == attention::DType::BF16
-               ? launch<__nv_bfloat16, 64, S, 2, true, true, false, true, V11, false, false, true>(p, stream)
-               : launch<__half, 64, S, 2, true, true, false, true, V11, false, false, true>(p, stream);
+               ? launch<__nv_bfloat16, 64, S, 2, true, true, false, true, V11, false, false, Z, false, Dy>(p, stream)
+               : launch<__half, 64, S, 2, true, true, false, true, V11, false, false, Z, false, Dy>(p, stream);
   return p.dtype == attention::DType::BF16
-             ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V8, false, true, true>(p, stream)
-             : launch<__half, 128, S, 2, true, true, false, true, V8, false, true, true>(p, stream);
+             ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V8, false, true, Z, false, Dy>(p, stream)
+             : launch<__half, 128, S, 2, true, true, false, true, V8, false, true, Z, false, Dy>(p, stream);
+}
+}  // namespace
+cudaError_t launch_hopper_v26(const Params& p, cudaStream_t stream) {
+  if (p.kv_len == 0) return launch_hopper_v18(p, stream);  // no keys: the portable path, as every version
+  return launch_causal_rows<true, false>(p, stream);
 }
 namespace {
 // persistent_rounds_pay for a causal call on the persistent rows (128-row tiles, 128-key blocks): its
@@ -1082,16 +1092,7 @@ bool takes_dynamic(const Params& p) {
 // dynamic tile scheduler (kDynamic); version 18 where it cannot take the call (takes_dynamic).
 cudaError_t launch_hopper_v29(const Params& p, cudaStream_t stream) {
   if (!takes_dynamic(p)) return launch_hopper_v18(p, stream);
-  constexpr int S = kPingPong;
-  constexpr Path V11 = Path::HopperV11, V8 = Path::Hopper;
-  if (p.head_dim == 64)
-    return p.dtype == attention::DType::BF16
-               ? launch<__nv_bfloat16, 64, S, 2, true, true, false, true, V11, false, false, false, false, true>(p,
-                                                                                                                 stream)
-               : launch<__half, 64, S, 2, true, true, false, true, V11, false, false, false, false, true>(p, stream);
-  return p.dtype == attention::DType::BF16
-             ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V8, false, true, false, false, true>(p, stream)
-             : launch<__half, 128, S, 2, true, true, false, true, V8, false, true, false, false, true>(p, stream);
+  return launch_causal_rows<false, true>(p, stream);
 }
 namespace {
 // One CTA per tile: version 27 where the last row of tiles has a warpgroup with no row before q_len.
@@ -1121,13 +1122,14 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
   // Causal calls whose tiles all see a key: version 29's dynamic scheduler (use_dynamic), wherever it
   // has its counter's scratch.
-  if (p.causal && takes_dynamic(p) &&
-      use_dynamic(p.head_dim, p.q_len, static_cast<long long>((p.q_len + 127) / 128) * p.heads * p.batch, sms))
+  // Both persistent rows have 128-row tiles.
+  const int tiles_per_head = (p.q_len + 127) / 128;
+  const long long heads = static_cast<long long>(p.heads) * p.batch;
+  if (p.causal && takes_dynamic(p) && use_dynamic(p.head_dim, p.q_len, tiles_per_head * heads, sms))
     return launch_hopper_v29(p, stream);
-  // Most tiles see no key (bottom-right): version 26 (keeps_zeros; both persistent rows have 128-row tiles).
+  // Most tiles see no key (bottom-right): version 26 (keeps_zeros).
   if (p.causal && persistent_rounds_full(items, sms) &&
-      keeps_zeros(keyless_tiles(p, 128), (p.q_len + 127) / 128, static_cast<long long>(p.heads) * p.batch, persistent,
-                  sms))
+      keeps_zeros(keyless_tiles(p, 128), tiles_per_head, heads, persistent, sms))
     return launch_hopper_v26(p, stream);
   if (!persistent || !(p.causal ? causal_rounds_pay(p, items, sms) : full_rounds_pay(items, sms)))
     return launch_one_cta_per_tile(p, stream);
