@@ -51,9 +51,6 @@ TEST(FusedForward, HopperV26PathMatchesReference) { run_all(Path::HopperV26); }
 TEST(FusedForward, HopperV27PathMatchesReference) { run_all(Path::HopperV27); }
 // Version 29 (dynamic causal scheduler): the causal cases draw their tiles; the others run version 18.
 TEST(FusedForward, HopperV29PathMatchesReference) { run_all(Path::HopperV29); }
-// Version 30 (clusters of two sharing K/V): the full-attention D=128 cases with an even number of
-// tiles per head; the others run version 8.
-TEST(FusedForward, HopperV30PathMatchesReference) { run_all(Path::HopperV30); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -75,9 +72,6 @@ TEST(FusedForward, HopperV10WalksManyTilesPerCta) { run_all_capped(Path::HopperV
 // Version 11 stages each output in its tile's Q buffer, which the producer refills two tiles on.
 TEST(FusedForward, HopperV11WalksManyTilesPerCta) { run_all_capped(Path::HopperV11); }
 TEST(FusedForward, HopperV13WalksManyTilesPerCta) { run_all_capped(Path::HopperV13); }
-// Version 30 on one cluster (the cap of 3 CTAs rounded down to 2): the two CTAs walk every tile pair,
-// their K/V rings in step across tiles.
-TEST(FusedForward, HopperV30WalksManyTilesPerCluster) { run_all_capped(Path::HopperV30); }
 // Version 18's halved last blocks (causal diagonals, short last blocks) and swapped rows, tile after tile.
 TEST(FusedForward, HopperV18WalksManyTilesPerCta) { run_all_capped(Path::HopperV18); }
 // Version 26's keyless tiles in runs (the bottom-right cases with q_len > kv_len): the zeros stay in

@@ -158,16 +158,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                 "version 26 keeps zeros in version 8's own staging rows");
   static_assert(!kDynamic || (kEarlyQ && !kSplitTail && !kTimers && !kKeepZeros),
                 "version 29 draws version 8's, 11's or 18's tiles");
-  // Version 30: clusters of two CTAs on the two tiles 2j, 2j + 1 of one head that the persistent
-  // grid's static rounds give CTAs 2c, 2c + 1 (the host launches it for full attention with an even
-  // number of tiles per head on an even grid, so both CTAs walk the same heads and key blocks). Each
-  // K/V block is loaded half by each CTA and multicast to both: each CTA's full barrier counts the
-  // whole block's bytes, and its empty barrier both CTAs' consumer warps (either producer's next load
-  // of the stage writes into both CTAs).
-  constexpr bool kCluster = kRows == Path::HopperV30;
-  static_assert(!kCluster || (kEarlyQ && !kSplitTail && !kTimers && !kKeepZeros && !kDynamic && !kHalfDiag &&
-                              kConsumers == 2 && !kSkipIdle),
-                "version 30 builds on version 8");
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
   constexpr int kConsumerWarps = kT.consumers * 4;
@@ -306,18 +296,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&k_full[s], 1);
       mbar_init(&v_full[s], 1);
-      mbar_init(&k_empty[s], kCluster ? 2 * consumer_warps : consumer_warps);
-      mbar_init(&v_empty[s], kCluster ? 2 * consumer_warps : consumer_warps);
+      mbar_init(&k_empty[s], consumer_warps);
+      mbar_init(&v_empty[s], consumer_warps);
     }
     if constexpr (kSharedStaging) mbar_init(o_free, 1);
     fence_barrier_init();
   }
-  // Version 30: the other CTA's barriers are initialized before this CTA's first multicast or remote
-  // arrive on them.
-  if constexpr (kCluster)
-    cluster_sync();
-  else
-    __syncthreads();
+  __syncthreads();
 
   if (wg == 0) {  // producer
     setmaxnreg_dec<kProducerRegs>();
@@ -326,7 +311,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
       if constexpr (kStoreTma) prefetch_tensormap(&maps.o);
-      [[maybe_unused]] const uint32_t rank = kCluster ? cluster_rank() : 0;  // version 30: the CTA's in its cluster
       int g = 0;                                     // K/V blocks loaded so far, over all tiles: the ring's position
       int done = 0;                                  // tiles whose Q was loaded
       [[maybe_unused]] int drawn = int(blockIdx.x);  // version 29: this CTA's next tile (its first: blockIdx.x)
@@ -366,37 +350,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const uint32_t phase = (g / STAGES) & 1;
           if (g >= STAGES) mbar_wait(&k_empty[s], phase ^ 1);
           mbar_arrive_expect_tx(&k_full[s], kKVBytes);
-          if constexpr (kCluster) {
-            // Version 30: this CTA's half of the block's rows (the maps' boxes are BN / 2 rows), into both CTAs.
-            for (int c = 0; c < kChunks; ++c)
-              tma_load_4d_multicast(sK + s * kKVBytes + c * BN * 128 + rank * (BN / 2) * 128, &maps.k, c * 64,
-                                    n * BN + rank * (BN / 2), hk, tl.b, &k_full[s], 0x3);
-          } else {
-            for (int c = 0; c < kChunks; ++c)
-              tma_load_4d(sK + s * kKVBytes + c * BN * 128, &maps.k, c * 64, n * BN, hk, tl.b, &k_full[s]);
-          }
+          for (int c = 0; c < kChunks; ++c)
+            tma_load_4d(sK + s * kKVBytes + c * BN * 128, &maps.k, c * 64, n * BN, hk, tl.b, &k_full[s]);
           if (g >= STAGES) mbar_wait(&v_empty[s], phase ^ 1);
           mbar_arrive_expect_tx(&v_full[s], kKVBytes);
-          if constexpr (kCluster) {
-            for (int c = 0; c < kChunks; ++c)
-              tma_load_4d_multicast(sV + s * kKVBytes + c * BN * 128 + rank * (BN / 2) * 128, &maps.v, c * 64,
-                                    n * BN + rank * (BN / 2), hk, tl.b, &v_full[s], 0x3);
-          } else {
-            for (int c = 0; c < kChunks; ++c)
-              tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, tl.b, &v_full[s]);
-          }
+          for (int c = 0; c < kChunks; ++c)
+            tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, tl.b, &v_full[s]);
         }
       }
-      // Version 30: the CTA stays until both CTAs' consumers have released its last blocks, so that no
-      // remote arrive reaches its barriers after it has gone (the other's multicasts into it are done
-      // once its own consumers have waited for every block).
-      if constexpr (kCluster)
-        for (int b = g; b < g + STAGES; ++b) {  // the waits of loads b = g, g + 1, ...: for blocks b - STAGES
-          if (b < STAGES) continue;
-          const uint32_t phase = (b / STAGES) & 1;
-          mbar_wait(&k_empty[b % STAGES], phase ^ 1);
-          mbar_wait(&v_empty[b % STAGES], phase ^ 1);
-        }
     }
     return;
   }
@@ -423,15 +384,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   auto release = [&](uint64_t* bar) {
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
-  };
-  // A K/V stage's release: version 30's go to both CTAs' barriers.
-  [[maybe_unused]] const uint32_t peer = kCluster ? cluster_rank() ^ 1 : 0;
-  auto release_kv = [&](uint64_t* bar) {
-    __syncwarp();
-    if (lane == 0) {
-      mbar_arrive(bar);
-      if constexpr (kCluster) mbar_arrive_cluster(bar, peer);
-    }
   };
   // Ping-pong: warpgroup cw issues its GEMMs after bar.sync on barrier 1 + cw, which the other
   // warpgroups' arrivals complete; after issuing, it arrives on theirs. The later warpgroups
@@ -574,7 +526,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         fence_operands(sc);
         if constexpr (kTimers)
           if (n == 0) clk[3] = clock64();
-        release_kv(&k_empty[s]);
+        release(&k_empty[s]);
         mask(sc, n);
         online_softmax(sc, o, st, scale_log2);
         uint32_t pa[BN / 16][4];
@@ -585,7 +537,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         issue_pv(pa, s);
         wgmma_wait<0>();
         fence_operands(o);
-        release_kv(&v_empty[s]);
+        release(&v_empty[s]);
       }
       if constexpr (kTimers) clk[4] = clock64();
     } else if (n_blocks > 0) {
@@ -605,7 +557,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           turn_end();
           wgmma_wait<0>();
           fence_operands(sh);
-          release_kv(&k_empty[stage(0)]);
+          release(&k_empty[stage(0)]);
           if (q_release_after_s) release(&q_empty[qb]);
           release_held_q();
           mask_scores(sh, row0, 0, p);
@@ -623,7 +575,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         wgmma_wait<0>();
         if constexpr (kTimers) clk[3] = clock64();
         fence_operands(sc);
-        release_kv(&k_empty[stage(0)]);
+        release(&k_empty[stage(0)]);
         if (n_blocks == 1 && q_release_after_s) release(&q_empty[qb]);  // the last Q K^T of this tile is done
         release_held_q();
         mask(sc, 0);
@@ -645,7 +597,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         turn_end();
         wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
         fence_operands(sc);
-        release_kv(&k_empty[s]);
+        release(&k_empty[s]);
         if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
         mask(sc, n);
         float alpha[2];
@@ -655,7 +607,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
         for (int kk = 0; kk < BN / 16; ++kk)
           asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
-        release_kv(&v_empty[sp]);
+        release(&v_empty[sp]);
         rescale(o, alpha);
         scores_to_a<T>(sc, pa);
       }
@@ -675,7 +627,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           turn_end();
           wgmma_wait<1>();
           fence_operands(sh);
-          release_kv(&k_empty[s]);
+          release(&k_empty[s]);
           if (q_release_after_s) release(&q_empty[qb]);
           mask_scores(sh, row0, n * BN, p);
           float alpha[2];
@@ -685,7 +637,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
           for (int kk = 0; kk < BN / 16; ++kk)
             asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
-          release_kv(&v_empty[sp]);
+          release(&v_empty[sp]);
           rescale(o, alpha);
           scores_to_a<T>(sh, ph);
         }
@@ -700,7 +652,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       }
       wgmma_wait<0>();
       fence_operands(o);
-      release_kv(&v_empty[sl]);
+      release(&v_empty[sl]);
       if constexpr (kTimers) clk[4] = clock64();
     }
     if (n_blocks > 0 && !kOverlapped) release(&q_empty[qb]);
@@ -931,15 +883,13 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ);
   static_assert(kSmem <= kSmemLimit, "an sm_90 CTA has 227 KB of shared memory");
-  constexpr bool kCluster = kRows == Path::HopperV30;  // version 30: each CTA loads half of a K/V block
-  constexpr int kKVBox = kCluster ? kT.block_n / 2 : kT.block_n;
   TensorMaps maps;
   if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
               kT.block_m) ||
       !encode(&maps.k, p.dtype, p.k, p.batch, p.kv_heads, p.kv_len, D, p.k_batch_stride, p.k_head_stride,
-              p.k_seq_stride, kKVBox) ||
+              p.k_seq_stride, kT.block_n) ||
       !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride, p.v_head_stride,
-              p.v_seq_stride, kKVBox) ||
+              p.v_seq_stride, kT.block_n) ||
       (kStoreTma && !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
                             p.o_seq_stride, 64)))
     return cudaErrorInvalidValue;
@@ -952,30 +902,7 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
   if constexpr (kPersistent) {
     // Tiles, or for causal calls pairs of tiles (version 29: single tiles).
     const int64_t tiles = kDynamic ? int64_t(m_tiles) * p.heads * p.batch : persistent_items(p, kT.block_m);
-    int ctas = persistent_ctas();
-    if constexpr (kCluster) {
-      // Version 30: whole clusters, as many as fit at once (launch_hopper_v30 checked tiles even, and
-      // that there are two CTAs); clusters of two need two free SMs in one GPC.
-      static std::atomic<int> fit{0};
-      int clusters = fit.load(std::memory_order_relaxed);
-      if (clusters == 0) {
-        cudaLaunchConfig_t config{};
-        cudaLaunchAttribute attr{};
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = 2;
-        attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-        config.gridDim = dim3(2);
-        config.blockDim = dim3(kT.threads);
-        config.dynamicSmemBytes = kSmem;
-        config.attrs = &attr;
-        config.numAttrs = 1;
-        e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
-        if (e != cudaSuccess) return e;
-        if (clusters <= 0) return cudaErrorInvalidConfiguration;
-        fit.store(clusters, std::memory_order_relaxed);
-      }
-      ctas = std::min(ctas, 2 * clusters) & ~1;
-    }
+    const int ctas = persistent_ctas();
     if (ctas <= 0) return cudaErrorInvalidDevice;
     grid = dim3(unsigned(std::min<int64_t>(tiles, ctas)));
     if constexpr (kDynamic) {  // launch_hopper_v29 checked the scratch (takes_dynamic)
@@ -996,20 +923,6 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
         e = cudaMemsetAsync(p.tail_flags, 0, std::size_t(ctas) * kConsumers * sizeof(int), stream);
         if (e != cudaSuccess) return e;
       }
-  }
-  if constexpr (kCluster) {
-    cudaLaunchConfig_t config{};
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = 2;
-    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-    config.gridDim = grid;
-    config.blockDim = dim3(kT.threads);
-    config.dynamicSmemBytes = kSmem;
-    config.stream = stream;
-    config.attrs = &attr;
-    config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, kernel, p, maps);
   }
   kernel<<<grid, kT.threads, kSmem, stream>>>(p, maps);
   return cudaGetLastError();
@@ -1180,19 +1093,6 @@ bool takes_dynamic(const Params& p) {
 cudaError_t launch_hopper_v29(const Params& p, cudaStream_t stream) {
   if (!takes_dynamic(p)) return launch_hopper_v18(p, stream);
   return launch_causal_rows<false, true>(p, stream);
-}
-// Version 30: version 8 in clusters of two CTAs that share each K/V block (each loads half and
-// multicasts it to both: FlashAttention-3's cluster for head dim 128 without a causal mask), for full
-// attention at head dim 128 with an even number of tiles per head, so that the two CTAs of a cluster
-// always walk the same head; version 8 elsewhere.
-cudaError_t launch_hopper_v30(const Params& p, cudaStream_t stream) {
-  const int m_tiles = (p.q_len + 127) / 128;
-  if (p.head_dim != 128 || p.causal || p.kv_len == 0 || m_tiles % 2 != 0 || persistent_ctas() < 2)
-    return launch_hopper_v8(p, stream);
-  constexpr int S = kPingPong;
-  constexpr Path V30 = Path::HopperV30;
-  return p.dtype == attention::DType::BF16 ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V30>(p, stream)
-                                           : launch<__half, 128, S, 2, true, true, false, true, V30>(p, stream);
 }
 namespace {
 // One CTA per tile: version 27 where the last row of tiles has a warpgroup with no row before q_len.

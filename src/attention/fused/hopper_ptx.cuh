@@ -57,34 +57,6 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, i
       "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
       : "memory");
 }
-// Version 30's cluster of two CTAs: the CTA's rank in its cluster, a barrier over the cluster's
-// threads (release/acquire: the mbarrier inits before it are seen by the other CTA after it), an
-// arrive on the mbarrier at the same shared-memory offset in CTA `cta` of the cluster, and one box
-// of a 4-D tensor map into the same offset of every CTA in `cta_mask`, completing on each one's
-// mbarrier at `bar`'s offset.
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
-  asm volatile(
-      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
-      "r"(cta)
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_4d_multicast(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3,
-                                                      uint64_t* bar, uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
-      "%3, %4, %5}], [%6], %7;\n" ::"r"(smem_u32(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar)), "h"(cta_mask)
-      : "memory");
-}
 // A box of shared memory to a 4-D tensor map (rows past the tensor's end are not written), in the
 // calling thread's bulk group; then the group's reads of shared memory awaited.
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, uint32_t src, int c0, int c1, int c2, int c3) {
