@@ -51,9 +51,6 @@ TEST(FusedForward, HopperV26PathMatchesReference) { run_all(Path::HopperV26); }
 TEST(FusedForward, HopperV27PathMatchesReference) { run_all(Path::HopperV27); }
 // Version 29 (dynamic causal scheduler): the causal cases draw their tiles; the others run version 18.
 TEST(FusedForward, HopperV29PathMatchesReference) { run_all(Path::HopperV29); }
-// Versions 31 and 32: versions 8 and 11 within other setmaxnreg splits.
-TEST(FusedForward, HopperV31PathMatchesReference) { run_all(Path::HopperV31); }
-TEST(FusedForward, HopperV32PathMatchesReference) { run_all(Path::HopperV32); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited

@@ -167,8 +167,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr int kConsumerRegs = kSplitTail ? 232 : consumer_registers(kT);
   // The pool setmaxnreg moves registers within is the CTA's launch allocation, __launch_bounds__'s
   // registers per thread (65536 / threads, down to a multiple of 8: 168 at 384 threads) times its
-  // threads, not the 64K file: a split over it leaves setmaxnreg.inc waiting forever (run 78's
-  // 240/32 and 224/64 hung).
+  // threads, not the 64K file: a split over it leaves setmaxnreg.inc waiting forever (run 78: lab
+  // versions 31 and 32 at 240/32 and 224/64 registers hung).
   static_assert(kProducerRegs + kConsumerRegs * kConsumers <= (65536 / kT.threads & ~7) * (kConsumers + 1),
                 "setmaxnreg's pool");
 
@@ -1098,15 +1098,6 @@ bool takes_dynamic(const Params& p) {
 cudaError_t launch_hopper_v29(const Params& p, cudaStream_t stream) {
   if (!takes_dynamic(p)) return launch_hopper_v18(p, stream);
   return launch_causal_rows<false, true>(p, stream);
-}
-// Versions 31 and 32: version 8 at head dim 128 and version 11 at 64 (their rows, 128-key blocks) with
-// setmaxnreg's split at 240 and 224 registers per consumer thread instead of 232 (the producer's at 24
-// and 56 instead of 40): the same source, allocated and scheduled by ptxas within another budget.
-cudaError_t launch_hopper_v31(const Params& p, cudaStream_t stream) {
-  return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV31>(p, stream);
-}
-cudaError_t launch_hopper_v32(const Params& p, cudaStream_t stream) {
-  return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV32>(p, stream);
 }
 namespace {
 // One CTA per tile: version 27 where the last row of tiles has a warpgroup with no row before q_len.

@@ -54,9 +54,7 @@ enum class Path : int {
   HopperV18 = 18,
   HopperV26 = 26,
   HopperV27 = 27,
-  HopperV29 = 29,
-  HopperV31 = 31,
-  HopperV32 = 32
+  HopperV29 = 29
 };
 
 struct PathName {
@@ -64,17 +62,24 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 20> kPathNames{
-    {{Path::Automatic, "auto"},         {Path::Portable, "portable"},
-     {Path::Hopper, "hopper"},          {Path::HopperOverlap, "hopper_overlap"},
-     {Path::HopperM192, "hopper_m192"}, {Path::HopperV2, "hopper_v2"},
-     {Path::HopperV5, "hopper_v5"},     {Path::HopperV6, "hopper_v6"},
-     {Path::HopperV7, "hopper_v7"},     {Path::HopperV8, "hopper_v8"},
-     {Path::HopperV9, "hopper_v9"},     {Path::HopperV10, "hopper_v10"},
-     {Path::HopperV11, "hopper_v11"},   {Path::HopperV13, "hopper_v13"},
-     {Path::HopperV18, "hopper_v18"},   {Path::HopperV26, "hopper_v26"},
-     {Path::HopperV27, "hopper_v27"},   {Path::HopperV29, "hopper_v29"},
-     {Path::HopperV31, "hopper_v31"},   {Path::HopperV32, "hopper_v32"}}};
+inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
+                                                      {Path::Portable, "portable"},
+                                                      {Path::Hopper, "hopper"},
+                                                      {Path::HopperOverlap, "hopper_overlap"},
+                                                      {Path::HopperM192, "hopper_m192"},
+                                                      {Path::HopperV2, "hopper_v2"},
+                                                      {Path::HopperV5, "hopper_v5"},
+                                                      {Path::HopperV6, "hopper_v6"},
+                                                      {Path::HopperV7, "hopper_v7"},
+                                                      {Path::HopperV8, "hopper_v8"},
+                                                      {Path::HopperV9, "hopper_v9"},
+                                                      {Path::HopperV10, "hopper_v10"},
+                                                      {Path::HopperV11, "hopper_v11"},
+                                                      {Path::HopperV13, "hopper_v13"},
+                                                      {Path::HopperV18, "hopper_v18"},
+                                                      {Path::HopperV26, "hopper_v26"},
+                                                      {Path::HopperV27, "hopper_v27"},
+                                                      {Path::HopperV29, "hopper_v29"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -84,13 +89,12 @@ constexpr std::string_view path_name(Path p) {
 struct TileConfig {
   Path path;
   int head_dim;
-  int block_m;        // query rows per CTA
-  int block_n;        // keys per inner-loop step
-  int stages;         // K/V shared-memory ring depth (hopper); 1 for portable
-  int threads;        // CTA size
-  int consumers;      // hopper: consumer warpgroups (each owns 64 query rows)
-  int min_q_len;      // row applies from this query length on (the longest matching wins)
-  int registers = 0;  // hopper: setmaxnreg's registers per consumer thread (0: consumer_registers' rule)
+  int block_m;    // query rows per CTA
+  int block_n;    // keys per inner-loop step
+  int stages;     // K/V shared-memory ring depth (hopper); 1 for portable
+  int threads;    // CTA size
+  int consumers;  // hopper: consumer warpgroups (each owns 64 query rows)
+  int min_q_len;  // row applies from this query length on (the longest matching wins)
 };
 
 // Measured on an H200 (docs/fused-kernel.md, run 3): for D=64, BM=192 (3 consumer
@@ -111,12 +115,6 @@ inline constexpr TileConfig kTileTable[] = {
     // in the tile's own Q buffer) and three 128-key stages at D=64.
     {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
     {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
-    // Versions 31 and 32: version 8's D=128 row and version 11's D=64 row with another setmaxnreg
-    // split (ptxas allocates and schedules the consumers' code within it).
-    {Path::HopperV31, 64, 128, 128, 3, 384, 2, 0, 240},
-    {Path::HopperV31, 128, 128, 128, 2, 384, 2, 0, 240},
-    {Path::HopperV32, 64, 128, 128, 3, 384, 2, 0, 224},
-    {Path::HopperV32, 128, 128, 128, 2, 384, 2, 0, 224},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
@@ -294,14 +292,8 @@ constexpr TileConfig with_consumers(TileConfig t, int consumers) {
 // setmaxnreg split of the 64K-register file for a Hopper CTA (multiples of 8): 176-key blocks hold
 // 88 score registers per consumer thread beside D=128's 64 output ones, and take FlashAttention-3's
 // 240 (the producer only issues TMA).
-constexpr int producer_registers(const TileConfig& t) {
-  // Versions 31-32: the rest of the pool, the launch allocation (65536 / threads, down to a multiple of 8)
-  // times the threads' warpgroups.
-  if (t.registers > 0) return ((65536 / t.threads) & ~7) * (t.consumers + 1) - t.consumers * t.registers;
-  return t.consumers == 2 && t.block_n <= 128 ? 40 : 24;
-}
+constexpr int producer_registers(const TileConfig& t) { return t.consumers == 2 && t.block_n <= 128 ? 40 : 24; }
 constexpr int consumer_registers(const TileConfig& t) {
-  if (t.registers > 0) return t.registers;
   return t.consumers == 2 ? (t.block_n <= 128 ? 232 : 240) : 160;
 }
 
