@@ -135,14 +135,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--section-heads") && i + 1 < argc)
       attnprof::fused::set_dynamic_section_heads(std::atoi(argv[++i]));
     else {
-      std::fprintf(
-          stderr,
-          "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
-          "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--shape "
-          "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
-          "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,hopper_v8,"
-          "hopper_v9,hopper_v10,hopper_v11,hopper_v13,hopper_v18,hopper_v26,hopper_v27,hopper_v29,hopper_v33,auto]\n",
-          argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
+                   "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--shape "
+                   "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
+                   "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,hopper_v8,"
+                   "hopper_v9,hopper_v10,hopper_v11,hopper_v13,hopper_v18,hopper_v26,hopper_v27,hopper_v29,auto]\n",
+                   argv[0]);
       return 2;
     }
   }

@@ -158,16 +158,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                 "version 26 keeps zeros in version 8's own staging rows");
   static_assert(!kDynamic || (kEarlyQ && !kSplitTail && !kTimers && !kKeepZeros),
                 "version 29 draws version 8's, 11's or 18's tiles");
-  // Version 33: version 8 where each warpgroup issues the next tile's first Q K^T in one turn with this
-  // tile's last P V, so that it runs on the tensor cores under this tile's epilogue (version 8a, run 14,
-  // on version 8's early Q). The CTA's last tile issues the same S on its own Q and last K stage, which
-  // nothing loads into any more, and drops it: one code path, no wgmma in flight where paths meet. The
-  // host runs it only where every tile sees a key (so a CTA's tiles have no gap its producer could
-  // load into).
-  constexpr bool kPrefetchS = kRows == Path::HopperV33;
-  static_assert(!kPrefetchS || (kPersistent && kEarlyQ && !kDeferQRelease && kSched == kPingPong && !kSplitTail &&
-                                !kHalfDiag && !kKeepZeros && !kDynamic && !kTimers && kConsumers == 2),
-                "version 33 builds on version 8");
   constexpr int kChunks = D / 64;  // 64-column (128-byte) swizzle chunks
   constexpr uint32_t kQBytes = BM * D * 2, kKVBytes = BN * D * 2;
   constexpr int kConsumerWarps = kT.consumers * 4;
@@ -437,11 +427,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   };
   // Whether this warp releases the tile's Q buffer after its last S (version 11's leading warp: later).
   const bool q_release_after_s = !(kDeferQRelease && warp == 0);
-  // Version 33: the tile's first key block was done under the previous tile's epilogue (primed): its
-  // row state and P.
-  [[maybe_unused]] bool primed = false;
-  [[maybe_unused]] RowState st_next;
-  [[maybe_unused]] uint32_t pa_next[kPrefetchS ? BN / 16 : 1][4];
   for (int it = 0;; ++it) {
     Tile tl;
     Step next;
@@ -477,32 +462,18 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
     RowState st;
     st.init();
-    if constexpr (kPrefetchS)
-      if (primed) st = st_next;
-    // Version 33: the next tile (its first S goes with this tile's last P V) and that S.
-    [[maybe_unused]] Tile nx;
-    [[maybe_unused]] bool has_next = false;
-    [[maybe_unused]] float sc_next[kPrefetchS ? BN / 8 : 1][4];
-    if constexpr (kPrefetchS)
-      for (int j = it + 1;; ++j) {
-        const Step sn = step(j, nx);
-        if (sn == kNone) continue;
-        has_next = sn == kTile;
-        break;
-      }
 
-    // S = Q K^T for this warpgroup's 64 rows, Q from buffer q_buf (the tile's, qb; version 33: the next
-    // tile's), K from stage s (issued, not waited). Over the stage's first 8 * (sc's rows) keys: BN, or
-    // version 18's half (sh), whose descriptors (kDescAdd) start from the tile's buffer.
+    // S = Q K^T for this warpgroup's 64 rows, Q from the tile's buffer qb, K from stage s (issued, not waited).
+    // Over the stage's first 8 * (sc's rows) keys: BN, or version 18's half (sh).
     [[maybe_unused]] const uint64_t q_desc = kDescAdd ? make_desc_sw128(q_rows + qb * kQBytes, 16, 1024) : 0;
-    auto issue_qk = [&](auto& sc, int s, int q_buf) {
+    auto issue_qk = [&](auto& sc, int s) {
       constexpr int kKeys = 8 * int(std::extent_v<std::remove_reference_t<decltype(sc)>>);
       const uint32_t k_addr = smem_u32(sK + s * kKVBytes);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         const uint32_t koff = (kk % 4) * 32;  // 16 columns inside the 128-byte swizzle row
         const uint64_t da = kDescAdd ? q_desc + (((kk / 4) * BM * 128 + koff) >> 4)
-                                     : make_desc_sw128(q_rows + q_buf * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
+                                     : make_desc_sw128(q_rows + qb * kQBytes + (kk / 4) * BM * 128 + koff, 16, 1024);
         const uint64_t db = kDescAdd ? k_desc + ((s * kKVBytes + (kk / 4) * BN * 128 + koff) >> 4)
                                      : make_desc_sw128(k_addr + (kk / 4) * BN * 128 + koff, 16, 1024);
         WgmmaSS<T, kKeys>::run(sc, da, db, kk > 0);
@@ -555,7 +526,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         float sc[BN / 8][4];
         mbar_wait(&k_full[s], phase(n));
         wgmma_fence();
-        issue_qk(sc, s, qb);
+        issue_qk(sc, s);
         wgmma_wait<0>();
         fence_operands(sc);
         if constexpr (kTimers)
@@ -587,7 +558,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           mbar_wait(&k_full[stage(0)], phase(0));
           turn_begin();
           wgmma_fence();
-          issue_qk(sh, stage(0), qb);
+          issue_qk(sh, stage(0));
           turn_end();
           wgmma_wait<0>();
           fence_operands(sh);
@@ -599,19 +570,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           softmax_scores(sh, st, scale_log2, alpha);  // o is still zero: no rescale
           scores_to_a<T>(sh, ph);
         }
-      } else if (kPrefetchS && primed) {
-        // Version 33: the first key block ran under the previous tile's epilogue; its P is waiting.
-        if constexpr (kPrefetchS)
-#pragma unroll
-          for (int kk = 0; kk < BN / 16; ++kk)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) pa[kk][e] = pa_next[kk][e];
       } else {
         float sc[BN / 8][4];
         mbar_wait(&k_full[stage(0)], phase(0));
         turn_begin();
         wgmma_fence();
-        issue_qk(sc, stage(0), qb);
+        issue_qk(sc, stage(0));
         turn_end();
         wgmma_wait<0>();
         if constexpr (kTimers) clk[3] = clock64();
@@ -632,7 +596,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         turn_begin();
         fence_operands(o);
         wgmma_fence();
-        issue_qk(sc, s, qb);
+        issue_qk(sc, s);
         mbar_wait(&v_full[sp], phase(n - 1));
         issue_pv(pa, sp);
         turn_end();
@@ -662,7 +626,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           turn_begin();
           fence_operands(o);
           wgmma_fence();
-          issue_qk(sh, s, qb);
+          issue_qk(sh, s);
           mbar_wait(&v_full[sp], phase(n - 1));
           issue_pv(pa, sp);
           turn_end();
@@ -684,39 +648,15 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         }
       const int sl = stage(n_blocks - 1);
       mbar_wait(&v_full[sl], phase(n_blocks - 1));
-      if constexpr (kPrefetchS) {
-        // Version 33: this tile's last P V and the next tile's first Q K^T in one turn (the next tile
-        // then skips its first turn). The CTA's last tile re-reads its own Q and last K stage, whose
-        // barriers have completed those phases for good, and drops the result.
-        const int qn = has_next ? (done + 1) % kQBuffers : qb;
-        const uint32_t qn_phase = (has_next ? (done + 1) / kQBuffers : done / kQBuffers) & 1;
-        const int sn = has_next ? stage(n_blocks) : sl;
-        const uint32_t kn_phase = has_next ? phase(n_blocks) : phase(n_blocks - 1);
-        turn_begin();
-        fence_operands(o);
-        wgmma_fence();
-        issue_pv(pa, sl);
-        mbar_wait(&q_full[qn], qn_phase);
-        mbar_wait(&k_full[sn], kn_phase);
-        issue_qk(sc_next, sn, qn);
-        turn_end();
-        wgmma_wait<1>();  // P V is done; the next S may still run
-        fence_operands(o);
-        // P stays in its registers until its GEMM is done.
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk)
-          asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+      fence_operands(o);
+      wgmma_fence();
+      if (half_last) {
+        if constexpr (kHalfDiag) issue_pv(ph, sl);
       } else {
-        fence_operands(o);
-        wgmma_fence();
-        if (half_last) {
-          if constexpr (kHalfDiag) issue_pv(ph, sl);
-        } else {
-          issue_pv(pa, sl);
-        }
-        wgmma_wait<0>();
-        fence_operands(o);
+        issue_pv(pa, sl);
       }
+      wgmma_wait<0>();
+      fence_operands(o);
       release(&v_empty[sl]);
       if constexpr (kTimers) clk[4] = clock64();
     }
@@ -837,23 +777,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       // The next tile (persistent) starts now: its setup is nil, its Q wait is what remains.
       clk[0] = clk[1] = clk[5];
       global_start = global_timer();
-    }
-    if constexpr (kPrefetchS) {
-      // Version 33: the next tile's first S, issued with this tile's last P V, ran under the epilogue;
-      // g and done count this tile now, so the next tile's block 0 is at stage g and its Q in buffer done.
-      wgmma_wait<0>();
-      fence_operands(sc_next);
-      primed = has_next;
-      if (has_next) {
-        release(&k_empty[g % STAGES]);
-        if (nx.n_blocks == 1) release(&q_empty[done % kQBuffers]);  // its last Q K^T is done
-        const int first_row = nx.m_block * BM + cw * 64;
-        if (block_needs_mask(p, 0, BN, first_row)) mask_scores(sc_next, first_row + warp * 16 + lane / 4, 0, p);
-        st_next.init();
-        float alpha[2];
-        softmax_scores(sc_next, st_next, scale_log2, alpha);  // the next tile's o starts at zero: no rescale
-        scores_to_a<T>(sc_next, pa_next);
-      }
     }
     ++tiles;
   }
@@ -1175,13 +1098,6 @@ bool takes_dynamic(const Params& p) {
 cudaError_t launch_hopper_v29(const Params& p, cudaStream_t stream) {
   if (!takes_dynamic(p)) return launch_hopper_v18(p, stream);
   return launch_causal_rows<false, true>(p, stream);
-}
-// Version 33: version 8 with each warpgroup's next first S issued with its last P V, under the epilogue,
-// where every tile sees a key (the CTA's last tile re-reads its own operands instead); version 8
-// elsewhere.
-cudaError_t launch_hopper_v33(const Params& p, cudaStream_t stream) {
-  if (p.kv_len == 0 || keyless_tiles(p, 128) > 0) return launch_hopper_v8(p, stream);
-  return launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV33>(p, stream);
 }
 namespace {
 // One CTA per tile: version 27 where the last row of tiles has a warpgroup with no row before q_len.

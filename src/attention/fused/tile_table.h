@@ -30,9 +30,7 @@ namespace attnprof::fused {
 // dim 64, with the zeros of tiles that see no key kept in the output staging rows from one such tile
 // to the next) and hopper_v27 (version 6 with a warpgroup whose rows all lie past q_len left out:
 // the last row of tiles when q_len % 128 is 1..64) and hopper_v29 (version 18, or 11 at head dim 64,
-// with a dynamic causal tile scheduler: single tiles drawn longest first from an atomic counter) and
-// hopper_v33 (version 8 with each warpgroup's next first Q K^T issued with its last P V, so it runs
-// under the epilogue).
+// with a dynamic causal tile scheduler: single tiles drawn longest first from an atomic counter).
 // hopper picks version 6, 8, 11, 13, 18, 26, 27 or 29 per call (use_persistent,
 // persistent_fills_better, persistent_rounds_pay and full_rounds_pay, persistent_v11, version 13 where
 // its tail splits at D=128, version 29 for causal calls where use_dynamic says, version 18 for other
@@ -56,8 +54,7 @@ enum class Path : int {
   HopperV18 = 18,
   HopperV26 = 26,
   HopperV27 = 27,
-  HopperV29 = 29,
-  HopperV33 = 33
+  HopperV29 = 29
 };
 
 struct PathName {
@@ -65,7 +62,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -82,8 +79,7 @@ inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV18, "hopper_v18"},
                                                       {Path::HopperV26, "hopper_v26"},
                                                       {Path::HopperV27, "hopper_v27"},
-                                                      {Path::HopperV29, "hopper_v29"},
-                                                      {Path::HopperV33, "hopper_v33"}}};
+                                                      {Path::HopperV29, "hopper_v29"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -119,9 +115,6 @@ inline constexpr TileConfig kTileTable[] = {
     // in the tile's own Q buffer) and three 128-key stages at D=64.
     {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
     {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
-    // Version 33: version 8's rows, the next tile's first S under the epilogue.
-    {Path::HopperV33, 64, 128, 128, 2, 384, 2, 0},
-    {Path::HopperV33, 128, 128, 128, 2, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
