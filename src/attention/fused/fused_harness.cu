@@ -134,8 +134,8 @@ std::vector<attention::AttentionParams> check_cases() {
         cs.push_back(custom);
         cs.push_back(
             attention::make_params(2, 3, 3, 128, 256, d, causal, dt, attention::Layout::BSHD));  // tile multiples
-        // GQA with an even number of query tiles per head (version 30's clusters take it at D=128 full
-        // attention) and a last key block of 60 keys (its second half lies wholly past kv_len).
+        // GQA with an even number of query tiles per head (two CTAs of a cluster could share its K/V: lost
+        // version 30, a37a080) and a last key block of 60 keys (a half-block box of it lies past kv_len).
         cs.push_back(attention::make_params(2, 4, 2, 500, 700, d, causal, dt, attention::Layout::BSHD));
         cs.push_back(
             attention::make_params(1, 2, 2, 5, 0, d, causal, dt, attention::Layout::BHSD));  // no keys: zeros, lse -inf
