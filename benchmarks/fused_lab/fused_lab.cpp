@@ -21,9 +21,8 @@
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
 //                                            default set, e.g. the slowest of scripts/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
-//   --path p1,p2 of
-//   portable|hopper|hopper_overlap|hopper_m192|hopper_v2|hopper_v5|hopper_v6|hopper_v7|hopper_v8|hopper_v9|hopper_v10|hopper_v11|hopper_v13|hopper_v18|hopper_v26|hopper_v27|hopper_v29|auto
-//   (default: auto for timing, every available for checks)
+//   --path p1,p2                             paths by name (tile_table.h's kPathNames; the usage line lists
+//                                            them); default: auto for timing, every available for checks
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +62,16 @@ std::vector<TimedShape> timed_shapes() {
   return ts;
 }
 
+// The path names --path takes (kPathNames), joined by `sep`.
+std::string path_names(const char* sep) {
+  std::string out;
+  for (const PathName& n : kPathNames) {
+    if (!out.empty()) out += sep;
+    out += n.name;
+  }
+  return out;
+}
+
 // "portable,hopper" -> paths; an unknown name is an error naming it.
 bool parse_paths(const std::string& s, std::vector<Path>& out) {
   std::size_t pos = 0;
@@ -71,11 +80,8 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
     const std::string_view w = std::string_view(s).substr(pos, end - pos);
     const auto it = std::find_if(kPathNames.begin(), kPathNames.end(), [&](const PathName& n) { return n.name == w; });
     if (it == kPathNames.end()) {
-      std::fprintf(stderr,
-                   "attnprof_fused_lab: --path: unknown path '%.*s' (have: auto, portable, hopper, "
-                   "hopper_overlap, hopper_m192, hopper_v2, hopper_v5, hopper_v6, hopper_v7, hopper_v8, hopper_v9, "
-                   "hopper_v10, hopper_v11)\n",
-                   static_cast<int>(w.size()), w.data());
+      std::fprintf(stderr, "attnprof_fused_lab: --path: unknown path '%.*s' (have: %s)\n", static_cast<int>(w.size()),
+                   w.data(), path_names(", ").c_str());
       return false;
     }
     out.push_back(it->path == Path::Automatic ? resolve_path(Path::Automatic) : it->path);
@@ -138,10 +144,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
                    "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--shape "
-                   "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path "
-                   "portable,hopper,hopper_overlap,hopper_m192,hopper_v2,hopper_v5,hopper_v6,hopper_v7,hopper_v8,"
-                   "hopper_v9,hopper_v10,hopper_v11,hopper_v13,hopper_v18,hopper_v26,hopper_v27,hopper_v29,auto]\n",
-                   argv[0]);
+                   "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path %s]\n",
+                   argv[0], path_names(",").c_str());
       return 2;
     }
   }
