@@ -1126,12 +1126,12 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream) {
   // deals their key blocks over every SM (run 35).
   if (persistent && takes_split_tail(p)) return launch_hopper_v13(p, stream);
   // Causal calls whose tiles all see a key: version 29's dynamic scheduler (use_dynamic), wherever it
-  // has its counter's scratch.
-  // Both persistent rows have 128-row tiles.
+  // has its counter's scratch (takes_dynamic, asked once: straight to its rows). Both persistent rows
+  // have 128-row tiles.
   const int tiles_per_head = (p.q_len + 127) / 128;
   const long long heads = static_cast<long long>(p.heads) * p.batch;
   if (p.causal && takes_dynamic(p) && use_dynamic(p.head_dim, p.q_len, tiles_per_head * heads, sms))
-    return launch_hopper_v29(p, stream);
+    return launch_causal_rows<false, true>(p, stream);
   // Most tiles see no key (bottom-right): version 26 (keeps_zeros).
   if (p.causal && persistent_rounds_full(items, sms) &&
       keeps_zeros(keyless_tiles(p, 128), tiles_per_head, heads, persistent, sms))
