@@ -51,6 +51,9 @@ TEST(FusedForward, HopperV26PathMatchesReference) { run_all(Path::HopperV26); }
 TEST(FusedForward, HopperV27PathMatchesReference) { run_all(Path::HopperV27); }
 // Version 29 (dynamic causal scheduler): the causal cases draw their tiles; the others run version 18.
 TEST(FusedForward, HopperV29PathMatchesReference) { run_all(Path::HopperV29); }
+// Version 34 (version 13 with version 8's main loop): the full-attention D=128 cases whose key length is a
+// multiple of 128; the others run version 13.
+TEST(FusedForward, HopperV34PathMatchesReference) { run_all(Path::HopperV34); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -72,6 +75,7 @@ TEST(FusedForward, HopperV10WalksManyTilesPerCta) { run_all_capped(Path::HopperV
 // Version 11 stages each output in its tile's Q buffer, which the producer refills two tiles on.
 TEST(FusedForward, HopperV11WalksManyTilesPerCta) { run_all_capped(Path::HopperV11); }
 TEST(FusedForward, HopperV13WalksManyTilesPerCta) { run_all_capped(Path::HopperV13); }
+TEST(FusedForward, HopperV34WalksManyTilesPerCta) { run_all_capped(Path::HopperV34); }
 // Version 18's halved last blocks (causal diagonals, short last blocks) and swapped rows, tile after tile.
 TEST(FusedForward, HopperV18WalksManyTilesPerCta) { run_all_capped(Path::HopperV18); }
 // Version 26's keyless tiles in runs (the bottom-right cases with q_len > kv_len): the zeros stay in
@@ -105,6 +109,16 @@ TEST(FusedForward, HopperV13SplitsEveryTail) {
 TEST(FusedForward, HopperV13SplitsEveryTailAfterStaticRounds) {
   ForceSplit force;
   run_all_capped(Path::HopperV13);
+}
+// Version 34's pieces mask by their own key blocks: right only where no block needs a mask, which these
+// check against the fp64 reference with every tail split into one-block pieces.
+TEST(FusedForward, HopperV34SplitsEveryTail) {
+  ForceSplit force;
+  run_all(Path::HopperV34);
+}
+TEST(FusedForward, HopperV34SplitsEveryTailAfterStaticRounds) {
+  ForceSplit force;
+  run_all_capped(Path::HopperV34);
 }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

@@ -124,6 +124,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(!kEarlyQ || kPersistent, "version 8 builds on version 7");
   static_assert(!kSplitTail || (kEarlyQ && !kTimers), "version 13 builds on versions 8 and 11");
   static_assert(!kSplitTail || kConsumers == 2, "split_tail_bytes holds two warpgroups' partials per CTA");
+  // Version 34: version 13 whose consumers mask by the piece's own key blocks (kv_len % BN == 0).
+  constexpr bool kRelMask = kRows == Path::HopperV34;
+  static_assert(!kRelMask || kSplitTail, "version 34 builds on version 13");
   constexpr int kQBuffers = kEarlyQ ? 2 : 1;
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
@@ -503,7 +506,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       const int limit = p.causal ? min(p.kv_len, last_row + p.causal_offset + 1) : p.kv_len;
       half = n_blocks > 0 && limit - (n_blocks - 1) * BN <= BN / 2;
     }
-    const int n0 = kSplitTail ? tl.n0 : 0;  // the first key block (version 13's pieces)
+    // The first key block (version 13's pieces). Version 34 takes only key lengths that are a multiple
+    // of its blocks in full attention (the host's takes_v34), where no block needs a mask: its test
+    // then runs on the piece's own block numbers, and the main loop's source is version 8's.
+    const int n0 = kSplitTail && !kRelMask ? tl.n0 : 0;
     auto mask = [&](float(&sc)[BN / 8][4], int n) {
       const int kb = n0 + n;
       if (block_needs_mask(p, kb, BN, m_block * BM + rw * 64)) mask_scores(sc, row0, kb * BN, p);
@@ -853,11 +859,19 @@ int persistent_ctas() {
 }
 
 // Version 13's key blocks per CTA in the split tail of full attention on a grid of `ctas` (0: none).
-int tail_units(const Params& p, int block_m, int block_n, int ctas) {
+int tail_units(const Params& p, int block_m, int block_n, int ctas, int min_saving = kMinTailSaving) {
   if (p.causal || p.kv_len <= 0) return 0;
   const int blocks = (p.kv_len + block_n - 1) / block_n;
   const int forced = g_tail_min_units.load(std::memory_order_relaxed);
-  return split_tail_units(persistent_items(p, block_m), ctas, blocks, forced > 0 ? forced : kMinTailUnits);
+  return split_tail_units(persistent_items(p, block_m), ctas, blocks, forced > 0 ? forced : kMinTailUnits, min_saving);
+}
+
+// Whether version 34 can take p: full attention at head dim 128 on version 8's rows (version 13 picks
+// version 11's from 8192 keys) with no partial key block, so that no block needs a mask.
+bool takes_v34(const Params& p) {
+  const TileConfig t = tile_for(Path::HopperV34, 128);
+  return p.head_dim == 128 && !p.causal && p.kv_len > 0 && p.kv_len % t.block_n == 0 &&
+         !persistent_v11(p.head_dim, p.kv_len, p.causal);
 }
 
 // Version 29's scratch: its tile counter (causal calls with keys whose tiles all see one).
@@ -876,7 +890,11 @@ std::size_t tail_scratch(const Params& p) {
   // launch_hopper_v13's rows: version 11's or version 8's, two consumer warpgroups.
   const Path rows = persistent_v11(p.head_dim, p.kv_len, p.causal) ? Path::HopperV11 : Path::Hopper;
   const TileConfig t = with_consumers(tile_for(rows, p.head_dim), 2);
-  if (ctas <= 0 || tail_units(p, t.block_m, t.block_n, ctas) == 0) return 0;
+  if (ctas <= 0) return 0;
+  // Version 34's rule (takes_v34) splits more tails than version 13's.
+  if (tail_units(p, t.block_m, t.block_n, ctas) == 0 &&
+      !(takes_v34(p) && tail_units(p, t.block_m, t.block_n, ctas, kMinTailSavingV34) > 0))
+    return 0;
   return split_tail_bytes(ctas, p.head_dim);
 }
 
@@ -919,7 +937,8 @@ cudaError_t launch(const Params& params, cudaStream_t stream) {
     // Version 13: with fewer items than CTAs the whole call is the tail, on every CTA.
     p.tail_units = 0;
     if constexpr (kSplitTail)
-      if (const int units = tail_units(p, kT.block_m, kT.block_n, ctas);
+      if (const int units = tail_units(p, kT.block_m, kT.block_n, ctas,
+                                       kRows == Path::HopperV34 ? kMinTailSavingV34 : kMinTailSaving);
           units > 0 && p.tail_workspace && p.tail_workspace_bytes >= split_tail_bytes(ctas, D)) {
         p.tail_units = units;
         p.tail_partial = static_cast<float*>(p.tail_workspace);
@@ -1017,7 +1036,11 @@ namespace {
 bool takes_split_tail(const Params& p) {
   if (p.head_dim != 128 || p.causal) return false;
   const std::size_t bytes = tail_scratch(p);  // launch_hopper runs on a Hopper device only
-  return bytes > 0 && p.tail_workspace && p.tail_workspace_bytes >= bytes;
+  if (bytes == 0 || !p.tail_workspace || p.tail_workspace_bytes < bytes) return false;
+  // Version 13's own rule (tail_scratch also answers for version 34's).
+  const Path rows = persistent_v11(p.head_dim, p.kv_len, p.causal) ? Path::HopperV11 : Path::Hopper;
+  const TileConfig t = with_consumers(tile_for(rows, p.head_dim), 2);
+  return tail_units(p, t.block_m, t.block_n, persistent_ctas()) > 0;
 }
 }  // namespace
 
@@ -1027,6 +1050,16 @@ cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
   return persistent_v11(p.head_dim, p.kv_len, p.causal)
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true>(p, stream);
+}
+// Version 34: version 13 on version 8's rows with the main loop's mask test on the piece's own key blocks,
+// as version 8's (takes_v34: full attention, key lengths a multiple of 128, under 8192), splitting from
+// kMinTailSavingV34 blocks saved; elsewhere version 13.
+cudaError_t launch_hopper_v34(const Params& p, cudaStream_t stream) {
+  if (!takes_v34(p)) return launch_hopper_v13(p, stream);
+  constexpr Path V34 = Path::HopperV34;
+  return p.dtype == attention::DType::BF16
+             ? launch<__nv_bfloat16, 128, kPingPong, 2, true, true, false, true, V34, true>(p, stream)
+             : launch<__half, 128, kPingPong, 2, true, true, false, true, V34, true>(p, stream);
 }
 // Version 18: version 8 (11 where persistent_v11 picks it) with the causal diagonal's masked half
 // skipped, each warpgroup's on its own rows (kHalfDiag). Version 11's 160-key row at head dim 128

@@ -54,7 +54,8 @@ enum class Path : int {
   HopperV18 = 18,
   HopperV26 = 26,
   HopperV27 = 27,
-  HopperV29 = 29
+  HopperV29 = 29,
+  HopperV34 = 34
 };
 
 struct PathName {
@@ -62,7 +63,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -79,7 +80,8 @@ inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV18, "hopper_v18"},
                                                       {Path::HopperV26, "hopper_v26"},
                                                       {Path::HopperV27, "hopper_v27"},
-                                                      {Path::HopperV29, "hopper_v29"}}};
+                                                      {Path::HopperV29, "hopper_v29"},
+                                                      {Path::HopperV34, "hopper_v34"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -115,6 +117,8 @@ inline constexpr TileConfig kTileTable[] = {
     // in the tile's own Q buffer) and three 128-key stages at D=64.
     {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
     {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
+    // Version 34: version 13 on version 8's row at D=128, its own row only so that the kernel knows it.
+    {Path::HopperV34, 128, 128, 128, 2, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
@@ -234,14 +238,18 @@ constexpr bool keeps_zeros(int keyless, int tiles, long long heads, bool persist
 // that leaves a range shorter than an item).
 inline constexpr int kMinTailUnits = 4;
 inline constexpr int kMinTailSaving = 12;
-constexpr int split_tail_units(long long items, int ctas, int blocks, int min_units = kMinTailUnits) {
+// Version 34 (version 13 with version 8's main loop): its split costs no main-loop speed, so it splits
+// where a range saves at least this many blocks.
+inline constexpr int kMinTailSavingV34 = 4;
+constexpr int split_tail_units(long long items, int ctas, int blocks, int min_units = kMinTailUnits,
+                               int min_saving = kMinTailSaving) {
   if (items <= 0 || ctas <= 0 || blocks <= 0 || min_units <= 0) return 0;
   const long long rest = items % ctas;
   if (rest == 0 || rest * blocks + ctas >= (1LL << 31)) return 0;  // the kernel counts them in 32 bits
   long long units = (rest * blocks + ctas - 1) / ctas;
   if (units < min_units) units = min_units;
   if (units >= blocks) return 0;
-  if (min_units >= kMinTailUnits && blocks - units < kMinTailSaving) return 0;
+  if (min_units >= kMinTailUnits && blocks - units < min_saving) return 0;
   return int(units);
 }
 
