@@ -51,9 +51,6 @@ TEST(FusedForward, HopperV26PathMatchesReference) { run_all(Path::HopperV26); }
 TEST(FusedForward, HopperV27PathMatchesReference) { run_all(Path::HopperV27); }
 // Version 29 (dynamic causal scheduler): the causal cases draw their tiles; the others run version 18.
 TEST(FusedForward, HopperV29PathMatchesReference) { run_all(Path::HopperV29); }
-// Version 35 (version 8 with its tail split in a kernel beside it): uncapped, no case of the list has
-// enough tiles for a plan, and all run version 13.
-TEST(FusedForward, HopperV35PathMatchesReference) { run_all(Path::HopperV35); }
 TEST(FusedForward, HopperM192PathMatchesReference) { run_all(Path::HopperM192); }
 // The persistent grid capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
 // ring, Q's empty/full barriers (version 8: its two Q buffers, and the output store's reads waited
@@ -75,7 +72,6 @@ TEST(FusedForward, HopperV10WalksManyTilesPerCta) { run_all_capped(Path::HopperV
 // Version 11 stages each output in its tile's Q buffer, which the producer refills two tiles on.
 TEST(FusedForward, HopperV11WalksManyTilesPerCta) { run_all_capped(Path::HopperV11); }
 TEST(FusedForward, HopperV13WalksManyTilesPerCta) { run_all_capped(Path::HopperV13); }
-TEST(FusedForward, HopperV35WalksManyTilesPerCta) { run_all_capped(Path::HopperV35); }
 // Version 18's halved last blocks (causal diagonals, short last blocks) and swapped rows, tile after tile.
 TEST(FusedForward, HopperV18WalksManyTilesPerCta) { run_all_capped(Path::HopperV18); }
 // Version 26's keyless tiles in runs (the bottom-right cases with q_len > kv_len): the zeros stay in
@@ -109,17 +105,6 @@ TEST(FusedForward, HopperV13SplitsEveryTail) {
 TEST(FusedForward, HopperV13SplitsEveryTailAfterStaticRounds) {
   ForceSplit force;
   run_all_capped(Path::HopperV13);
-}
-// Version 35 on 3 CTAs with any saving taken: the full-attention D=128 cases in BHSD (or of one batch) with
-// more tiles than CTAs run version 8 on some heads and the tail kernel on the others, whose first CTA's
-// range holds several items (B1 H5 S200/512: version 8 on three heads, the tail's 16 blocks as 14 and 2).
-TEST(FusedForward, HopperV35SplitsEveryTail) {
-  ForceSplit force;
-  run_all(Path::HopperV35);
-}
-TEST(FusedForward, HopperV35SplitsEveryTailAfterStaticRounds) {
-  ForceSplit force;
-  run_all_capped(Path::HopperV35);
 }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

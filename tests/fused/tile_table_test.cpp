@@ -195,69 +195,6 @@ TEST(FusedTileTable, SplitTailWhereTheLastRoundIsPartial) {
   EXPECT_EQ(split_tail_units(2048, 132, 1 << 26), 0);
 }
 
-namespace {
-// What a plan promises, from its definition: version 8's heads in exact rounds on fewer CTAs than SMs,
-// the tail kernel's ranges covering the other heads' blocks, both kernels ending at early_units blocks.
-void expect_consistent(const SideTail& t, int flat_heads, int group, int m_tiles, int blocks, int sms) {
-  ASSERT_GT(t.main_heads, 0);
-  EXPECT_EQ(t.main_heads % group, 0);
-  EXPECT_LT(t.main_heads, flat_heads);
-  EXPECT_EQ(static_cast<long long>(t.main_heads) * m_tiles, static_cast<long long>(t.rounds) * t.main_ctas);
-  EXPECT_EQ(t.early_ctas + t.main_ctas, sms);
-  EXPECT_EQ(t.early_units, t.late_units + t.rounds * blocks) << "the late CTAs start when version 8's leave";
-  const long long tail = static_cast<long long>(flat_heads - t.main_heads) * m_tiles * blocks;
-  EXPECT_GE(static_cast<long long>(t.early_ctas) * t.early_units + static_cast<long long>(t.main_ctas) * t.late_units,
-            tail);
-  EXPECT_LT(
-      static_cast<long long>(t.early_ctas) * t.early_units + static_cast<long long>(t.main_ctas) * (t.late_units - 1),
-      tail)
-      << "late ranges no longer than needed";
-  const long long rounds_v8 = (static_cast<long long>(flat_heads) * m_tiles + sms - 1) / sms;
-  EXPECT_GE(rounds_v8 * blocks - t.early_units, kSideTailMinSaving);
-}
-}  // namespace
-
-TEST(FusedTileTable, SideTailWhereTheLastRoundIsPartial) {
-  // B2 H16 S4096 D128 full: 32 heads of 32 tiles of 32 blocks (1024 tiles; 8 rounds of 132, the last
-  // 100 full). 28 heads are 7 rounds of 128 CTAs; the other 4 heads' 4096 blocks go to the 4 free SMs
-  // from the start and to all 132 after version 8's 224 blocks: (4096 + 128 x 224) / 132 = 248.2.
-  const SideTail a = side_tail_plan(32, 1, 32, 32, 132);
-  expect_consistent(a, 32, 1, 32, 32, 132);
-  EXPECT_EQ(a.main_heads, 28);
-  EXPECT_EQ(a.main_ctas, 128);
-  EXPECT_EQ(a.rounds, 7);
-  EXPECT_EQ(a.late_units, 25);  // ceil((4096 - 4 x 224) / 132)
-  // B8 H16 S2048: 128 heads of 16 tiles of 16 blocks (2048 tiles, 15.5 rounds): 120 heads are 15 rounds
-  // of 128 CTAs; the 8 others' 2048 blocks end at 249 blocks, against 16 x 16 = 256.
-  const SideTail b = side_tail_plan(128, 1, 16, 16, 132);
-  expect_consistent(b, 128, 1, 16, 16, 132);
-  EXPECT_EQ(b.main_heads, 120);
-  EXPECT_EQ(b.early_units, 249);
-  // B4 H16 S4096: 2048 tiles of 32 blocks; 60 heads on 128 CTAs, 15 rounds.
-  expect_consistent(side_tail_plan(64, 1, 32, 32, 132), 64, 1, 32, 32, 132);
-  // GQA: whole groups only. 32 query heads in groups of 8 (B1 H32/4 S4096): 8, 16 or 24 heads of 32 tiles
-  // are never 7 rounds of fewer than 132 CTAs.
-  EXPECT_EQ(side_tail_plan(32, 8, 32, 32, 132).main_heads, 0);
-  // Full rounds, or fewer tiles than SMs: nothing to split.
-  EXPECT_EQ(side_tail_plan(33, 1, 32, 32, 132).main_heads, 0);  // 1056 tiles = 8 rounds
-  EXPECT_EQ(side_tail_plan(4, 1, 32, 32, 132).main_heads, 0);
-  // A saving under kSideTailMinSaving blocks (B2 H16 S4096 with blocks of 2 keys' worth): none; the
-  // checks' floor of one takes it.
-  EXPECT_EQ(side_tail_plan(32, 1, 32, 2, 132).main_heads, 0);
-  // The checks' case on three CTAs: B1 H5 S200/512, 10 tiles of 4 blocks: three heads are 3 rounds of
-  // 2 CTAs; the tail's 16 blocks as ranges of 14 (3.5 items) and 2.
-  const SideTail c = side_tail_plan(5, 1, 2, 4, 3, 1);
-  EXPECT_EQ(c.main_heads, 3);
-  EXPECT_EQ(c.main_ctas, 2);
-  EXPECT_EQ(c.early_units, 14);
-  EXPECT_EQ(c.late_units, 2);
-  EXPECT_EQ(side_tail_plan(5, 1, 2, 4, 3).main_heads, 0) << "saves 2 blocks";
-  // Bad input.
-  EXPECT_EQ(side_tail_plan(0, 1, 32, 32, 132).main_heads, 0);
-  EXPECT_EQ(side_tail_plan(32, 3, 32, 32, 132).main_heads, 0);
-  EXPECT_EQ(side_tail_plan(32, 1, 32, 32, 1).main_heads, 0);
-}
-
 TEST(FusedTileTable, SplitTailScratchHoldsEveryCtasPartial) {
   // 132 CTAs x 2 warpgroups x 128 threads x (128 / 8 + 1) float4, then a flag per warpgroup.
   EXPECT_EQ(split_tail_partial_bytes(132, 128), std::size_t(132) * 2 * 128 * 17 * 16);

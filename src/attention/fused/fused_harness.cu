@@ -137,12 +137,6 @@ std::vector<attention::AttentionParams> check_cases() {
         // GQA with an even number of query tiles per head (two CTAs of a cluster could share its K/V: lost
         // version 30, a37a080) and a last key block of 60 keys (a half-block box of it lies past kv_len).
         cs.push_back(attention::make_params(2, 4, 2, 500, 700, d, causal, dt, attention::Layout::BSHD));
-        // Version 35's two kernels on the checks' three CTAs (full attention at D=128): ten tiles over five
-        // heads (version 8 on three of them, the tail kernel's first range three items long); and GQA over
-        // two batches flattened into four heads, version 8 on the first two, the tail's pieces ending in
-        // the masked last key block (700 keys).
-        cs.push_back(attention::make_params(1, 5, 5, 200, 512, d, causal, dt, attention::Layout::BHSD));
-        cs.push_back(attention::make_params(2, 2, 1, 200, 700, d, causal, dt, attention::Layout::BHSD));
         cs.push_back(
             attention::make_params(1, 2, 2, 5, 0, d, causal, dt, attention::Layout::BHSD));  // no keys: zeros, lse -inf
         if (!causal) continue;

@@ -54,11 +54,6 @@ struct Params {
   // its longest-first order (dynamic_section_heads).
   int sched_heads = 0;
   int* sched_counter = nullptr;
-
-  // Version 35's tail kernel (side_tail_plan): its first tail_early_ctas CTAs' ranges are
-  // tail_early_units key blocks long, the others' tail_units.
-  int tail_early_ctas = 0;
-  int tail_early_units = 0;
 };
 
 // Version 13's tail scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one

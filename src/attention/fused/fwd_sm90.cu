@@ -124,10 +124,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(!kEarlyQ || kPersistent, "version 8 builds on version 7");
   static_assert(!kSplitTail || (kEarlyQ && !kTimers), "version 13 builds on versions 8 and 11");
   static_assert(!kSplitTail || kConsumers == 2, "split_tail_bytes holds two warpgroups' partials per CTA");
-  // Version 35's tail kernel: version 13's with no static rounds and ranges of two lengths (early CTAs'
-  // and late ones'), each of any number of items.
-  constexpr bool kSideTail = kRows == Path::HopperV35;
-  static_assert(!kSideTail || kSplitTail, "version 35's tail runs version 13's kernel");
   constexpr int kQBuffers = kEarlyQ ? 2 : 1;
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
@@ -222,7 +218,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // first thing in their ranges, and combines them. No CTA waits before its kPartial piece is out,
   // so the waits cannot cycle.
   // The static rounds before the split tail (INT_MAX: no tail); one register across the tiles.
-  const int static_rounds = kSplitTail && p.tail_units > 0 ? (kSideTail ? 0 : items / int(gridDim.x)) : INT_MAX;
+  const int static_rounds = kSplitTail && p.tail_units > 0 ? items / int(gridDim.x) : INT_MAX;
   enum Role { kWhole, kPartial, kFinal };
   struct Tile {
     int m_block, h, b, n_blocks;
@@ -237,29 +233,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     const int nb = key_blocks(p, BM, BN);  // full attention: every tile reads them all
     const int static_items = static_rounds * int(gridDim.x);
     const int units = p.tail_units, total = (items - static_items) * nb;
-    if constexpr (kSideTail) {
-      // Version 35: the first tail_early_ctas CTAs' ranges are tail_early_units long, and a range may hold
-      // several items (piece t starts at the t-th item boundary after the range's start).
-      const int early = p.tail_early_ctas, early_units = p.tail_early_units, c = int(blockIdx.x);
-      int s = c < early ? c * early_units : early * early_units + (c - early) * units;
-      const int range_end = c < early ? s + early_units : s + units;
-      const int e = range_end < total ? range_end : total;
-      if (t >= 1) s = (s / nb + t) * nb;
-      if (s >= e) return kEnd;
-      const int rel = s / nb;
-      const int n1 = e - rel * nb < nb ? e - rel * nb : nb;
-      tl.n0 = s - rel * nb;
-      tl.n_blocks = n1 - tl.n0;
-      tl.role = tl.n0 > 0 ? kPartial : n1 < nb ? kFinal : kWhole;
-      const int item_last = (rel + 1) * nb - 1;  // the CTA holding it: the item's last piece
-      tl.last_cta =
-          item_last < early * early_units ? item_last / early_units : early + (item_last - early * early_units) / units;
-      const int item = rel;  // no static rounds
-      tl.m_block = item % per_head;
-      tl.h = (item / per_head) % p.heads;
-      tl.b = (item / per_head) / p.heads;
-      return kTile;
-    }
     int s = int(blockIdx.x) * units;
     const int e = s + units < total ? s + units : total;
     if (t == 1) s = (s / nb + 1) * nb;  // the next item's first block
@@ -887,26 +860,6 @@ int tail_units(const Params& p, int block_m, int block_n, int ctas) {
   return split_tail_units(persistent_items(p, block_m), ctas, blocks, forced > 0 ? forced : kMinTailUnits);
 }
 
-// Version 35's plan for p (side_tail_plan; main_heads 0: none): full attention at head dim 128 on version
-// 8's rows (version 11's from 8192 keys have their own block count) whose batch and heads flatten into
-// one run of heads (each tensor's batch stride is its heads times its head stride), on the persistent
-// grid's CTAs. The checks' forced splits (set_split_tail_min_units) take any saving.
-SideTail side_plan(const Params& p) {
-  if (p.causal || p.head_dim != 128 || p.kv_len <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0 ||
-      persistent_v11(p.head_dim, p.kv_len, p.causal))
-    return {};
-  const bool flat =
-      p.batch == 1 ||
-      (p.q_batch_stride == p.heads * p.q_head_stride && p.o_batch_stride == p.heads * p.o_head_stride &&
-       p.k_batch_stride == p.kv_heads * p.k_head_stride && p.v_batch_stride == p.kv_heads * p.v_head_stride);
-  const long long flat_heads = static_cast<long long>(p.batch) * p.heads;
-  if (!flat || flat_heads >= (1 << 20)) return {};
-  const TileConfig t = tile_for(Path::HopperV35, 128);
-  const int forced = g_tail_min_units.load(std::memory_order_relaxed);
-  return side_tail_plan(int(flat_heads), p.heads / p.kv_heads, (p.q_len + t.block_m - 1) / t.block_m,
-                        (p.kv_len + t.block_n - 1) / t.block_n, persistent_ctas(), forced > 0 ? 1 : kSideTailMinSaving);
-}
-
 // Version 29's scratch: its tile counter (causal calls with keys whose tiles all see one).
 constexpr std::size_t kDynamicScratch = 16;
 std::size_t dynamic_scratch(const Params& p) {
@@ -923,15 +876,14 @@ std::size_t tail_scratch(const Params& p) {
   // launch_hopper_v13's rows: version 11's or version 8's, two consumer warpgroups.
   const Path rows = persistent_v11(p.head_dim, p.kv_len, p.causal) ? Path::HopperV11 : Path::Hopper;
   const TileConfig t = with_consumers(tile_for(rows, p.head_dim), 2);
-  if (ctas <= 0) return 0;
-  if (tail_units(p, t.block_m, t.block_n, ctas) == 0 && side_plan(p).main_heads == 0) return 0;
+  if (ctas <= 0 || tail_units(p, t.block_m, t.block_n, ctas) == 0) return 0;
   return split_tail_bytes(ctas, p.head_dim);
 }
 
 template <typename T, int D, int kSched, int kConsumers, bool kStoreTma, bool kPersistent, bool kTimers = false,
           bool kEarlyQ = false, Path kRows = Path::Hopper, bool kSplitTail = false, bool kHalfDiag = false,
           bool kKeepZeros = false, bool kSkipIdle = false, bool kDynamic = false>
-cudaError_t launch(const Params& params, cudaStream_t stream, int ctas_override = 0) {
+cudaError_t launch(const Params& params, cudaStream_t stream) {
   Params p = params;
   constexpr TileConfig kT = with_consumers(tile_for(kRows, D), kConsumers);
   constexpr int kSmem = hopper_shared_bytes(kT, kPersistent, kEarlyQ);
@@ -948,7 +900,6 @@ cudaError_t launch(const Params& params, cudaStream_t stream, int ctas_override 
     return cudaErrorInvalidValue;
   auto* kernel = fused_fwd_hopper<T, D, kSched, kConsumers, kStoreTma, kPersistent, kTimers, kEarlyQ, kRows, kSplitTail,
                                   kHalfDiag, kKeepZeros, kSkipIdle, kDynamic>;
-  constexpr bool kSideTail = kRows == Path::HopperV35;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
@@ -956,7 +907,7 @@ cudaError_t launch(const Params& params, cudaStream_t stream, int ctas_override 
   if constexpr (kPersistent) {
     // Tiles, or for causal calls pairs of tiles (version 29: single tiles).
     const int64_t tiles = kDynamic ? int64_t(m_tiles) * p.heads * p.batch : persistent_items(p, kT.block_m);
-    const int ctas = ctas_override > 0 ? ctas_override : persistent_ctas();
+    const int ctas = persistent_ctas();
     if (ctas <= 0) return cudaErrorInvalidDevice;
     grid = dim3(unsigned(std::min<int64_t>(tiles, ctas)));
     if constexpr (kDynamic) {  // launch_hopper_v29 checked the scratch (takes_dynamic)
@@ -965,11 +916,10 @@ cudaError_t launch(const Params& params, cudaStream_t stream, int ctas_override 
       e = cudaMemsetAsync(p.sched_counter, 0, sizeof(int), stream);
       if (e != cudaSuccess) return e;
     }
-    // Version 13: with fewer items than CTAs the whole call is the tail, on every CTA. Version 35's tail
-    // kernel: the caller's ranges (side_tail_plan).
+    // Version 13: with fewer items than CTAs the whole call is the tail, on every CTA.
     p.tail_units = 0;
     if constexpr (kSplitTail)
-      if (const int units = kSideTail ? params.tail_units : tail_units(p, kT.block_m, kT.block_n, ctas);
+      if (const int units = tail_units(p, kT.block_m, kT.block_n, ctas);
           units > 0 && p.tail_workspace && p.tail_workspace_bytes >= split_tail_bytes(ctas, D)) {
         p.tail_units = units;
         p.tail_partial = static_cast<float*>(p.tail_workspace);
@@ -1067,92 +1017,9 @@ namespace {
 bool takes_split_tail(const Params& p) {
   if (p.head_dim != 128 || p.causal) return false;
   const std::size_t bytes = tail_scratch(p);  // launch_hopper runs on a Hopper device only
-  if (bytes == 0 || !p.tail_workspace || p.tail_workspace_bytes < bytes) return false;
-  // Version 13's own rule (tail_scratch answers for version 35's too).
-  const Path rows = persistent_v11(p.head_dim, p.kv_len, p.causal) ? Path::HopperV11 : Path::Hopper;
-  const TileConfig t = with_consumers(tile_for(rows, p.head_dim), 2);
-  return tail_units(p, t.block_m, t.block_n, persistent_ctas()) > 0;
-}
-
-// Version 35's second stream and its fork and join events, per host thread and device (created on first
-// use, kept for the thread's life).
-struct SideStream {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
-};
-SideStream* side_stream() {
-  thread_local SideStream per_device[64];
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return nullptr;
-  SideStream& s = per_device[dev];
-  if (!s.stream) {
-    cudaStream_t st = nullptr;
-    cudaEvent_t fork = nullptr, join = nullptr;
-    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess) return nullptr;
-    if (cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) != cudaSuccess ||
-        cudaEventCreateWithFlags(&join, cudaEventDisableTiming) != cudaSuccess) {
-      if (fork) cudaEventDestroy(fork);
-      cudaStreamDestroy(st);
-      return nullptr;
-    }
-    s = {st, fork, join};
-  }
-  return &s;
+  return bytes > 0 && p.tail_workspace && p.tail_workspace_bytes >= bytes;
 }
 }  // namespace
-
-// Version 35: full attention's last round split along the keys in a kernel of its own beside version 8
-// (side_plan, side_tail_plan): version 8, as it is, takes the first plan.main_heads of the flattened heads
-// in exact static rounds on plan.main_ctas CTAs; version 13's kernel takes the rest on a second stream,
-// forked from and joined back to `stream` by events, its ranges two lengths (early and late CTAs). Where
-// no plan fits, or without the scratch: version 13.
-cudaError_t launch_hopper_v35(const Params& p, cudaStream_t stream) {
-  const SideTail plan = side_plan(p);
-  const int ctas = persistent_ctas();
-  SideStream* side = plan.main_heads > 0 && p.tail_workspace && ctas > 0 &&
-                             p.tail_workspace_bytes >= split_tail_bytes(ctas, p.head_dim)
-                         ? side_stream()
-                         : nullptr;
-  if (!side) return launch_hopper_v13(p, stream);
-  const int group = p.heads / p.kv_heads, k = plan.main_heads;
-  Params flat = p;  // batch x heads as one run of heads (side_plan checked the strides)
-  flat.heads = p.batch * p.heads;
-  flat.kv_heads = p.batch * p.kv_heads;
-  flat.batch = 1;
-  Params main = flat;
-  main.heads = k;
-  main.kv_heads = k / group;
-  main.tail_workspace = nullptr;  // version 8 takes none
-  main.tail_workspace_bytes = 0;
-  Params tail = flat;
-  tail.heads = flat.heads - k;
-  tail.kv_heads = tail.heads / group;
-  const std::size_t elem = 2;  // bf16 or fp16
-  tail.q = static_cast<const char*>(p.q) + std::size_t(k) * p.q_head_stride * elem;
-  tail.k = static_cast<const char*>(p.k) + std::size_t(k / group) * p.k_head_stride * elem;
-  tail.v = static_cast<const char*>(p.v) + std::size_t(k / group) * p.v_head_stride * elem;
-  tail.out = static_cast<char*>(p.out) + std::size_t(k) * p.o_head_stride * elem;
-  tail.lse = p.lse + std::size_t(k) * p.q_len;
-  tail.tail_units = plan.late_units;
-  tail.tail_early_ctas = plan.early_ctas;
-  tail.tail_early_units = plan.early_units;
-  cudaError_t e = cudaEventRecord(side->fork, stream);
-  if (e == cudaSuccess) e = cudaStreamWaitEvent(side->stream, side->fork, 0);
-  if (e != cudaSuccess) return e;
-  constexpr Path V8 = Path::Hopper, V35 = Path::HopperV35;
-  constexpr int S = kPingPong;
-  const bool bf16 = p.dtype == attention::DType::BF16;
-  // Version 8 first, so that its CTAs take their SMs before the tail's.
-  e = bf16 ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V8>(main, stream, plan.main_ctas)
-           : launch<__half, 128, S, 2, true, true, false, true, V8>(main, stream, plan.main_ctas);
-  const cudaError_t et = bf16 ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, V35, true>(tail, side->stream)
-                              : launch<__half, 128, S, 2, true, true, false, true, V35, true>(tail, side->stream);
-  if (e == cudaSuccess) e = et;
-  // Join whatever was launched, even after an error, so that `stream` never runs ahead of the tail.
-  const cudaError_t ej = cudaEventRecord(side->join, side->stream);
-  const cudaError_t ew = ej == cudaSuccess ? cudaStreamWaitEvent(stream, side->join, 0) : ej;
-  return e != cudaSuccess ? e : ew;
-}
 
 // Version 13: version 11 or 8 (persistent_v11) with the split tail (split_tail_units; needs
 // kernel_scratch's scratch in p.tail_workspace, else it runs as they do).

@@ -54,8 +54,7 @@ enum class Path : int {
   HopperV18 = 18,
   HopperV26 = 26,
   HopperV27 = 27,
-  HopperV29 = 29,
-  HopperV35 = 35
+  HopperV29 = 29
 };
 
 struct PathName {
@@ -63,7 +62,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -80,8 +79,7 @@ inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV18, "hopper_v18"},
                                                       {Path::HopperV26, "hopper_v26"},
                                                       {Path::HopperV27, "hopper_v27"},
-                                                      {Path::HopperV29, "hopper_v29"},
-                                                      {Path::HopperV35, "hopper_v35"}}};
+                                                      {Path::HopperV29, "hopper_v29"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -117,9 +115,6 @@ inline constexpr TileConfig kTileTable[] = {
     // in the tile's own Q buffer) and three 128-key stages at D=64.
     {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
     {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
-    // Version 35's side tail: version 13's kernel on version 8's row at D=128, its own row only so that
-    // the kernel knows it (ranges of two lengths, several items each).
-    {Path::HopperV35, 128, 128, 128, 2, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
@@ -248,45 +243,6 @@ constexpr int split_tail_units(long long items, int ctas, int blocks, int min_un
   if (units >= blocks) return 0;
   if (min_units >= kMinTailUnits && blocks - units < kMinTailSaving) return 0;
   return int(units);
-}
-
-// Version 35: full attention's tiles in two kernels side by side, so that version 8 runs as it is and
-// only the last round is split along the keys. Where the query heads can be flattened (batch x heads,
-// `flat_heads`, in whole GQA groups of `group`), version 8 takes the first `main_heads` of them on
-// `main_ctas` of the `sms` CTAs in exactly `rounds` static rounds, and version 13's kernel takes the rest
-// on a second stream, their key blocks dealt in contiguous ranges to `sms` CTAs: the `early_ctas` that
-// find an SM free at once get `early_units` blocks each, the others, which start when version 8's CTAs
-// leave (the hardware starts a grid's CTAs in order as SMs free), `late_units`, so that both end
-// together. Every CTA then ends after about (all blocks) / sms, where the persistent grid's last round
-// leaves the SMs it misses idle: B2 H16 S4k D128 (1024 tiles of 32 blocks, 132 SMs) 249 blocks to 256,
-// B8 H16 S2k the same. A plan only where it saves at least `min_saving` blocks; main_heads 0: none.
-struct SideTail {
-  int main_heads = 0, main_ctas = 0, rounds = 0;
-  int early_ctas = 0, early_units = 0, late_units = 0;
-};
-inline constexpr int kSideTailMinSaving = 4;
-inline constexpr int kSideTailMaxEarly = 8;  // a tail of at most this many CTAs' rounds (its kernel is slower)
-constexpr SideTail side_tail_plan(int flat_heads, int group, int m_tiles, int blocks, int sms,
-                                  int min_saving = kSideTailMinSaving) {
-  if (flat_heads <= 0 || group <= 0 || flat_heads % group != 0 || m_tiles <= 0 || blocks <= 0 || sms <= 1) return {};
-  const long long tiles = static_cast<long long>(flat_heads) * m_tiles;
-  const long long rounds = tiles / sms;
-  if (rounds < 1 || tiles % sms == 0 || (rounds + 1) * blocks >= (1LL << 30)) return {};
-  for (int k = flat_heads - group; k >= group; k -= group) {
-    const long long main_tiles = static_cast<long long>(k) * m_tiles;
-    if (main_tiles % rounds != 0) continue;
-    const long long main_ctas = main_tiles / rounds;
-    if (main_ctas >= sms) continue;
-    const long long early = sms - main_ctas;
-    if (early > kSideTailMaxEarly) return {};  // smaller k only leave more early CTAs
-    const long long tail = (tiles - main_tiles) * blocks, during = early * rounds * blocks;
-    if (tail <= during) continue;  // the early CTAs alone would end first
-    const long long late = (tail - during + sms - 1) / sms;
-    const long long early_units = late + rounds * blocks;
-    if ((rounds + 1) * blocks - early_units < min_saving) return {};
-    return {k, int(main_ctas), int(rounds), int(early), int(early_units), int(late)};
-  }
-  return {};
 }
 
 // Version 29's sections (fwd_sm90.cu, drawn_tile): the (batch, head)s whose tiles it draws longest
