@@ -87,12 +87,6 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperV27>("hopper_v6 without the warpgroups whose rows all lie past the sequence's end"),
       path_row<fused::Path::HopperV29>(
           "hopper_v18 (v11 at D=64) with a dynamic causal tile scheduler: single tiles, longest first, atomic counter"),
-      path_row<fused::Path::HopperV36>("hopper_v8 at D=128 full with P before the rescale"),
-      path_row<fused::Path::HopperV37>("hopper_v8 at D=128 full with the K stage released after the softmax"),
-      path_row<fused::Path::HopperV38>("hopper_v8 at D=128 full with the V wait before the turn"),
-      path_row<fused::Path::HopperV39>("hopper_v8 at D=128 full with the V stage released after the rescale"),
-      path_row<fused::Path::HopperV40>("hopper_v8 at D=128 full with hopper_v36's and hopper_v38's orders"),
-      path_row<fused::Path::HopperV41>("hopper_v8 at D=128 full with each K block loaded before the previous V"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

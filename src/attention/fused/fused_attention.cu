@@ -68,13 +68,6 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v27(p, stream);
     case Path::HopperV29:
       return launch_hopper_v29(p, stream);
-    case Path::HopperV36:
-    case Path::HopperV37:
-    case Path::HopperV38:
-    case Path::HopperV39:
-    case Path::HopperV40:
-    case Path::HopperV41:
-      return launch_hopper_loop_order(p, stream, path);
     default:
       return launch_portable(p, stream);
   }

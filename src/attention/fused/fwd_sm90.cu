@@ -124,19 +124,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(!kEarlyQ || kPersistent, "version 8 builds on version 7");
   static_assert(!kSplitTail || (kEarlyQ && !kTimers), "version 13 builds on versions 8 and 11");
   static_assert(!kSplitTail || kConsumers == 2, "split_tail_bytes holds two warpgroups' partials per CTA");
-  // Versions 36-40: version 8's main-loop steps in other orders, each as correct as version 8's (ptxas
-  // schedules each differently): 1 P before the rescale; 2 the K stage released after the softmax; 3 the
-  // V wait before the turn; 4 the V stage released after the rescale and P; 5 both 1 and 3.
-  constexpr int kLoopOrder = kRows == Path::HopperV36   ? 1
-                             : kRows == Path::HopperV37 ? 2
-                             : kRows == Path::HopperV38 ? 3
-                             : kRows == Path::HopperV39 ? 4
-                             : kRows == Path::HopperV40 ? 5
-                                                        : 0;
-  constexpr bool kPEarly = kLoopOrder == 1 || kLoopOrder == 5, kVWaitFirst = kLoopOrder == 3 || kLoopOrder == 5;
-  // Version 41: the producer issues K(n + 1) before V(n) (K one block ahead), so that a K load no longer
-  // waits behind the V stage the consumers release last.
-  constexpr bool kKAhead = kRows == Path::HopperV41;
   constexpr int kQBuffers = kEarlyQ ? 2 : 1;
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
@@ -363,36 +350,17 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           tma_load_4d(sQ + qb * kQBytes + c * BM * 128, &maps.q, c * 64, tl.m_block * BM, tl.h, tl.b, &q_full[qb]);
         const int n0 = kSplitTail ? tl.n0 : 0;  // the first key block (version 13's pieces)
         const int n_end = n0 + tl.n_blocks;
-        if constexpr (kKAhead) {
-          auto load_k = [&](int n, int gk) {
-            const int s = gk % STAGES;
-            if (gk >= STAGES) mbar_wait(&k_empty[s], ((gk / STAGES) & 1) ^ 1);
-            mbar_arrive_expect_tx(&k_full[s], kKVBytes);
-            for (int c = 0; c < kChunks; ++c)
-              tma_load_4d(sK + s * kKVBytes + c * BN * 128, &maps.k, c * 64, n * BN, hk, tl.b, &k_full[s]);
-          };
-          load_k(n0, g);
-          for (int n = n0; n < n_end; ++n, ++g) {
-            if (n + 1 < n_end) load_k(n + 1, g + 1);
-            const int s = g % STAGES;
-            if (g >= STAGES) mbar_wait(&v_empty[s], ((g / STAGES) & 1) ^ 1);
-            mbar_arrive_expect_tx(&v_full[s], kKVBytes);
-            for (int c = 0; c < kChunks; ++c)
-              tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, tl.b, &v_full[s]);
-          }
-        } else {
-          for (int n = n0; n < n_end; ++n, ++g) {
-            const int s = g % STAGES;
-            const uint32_t phase = (g / STAGES) & 1;
-            if (g >= STAGES) mbar_wait(&k_empty[s], phase ^ 1);
-            mbar_arrive_expect_tx(&k_full[s], kKVBytes);
-            for (int c = 0; c < kChunks; ++c)
-              tma_load_4d(sK + s * kKVBytes + c * BN * 128, &maps.k, c * 64, n * BN, hk, tl.b, &k_full[s]);
-            if (g >= STAGES) mbar_wait(&v_empty[s], phase ^ 1);
-            mbar_arrive_expect_tx(&v_full[s], kKVBytes);
-            for (int c = 0; c < kChunks; ++c)
-              tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, tl.b, &v_full[s]);
-          }
+        for (int n = n0; n < n_end; ++n, ++g) {
+          const int s = g % STAGES;
+          const uint32_t phase = (g / STAGES) & 1;
+          if (g >= STAGES) mbar_wait(&k_empty[s], phase ^ 1);
+          mbar_arrive_expect_tx(&k_full[s], kKVBytes);
+          for (int c = 0; c < kChunks; ++c)
+            tma_load_4d(sK + s * kKVBytes + c * BN * 128, &maps.k, c * 64, n * BN, hk, tl.b, &k_full[s]);
+          if (g >= STAGES) mbar_wait(&v_empty[s], phase ^ 1);
+          mbar_arrive_expect_tx(&v_full[s], kKVBytes);
+          for (int c = 0; c < kChunks; ++c)
+            tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, tl.b, &v_full[s]);
         }
       }
     }
@@ -624,37 +592,29 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       for (int n = 1; n < loop_end; ++n) {
         const int s = stage(n), sp = stage(n - 1);
         float sc[BN / 8][4];
-        if constexpr (kVWaitFirst) mbar_wait(&v_full[sp], phase(n - 1));
         mbar_wait(&k_full[s], phase(n));
         turn_begin();
         fence_operands(o);
         wgmma_fence();
         issue_qk(sc, s);
-        if constexpr (!kVWaitFirst) mbar_wait(&v_full[sp], phase(n - 1));
+        mbar_wait(&v_full[sp], phase(n - 1));
         issue_pv(pa, sp);
         turn_end();
         wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
         fence_operands(sc);
-        if constexpr (kLoopOrder != 2) release(&k_empty[s]);
+        release(&k_empty[s]);
         if (n == n_blocks - 1 && q_release_after_s) release(&q_empty[qb]);
         mask(sc, n);
         float alpha[2];
         softmax_scores(sc, st, scale_log2, alpha);
-        if constexpr (kLoopOrder == 2) release(&k_empty[s]);
         wgmma_wait<0>();
         fence_operands(o);
 #pragma unroll
         for (int kk = 0; kk < BN / 16; ++kk)
           asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
-        if constexpr (kLoopOrder != 4) release(&v_empty[sp]);
-        if constexpr (kPEarly) {
-          scores_to_a<T>(sc, pa);
-          rescale(o, alpha);
-        } else {
-          rescale(o, alpha);
-          scores_to_a<T>(sc, pa);
-        }
-        if constexpr (kLoopOrder == 4) release(&v_empty[sp]);
+        release(&v_empty[sp]);
+        rescale(o, alpha);
+        scores_to_a<T>(sc, pa);
       }
       if constexpr (kHalfDiag)
         if (half_last && n_blocks > 1) {
@@ -1067,29 +1027,6 @@ cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
   return persistent_v11(p.head_dim, p.kv_len, p.causal)
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true>(p, stream);
-}
-// Versions 36-40: version 8 at head dim 128 with its main loop's steps in other orders (kLoopOrder), for
-// full attention on version 8's rows; elsewhere version 8.
-cudaError_t launch_hopper_loop_order(const Params& p, cudaStream_t stream, Path path) {
-  if (p.head_dim != 128 || p.causal || p.kv_len == 0 || persistent_v11(p.head_dim, p.kv_len, p.causal))
-    return launch_hopper_v8(p, stream);
-  constexpr int S = kPingPong;
-  const bool bf16 = p.dtype == attention::DType::BF16;
-#define ATTNPROF_LOOP_ORDER(P)                                                            \
-  case P:                                                                                 \
-    return bf16 ? launch<__nv_bfloat16, 128, S, 2, true, true, false, true, P>(p, stream) \
-                : launch<__half, 128, S, 2, true, true, false, true, P>(p, stream);
-  switch (path) {
-    ATTNPROF_LOOP_ORDER(Path::HopperV36)
-    ATTNPROF_LOOP_ORDER(Path::HopperV37)
-    ATTNPROF_LOOP_ORDER(Path::HopperV38)
-    ATTNPROF_LOOP_ORDER(Path::HopperV39)
-    ATTNPROF_LOOP_ORDER(Path::HopperV40)
-    ATTNPROF_LOOP_ORDER(Path::HopperV41)
-    default:
-      return launch_hopper_v8(p, stream);
-  }
-#undef ATTNPROF_LOOP_ORDER
 }
 // Version 18: version 8 (11 where persistent_v11 picks it) with the causal diagonal's masked half
 // skipped, each warpgroup's on its own rows (kHalfDiag). Version 11's 160-key row at head dim 128

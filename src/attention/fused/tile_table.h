@@ -54,13 +54,7 @@ enum class Path : int {
   HopperV18 = 18,
   HopperV26 = 26,
   HopperV27 = 27,
-  HopperV29 = 29,
-  HopperV36 = 36,
-  HopperV37 = 37,
-  HopperV38 = 38,
-  HopperV39 = 39,
-  HopperV40 = 40,
-  HopperV41 = 41
+  HopperV29 = 29
 };
 
 struct PathName {
@@ -68,19 +62,24 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 24> kPathNames{
-    {{Path::Automatic, "auto"},         {Path::Portable, "portable"},
-     {Path::Hopper, "hopper"},          {Path::HopperOverlap, "hopper_overlap"},
-     {Path::HopperM192, "hopper_m192"}, {Path::HopperV2, "hopper_v2"},
-     {Path::HopperV5, "hopper_v5"},     {Path::HopperV6, "hopper_v6"},
-     {Path::HopperV7, "hopper_v7"},     {Path::HopperV8, "hopper_v8"},
-     {Path::HopperV9, "hopper_v9"},     {Path::HopperV10, "hopper_v10"},
-     {Path::HopperV11, "hopper_v11"},   {Path::HopperV13, "hopper_v13"},
-     {Path::HopperV18, "hopper_v18"},   {Path::HopperV26, "hopper_v26"},
-     {Path::HopperV27, "hopper_v27"},   {Path::HopperV29, "hopper_v29"},
-     {Path::HopperV36, "hopper_v36"},   {Path::HopperV37, "hopper_v37"},
-     {Path::HopperV38, "hopper_v38"},   {Path::HopperV39, "hopper_v39"},
-     {Path::HopperV40, "hopper_v40"},   {Path::HopperV41, "hopper_v41"}}};
+inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
+                                                      {Path::Portable, "portable"},
+                                                      {Path::Hopper, "hopper"},
+                                                      {Path::HopperOverlap, "hopper_overlap"},
+                                                      {Path::HopperM192, "hopper_m192"},
+                                                      {Path::HopperV2, "hopper_v2"},
+                                                      {Path::HopperV5, "hopper_v5"},
+                                                      {Path::HopperV6, "hopper_v6"},
+                                                      {Path::HopperV7, "hopper_v7"},
+                                                      {Path::HopperV8, "hopper_v8"},
+                                                      {Path::HopperV9, "hopper_v9"},
+                                                      {Path::HopperV10, "hopper_v10"},
+                                                      {Path::HopperV11, "hopper_v11"},
+                                                      {Path::HopperV13, "hopper_v13"},
+                                                      {Path::HopperV18, "hopper_v18"},
+                                                      {Path::HopperV26, "hopper_v26"},
+                                                      {Path::HopperV27, "hopper_v27"},
+                                                      {Path::HopperV29, "hopper_v29"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -116,15 +115,6 @@ inline constexpr TileConfig kTileTable[] = {
     // in the tile's own Q buffer) and three 128-key stages at D=64.
     {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
     {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
-    // Versions 36-40: version 8's main loop at D=128 with its independent steps in other orders (the
-    // kernel tells them apart by the row's path; fwd_sm90.cu, kLoopOrder).
-    {Path::HopperV36, 128, 128, 128, 2, 384, 2, 0},
-    {Path::HopperV37, 128, 128, 128, 2, 384, 2, 0},
-    {Path::HopperV38, 128, 128, 128, 2, 384, 2, 0},
-    {Path::HopperV39, 128, 128, 128, 2, 384, 2, 0},
-    {Path::HopperV40, 128, 128, 128, 2, 384, 2, 0},
-    // Version 41: version 8 whose producer issues each K block before the previous V block.
-    {Path::HopperV41, 128, 128, 128, 2, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
