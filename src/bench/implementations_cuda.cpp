@@ -87,7 +87,6 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::HopperV27>("hopper_v6 without the warpgroups whose rows all lie past the sequence's end"),
       path_row<fused::Path::HopperV29>(
           "hopper_v18 (v11 at D=64) with a dynamic causal tile scheduler: single tiles, longest first, atomic counter"),
-      path_row<fused::Path::HopperV42>("hopper_v8 at D=128 full handing over the turn after its S, before its P V"),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -87,11 +87,6 @@ TEST(FusedForward, HopperV29DrawsManyTilesPerCta) {
   run_all_capped(Path::HopperV29);
 }
 TEST(FusedForward, HopperV29DrawsManyTilesPerCtaInRuleSections) { run_all_capped(Path::HopperV29); }
-// Version 42 (the turn handed over after the S): full attention at D=128, the rest version 8.
-TEST(FusedForward, HopperV42MatchesReference) {
-  run_all(Path::HopperV42);
-  run_all_capped(Path::HopperV42);
-}
 
 // Version 13 splitting every tail it can, in ranges down to one key block: the case list's small
 // full-attention calls then split too. Uncapped, an item of 8 key blocks goes to 8 CTAs (the one

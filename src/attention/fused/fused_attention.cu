@@ -68,8 +68,6 @@ cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
       return launch_hopper_v27(p, stream);
     case Path::HopperV29:
       return launch_hopper_v29(p, stream);
-    case Path::HopperV42:
-      return launch_hopper_v42(p, stream);
     default:
       return launch_portable(p, stream);
   }

@@ -59,7 +59,6 @@ cudaError_t launch_hopper_v18(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v26(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v27(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper_v29(const Params& p, cudaStream_t stream);
-cudaError_t launch_hopper_v42(const Params& p, cudaStream_t stream);
 // The Hopper schedule of `path` (HopperV2/V5/V6/V7/V8/V11), bf16, writing per-tile timers
 // to p.timers (tile_timers.h: timer_layout words); cudaErrorInvalidValue without them.
 cudaError_t launch_hopper_timed(const Params& p, cudaStream_t stream, Path path);

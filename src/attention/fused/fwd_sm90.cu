@@ -124,9 +124,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(!kEarlyQ || kPersistent, "version 8 builds on version 7");
   static_assert(!kSplitTail || (kEarlyQ && !kTimers), "version 13 builds on versions 8 and 11");
   static_assert(!kSplitTail || kConsumers == 2, "split_tail_bytes holds two warpgroups' partials per CTA");
-  // Version 42: a warpgroup's turn ends after its S(n) is issued, before its P(n-1) V(n-1): the tensor
-  // pipe then takes S0, S1, PV0, PV1 rather than S0, PV0, S1, PV1.
-  constexpr bool kEarlyTurnEnd = kRows == Path::HopperV42;
   constexpr int kQBuffers = kEarlyQ ? 2 : 1;
   constexpr bool kOverlapped = kSched != kSerial;
   [[maybe_unused]] uint64_t clk[kTimers ? 6 : 1] = {};  // entry, consumer start, Q ready, first S, last P V, end
@@ -600,10 +597,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         fence_operands(o);
         wgmma_fence();
         issue_qk(sc, s);
-        if constexpr (kEarlyTurnEnd) turn_end();
         mbar_wait(&v_full[sp], phase(n - 1));
         issue_pv(pa, sp);
-        if constexpr (!kEarlyTurnEnd) turn_end();
+        turn_end();
         wgmma_wait<1>();  // S(n) is done; P(n-1) V(n-1) may still run
         fence_operands(sc);
         release(&k_empty[s]);
@@ -1031,16 +1027,6 @@ cudaError_t launch_hopper_v13(const Params& p, cudaStream_t stream) {
   return persistent_v11(p.head_dim, p.kv_len, p.causal)
              ? launch_variant<kPingPong, 2, 2, true, true, true, Path::HopperV11, true>(p, stream)
              : launch_variant<kPingPong, 2, 2, true, true, true, Path::Hopper, true>(p, stream);
-}
-// Version 42: version 8 at head dim 128 handing over the turn after its S (kEarlyTurnEnd), for full
-// attention on version 8's rows; elsewhere version 8.
-cudaError_t launch_hopper_v42(const Params& p, cudaStream_t stream) {
-  if (p.head_dim != 128 || p.causal || p.kv_len == 0 || persistent_v11(p.head_dim, p.kv_len, p.causal))
-    return launch_hopper_v8(p, stream);
-  constexpr Path V42 = Path::HopperV42;
-  return p.dtype == attention::DType::BF16
-             ? launch<__nv_bfloat16, 128, kPingPong, 2, true, true, false, true, V42>(p, stream)
-             : launch<__half, 128, kPingPong, 2, true, true, false, true, V42>(p, stream);
 }
 // Version 18: version 8 (11 where persistent_v11 picks it) with the causal diagonal's masked half
 // skipped, each warpgroup's on its own rows (kHalfDiag). Version 11's 160-key row at head dim 128

@@ -54,8 +54,7 @@ enum class Path : int {
   HopperV18 = 18,
   HopperV26 = 26,
   HopperV27 = 27,
-  HopperV29 = 29,
-  HopperV42 = 42
+  HopperV29 = 29
 };
 
 struct PathName {
@@ -63,7 +62,7 @@ struct PathName {
   std::string_view name;
 };
 // The names the lab's --path and `attnprof bench --impl fused:<name>` take.
-inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
+inline constexpr std::array<PathName, 18> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::Portable, "portable"},
                                                       {Path::Hopper, "hopper"},
                                                       {Path::HopperOverlap, "hopper_overlap"},
@@ -80,8 +79,7 @@ inline constexpr std::array<PathName, 19> kPathNames{{{Path::Automatic, "auto"},
                                                       {Path::HopperV18, "hopper_v18"},
                                                       {Path::HopperV26, "hopper_v26"},
                                                       {Path::HopperV27, "hopper_v27"},
-                                                      {Path::HopperV29, "hopper_v29"},
-                                                      {Path::HopperV42, "hopper_v42"}}};
+                                                      {Path::HopperV29, "hopper_v29"}}};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
     if (n.path == p) return n.name;
@@ -117,8 +115,6 @@ inline constexpr TileConfig kTileTable[] = {
     // in the tile's own Q buffer) and three 128-key stages at D=64.
     {Path::HopperV11, 64, 128, 128, 3, 384, 2, 0},
     {Path::HopperV11, 128, 128, 160, 2, 384, 2, 0},
-    // Version 42: version 8 whose warpgroups hand over the turn after their S, before their P V.
-    {Path::HopperV42, 128, 128, 128, 2, 384, 2, 0},
 };
 
 // The row for (path, head_dim, q_len); a row with head_dim 0 when none exists.
