@@ -66,6 +66,7 @@ inline constexpr std::string_view kOccupancy = "est. achieved occupancy %";
 inline constexpr std::string_view kMemoryBandwidth = "memory bandwidth (GB/s)";
 // CPU ops recorded with record_shapes=True.
 inline constexpr std::string_view kInputDims = "Input Dims";
+inline constexpr std::string_view kInputStrides = "Input Strides";
 inline constexpr std::string_view kInputType = "Input type";
 inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";
 

@@ -310,21 +310,23 @@ void EventParser::read_args(od::object args, Event& ev, GpuArgs& g, bool lean) {
   }
 }
 
-// record_shapes writes "Input Dims" as a list of lists (a tensor list as a
-// list of lists of lists), "Input type" and "Concrete Inputs" as lists of
-// strings. Anything else there is ignored, as long as it is JSON.
+// record_shapes writes "Input Dims" and "Input Strides" as lists of lists (a
+// tensor list as a list of lists of lists), "Input type" and "Concrete Inputs"
+// as lists of strings. Anything else there is ignored, as long as it is JSON.
 void EventParser::read_op_inputs(od::object args, OpInputs& out) {
   for (auto item : args) {
     if (auto err = item.error(); err) json_error(err);
     od::field& field = item.value_unsafe();
     const Key key{field.key()};
     od::value& v = field.value();
-    const bool dims = key == cat::kInputDims;
+    std::vector<std::vector<std::int64_t>>* shapes = key == cat::kInputDims      ? &out.dims
+                                                     : key == cat::kInputStrides ? &out.strides
+                                                                                 : nullptr;
     std::vector<std::string>* strings = key == cat::kInputType        ? &out.types
                                         : key == cat::kConcreteInputs ? &out.concrete
                                                                       : nullptr;
     od::array list;
-    if ((!dims && strings == nullptr) || v.get_array().get(list) != simdjson::SUCCESS) {
+    if ((shapes == nullptr && strings == nullptr) || v.get_array().get(list) != simdjson::SUCCESS) {
       check_unread(v);
       continue;
     }
@@ -341,7 +343,7 @@ void EventParser::read_op_inputs(od::object args, OpInputs& out) {
         }
         continue;
       }
-      std::vector<std::int64_t>& shape = out.dims.emplace_back();
+      std::vector<std::int64_t>& shape = shapes->emplace_back();
       od::array sizes;
       if (e.get_array().get(sizes) != simdjson::SUCCESS) {
         check_unread(e);
