@@ -46,6 +46,8 @@ class AttentionCall:
     kernel: Optional[str]  # fused kernel family
     fused_estimate_ms: Optional[float]
     shape: Optional[dict]
+    # SDPA math only: (calls, why) for each reason the calls' inputs show for the fallback
+    math_causes: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ def _attention(entries: Iterable[dict]) -> tuple:
             kernel=a["kernel"],
             fused_estimate_ms=_ms(a["fused_estimate_us"]),
             shape=a["shape"],
+            math_causes=tuple((m["calls"], m["cause"]) for m in a.get("math_causes", ())),
         )
         for a in entries
     )

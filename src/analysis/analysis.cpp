@@ -112,6 +112,12 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         if (call.impl != AttentionImpl::Fused) it->fused_ns = 0;
       }
       ++it->calls;
+      if (!call.math_cause.empty()) {
+        auto cause = std::find_if(it->math_causes.begin(), it->math_causes.end(),
+                                  [&](const auto& m) { return m.first == call.math_cause; });
+        if (cause == it->math_causes.end()) cause = it->math_causes.insert(cause, {call.math_cause, 0});
+        ++cause->second;
+      }
       it->kernels += call.kernels;
       it->kernel_ns += call.kernel_ns;
       if (call.shape.any()) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/attention.h"
@@ -40,6 +41,7 @@ struct AttentionSummary {
   bool one_shape = true;       // every call with a known shape has that one
   std::int64_t fused_ns = -1;  // estimated, as fused kernels (not fused calls only)
   std::string estimate_source;
+  std::vector<std::pair<std::string, int>> math_causes;  // SDPA math: each distinct cause and its calls
 };
 
 struct GroupStats {

@@ -10,6 +10,8 @@
 #include "analysis/attention.h"
 #include "analysis/kernel_shapes.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -18,9 +20,18 @@ namespace {
 
 bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+// Inductor's flex_attention template: one CPU op per launch, named after its
+// kernel (triton_tem_fused_flex_attention_0, ..._backward_...), with q, k, v
+// [B, H, S, D] first among its record_shapes inputs.
+bool is_flex_op(std::string_view op) { return op.starts_with("triton_tem_") && has(op, "flex_attention"); }
+
+bool is_sdpa_op(std::string_view op) {
+  return op.starts_with("aten::scaled_dot_product_attention") || op.starts_with("aten::_scaled_dot_product_");
+}
+
 bool is_attention_op(std::string_view op) {
-  return op.starts_with("aten::scaled_dot_product_attention") || op.starts_with("aten::_scaled_dot_product_") ||
-         op.starts_with("aten::_flash_attention") || op.starts_with("aten::_efficient_attention");
+  return is_sdpa_op(op) || op.starts_with("aten::_flash_attention") || op.starts_with("aten::_efficient_attention") ||
+         is_flex_op(op);
 }
 
 // An FP32 CUDA-core GEMM against the same GEMM in bf16 on tensor cores, as
@@ -40,6 +51,9 @@ std::int64_t gemm_as_16bit(const KernelClass& c, std::int64_t ns) {
 // next to them rather than start their own.
 enum class FusedRole : std::uint8_t { Main, Before, After };
 FusedRole fused_role(std::string_view n) {
+  // flex_attention's backward: Inductor's reduction for dO.O (triton_per_fused_flex_attention_backward_*)
+  // before the template kernel (triton_tem_fused_flex_attention_backward_*), each under its own op.
+  if (has(n, "flex_attention") && !n.starts_with("triton_tem_")) return FusedRole::Before;
   // FlashAttention 2 (dot_do_o), 3 (FlashAttnBwdPreprocess), Triton (_attn_bwd_preprocess).
   if (has(n, "dot_do_o") || has(n, "BwdPreprocess") || has(n, "bwd_preprocess")) return FusedRole::Before;
   if (has(n, "convert_dq") || has(n, "ConvertdQ") || has(n, "BwdPostprocess") || has(n, "splitkv_combine") ||
@@ -99,6 +113,49 @@ Precision precision_of_type(std::string_view t) {
   if (t == "float") return Precision::FP32;
   if (t == "double") return Precision::FP64;
   return Precision::Unknown;
+}
+
+// Why SDPA ran its math backend, from aten::scaled_dot_product_attention's
+// record_shapes inputs (query, key, value, attn_mask, dropout_p, is_causal,
+// scale, enable_gqa): what PyTorch's fused backends (flash, cuDNN, efficient)
+// refuse that the inputs show. "" when the op has no q, k, v shapes.
+std::string math_cause(const OpInputs& in) {
+  if (in.dims.size() < 3) return "";
+  const auto& q = in.dims[0];
+  const auto& k = in.dims[1];
+  if (q.size() != 4 || k.size() != 4) return "";
+  std::string why;
+  const auto add = [&why](const std::string& s) { why += (why.empty() ? "" : " Also, ") + s; };
+  const bool gqa = in.concrete.size() > 7 && in.concrete[7] == "True";
+  if (q[1] != k[1] && !gqa)
+    add(
+        fmt::format("k and v have {} head{} against q's {} and enable_gqa is False; the fused backends need equal "
+                    "head counts unless enable_gqa=True (flash and cuDNN take it): pass enable_gqa=True, or "
+                    "repeat k and v to {} heads before the call.",
+                    k[1], k[1] == 1 ? "" : "s", q[1], q[1]));
+  static constexpr std::string_view kNames[] = {"q", "k", "v", "attn_mask"};
+  for (std::size_t a = 0; a < 4 && a < in.strides.size() && a < in.dims.size(); ++a) {
+    const auto& st = in.strides[a];
+    if (in.dims[a].empty() || st.size() != in.dims[a].size() || st.back() == 1 || in.dims[a].back() == 1) continue;
+    add(
+        fmt::format("{} is not contiguous in its last dim (stride {}); the fused backends need stride 1: pass "
+                    "{}.contiguous().",
+                    kNames[a], st.back(), kNames[a]));
+  }
+  const std::int64_t d = q[3];
+  if (d % 8 != 0)
+    add(fmt::format("The head dim, {}, is not a multiple of 8, which the fused backends need: pad it to {}.", d,
+                    (d + 7) / 8 * 8));
+  else if (d > 256)
+    add(fmt::format("The head dim, {}, is above the fused backends' 256.", d));
+  if (!in.types.empty() && in.types[0] == "double") add("q, k, v are FP64, which no fused backend takes.");
+  if (!why.empty()) return why;
+  return fmt::format(
+      "Nothing in the call's inputs rules out a fused backend ({} q, k, v, {}head dim {}): most "
+      "likely a sdpa_kernel(SDPBackend.MATH) context or a torch.backends.cuda.enable_*_sdp(False) "
+      "switch is in force.",
+      in.types.empty() ? "unknown" : to_string(precision_of_type(in.types[0])),
+      in.strides.empty() ? "" : "last dims contiguous, ", d);
 }
 
 class Finder {
@@ -188,19 +245,21 @@ class Finder {
     const OpInputs* in = inputs_of(range);
     if (in == nullptr) return s;
     const std::string_view op = index_.name(index_.ranges()[static_cast<std::size_t>(range)]);
-    // Only SDPA's ops: the backends' own (aten::_flash_attention_forward, ...) take
-    // [B, S, H, D] and other argument lists.
-    if (!op.starts_with("aten::scaled_dot_product_attention") && !op.starts_with("aten::_scaled_dot_product_"))
-      return s;
-    const std::size_t q = has(op, "backward") ? 1 : 0;
+    // Only SDPA's ops and flex_attention's kernels: the backends' own
+    // (aten::_flash_attention_forward, ...) take [B, S, H, D] and other argument lists.
+    // SDPA's backward ops take the output gradient first; flex's kernels q, k, v both ways.
+    const bool flex = is_flex_op(op);
+    if (!is_sdpa_op(op) && !flex) return s;
+    const std::size_t q = has(op, "backward") && !flex ? 1 : 0;
     if (in->dims.size() < q + 2) return s;
     const auto& qd = in->dims[q];
     const auto& kd = in->dims[q + 1];
     if (qd.size() != 4 || kd.size() != 4) return s;
     s = {qd[0], qd[1], kd[1], qd[2], kd[2],       qd[3], std::nullopt, ShapeFrom::AttentionOp,
          op,    false, {},    false, std::nullopt};
-    s.dropout = first_decimal(in);
     if (precision != nullptr && q < in->types.size()) *precision = precision_of_type(in->types[q]);
+    if (flex) return s;  // its masking is a block mask and score_mod, not an is_causal flag
+    s.dropout = first_decimal(in);
     // is_causal: the first boolean after the dropout probability (the first
     // decimal), in every SDPA op's signature.
     bool after_dropout = false;
@@ -292,8 +351,28 @@ class Finder {
       const std::string_view op = index_.name(ranges[static_cast<std::size_t>(range)]);
       c.pass = has(op, "backward") ? AttentionPass::Backward : AttentionPass::Forward;
       c.shape = shape_from_op(range, &c.precision);
+      if (c.impl == AttentionImpl::SdpaMath && op == "aten::scaled_dot_product_attention")
+        if (const OpInputs* in = inputs_of(range)) c.math_cause = math_cause(*in);
+      // Under torch.autocast the outer op still sees the FP32 tensors; the backend op
+      // inside it (aten::_scaled_dot_product_cudnn_attention, ..._math) the ones it ran on.
+      if (const Precision inner = innermost_precision(c.activities, range); inner != Precision::Unknown)
+        c.precision = inner;
       add(std::move(c));
     }
+  }
+
+  // The precision of q in the innermost SDPA op under `outer` that launched one
+  // of the activities (Unknown when there is none below it).
+  Precision innermost_precision(const std::vector<std::size_t>& activities, std::int32_t outer) const {
+    for (std::size_t i : activities)
+      for (std::int32_t r = index_.activities()[i].range; r != kNone && r != outer;
+           r = index_.ranges()[static_cast<std::size_t>(r)].parent) {
+        if (!is_sdpa_op(index_.name(index_.ranges()[static_cast<std::size_t>(r)]))) continue;
+        Precision p = Precision::Unknown;
+        shape_from_op(r, &p);
+        if (p != Precision::Unknown) return p;
+      }
+    return Precision::Unknown;
   }
 
   // 2. Fused kernels that no op claimed: a main kernel with the helpers next to it.
@@ -324,6 +403,23 @@ class Finder {
       while (!c.activities.empty() && cls(c.activities.back()).category != KernelCategory::FusedAttention)
         c.activities.pop_back();  // trailing memsets belong to whatever comes next
       if (c.activities.empty()) continue;
+      // Helpers launched under an op of their own, right before a call pass 1 found
+      // (flex_attention's backward): they join that call.
+      if (!main && q < seq.size() && !free(seq[q]) &&
+          view_.calls[static_cast<std::size_t>(view_.call_of[seq[q]])].impl == AttentionImpl::Fused &&
+          std::all_of(
+              c.activities.begin(), c.activities.end(),
+              [&](std::size_t i) {
+                return cls(i).category != KernelCategory::FusedAttention || role(i) == FusedRole::Before;
+              })) {
+        const std::int32_t id = view_.call_of[seq[q]];
+        auto& into = view_.calls[static_cast<std::size_t>(id)].activities;
+        for (std::size_t i : c.activities) view_.call_of[i] = id;
+        into.insert(into.begin(), c.activities.begin(), c.activities.end());
+        std::sort(into.begin(), into.end());
+        p = q - 1;
+        continue;
+      }
       if (c.family.empty()) c.family = cls(c.activities.front()).family;
       c.impl = AttentionImpl::Fused;
       c.pass = fused_backward(name(c.activities.front())) ? AttentionPass::Backward : AttentionPass::Forward;
@@ -332,40 +428,95 @@ class Finder {
     }
   }
 
+  // The innermost CPU op that launched activity i (kNone: none).
+  std::int32_t innermost_op(std::size_t i) const {
+    for (std::int32_t r = index_.activities()[i].range; r != kNone;
+         r = index_.ranges()[static_cast<std::size_t>(r)].parent)
+      if (index_.ranges()[static_cast<std::size_t>(r)].kind == EventKind::CpuOp) return r;
+    return kNone;
+  }
+
   // Whether a GEMM may be one of attention's: without CPU ops, any; with them,
   // only one launched under a batched matmul op (batched_matmul_op).
   bool attention_matmul(std::size_t i) const {
     if (!index_.has_cpu_ops()) return true;
-    const std::int32_t op = index_.activities()[i].range;
+    const std::int32_t op = innermost_op(i);
     if (op == kNone) return true;  // launched outside every op (a library's own thread): no evidence
-    for (std::int32_t r = op; r != kNone; r = index_.ranges()[static_cast<std::size_t>(r)].parent) {
-      const CpuRange& range = index_.ranges()[static_cast<std::size_t>(r)];
-      if (range.kind != EventKind::CpuOp) continue;
-      return batched_matmul_op(index_.name(range));  // the innermost ATen op decides
-    }
-    return true;
+    return batched_matmul_op(index_.name(index_.ranges()[static_cast<std::size_t>(op)]));
+  }
+
+  // A linear layer's GEMM by its op (aten::mm, addmm, linear): never attention's,
+  // and one that torch.compile's scheduler may place inside an attention chain
+  // (Inductor runs the V projection between the softmax and P V).
+  bool linear_matmul(std::size_t i) const {
+    if (!index_.has_cpu_ops()) return false;
+    const std::int32_t op = innermost_op(i);
+    if (op == kNone) return false;
+    const std::string_view n = index_.name(index_.ranges()[static_cast<std::size_t>(op)]);
+    return n == "aten::mm" || n == "aten::addmm" || n == "aten::linear" || n == "aten::_addmm_activation";
+  }
+
+  // The two operand shapes of the batched matmul op that launched GEMM i, when recorded.
+  std::optional<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> operands(std::size_t i) const {
+    const std::int32_t r = innermost_op(i);
+    if (r == kNone) return std::nullopt;
+    const OpInputs* in = inputs_of(r);
+    const std::size_t first = index_.name(index_.ranges()[static_cast<std::size_t>(r)]) == "aten::baddbmm" ? 1 : 0;
+    if (in == nullptr || in->dims.size() < first + 2) return std::nullopt;
+    const auto& a = in->dims[first];
+    const auto& b = in->dims[first + 1];
+    if (a.size() < 3 || a.size() != b.size()) return std::nullopt;
+    return std::pair(a, b);
+  }
+
+  // The dtype of GEMM i's left operand, from its batched matmul op's record_shapes types.
+  Precision operand_precision(std::size_t i) const {
+    const std::int32_t r = innermost_op(i);
+    if (r == kNone || !batched_matmul_op(index_.name(index_.ranges()[static_cast<std::size_t>(r)])))
+      return Precision::Unknown;
+    const OpInputs* in = inputs_of(r);
+    const std::size_t first = index_.name(index_.ranges()[static_cast<std::size_t>(r)]) == "aten::baddbmm" ? 1 : 0;
+    return in != nullptr && first < in->types.size() ? precision_of_type(in->types[first]) : Precision::Unknown;
+  }
+
+  // Whether GEMM pv multiplies the scores of GEMM qk: its left operand is qk's
+  // [..., Sq, Skv] product and its right one has Skv rows. The proof a chain
+  // needs when it stepped over a linear layer's GEMM.
+  bool scores_feed(std::size_t qk, std::size_t pv) const {
+    const auto s = operands(qk), o = operands(pv);
+    if (!s || !o) return false;
+    const auto& [a, b] = *s;
+    const auto& [p, v] = *o;
+    const std::size_t n = a.size(), m = p.size();
+    return a[n - 1] == b[n - 2] && p[m - 2] == a[n - 2] && p[m - 1] == b[n - 1] && v[m - 2] == b[n - 1];
   }
 
   // From the anchor seq[p], one way (dir -1 or +1) over chain kernels, at most
   // kReach of them, taking up to `want` GEMMs and stopping at anything else.
   struct Walk {
     int gemms = 0;
-    std::size_t farthest = 0;   // position of the last GEMM taken
-    bool safe_softmax = false;  // an isneginf / all-reduce on the way (_safe_softmax)
+    std::size_t farthest = 0;          // position of the last GEMM taken
+    bool safe_softmax = false;         // an isneginf / all-reduce on the way (_safe_softmax)
+    std::vector<std::size_t> skipped;  // positions of linear layers' GEMMs stepped over
   };
-  Walk walk(const std::vector<std::size_t>& seq, std::size_t p, int dir, int want) const {
+  Walk walk(const std::vector<std::size_t>& seq, std::size_t p, int dir, int want, bool skip_linear = false,
+            bool sums = false) const {
     constexpr std::size_t kReach = 10;
-    Walk w{0, p, false};
+    Walk w{0, p, false, {}};
     for (std::size_t step = 1; step <= kReach && w.gemms < want; ++step) {
       if (dir < 0 ? step > p : p + step >= seq.size()) break;
       const std::size_t q = dir < 0 ? p - step : p + step;
       if (!free(seq[q])) break;
       const KernelClass& k = cls(seq[q]);
       if (k.category == KernelCategory::Gemm) {
-        if (!attention_matmul(seq[q])) break;
+        if (!attention_matmul(seq[q])) {
+          if (!skip_linear || !linear_matmul(seq[q])) break;
+          w.skipped.push_back(q);
+          continue;
+        }
         ++w.gemms;
         w.farthest = q;
-      } else if (chain_kernel(k, name(seq[q]))) {
+      } else if (chain_kernel(k, name(seq[q])) || (sums && k.op == KernelOp::Reduce)) {
         w.safe_softmax |= k.op == KernelOp::IsNegInf || k.op == KernelOp::AllReduce;
       } else {
         break;
@@ -378,8 +529,15 @@ class Finder {
   void unfused_forward(const std::vector<std::size_t>& seq) {
     for (std::size_t p = 0; p < seq.size(); ++p) {
       if (!free(seq[p]) || cls(seq[p]).op != KernelOp::Softmax) continue;
-      const Walk before = walk(seq, p, -1, 1), after = walk(seq, p, +1, 1);
-      if (before.gemms == 0 || after.gemms == 0) continue;
+      Walk before = walk(seq, p, -1, 1), after = walk(seq, p, +1, 1);
+      if (before.gemms == 0 || after.gemms == 0) {
+        // torch.compile may schedule a projection's GEMM inside the chain: step over
+        // linear layers' GEMMs, and take the chain only if P V provably multiplies
+        // QK^T's scores (record_shapes).
+        before = walk(seq, p, -1, 1, true);
+        after = walk(seq, p, +1, 1, true);
+        if (before.gemms == 0 || after.gemms == 0 || !scores_feed(seq[before.farthest], seq[after.farthest])) continue;
+      }
       const std::size_t qk = before.farthest, pv = after.farthest;
       const bool safe_softmax = after.safe_softmax;
       std::size_t first = qk, last = pv;
@@ -394,9 +552,12 @@ class Finder {
       AttentionCall c;
       c.impl = safe_softmax ? AttentionImpl::SdpaMath : AttentionImpl::Unfused;
       c.pass = AttentionPass::Forward;
-      c.activities.assign(seq.begin() + static_cast<std::ptrdiff_t>(first),
-                          seq.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+      for (std::size_t q = first; q <= last; ++q)
+        if (std::find(before.skipped.begin(), before.skipped.end(), q) == before.skipped.end() &&
+            std::find(after.skipped.begin(), after.skipped.end(), q) == after.skipped.end())
+          c.activities.push_back(seq[q]);
       c.shape = shape_from_gemm(seq[qk]);
+      c.precision = operand_precision(seq[qk]);  // q and k as the trace recorded them; else from the kernels
       add(std::move(c));
       p = last;
     }
@@ -418,7 +579,9 @@ class Finder {
   void unfused_backward(const std::vector<std::size_t>& seq, AttentionImpl impl) {
     for (std::size_t p = 0; p < seq.size(); ++p) {
       if (!free(seq[p]) || cls(seq[p]).op != KernelOp::SoftmaxBackward) continue;
-      const Walk before = walk(seq, p, -1, 2), after = walk(seq, p, +1, 2);
+      // A sum reduction may sit in the chain: the gradient of K and V broadcast over
+      // the query heads (SDPA math with fewer K/V heads) sums over them.
+      const Walk before = walk(seq, p, -1, 2, false, true), after = walk(seq, p, +1, 2, false, true);
       if (before.gemms == 0 || after.gemms == 0) continue;
       const std::size_t first = before.farthest, last = after.farthest;
       AttentionCall c;

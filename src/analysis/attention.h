@@ -68,6 +68,9 @@ struct AttentionCall {
   // whether a dropout kernel ran in the call.
   std::optional<double> dropout;
   bool dropout_pass = false;
+  // SDPA math: what in the op's record_shapes inputs kept PyTorch off its fused
+  // backends, as "why; what to do" ("" when the trace has no inputs to say).
+  std::string math_cause;
 };
 
 struct AttentionView {

@@ -36,6 +36,16 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
     j.null("fused_estimate_us");
   else
     j.real("fused_estimate_us", us(s.fused_ns));
+  if (s.impl == AttentionImpl::SdpaMath) {  // what kept the calls off the fused backends, from their inputs
+    j.begin_array("math_causes");
+    for (const auto& [cause, calls] : s.math_causes) {
+      j.begin_object();
+      j.num("calls", calls);
+      j.str("cause", cause);
+      j.end_object();
+    }
+    j.end_array();
+  }
   const bool partial = s.shape.from == ShapeFrom::Kernels && s.shape.batch > 0;  // sizes the kernels do not say: null
   if (!s.shape.known() && !partial) {
     j.null("shape");

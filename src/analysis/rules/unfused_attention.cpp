@@ -51,7 +51,17 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
           "Run attention in bf16 or fp16 (torch.autocast('cuda', dtype=torch.bfloat16)) through "
           "torch.nn.functional.scaled_dot_product_attention, so it runs a fused kernel on tensor cores: the "
           "estimate above is that. In FP32 a fused kernel (memory-efficient) is barely faster than these calls.";
-    else if (math)
+    else if (math && !s.math_causes.empty()) {
+      // What the calls' own inputs say kept them off the fused backends.
+      f.fix = "PyTorch fell back to SDPA's math backend.";
+      for (const auto& [cause, calls] : s.math_causes)
+        f.fix +=
+            calls == s.calls ? fmt::format(" {}", cause) : fmt::format(" In {} of {} calls: {}", calls, s.calls, cause);
+      f.fix +=
+          " torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, "
+          "SDPBackend.EFFICIENT_ATTENTION]) raises instead of falling back, with PyTorch's reason. `attnprof bench` "
+          "compares the backends on your shape.";
+    } else if (math)
       f.fix =
           "PyTorch fell back to SDPA's math backend: let it dispatch to a fused one. Remove a "
           "sdpa_kernel(SDPBackend.MATH) context, keep q, k, v in bf16/fp16 and contiguous in the last dim, and "
