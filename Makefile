@@ -86,7 +86,9 @@ gpu-pack: gpu-carry
 # On a GPU machine with PyTorch and transformers, from a carried build: real
 # programs (Hugging Face models kept out of the repository, unfused and fused
 # twins) traced and checked against how they were built; prints the estimate
-# table. CORPUS_SET=corpus remakes tests/data/corpus instead.
+# table. CORPUS_SET=wild: programs beyond one plain forward (generate, autocast,
+# padding, torch.compile, flex_attention, encoder-decoders, ALiBi; ~100 s of device
+# time). CORPUS_SET=corpus remakes tests/data/corpus instead.
 CORPUS_SET ?= unseen
 gpu-corpus:
 	./scripts/corpus/gpu_corpus.sh $(GPU_CARRY) gpu-out/corpus-$(CORPUS_SET) --set $(CORPUS_SET)

@@ -27,9 +27,12 @@ def check(facts, report):
     wrong = []
     exp = facts["expected"]
     calls = {"forward": 0, "backward": 0}
+    by_impl = exp.get("calls_by_implementation")  # a program whose calls run on more than one implementation
+    seen = {}
     for a in report["attention"]:
         calls[a["pass"]] += a["calls"]
-        if a["implementation"] != exp["implementation"]:
+        seen.setdefault(a["implementation"], {"forward": 0, "backward": 0})[a["pass"]] += a["calls"]
+        if by_impl is None and a["implementation"] != exp["implementation"]:
             wrong.append(f"{a['pass']} is {a['implementation']}, built as {exp['implementation']}")
         if a["precision"] != facts["dtype"]:
             wrong.append(f"{a['pass']} precision {a['precision']}, built in {facts['dtype']}")
@@ -37,6 +40,13 @@ def check(facts, report):
         wrong.append(f"{calls['forward']} forward calls, built with {exp['forward_calls']}")
     if calls["backward"] != exp["backward_calls"]:
         wrong.append(f"{calls['backward']} backward calls, built with {exp['backward_calls']}")
+    if by_impl is not None:
+        for impl, want in by_impl.items():
+            got = seen.get(impl, {"forward": 0, "backward": 0})
+            if got != want:
+                wrong.append(f"{impl} calls {got}, built with {want}")
+        for impl in seen.keys() - by_impl.keys():
+            wrong.append(f"{impl} calls {seen[impl]}, built with none")
     scopes = {(f["id"], f["scope"]) for f in report["findings"]}
     if exp["implementation"] == "fused":
         blamed = sorted(i for i, s in scopes if s == "attention")

@@ -3,7 +3,7 @@
 # variant of make_corpus.py, then the `attnprof record` variants (unannotated,
 # the program as is), then checks doctor's attention view of each against the
 # facts of how it was built (check_corpus.py).
-#   scripts/corpus/gpu_corpus.sh CARRY_DIR OUT_DIR [--set corpus|unseen] [--only NAME,...]
+#   scripts/corpus/gpu_corpus.sh CARRY_DIR OUT_DIR [--set corpus|unseen|wild|replay] [--only NAME,...]
 # CARRY_DIR is `make gpu-carry`'s folder (attnprof + libattnprof_inject.so).
 set -uo pipefail
 B=$(cd "${1:?carry dir}" && pwd)

@@ -13,6 +13,7 @@ implementation follows from `attn_implementation` and the SDPA backend forced.
   make_corpus.py --list                              the variants and their facts (JSON)
   make_corpus.py --set unseen ...                    families kept out of the repository (validation)
   make_corpus.py --set replay ...                    Llama and GPT-2 x eager/math/fused x bf16/fp16 (doctor --replay)
+  make_corpus.py --set wild ...                      what real programs do beyond one plain forward (validation)
 
 On the GPU machine: scripts/corpus/gpu_corpus.sh does both kinds in one call.
 """
@@ -49,18 +50,42 @@ UNSEEN_MODELS = {
 }
 MODELS.update(UNSEEN_MODELS)
 
+# A second validation set, also kept out of the repository (--set wild): families whose
+# attention is built differently (ALiBi through baddbmm, D=96, D=256 with MQA, MQA broadcast
+# into SDPA, encoder-decoders with cross-attention, a ViT at 197 tokens) and programs that
+# are more than one plain forward per step (generate() with a KV cache, autocast, padding
+# masks, torch.compile, flex_attention).
+WILD_MODELS = {
+    "bloom": (2, 512, 8, 8, 64, True),
+    "gemma": (2, 512, 8, 1, 256, True),
+    "phi3": (2, 512, 16, 16, 96, True),
+    "falcon": (2, 512, 16, 1, 64, True),  # multi_query: one K/V head
+    "gpt_bigcode": (2, 512, 16, 1, 64, True),
+    "t5": (2, 512, 8, 8, 64, False),  # the encoder's; the decoder runs DEC_LEN tokens
+    "bart": (2, 512, 8, 8, 64, False),
+    "vit": (4, 197, 12, 12, 64, False),  # 224x224 pixels in 16x16 patches, plus [CLS]
+}
+MODELS.update(WILD_MODELS)
+ENCODER_DECODER = {"t5", "bart"}  # per forward: encoder self, decoder self and cross attention
+DEC_LEN = 128
+GEN_TOKENS = 16  # generate(): one prefill and 15 decode forwards per step
+
 # name -> (family, attn_implementation, forced SDPA backend or None, dtype, mode, tracer)
 VARIANTS = {}
 UNSEEN = {}
 
 
-def variant(family, impl, backend, dtype, mode, tracer="torch.profiler", into=None):
+def variant(family, impl, backend, dtype, mode, tracer="torch.profiler", into=None, kind="plain"):
     tag = impl if backend is None else f"{impl}-{backend}"
     name = f"{family}_{tag}_{dtype}_{'train' if mode == 'training' else 'infer'}"
+    if kind != "plain":
+        name += "_" + kind
     if tracer != "torch.profiler":
         name += "_record"
-    (VARIANTS if into is None else into)[name] = dict(family=family, impl=impl, backend=backend, dtype=dtype,
-                                                      mode=mode, tracer=tracer)
+    v = dict(family=family, impl=impl, backend=backend, dtype=dtype, mode=mode, tracer=tracer)
+    if kind != "plain":
+        v["kind"] = kind
+    (VARIANTS if into is None else into)[name] = v
 
 
 for v in [
@@ -116,7 +141,47 @@ for fam in ["llama", "gpt2"]:
                 variant(fam, impl, backend, dtype, mode, into=REPLAY)
 variant("llama", "eager", None, "bf16", "inference", tracer="attnprof record", into=REPLAY)
 variant("gpt2", "sdpa", "math", "fp16", "inference", tracer="attnprof record", into=REPLAY)
-ALL = {**VARIANTS, **UNSEEN, **REPLAY}
+# kind: generate (model.generate, KV cache), amp (fp32 weights under torch.autocast to dtype),
+# padded (a batch with padding in its attention_mask), compile (torch.compile(model)).
+WILD = {}
+for v in [
+    ("bloom", "eager", None, "bf16", "inference"),
+    ("bloom", "eager", None, "bf16", "training"),
+    ("gemma", "sdpa", None, "bf16", "inference"),
+    ("gemma", "eager", None, "bf16", "training"),
+    ("phi3", "sdpa", "math", "fp16", "inference"),
+    ("phi3", "sdpa", None, "fp16", "training"),
+    ("falcon", "sdpa", None, "bf16", "inference"),
+    ("gpt_bigcode", "sdpa", None, "bf16", "training"),
+    ("t5", "eager", None, "fp32", "inference"),
+    ("t5", "sdpa", None, "bf16", "inference"),
+    ("bart", "sdpa", None, "fp16", "training"),
+    ("bart", "eager", None, "bf16", "inference"),
+    ("vit", "sdpa", None, "bf16", "inference"),
+    ("vit", "eager", None, "fp16", "training"),
+    ("llama", "sdpa", None, "bf16", "inference", "generate"),
+    ("llama", "eager", None, "bf16", "inference", "generate"),
+    ("llama", "sdpa", None, "bf16", "training", "amp"),
+    ("gpt2", "eager", None, "fp16", "training", "amp"),
+    ("bert", "sdpa", None, "bf16", "inference", "padded"),
+    ("bert", "eager", None, "fp32", "inference", "padded"),
+    ("llama", "sdpa", None, "bf16", "inference", "padded"),
+    ("llama", "eager", None, "bf16", "inference", "compile"),
+    ("gpt2", "eager", None, "bf16", "training", "compile"),
+    ("llama", "sdpa", None, "bf16", "training", "compile"),
+    ("llama", "flex_attention", None, "bf16", "inference"),
+    # Added after run 91's fixes, as their holdout: the same regimes on other programs.
+    ("mistral", "eager", None, "bf16", "inference", "compile"),
+    ("gpt_neox", "eager", None, "fp16", "training", "compile"),
+    ("qwen2", "sdpa", None, "fp16", "training", "amp"),
+    ("llama", "flex_attention", None, "bf16", "training"),
+    ("falcon", "sdpa", None, "bf16", "training"),
+]:
+    variant(*v[:5], into=WILD, kind=v[5] if len(v) > 5 else "plain")
+variant("bloom", "eager", None, "bf16", "training", tracer="attnprof record", into=WILD)
+variant("t5", "sdpa", None, "bf16", "inference", tracer="attnprof record", into=WILD)
+variant("llama", "sdpa", None, "bf16", "inference", tracer="attnprof record", into=WILD, kind="generate")
+ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD}
 
 
 def facts(name):
@@ -126,20 +191,40 @@ def facts(name):
         implementation = "unfused"
     elif v["backend"] == "math":
         implementation = "sdpa-math"
+    elif v["family"] == "falcon":
+        # Falcon hands SDPA its single K/V head against 16 query heads without enable_gqa; PyTorch's
+        # fused backends all require equal head counts then (sdp_utils), so the call runs on math.
+        implementation = "sdpa-math"
     else:
-        implementation = "fused"  # flash / cuDNN / efficient: math is SDPA's last resort
+        implementation = "fused"  # flash / cuDNN / efficient / flex: math is SDPA's last resort
     recorded = v["tracer"] == "torch.profiler"
-    forwards = ACTIVE if recorded else RECORD_STEPS
-    per_pass = LAYERS * forwards
+    steps = ACTIVE if recorded else RECORD_STEPS
+    forwards = steps * (GEN_TOKENS if v.get("kind") == "generate" else 1)
+    attention_layers = LAYERS * (3 if v["family"] in ENCODER_DECODER else 1)
+    per_pass = attention_layers * forwards
+    expected = dict(
+        implementation=implementation,
+        forward_calls=per_pass,
+        backward_calls=per_pass if v["mode"] == "training" else 0,
+    )
+    if v["family"] == "t5" and implementation == "fused":
+        # T5 hands SDPA its relative-position bias as attn_mask, a permuted view whose last dim has stride
+        # `heads` (T5Attention.compute_bias); PyTorch's fused backends need stride 1 there, so the encoder's
+        # and the decoder's self-attention run on math. Cross-attention's bias is a fresh zeros tensor,
+        # contiguous: fused.
+        expected["implementation"] = "mixed"
+        expected["calls_by_implementation"] = {
+            "sdpa-math": {"forward": 2 * LAYERS * forwards, "backward": 0},
+            "fused": {"forward": LAYERS * forwards, "backward": 0},
+        }
+    shape = dict(batch=b, q_heads=h, kv_heads=hkv, q_len=s, kv_len=s, head_dim=d, causal=causal)
+    if v["family"] in ENCODER_DECODER:
+        shape["decoder_len"] = DEC_LEN  # the decoder's self-attention is DEC_LEN x DEC_LEN, its cross DEC_LEN x s
     return dict(
-        name=name, **v, layers=LAYERS,
-        steps=forwards, forwards=forwards,
-        shape=dict(batch=b, q_heads=h, kv_heads=hkv, q_len=s, kv_len=s, head_dim=d, causal=causal),
-        expected=dict(
-            implementation=implementation,
-            forward_calls=per_pass,
-            backward_calls=per_pass if v["mode"] == "training" else 0,
-        ),
+        name=name, **v, layers=attention_layers,
+        steps=steps, forwards=forwards,
+        shape=shape,
+        expected=expected,
     )
 
 
@@ -185,12 +270,46 @@ def build_model(v):
         cfg = tf.RobertaConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
                                intermediate_size=2 * hidden, max_position_embeddings=1024)
         cls = tf.RobertaForMaskedLM
+    elif fam == "bloom":  # ALiBi: the scores come from baddbmm; eager only
+        cfg = tf.BloomConfig(vocab_size=4096, hidden_size=hidden, n_layer=LAYERS, n_head=h)
+        cls = tf.BloomForCausalLM
+    elif fam == "gemma":
+        cfg = tf.GemmaConfig(vocab_size=4096, hidden_size=2048, intermediate_size=4096, num_hidden_layers=LAYERS,
+                             num_attention_heads=h, num_key_value_heads=hkv, head_dim=d, max_position_embeddings=4096)
+        cls = tf.GemmaForCausalLM
+    elif fam == "phi3":
+        cfg = tf.Phi3Config(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=LAYERS,
+                            num_attention_heads=h, num_key_value_heads=hkv, max_position_embeddings=4096,
+                            pad_token_id=0, bos_token_id=1, eos_token_id=2)
+        cls = tf.Phi3ForCausalLM
+    elif fam == "falcon":
+        cfg = tf.FalconConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
+                              multi_query=True, new_decoder_architecture=False, alibi=False, parallel_attn=True)
+        cls = tf.FalconForCausalLM
+    elif fam == "gpt_bigcode":
+        cfg = tf.GPTBigCodeConfig(vocab_size=4096, n_embd=hidden, n_layer=LAYERS, n_head=h, multi_query=True,
+                                  n_positions=1024)
+        cls = tf.GPTBigCodeForCausalLM
+    elif fam == "t5":
+        cfg = tf.T5Config(vocab_size=4096, d_model=hidden, d_kv=d, d_ff=2 * hidden, num_layers=LAYERS,
+                          num_decoder_layers=LAYERS, num_heads=h, decoder_start_token_id=0)
+        cls = tf.T5ForConditionalGeneration
+    elif fam == "bart":
+        cfg = tf.BartConfig(vocab_size=4096, d_model=hidden, encoder_layers=LAYERS, decoder_layers=LAYERS,
+                            encoder_attention_heads=h, decoder_attention_heads=h, encoder_ffn_dim=2 * hidden,
+                            decoder_ffn_dim=2 * hidden, max_position_embeddings=1024)
+        cls = tf.BartForConditionalGeneration
+    elif fam == "vit":
+        cfg = tf.ViTConfig(hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
+                           intermediate_size=2 * hidden, image_size=224, patch_size=16, num_labels=10)
+        cls = tf.ViTForImageClassification
     cfg._attn_implementation = v["impl"]
     torch.manual_seed(0)
     model = cls(cfg)
     # Weights made on the CPU and moved, as a checkpoint would be: the host-to-device
     # copies are part of the program (doctor must report them apart from the steps).
-    model = model.to(device="cuda", dtype=dtype)
+    # Under autocast (kind amp) the weights stay FP32 and autocast casts to dtype.
+    model = model.to(device="cuda", dtype=torch.float32 if v.get("kind") == "amp" else dtype)
     if v["mode"] == "training":
         model.train()
     else:
@@ -207,24 +326,75 @@ def backend_context(backend):
                         "cudnn": SDPBackend.CUDNN_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION}[backend])
 
 
+def make_inputs(v, batch, seq):
+    """The model's keyword arguments for one step (labels when training)."""
+    import torch
+
+    fam, training = v["family"], v["mode"] == "training"
+    if fam == "vit":
+        kw = dict(pixel_values=torch.randn(batch, 3, 224, 224, device="cuda"))
+        if training:
+            kw["labels"] = torch.randint(0, 10, (batch,), device="cuda")
+        return kw
+    ids = torch.randint(3, 4096, (batch, seq), device="cuda")
+    kw = dict(input_ids=ids)
+    if v.get("kind") == "padded":  # the last sequence's final 40% is padding
+        mask = torch.ones(batch, seq, dtype=torch.long, device="cuda")
+        if fam == "llama":  # decoders pad on the left, as for batched generation
+            mask[-1, : seq * 2 // 5] = 0
+        else:
+            mask[-1, seq - seq * 2 // 5:] = 0
+        kw["attention_mask"] = mask
+    if fam in ENCODER_DECODER:
+        dec = torch.randint(3, 4096, (batch, DEC_LEN), device="cuda")
+        if training:
+            kw["labels"] = dec
+        else:
+            kw["decoder_input_ids"] = dec
+    elif training:
+        kw["labels"] = ids.clone()
+    return kw
+
+
 def make_step(v, model, batch, seq):
     import torch
 
-    ids = torch.randint(0, 4096, (batch, seq), device="cuda")
-    labels = ids.clone()
+    kw = make_inputs(v, batch, seq)
+    kind = v.get("kind", "plain")
+    if kind == "compile":
+        model = torch.compile(model)
+    autocast = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(v["dtype"]) if kind == "amp" else None
+
+    def forward():
+        if autocast is None:
+            return model(**kw)
+        with torch.autocast("cuda", dtype=autocast):
+            return model(**kw)
+
     if v["mode"] == "training":
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        scaler = torch.amp.GradScaler("cuda") if autocast == torch.float16 else None
 
         def step():
             with backend_context(v["backend"]):
-                out = model(input_ids=ids, labels=labels)
-            out.loss.backward()
-            opt.step()
+                out = forward()
+            if scaler is None:
+                out.loss.backward()
+                opt.step()
+            else:
+                scaler.scale(out.loss).backward()
+                scaler.step(opt)
+                scaler.update()
             opt.zero_grad(set_to_none=True)
+    elif kind == "generate":
+        def step():
+            with torch.inference_mode(), backend_context(v["backend"]):
+                model.generate(**kw, max_new_tokens=GEN_TOKENS, min_new_tokens=GEN_TOKENS, do_sample=False,
+                               pad_token_id=0)
     else:
         def step():
             with torch.inference_mode(), backend_context(v["backend"]):
-                model(input_ids=ids)
+                forward()
     return step
 
 
@@ -267,9 +437,9 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--run")
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--set", choices=["corpus", "unseen", "replay"], default="corpus")
+    ap.add_argument("--set", choices=["corpus", "unseen", "replay", "wild"], default="corpus")
     a = ap.parse_args()
-    chosen = {"corpus": VARIANTS, "unseen": UNSEEN, "replay": REPLAY}[a.set]
+    chosen = {"corpus": VARIANTS, "unseen": UNSEEN, "replay": REPLAY, "wild": WILD}[a.set]
     if a.list:
         json.dump([facts(n) for n in chosen], sys.stdout, indent=1)
         return 0
