@@ -90,8 +90,11 @@ gpu-pack: gpu-carry
 # padding, torch.compile, flex_attention, encoder-decoders, ALiBi; ~100 s of device
 # time). CORPUS_SET=corpus remakes tests/data/corpus instead.
 CORPUS_SET ?= unseen
+# Programs made at once; above 1 they share the GPU, so keep 1 where the traces' times matter
+# (CORPUS_SET=corpus, the estimate table); the wild set's checks are counts: 4 there.
+CORPUS_JOBS ?= 1
 gpu-corpus:
-	./scripts/corpus/gpu_corpus.sh $(GPU_CARRY) gpu-out/corpus-$(CORPUS_SET) --set $(CORPUS_SET)
+	./scripts/corpus/gpu_corpus.sh $(GPU_CARRY) gpu-out/corpus-$(CORPUS_SET) --set $(CORPUS_SET) --jobs $(CORPUS_JOBS)
 
 # attnprof record on a GPU machine, from gpu-carry: endings, capture windows, child processes
 # (gpu_record_check.sh); a two-minute training loop's memory, its step window, a SIGKILL; the

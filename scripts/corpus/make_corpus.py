@@ -142,7 +142,9 @@ for fam in ["llama", "gpt2"]:
 variant("llama", "eager", None, "bf16", "inference", tracer="attnprof record", into=REPLAY)
 variant("gpt2", "sdpa", "math", "fp16", "inference", tracer="attnprof record", into=REPLAY)
 # kind: generate (model.generate, KV cache), amp (fp32 weights under torch.autocast to dtype),
-# padded (a batch with padding in its attention_mask), compile (torch.compile(model)).
+# padded (a batch with padding in its attention_mask), compile (torch.compile(model)), cudagraph
+# (torch.compile mode="reduce-overhead"), checkpoint (gradient checkpointing), stack (the profiler
+# with with_stack and profile_memory).
 WILD = {}
 for v in [
     ("bloom", "eager", None, "bf16", "inference"),
@@ -176,6 +178,13 @@ for v in [
     ("qwen2", "sdpa", None, "fp16", "training", "amp"),
     ("llama", "flex_attention", None, "bf16", "training"),
     ("falcon", "sdpa", None, "bf16", "training"),
+    # Added in session 16 after run 92, unseen by every fix so far.
+    ("llama", "sdpa", None, "bf16", "inference", "cudagraph"),
+    ("llama", "eager", None, "bf16", "inference", "cudagraph"),
+    ("llama", "sdpa", None, "bf16", "training", "checkpoint"),
+    ("gpt2", "eager", None, "bf16", "training", "checkpoint"),
+    ("llama", "sdpa", None, "bf16", "training", "stack"),
+    ("mistral", "eager", None, "bf16", "training", "stack"),
 ]:
     variant(*v[:5], into=WILD, kind=v[5] if len(v) > 5 else "plain")
 variant("bloom", "eager", None, "bf16", "training", tracer="attnprof record", into=WILD)
@@ -204,7 +213,8 @@ def facts(name):
     per_pass = attention_layers * forwards
     expected = dict(
         implementation=implementation,
-        forward_calls=per_pass,
+        # gradient checkpointing: every layer's forward again during the backward pass
+        forward_calls=per_pass * (2 if v.get("kind") == "checkpoint" else 1),
         backward_calls=per_pass if v["mode"] == "training" else 0,
     )
     if v["family"] == "t5" and implementation == "fused":
@@ -363,6 +373,10 @@ def make_step(v, model, batch, seq):
     kind = v.get("kind", "plain")
     if kind == "compile":
         model = torch.compile(model)
+    elif kind == "cudagraph":  # Inductor with CUDA graphs: the traced steps replay a graph
+        model = torch.compile(model, mode="reduce-overhead")
+    elif kind == "checkpoint":  # each layer's forward runs again in the backward pass
+        model.gradient_checkpointing_enable()
     autocast = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(v["dtype"]) if kind == "amp" else None
 
     def forward():
@@ -418,7 +432,9 @@ def run_profiled(name, out_dir):
     model, (b, s) = build_model(v)
     step = make_step(v, model, b, s)
     path = os.path.join(out_dir, name + ".json")
+    stack = v.get("kind") == "stack"  # Python stacks and memory events in the trace, as many users record
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                 with_stack=stack, profile_memory=stack,
                  schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
         for _ in range(WAIT + WARMUP + ACTIVE):
