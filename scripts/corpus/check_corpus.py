@@ -34,7 +34,7 @@ def check(facts, report):
         seen.setdefault(a["implementation"], {"forward": 0, "backward": 0})[a["pass"]] += a["calls"]
         if by_impl is None and a["implementation"] != exp["implementation"]:
             wrong.append(f"{a['pass']} is {a['implementation']}, built as {exp['implementation']}")
-        if a["precision"] != facts["dtype"]:
+        if a["precision"] != exp.get("precision", facts["dtype"]):
             wrong.append(f"{a['pass']} precision {a['precision']}, built in {facts['dtype']}")
     if calls["forward"] != exp["forward_calls"]:
         wrong.append(f"{calls['forward']} forward calls, built with {exp['forward_calls']}")

@@ -428,8 +428,11 @@ class Finder {
     }
   }
 
-  // The innermost CPU op that launched activity i (kNone: none).
+  // The innermost CPU op that launched activity i (kNone: none, or a CUDA graph's
+  // replay: its kernels were captured elsewhere, the op around the launch is not theirs).
   std::int32_t innermost_op(std::size_t i) const {
+    const std::int32_t launch = index_.activities()[i].launch;
+    if (launch != kNone && has(t_.name(t_.events[static_cast<std::size_t>(launch)]), "GraphLaunch")) return kNone;
     for (std::int32_t r = index_.activities()[i].range; r != kNone;
          r = index_.ranges()[static_cast<std::size_t>(r)].parent)
       if (index_.ranges()[static_cast<std::size_t>(r)].kind == EventKind::CpuOp) return r;

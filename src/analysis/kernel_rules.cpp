@@ -16,6 +16,16 @@ namespace {
 bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 
+// Inductor's generated pointwise and reduction kernels (torch.compile) are named
+// after every ATen op fused into them, e.g. triton_poi_fused__scaled_dot_product_
+// cudnn_attention__to_copy_... for the copies that feed cuDNN's attention: they
+// are never a GEMM or an attention kernel themselves (Inductor's GEMM and
+// flex_attention kernels are templates, triton_tem_; but for flex_attention's
+// backward's dO.O reduction: see the Triton row).
+bool inductor_generated(std::string_view n) {
+  return starts(n, "triton_poi_") || starts(n, "triton_per_") || starts(n, "triton_red_");
+}
+
 bool legacy_cublas(std::string_view n) {
   for (std::string_view arch : {"maxwell_", "pascal_", "volta_", "turing_", "ampere_", "hopper_", "ada_"})
     if (starts(n, arch) && has(n, "gemm")) return true;
@@ -62,8 +72,9 @@ constexpr std::array kKernelTable = {
     // Fused attention: one kernel for the whole of softmax(QK^T)V.
     KernelRule{"attn-flash", "FlashAttention", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
-                 return has(n, "flash_fwd") || has(n, "flash_bwd") || has(n, "pytorch_flash::") ||
-                        has(n, "FlashAttn") || has(n, "flash::");
+                 return !inductor_generated(n) && (has(n, "flash_fwd") || has(n, "flash_bwd") ||
+                                                   has(n, "pytorch_flash::") || has(n, "FlashAttn") ||
+                                                   has(n, "flash::"));
                },
                "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
                "false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> "
@@ -76,20 +87,22 @@ constexpr std::array kKernelTable = {
                [](std::string_view n) {
                  // cudnn::fusion:: are the helper kernels of its attention backward (dO.O, dQ
                  // conversion, GQA head reduction).
-                 return has(n, "cudnn") && (has(n, "sdpa") || has(n, "fmha") || has(n, "attention") ||
-                                            has(n, "cudnn::fusion::"));
+                 return !inductor_generated(n) && has(n, "cudnn") &&
+                        (has(n, "sdpa") || has(n, "fmha") || has(n, "attention") || has(n, "cudnn::fusion::"));
                },
                "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_"
                "cga1x1x1_kernel0_0"},
     KernelRule{"attn-mem-efficient", "PyTorch mem-efficient (xFormers CUTLASS)",
                KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
-                 return has(n, "fmha") || has(n, "AttentionKernel<") || has(n, "AttentionBackwardKernel<");
+                 return !inductor_generated(n) &&
+                        (has(n, "fmha") || has(n, "AttentionKernel<") || has(n, "AttentionBackwardKernel<"));
                },
                "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::"
                "bfloat16_t, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"},
     KernelRule{"attn-triton", "Triton", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
+                 if (inductor_generated(n)) return has(n, "flex_attention_backward");  // its dO.O reduction
                  return has(n, "attn_fwd") || has(n, "attn_bwd") || has(n, "attention_fwd") ||
                         has(n, "flex_attention");
                },
@@ -126,13 +139,16 @@ constexpr std::array kKernelTable = {
                "float, float)"},
     KernelRule{"gemm-triton", "Triton", KernelCategory::Gemm, KernelOp::Matmul,
                [](std::string_view n) {
-                 return starts(n, "triton") &&
+                 // Inductor's GEMM templates (triton_tem_fused_mm_0); a pointwise kernel fed by or
+                 // feeding a bmm (triton_poi_fused__to_copy_add_bmm_...) is none.
+                 return starts(n, "triton") && !inductor_generated(n) &&
                         (has(n, "_mm") || has(n, "matmul") || has(n, "bmm") || has(n, "addmm"));
                },
                "triton_tem_fused_addmm_0"},
     KernelRule{"gemm-generic", "GEMM", KernelCategory::Gemm, KernelOp::Matmul,
                [](std::string_view n) {
-                 return has(n, "gemm") || has(n, "Gemm") || has(n, "GEMM") || has(n, "matmul");
+                 return !inductor_generated(n) && (has(n, "gemm") || has(n, "Gemm") || has(n, "GEMM") ||
+                                                   has(n, "matmul"));
                },
                "sgemm_largek_lds64"},
     KernelRule{"communication", "NCCL / RCCL", KernelCategory::Communication, KernelOp::Other,

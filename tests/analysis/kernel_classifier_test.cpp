@@ -107,6 +107,16 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"triton_poi_fused_add_cos_sin_0", KernelCategory::Elementwise, MathUnit::None, Precision::Unknown},
         Case{"triton_per_fused__softmax_0", KernelCategory::Softmax, MathUnit::None, Precision::Unknown},
         Case{"triton_red_fused_sum_1", KernelCategory::Reduction, MathUnit::None, Precision::Unknown},
+        // torch.compile names its kernels after the ATen ops fused into them: the copies that feed
+        // cuDNN's attention (a CUDA-graph replay, session 16 run 93) are no attention kernel; flex_attention's
+        // template and its backward's dO.O reduction are (run 92).
+        Case{"triton_poi_fused__scaled_dot_product_cudnn_attention__to_copy__unsafe_view_add_arange_bmm_cat_clone_"
+             "cos_expand_le_mul_neg_scalar_tensor_sin_slice_transpose_unsqueeze_view_where_4",
+             KernelCategory::Elementwise, MathUnit::None, Precision::Unknown},
+        Case{"triton_tem_fused_flex_attention_0", KernelCategory::FusedAttention, MathUnit::TensorCore,
+             Precision::Unknown},
+        Case{"triton_per_fused_flex_attention_backward_mul_0", KernelCategory::FusedAttention, MathUnit::TensorCore,
+             Precision::Unknown},
         Case{"void cunn_SoftMaxForward<4, float, float, float, Epilogue>(float*, float const*, int)",
              KernelCategory::Softmax, MathUnit::None, Precision::Unknown},
         Case{"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", KernelCategory::Communication,
