@@ -185,6 +185,16 @@ for v in [
     ("gpt2", "eager", None, "bf16", "training", "checkpoint"),
     ("llama", "sdpa", None, "bf16", "training", "stack"),
     ("mistral", "eager", None, "bf16", "training", "stack"),
+    # Added in session 16 after run 93's fixes, as their holdout.
+    ("gpt2", "sdpa", None, "bf16", "inference", "cudagraph"),
+    ("qwen2", "eager", None, "fp16", "inference", "cudagraph"),
+    ("mistral", "sdpa", None, "bf16", "inference", "compile"),
+    ("bert", "eager", None, "bf16", "training", "compile"),
+    ("gemma", "sdpa", None, "bf16", "training", "checkpoint"),
+    ("opt", "eager", None, "fp16", "training", "stack"),
+    ("t5", "eager", None, "bf16", "training"),
+    ("llama", "sdpa", None, "bf16", "training", "padded"),
+    ("bart", "sdpa", None, "bf16", "inference", "generate"),
 ]:
     variant(*v[:5], into=WILD, kind=v[5] if len(v) > 5 else "plain")
 variant("bloom", "eager", None, "bf16", "training", tracer="attnprof record", into=WILD)
@@ -211,6 +221,9 @@ def facts(name):
     forwards = steps * (GEN_TOKENS if v.get("kind") == "generate" else 1)
     attention_layers = LAYERS * (3 if v["family"] in ENCODER_DECODER else 1)
     per_pass = attention_layers * forwards
+    if v["family"] in ENCODER_DECODER and v.get("kind") == "generate":
+        # generate() runs the encoder once, then the decoder (self and cross attention) per token
+        per_pass = steps * LAYERS * (1 + 2 * GEN_TOKENS)
     expected = dict(
         implementation=implementation,
         # gradient checkpointing: every layer's forward again during the backward pass
@@ -359,7 +372,7 @@ def make_inputs(v, batch, seq):
         else:
             mask[-1, seq - seq * 2 // 5:] = 0
         kw["attention_mask"] = mask
-    if fam in ENCODER_DECODER:
+    if fam in ENCODER_DECODER and v.get("kind") != "generate":
         dec = torch.randint(3, 4096, (batch, DEC_LEN), device="cuda")
         if training:
             kw["labels"] = dec
