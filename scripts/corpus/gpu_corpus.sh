@@ -37,7 +37,9 @@ f = [x for x in json.load(open(sys.argv[1])) if x["tracer"] == "torch.profiler"]
 slow = [x["name"] for x in f if x.get("kind") in ("compile", "cudagraph") or x["impl"] == "flex_attention"]
 names = slow + [x["name"] for x in f if x["name"] not in slow]
 jobs = max(1, int(sys.argv[2]))
-print("\n".join(",".join(names[i::jobs]) for i in range(jobs) if names[i::jobs]))
+for i in range(jobs):
+    if names[i::jobs]:
+        print(",".join(names[i::jobs]))
 PY
 recorded() {
   local status=0
@@ -55,6 +57,7 @@ status=0
 if [ "$jobs" -gt 1 ]; then
   pids=() i=0
   while read -r names; do
+    [ -n "$names" ] || continue
     timeout "${CORPUS_TIMEOUT:-420}" python3 "$here/make_corpus.py" --set "$set_name" --out "$O" --only "$names" >"$O/shard$i.log" 2>&1 &
     pids+=($!) i=$((i + 1))
   done <"$O/shards.txt"
