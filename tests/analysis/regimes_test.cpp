@@ -11,15 +11,14 @@
 // expectation comes from it.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
-#include <simdjson.h>
 
 #include <algorithm>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "analysis/analysis.h"
+#include "corpus_facts.h"
 #include "test_doctor.h"
 #include "test_paths.h"
 
@@ -28,58 +27,9 @@ namespace {
 
 using test::Doctor;
 
-struct Program {
-  std::string name, family, impl, dtype, mode, kind;
-  std::vector<std::string> precision;  // what the trace can say of q, k, v's dtype: dtype, or the facts' list
-  std::int64_t batch = 0, q_heads = 0, kv_heads = 0, seq = 0, head_dim = 0, decoder_len = 0;
-  // (implementation, pass) -> calls in the traced window
-  std::map<std::pair<std::string, std::string>, std::int64_t> calls;
-};
+using Program = test::Facts;
 
-void PrintTo(const Program& p, std::ostream* os) { *os << p.name; }
-
-std::vector<Program> programs() {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc = parser.load(test::data_file("regimes/facts.json"));
-  std::vector<Program> out;
-  for (simdjson::dom::element v : doc.get_array()) {
-    Program p;
-    p.name = std::string(std::string_view(v["name"]));
-    p.family = std::string(std::string_view(v["family"]));
-    p.impl = std::string(std::string_view(v["impl"]));
-    p.dtype = std::string(std::string_view(v["dtype"]));
-    p.mode = std::string(std::string_view(v["mode"]));
-    std::string_view kind;
-    if (v["kind"].get(kind) != simdjson::SUCCESS) kind = "plain";
-    p.kind = std::string(kind);
-    const auto s = v["shape"];
-    p.batch = std::int64_t(s["batch"]);
-    p.q_heads = std::int64_t(s["q_heads"]);
-    p.kv_heads = std::int64_t(s["kv_heads"]);
-    p.seq = std::int64_t(s["q_len"]);
-    p.head_dim = std::int64_t(s["head_dim"]);
-    std::int64_t dec = 0;
-    if (s["decoder_len"].get(dec) == simdjson::SUCCESS) p.decoder_len = dec;
-    const auto e = v["expected"];
-    simdjson::dom::array accepted;
-    if (e["precision"].get(accepted) == simdjson::SUCCESS)
-      for (auto a : accepted) p.precision.emplace_back(std::string_view(a));
-    else
-      p.precision = {p.dtype};
-    simdjson::dom::object by_impl;
-    if (e["calls_by_implementation"].get(by_impl) == simdjson::SUCCESS) {
-      for (auto [impl, passes] : by_impl)
-        for (const char* pass : {"forward", "backward"})
-          if (const std::int64_t n = std::int64_t(passes[pass]); n > 0) p.calls[{std::string(impl), pass}] = n;
-    } else {
-      const std::string impl{std::string_view(e["implementation"])};
-      for (const char* pass : {"forward", "backward"})
-        if (const std::int64_t n = std::int64_t(e[std::string(pass) + "_calls"]); n > 0) p.calls[{impl, pass}] = n;
-    }
-    out.push_back(std::move(p));
-  }
-  return out;
-}
+std::vector<Program> programs() { return test::corpus_facts("regimes/facts.json"); }
 
 const AttentionSummary* summary(const Doctor& d, AttentionImpl impl, AttentionPass pass = AttentionPass::Forward) {
   for (const AttentionSummary& s : d.analysis.attention)
@@ -97,7 +47,7 @@ TEST_P(Regimes, CallsImplementationsAndPrecisionAsBuilt) {
     found[{std::string(to_string(s.impl)), std::string(to_string(s.pass))}] += s.calls;
     // autocast: the program's dtype is what autocast ran attention in, not the weights' FP32; a CUDA
     // graph's replay: 16-bit, as its kernel names say, with no op to say which
-    EXPECT_NE(std::find(p.precision.begin(), p.precision.end(), to_string(s.precision)), p.precision.end())
+    EXPECT_NE(std::find(p.precisions.begin(), p.precisions.end(), to_string(s.precision)), p.precisions.end())
         << to_string(s.precision) << ": " << to_string(s.impl) << " " << to_string(s.pass);
   }
   EXPECT_EQ(found, p.calls);
@@ -110,20 +60,20 @@ TEST_P(Regimes, ShapeOfTheCallsAsBuilt) {
     SCOPED_TRACE(fmt::format("{} {}", to_string(s.impl), to_string(s.pass)));
     if (p.kind == "cudagraph") continue;  // a graph replay has no ops, so no record_shapes
     ASSERT_TRUE(s.shape.any());
-    EXPECT_EQ(s.shape.head_dim, p.head_dim);
+    EXPECT_EQ(s.shape.head_dim, p.shape.head_dim);
     if (s.shape.from == ShapeFrom::QkBmm) {  // Inductor's bmm on [B*H, S, D]; eager GQA repeats K and V first
-      EXPECT_EQ(s.shape.batch, p.batch * p.q_heads);
+      EXPECT_EQ(s.shape.batch, p.shape.batch * p.shape.q_heads);
     } else {
-      EXPECT_EQ(s.shape.batch, p.batch);
-      EXPECT_EQ(s.shape.q_heads, p.q_heads);
-      EXPECT_EQ(s.shape.kv_heads, p.kv_heads);
+      EXPECT_EQ(s.shape.batch, p.shape.batch);
+      EXPECT_EQ(s.shape.q_heads, p.shape.q_heads);
+      EXPECT_EQ(s.shape.kv_heads, p.shape.kv_heads);
     }
     if (p.decoder_len > 0 && s.impl == AttentionImpl::Fused) {  // T5's fused calls: cross-attention
       EXPECT_EQ(s.shape.q_len, p.decoder_len);
-      EXPECT_EQ(s.shape.kv_len, p.seq);
+      EXPECT_EQ(s.shape.kv_len, p.shape.q_len);
     } else if (p.decoder_len == 0) {
-      EXPECT_EQ(s.shape.q_len, p.seq);
-      EXPECT_EQ(s.shape.kv_len, p.seq);
+      EXPECT_EQ(s.shape.q_len, p.shape.q_len);
+      EXPECT_EQ(s.shape.kv_len, p.shape.kv_len);
     }
   }
 }
@@ -205,7 +155,7 @@ TEST(RegimesMathCause, FalconsSingleKvHeadWithoutEnableGqa) {
   ASSERT_NE(s, nullptr);
   ASSERT_EQ(s->math_causes.size(), 1u);
   const std::string want =
-      fmt::format("k and v have {} head against q's {} and enable_gqa is False", p.kv_heads, p.q_heads);
+      fmt::format("k and v have {} head against q's {} and enable_gqa is False", p.shape.kv_heads, p.shape.q_heads);
   EXPECT_NE(s->math_causes[0].first.find(want), std::string::npos) << s->math_causes[0].first;
   EXPECT_EQ(s->math_causes[0].second, s->calls);
   const Finding* f = d.find("unfused-attention", Scope::Attention);
@@ -219,7 +169,7 @@ TEST(RegimesMathCause, T5sPermutedPositionBiasAsMask) {
   const AttentionSummary* s = summary(d, AttentionImpl::SdpaMath);
   ASSERT_NE(s, nullptr);
   // compute_bias permutes [q, k, heads] to [heads, q, k]: the last dim's stride is the head count.
-  const std::string want = fmt::format("attn_mask is not contiguous in its last dim (stride {})", p.q_heads);
+  const std::string want = fmt::format("attn_mask is not contiguous in its last dim (stride {})", p.shape.q_heads);
   ASSERT_EQ(s->math_causes.size(), 1u);
   EXPECT_NE(s->math_causes[0].first.find(want), std::string::npos) << s->math_causes[0].first;
   const Finding* f = d.find("unfused-attention", Scope::Attention);

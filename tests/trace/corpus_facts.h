@@ -6,8 +6,10 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/attention.h"
@@ -17,15 +19,22 @@ namespace attnprof::test {
 
 struct Facts {
   std::string name, family, impl, dtype, mode, tracer, expected_impl;
+  std::string kind = "plain";  // the wild set's: generate, amp, padded, compile, cudagraph, checkpoint, stack
   std::int64_t layers = 0, steps = 0, forwards = 0, forward_calls = 0, backward_calls = 0;
   AttentionShape shape;
+  std::int64_t decoder_len = 0;  // encoder-decoders: the decoder's length (shape.q_len is the encoder's)
+  // The precisions the trace can show for q, k, v: dtype, unless the facts list more.
+  std::vector<std::string> precisions;
+  // (implementation, pass) -> calls: one implementation, or the facts' calls_by_implementation.
+  std::map<std::pair<std::string, std::string>, std::int64_t> calls;
 };
 
 inline void PrintTo(const Facts& f, std::ostream* os) { *os << f.name; }
 
-inline std::vector<Facts> corpus_facts() {
+// file: under tests/data (corpus/facts.json, regimes/facts.json).
+inline std::vector<Facts> corpus_facts(const std::string& file = "corpus/facts.json") {
   simdjson::dom::parser parser;
-  simdjson::dom::element doc = parser.load(data_file("corpus/facts.json"));
+  simdjson::dom::element doc = parser.load(data_file(file));
   std::vector<Facts> out;
   for (simdjson::dom::element v : doc.get_array()) {
     Facts f;
@@ -49,6 +58,25 @@ inline std::vector<Facts> corpus_facts() {
     f.shape.kv_len = std::int64_t(s["kv_len"]);
     f.shape.head_dim = std::int64_t(s["head_dim"]);
     f.shape.causal = bool(s["causal"]);
+    std::string_view kind;
+    if (v["kind"].get(kind) == simdjson::SUCCESS) f.kind = std::string(kind);
+    std::int64_t dec = 0;
+    if (s["decoder_len"].get(dec) == simdjson::SUCCESS) f.decoder_len = dec;
+    const auto e = v["expected"];
+    simdjson::dom::array accepted;
+    if (e["precision"].get(accepted) == simdjson::SUCCESS)
+      for (auto a : accepted) f.precisions.emplace_back(std::string_view(a));
+    else
+      f.precisions = {f.dtype};
+    simdjson::dom::object by_impl;
+    if (e["calls_by_implementation"].get(by_impl) == simdjson::SUCCESS) {
+      for (auto [impl, passes] : by_impl)
+        for (const char* pass : {"forward", "backward"})
+          if (const std::int64_t n = std::int64_t(passes[pass]); n > 0) f.calls[{std::string(impl), pass}] = n;
+    } else {
+      if (f.forward_calls > 0) f.calls[{f.expected_impl, "forward"}] = f.forward_calls;
+      if (f.backward_calls > 0) f.calls[{f.expected_impl, "backward"}] = f.backward_calls;
+    }
     out.push_back(f);
   }
   return out;
