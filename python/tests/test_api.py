@@ -38,6 +38,20 @@ def test_doctor_on_sdpa_math():
     assert r.device["name"] == "NVIDIA H200"
 
 
+def test_why_sdpa_fell_back_to_math():
+    # Falcon (multi_query) hands SDPA 1 K/V head against 16 query heads without enable_gqa:
+    # tests/data/regimes/facts.json says how the program was built.
+    regimes = ROOT / "tests" / "data" / "regimes"
+    facts = next(f for f in json.loads((regimes / "facts.json").read_text()) if f["name"] == "falcon_sdpa_bf16_infer")
+    r = attnprof.doctor(str(regimes / "falcon_sdpa_bf16_infer.json.gz"))
+    (a,) = r.attention
+    assert a.implementation == "sdpa-math" and a.calls == facts["expected"]["forward_calls"]
+    ((calls, why),) = a.math_causes
+    assert calls == a.calls
+    shape = facts["shape"]
+    assert f"k and v have {shape['kv_heads']} head against q's {shape['q_heads']}" in why and "enable_gqa" in why
+
+
 def test_report_forms_match_the_cli():
     r = attnprof.doctor(MATH)
     assert r.to_json() == cli("doctor", "--json", MATH).stdout
