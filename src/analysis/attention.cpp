@@ -142,18 +142,15 @@ std::string math_cause(const OpInputs& in) {
                     "{}.contiguous().",
                     kNames[a], st.back(), kNames[a]));
   }
+  // Not the head dim: the flash path pads it to a multiple of 8 itself, and which backend
+  // takes a large one depends on the GPU and the version, which the trace does not say.
   const std::int64_t d = q[3];
-  if (d % 8 != 0)
-    add(fmt::format("The head dim, {}, is not a multiple of 8, which the fused backends need: pad it to {}.", d,
-                    (d + 7) / 8 * 8));
-  else if (d > 256)
-    add(fmt::format("The head dim, {}, is above the fused backends' 256.", d));
   if (!in.types.empty() && in.types[0] == "double") add("q, k, v are FP64, which no fused backend takes.");
   if (!why.empty()) return why;
   return fmt::format(
-      "Nothing in the call's inputs rules out a fused backend ({} q, k, v, {}head dim {}): most "
-      "likely a sdpa_kernel(SDPBackend.MATH) context or a torch.backends.cuda.enable_*_sdp(False) "
-      "switch is in force.",
+      "Nothing that the trace shows rules out a fused backend ({} q, k, v, {}head dim {}): most likely a "
+      "sdpa_kernel(SDPBackend.MATH) context or a torch.backends.cuda.enable_*_sdp(False) switch is in force, "
+      "else a limit of the backends on this shape or GPU.",
       in.types.empty() ? "unknown" : to_string(precision_of_type(in.types[0])),
       in.strides.empty() ? "" : "last dims contiguous, ", d);
 }
