@@ -195,6 +195,9 @@ for v in [
     ("t5", "eager", None, "bf16", "training"),
     ("llama", "sdpa", None, "bf16", "training", "padded"),
     ("bart", "sdpa", None, "bf16", "inference", "generate"),
+    # Added at session 16's end: decoding beyond the dynamic cache.
+    ("llama", "flex_attention", None, "bf16", "inference", "generate"),
+    ("llama", "sdpa", None, "bf16", "inference", "generate_static"),
 ]:
     variant(*v[:5], into=WILD, kind=v[5] if len(v) > 5 else "plain")
 variant("bloom", "eager", None, "bf16", "training", tracer="attnprof record", into=WILD)
@@ -223,7 +226,7 @@ def facts(name):
         implementation = "fused"  # flash / cuDNN / efficient / flex: math is SDPA's last resort
     recorded = v["tracer"] == "torch.profiler"
     steps = ACTIVE if recorded else RECORD_STEPS
-    forwards = steps * (GEN_TOKENS if v.get("kind") == "generate" else 1)
+    forwards = steps * (GEN_TOKENS if v.get("kind", "").startswith("generate") else 1)
     attention_layers = LAYERS * (3 if v["family"] in ENCODER_DECODER else 1)
     per_pass = attention_layers * forwards
     if v["family"] in ENCODER_DECODER and v.get("kind") == "generate":
@@ -378,7 +381,7 @@ def make_inputs(v, batch, seq):
         else:
             mask[-1, seq - seq * 2 // 5:] = 0
         kw["attention_mask"] = mask
-    if fam in ENCODER_DECODER and v.get("kind") != "generate":
+    if fam in ENCODER_DECODER and not v.get("kind", "").startswith("generate"):
         dec = torch.randint(3, 4096, (batch, DEC_LEN), device="cuda")
         if training:
             kw["labels"] = dec
@@ -423,11 +426,14 @@ def make_step(v, model, batch, seq):
                 scaler.step(opt)
                 scaler.update()
             opt.zero_grad(set_to_none=True)
-    elif kind == "generate":
+    elif kind.startswith("generate"):
+        # generate_static: a static KV cache (the full length, masked), as for compiled decoding
+        extra = {"cache_implementation": "static"} if kind == "generate_static" else {}
+
         def step():
             with torch.inference_mode(), backend_context(v["backend"]):
                 model.generate(**kw, max_new_tokens=GEN_TOKENS, min_new_tokens=GEN_TOKENS, do_sample=False,
-                               pad_token_id=0)
+                               pad_token_id=0, **extra)
     else:
         def step():
             with torch.inference_mode(), backend_context(v["backend"]):

@@ -51,9 +51,11 @@ std::int64_t gemm_as_16bit(const KernelClass& c, std::int64_t ns) {
 // next to them rather than start their own.
 enum class FusedRole : std::uint8_t { Main, Before, After };
 FusedRole fused_role(std::string_view n) {
-  // flex_attention's backward: Inductor's reduction for dO.O (triton_per_fused_flex_attention_backward_*)
-  // before the template kernel (triton_tem_fused_flex_attention_backward_*), each under its own op.
-  if (has(n, "flex_attention") && !n.starts_with("triton_tem_")) return FusedRole::Before;
+  // flex_attention's reductions, each under its own op: the backward's dO.O before its template
+  // (triton_per_fused_flex_attention_backward_*), the decoding split-KV combine after the forward's
+  // (triton_red_fused_flex_attention_*).
+  if (has(n, "flex_attention") && !n.starts_with("triton_tem_"))
+    return has(n, "backward") ? FusedRole::Before : FusedRole::After;
   // FlashAttention 2 (dot_do_o), 3 (FlashAttnBwdPreprocess), Triton (_attn_bwd_preprocess).
   if (has(n, "dot_do_o") || has(n, "BwdPreprocess") || has(n, "bwd_preprocess")) return FusedRole::Before;
   if (has(n, "convert_dq") || has(n, "ConvertdQ") || has(n, "BwdPostprocess") || has(n, "splitkv_combine") ||
@@ -400,22 +402,27 @@ class Finder {
       while (!c.activities.empty() && cls(c.activities.back()).category != KernelCategory::FusedAttention)
         c.activities.pop_back();  // trailing memsets belong to whatever comes next
       if (c.activities.empty()) continue;
-      // Helpers launched under an op of their own, right before a call pass 1 found
-      // (flex_attention's backward): they join that call.
-      if (!main && q < seq.size() && !free(seq[q]) &&
-          view_.calls[static_cast<std::size_t>(view_.call_of[seq[q]])].impl == AttentionImpl::Fused &&
-          std::all_of(
-              c.activities.begin(), c.activities.end(),
-              [&](std::size_t i) {
-                return cls(i).category != KernelCategory::FusedAttention || role(i) == FusedRole::Before;
-              })) {
-        const std::int32_t id = view_.call_of[seq[q]];
-        auto& into = view_.calls[static_cast<std::size_t>(id)].activities;
-        for (std::size_t i : c.activities) view_.call_of[i] = id;
-        into.insert(into.begin(), c.activities.begin(), c.activities.end());
-        std::sort(into.begin(), into.end());
-        p = q - 1;
-        continue;
+      // Helpers launched under ops of their own next to a call pass 1 found (flex_attention's
+      // reductions): Before ones join the call right after them, After ones the call right before.
+      if (!main) {
+        const auto only = [&](FusedRole want) {
+          return std::all_of(c.activities.begin(), c.activities.end(), [&](std::size_t i) {
+            return cls(i).category != KernelCategory::FusedAttention || role(i) == want;
+          });
+        };
+        std::int32_t id = kNone;
+        if (only(FusedRole::Before) && q < seq.size() && !free(seq[q]))
+          id = view_.call_of[seq[q]];
+        else if (only(FusedRole::After) && p > 0 && !free(seq[p - 1]))
+          id = view_.call_of[seq[p - 1]];
+        if (id != kNone && view_.calls[static_cast<std::size_t>(id)].impl == AttentionImpl::Fused) {
+          auto& into = view_.calls[static_cast<std::size_t>(id)].activities;
+          for (std::size_t i : c.activities) view_.call_of[i] = id;
+          into.insert(into.end(), c.activities.begin(), c.activities.end());
+          std::sort(into.begin(), into.end());
+          p = q - 1;
+          continue;
+        }
       }
       if (c.family.empty()) c.family = cls(c.activities.front()).family;
       c.impl = AttentionImpl::Fused;

@@ -21,7 +21,7 @@ bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(
 // cudnn_attention__to_copy_... for the copies that feed cuDNN's attention: they
 // are never a GEMM or an attention kernel themselves (Inductor's GEMM and
 // flex_attention kernels are templates, triton_tem_; but for flex_attention's
-// backward's dO.O reduction: see the Triton row).
+// own reductions: see the Triton row).
 bool inductor_generated(std::string_view n) {
   return starts(n, "triton_poi_") || starts(n, "triton_per_") || starts(n, "triton_red_");
 }
@@ -102,7 +102,9 @@ constexpr std::array kKernelTable = {
                "bfloat16_t, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"},
     KernelRule{"attn-triton", "Triton", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
-                 if (inductor_generated(n)) return has(n, "flex_attention_backward");  // its dO.O reduction
+                 // flex_attention's reductions: the decoding template's split-KV combine after it,
+                 // the backward's dO.O before it
+                 if (inductor_generated(n)) return has(n, "flex_attention");
                  return has(n, "attn_fwd") || has(n, "attn_bwd") || has(n, "attention_fwd") ||
                         has(n, "flex_attention");
                },

@@ -117,6 +117,8 @@ INSTANTIATE_TEST_SUITE_P(
              Precision::Unknown},
         Case{"triton_per_fused_flex_attention_backward_mul_0", KernelCategory::FusedAttention, MathUnit::TensorCore,
              Precision::Unknown},
+        Case{"triton_red_fused_flex_attention_mul_1", KernelCategory::FusedAttention, MathUnit::TensorCore,
+             Precision::Unknown},  // flex decoding's split-KV combine (run 97)
         Case{"void cunn_SoftMaxForward<4, float, float, float, Epilogue>(float*, float const*, int)",
              KernelCategory::Softmax, MathUnit::None, Precision::Unknown},
         Case{"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", KernelCategory::Communication,

@@ -111,11 +111,12 @@ TEST(RegimesCompile, ChainAcrossAScheduledProjectionLeavesTheProjectionOut) {
   EXPECT_EQ(gemms, 2 * s->calls);  // QK^T and P V per call, over the whole trace's calls
 }
 
-// Every kernel of flex_attention (forward, backward and the backward's dO.O
-// reduction, each under an op of its own) is inside an attention call, and
-// there is one call per layer and pass.
+// Every kernel of flex_attention (forward, backward, the backward's dO.O
+// reduction and the decoding steps' split-KV combine, each under an op of its
+// own) is inside an attention call; the calls per pass are the facts' (above).
 TEST(RegimesFlex, EveryFlexKernelIsInACall) {
-  for (const std::string name : {"llama_flex_attention_bf16_infer", "llama_flex_attention_bf16_train"}) {
+  for (const std::string name : {"llama_flex_attention_bf16_infer", "llama_flex_attention_bf16_train",
+                                 "llama_flex_attention_bf16_infer_generate"}) {
     SCOPED_TRACE(name);
     const Doctor d(test::data_file("regimes/" + name + ".json.gz"));
     int flex = 0;
