@@ -18,13 +18,14 @@ bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(
 
 // Inductor's generated pointwise and reduction kernels (torch.compile) are named
 // after every ATen op fused into them, e.g. triton_poi_fused__scaled_dot_product_
-// cudnn_attention__to_copy_... for the copies that feed cuDNN's attention: they
-// are never a GEMM or an attention kernel themselves (Inductor's GEMM and
-// flex_attention kernels are templates, triton_tem_; but for flex_attention's
-// own reductions: see the Triton row).
+// cudnn_attention__to_copy_..._bmm_... for the copies that feed cuDNN's attention:
+// they are never a GEMM or an attention kernel themselves (Inductor's GEMM and
+// flex_attention kernels are templates, triton_tem_), but for flex_attention's own
+// reductions, which the Triton attention row takes.
 bool inductor_generated(std::string_view n) {
   return starts(n, "triton_poi_") || starts(n, "triton_per_") || starts(n, "triton_red_");
 }
+bool never_gemm_or_attention(std::string_view n) { return inductor_generated(n) && !has(n, "flex_attention"); }
 
 bool legacy_cublas(std::string_view n) {
   for (std::string_view arch : {"maxwell_", "pascal_", "volta_", "turing_", "ampere_", "hopper_", "ada_"})
@@ -72,9 +73,8 @@ constexpr std::array kKernelTable = {
     // Fused attention: one kernel for the whole of softmax(QK^T)V.
     KernelRule{"attn-flash", "FlashAttention", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
-                 return !inductor_generated(n) && (has(n, "flash_fwd") || has(n, "flash_bwd") ||
-                                                   has(n, "pytorch_flash::") || has(n, "FlashAttn") ||
-                                                   has(n, "flash::"));
+                 return has(n, "flash_fwd") || has(n, "flash_bwd") || has(n, "pytorch_flash::") ||
+                        has(n, "FlashAttn") || has(n, "flash::");
                },
                "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, "
                "false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> "
@@ -87,24 +87,22 @@ constexpr std::array kKernelTable = {
                [](std::string_view n) {
                  // cudnn::fusion:: are the helper kernels of its attention backward (dO.O, dQ
                  // conversion, GQA head reduction).
-                 return !inductor_generated(n) && has(n, "cudnn") &&
-                        (has(n, "sdpa") || has(n, "fmha") || has(n, "attention") || has(n, "cudnn::fusion::"));
+                 return has(n, "cudnn") && (has(n, "sdpa") || has(n, "fmha") || has(n, "attention") ||
+                                            has(n, "cudnn::fusion::"));
                },
                "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_"
                "cga1x1x1_kernel0_0"},
     KernelRule{"attn-mem-efficient", "PyTorch mem-efficient (xFormers CUTLASS)",
                KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
-                 return !inductor_generated(n) &&
-                        (has(n, "fmha") || has(n, "AttentionKernel<") || has(n, "AttentionBackwardKernel<"));
+                 return has(n, "fmha") || has(n, "AttentionKernel<") || has(n, "AttentionBackwardKernel<");
                },
                "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::"
                "bfloat16_t, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"},
     KernelRule{"attn-triton", "Triton", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
-                 // flex_attention's reductions: the decoding template's split-KV combine after it,
-                 // the backward's dO.O before it
-                 if (inductor_generated(n)) return has(n, "flex_attention");
+                 // with flex_attention's own reductions (the decoding template's split-KV combine
+                 // after it, the backward's dO.O before it): see classify_kernel
                  return has(n, "attn_fwd") || has(n, "attn_bwd") || has(n, "attention_fwd") ||
                         has(n, "flex_attention");
                },
@@ -141,16 +139,15 @@ constexpr std::array kKernelTable = {
                "float, float)"},
     KernelRule{"gemm-triton", "Triton", KernelCategory::Gemm, KernelOp::Matmul,
                [](std::string_view n) {
-                 // Inductor's GEMM templates (triton_tem_fused_mm_0); a pointwise kernel fed by or
-                 // feeding a bmm (triton_poi_fused__to_copy_add_bmm_...) is none.
-                 return starts(n, "triton") && !inductor_generated(n) &&
+                 // Inductor's GEMM templates (triton_tem_fused_mm_0); see classify_kernel for its
+                 // pointwise kernels named after a bmm.
+                 return starts(n, "triton") &&
                         (has(n, "_mm") || has(n, "matmul") || has(n, "bmm") || has(n, "addmm"));
                },
                "triton_tem_fused_addmm_0"},
     KernelRule{"gemm-generic", "GEMM", KernelCategory::Gemm, KernelOp::Matmul,
                [](std::string_view n) {
-                 return !inductor_generated(n) && (has(n, "gemm") || has(n, "Gemm") || has(n, "GEMM") ||
-                                                   has(n, "matmul"));
+                 return has(n, "gemm") || has(n, "Gemm") || has(n, "GEMM") || has(n, "matmul");
                },
                "sgemm_largek_lds64"},
     KernelRule{"communication", "NCCL / RCCL", KernelCategory::Communication, KernelOp::Other,
@@ -333,7 +330,9 @@ std::span<const KernelRule> kernel_rules() { return kKernelTable; }
 KernelClass classify_kernel(std::string_view name) {
   KernelClass c;
   const KernelRule* rule = nullptr;
+  const bool no_gemm = never_gemm_or_attention(name);
   for (const auto& r : kKernelTable) {
+    if (no_gemm && (r.category == KernelCategory::Gemm || r.category == KernelCategory::FusedAttention)) continue;
     if (r.matches(name)) {
       rule = &r;
       break;
