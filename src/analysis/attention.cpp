@@ -463,27 +463,35 @@ class Finder {
     return n == "aten::mm" || n == "aten::addmm" || n == "aten::linear" || n == "aten::_addmm_activation";
   }
 
-  // The two operand shapes of the batched matmul op that launched GEMM i, when recorded.
-  std::optional<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> operands(std::size_t i) const {
+  // The record_shapes inputs of the batched matmul op that launched GEMM i, and
+  // where its two operands start (baddbmm's come after its bias).
+  struct MatmulInputs {
+    const OpInputs* in;
+    std::size_t first;
+  };
+  std::optional<MatmulInputs> matmul_inputs(std::size_t i) const {
     const std::int32_t r = innermost_op(i);
     if (r == kNone) return std::nullopt;
+    const std::string_view op = index_.name(index_.ranges()[static_cast<std::size_t>(r)]);
     const OpInputs* in = inputs_of(r);
-    const std::size_t first = index_.name(index_.ranges()[static_cast<std::size_t>(r)]) == "aten::baddbmm" ? 1 : 0;
-    if (in == nullptr || in->dims.size() < first + 2) return std::nullopt;
-    const auto& a = in->dims[first];
-    const auto& b = in->dims[first + 1];
+    if (!batched_matmul_op(op) || in == nullptr) return std::nullopt;
+    return MatmulInputs{in, op == "aten::baddbmm" ? 1u : 0u};
+  }
+
+  // The two operand shapes of GEMM i's batched matmul op, when recorded.
+  std::optional<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> operands(std::size_t i) const {
+    const auto m = matmul_inputs(i);
+    if (!m || m->in->dims.size() < m->first + 2) return std::nullopt;
+    const auto& a = m->in->dims[m->first];
+    const auto& b = m->in->dims[m->first + 1];
     if (a.size() < 3 || a.size() != b.size()) return std::nullopt;
     return std::pair(a, b);
   }
 
   // The dtype of GEMM i's left operand, from its batched matmul op's record_shapes types.
   Precision operand_precision(std::size_t i) const {
-    const std::int32_t r = innermost_op(i);
-    if (r == kNone || !batched_matmul_op(index_.name(index_.ranges()[static_cast<std::size_t>(r)])))
-      return Precision::Unknown;
-    const OpInputs* in = inputs_of(r);
-    const std::size_t first = index_.name(index_.ranges()[static_cast<std::size_t>(r)]) == "aten::baddbmm" ? 1 : 0;
-    return in != nullptr && first < in->types.size() ? precision_of_type(in->types[first]) : Precision::Unknown;
+    const auto m = matmul_inputs(i);
+    return m && m->first < m->in->types.size() ? precision_of_type(m->in->types[m->first]) : Precision::Unknown;
   }
 
   // Whether GEMM pv multiplies the scores of GEMM qk: its left operand is qk's
