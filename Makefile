@@ -6,7 +6,7 @@ CMAKE_FLAGS ?= -G Ninja -DCMAKE_BUILD_TYPE=Release
 .PHONY: deps configure build test demo bench gpu-test gpu-carry gpu-pack gpu-corpus gpu-replay gpu-record fuzz sanitize python-test clean format format-check
 
 deps:
-	./scripts/setup.sh
+	./scripts/dev/setup.sh
 
 configure:
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -17,19 +17,19 @@ build: configure
 # The whole test suite (what .ci/run runs): formatting, every CPU test (with headless
 # Chromium for the HTML report's test), then the Python package in a fresh venv (pytest).
 test: format-check build
-	./scripts/setup.sh --browser
+	./scripts/dev/setup.sh --browser
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE gpu
-	./scripts/python_test.sh
+	./scripts/dev/python_test.sh
 
 # The Python package alone: a fresh venv, pip install ".[test]", pytest.
 python-test: deps
-	./scripts/python_test.sh
+	./scripts/dev/python_test.sh
 
 # clang-format 19.1.7 (pinned, from PyPI into build-format/): check, or fix in place.
 format-check: deps
-	./scripts/check_format.sh
+	./scripts/dev/check_format.sh
 format:
-	./scripts/check_format.sh --fix
+	./scripts/dev/check_format.sh --fix
 
 # The main job on a bundled real trace: PyTorch SDPA's math backend on an H200.
 # Builds only what it runs: the attnprof CLI without CUDA targets or tests
@@ -44,10 +44,10 @@ demo: deps
 
 # Reader throughput and peak memory on a large synthetic trace built from the real ones.
 bench: deps build
-	./scripts/trace_throughput.sh $(BUILD)
+	./scripts/dev/trace_throughput.sh $(BUILD)
 
 fuzz:
-	./scripts/fuzz_reader.sh
+	./scripts/dev/fuzz_reader.sh
 
 # Every CPU test under AddressSanitizer and UndefinedBehaviorSanitizer (CPU part only).
 sanitize: deps
@@ -60,11 +60,11 @@ clean:
 
 # On a GPU machine: build, run the GPU tests, print the benchmark tables.
 gpu-test: build
-	./scripts/gpu_check.sh $(BUILD)
+	./scripts/gpu/gpu_check.sh $(BUILD)
 
 # What the GPU check needs from a build, small enough to carry to a GPU machine
 # (the device tool takes 64 MiB; the whole build is larger): then, there,
-# `scripts/gpu_check.sh gpu-carry` (and `scripts/gpu_record_check.sh gpu-carry` for the recorder).
+# `scripts/gpu/gpu_check.sh gpu-carry` (and `scripts/record/gpu_record_check.sh gpu-carry` for the recorder).
 GPU_CARRY ?= gpu-carry
 gpu-carry: build
 	rm -rf $(GPU_CARRY) && mkdir -p $(GPU_CARRY)/tests/fused $(GPU_CARRY)/tests/capture $(GPU_CARRY)/tests/attention
@@ -100,7 +100,7 @@ gpu-corpus:
 # (gpu_record_check.sh); a two-minute training loop's memory, its step window, a SIGKILL; the
 # 500k-launch loop's overhead beside torch.profiler (about 12 minutes in all).
 gpu-record:
-	./scripts/gpu_record_check.sh $(GPU_CARRY) gpu-out/record
+	./scripts/record/gpu_record_check.sh $(GPU_CARRY) gpu-out/record
 	./scripts/record/gpu_training_check.sh $(GPU_CARRY) gpu-out/training training
 	./scripts/record/gpu_training_check.sh $(GPU_CARRY) gpu-out/overhead overhead
 

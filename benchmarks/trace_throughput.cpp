@@ -1,6 +1,6 @@
 // Reader and doctor throughput on a large trace: MB/s of JSON text and the
 // process's peak resident memory. The trace path comes from ATTNPROF_TRACE
-// (build a big one with scripts/make_big_trace.py); one thread. BM_StreamWrite: the
+// (build a big one with scripts/dev/make_big_trace.py); one thread. BM_StreamWrite: the
 // recorder's streamed writer on a recorded trace (ATTNPROF_STREAM_TRACE).
 //
 //   ATTNPROF_TRACE=/tmp/big.json build/benchmarks/trace_throughput

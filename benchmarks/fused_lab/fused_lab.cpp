@@ -3,7 +3,7 @@
 // and a sequence sweep (hot timing; `attnprof bench --impl fused:<path>` times
 // one path on one shape the bench's way, cold).
 //   attnprof_fused_lab --check            correctness suite, both paths
-//   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/fused_peers.py
+//   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/lab/fused_peers.py
 //   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
 //   attnprof_fused_lab --count [--small]  how many cases the check list has (no GPU needed)
 //   attnprof_fused_lab --timers           per-tile timers of the Hopper schedules (issue 13): where a tile's
@@ -19,7 +19,7 @@
 //   --section-heads N                        hopper_v29's (batch, head)s per section of its longest-first
 //                                            order (default: dynamic_section_heads)
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
-//                                            default set, e.g. the slowest of scripts/fused_grid.py;
+//                                            default set, e.g. the slowest of scripts/lab/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
 //   --path p1,p2                             paths by name (tile_table.h's kPathNames; the usage line lists
 //                                            them); default: auto for timing, every available for checks
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (do_count) {  // for scripts: the --case indices there are (scripts/fused_device.sh sanitize)
+  if (do_count) {  // for scripts: the --case indices there are (scripts/lab/fused_device.sh sanitize)
     std::printf("%zu\n", (small ? small_cases() : check_cases()).size());
     return 0;
   }

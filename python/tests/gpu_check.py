@@ -1,4 +1,4 @@
-"""The Python package on a GPU machine with the real torch (scripts/python_gpu_check.sh runs it).
+"""The Python package on a GPU machine with the real torch (scripts/gpu/python_gpu_check.sh runs it).
 
 1. A Hugging Face Llama (random weights) profiled with on_trace_ready=attnprof.trace_handler: trace and
    report written; attnprof.check passes on SDPA flash and cuDNN and fails on SDPA math.

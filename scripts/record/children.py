@@ -1,4 +1,4 @@
-"""A program with child processes, for scripts/gpu_record_check.sh: like torchrun (a launcher and two
+"""A program with child processes, for scripts/record/gpu_record_check.sh: like torchrun (a launcher and two
 workers with RANK set) plus a process that initializes CUDA but launches nothing (as torch.compile's
 compile workers or a DataLoader worker may).
 

@@ -1,4 +1,4 @@
-"""A program for the capture window checks (scripts/gpu_record_check.sh): 30 steps of 100 ms from
+"""A program for the capture window checks (scripts/record/gpu_record_check.sh): 30 steps of 100 ms from
 its first CUDA call, each an NVTX range "step" holding a range "tick<N>" around a few kernels.
 
     python3 window.py                        # run it (under attnprof record --delay, --duration, --capture-range)

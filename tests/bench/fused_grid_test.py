@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/fused_grid.py (issue 13's measurement) on the CPU: its case list is the issue's, its bench
+"""scripts/lab/fused_grid.py (issue 13's measurement) on the CPU: its case list is the issue's, its bench
 commands interleave fused and cudnn, and its summary takes medians over runs and applies the issue's
 bars, on result folders written in `attnprof bench --json-file`'s format."""
 import argparse
@@ -15,7 +15,7 @@ import unittest
 import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("fused_grid", os.path.join(HERE, "..", "..", "scripts", "fused_grid.py"))
+spec = importlib.util.spec_from_file_location("fused_grid", os.path.join(HERE, "..", "..", "scripts", "lab", "fused_grid.py"))
 grid = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(grid)
 

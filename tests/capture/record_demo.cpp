@@ -1,4 +1,4 @@
-// A small CUDA program for scripts/gpu_record_check.sh. Each mode runs a few
+// A small CUDA program for scripts/record/gpu_record_check.sh. Each mode runs a few
 // mix steps (each under an NVTX range "mix_step"), then ends its own way:
 //   normal | crash (SIGSEGV) | exit-thread (exit(7) from a second thread) |
 //   sigint | sigterm (sent to itself, default handlers) -- run under `attnprof record`

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/sass_loops.py on the CPU: on a listing in nvdisasm's format it finds a kernel's innermost
+"""scripts/lab/sass_loops.py on the CPU: on a listing in nvdisasm's format it finds a kernel's innermost
 loops that hold HGMMA and MUFU.EX2 (not the outer tile loop, not loops without both), counts their
 instructions, and compares two kernels' loops by opcode with registers and predicates ignored."""
 import contextlib
@@ -10,7 +10,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("sass_loops", os.path.join(HERE, "..", "..", "scripts", "sass_loops.py"))
+spec = importlib.util.spec_from_file_location("sass_loops", os.path.join(HERE, "..", "..", "scripts", "lab", "sass_loops.py"))
 sass = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sass)
 

@@ -9,7 +9,7 @@ torch.profiler. With --attnprof-json FILE (from `attnprof bench --json-file`)
 it also prints the comparisons the issue asks for: math/manual ratio, ours vs
 PyTorch's, and our cudnn vs PyTorch's cudnn backend.
 
-  python3 scripts/peers.py --batch 8 --heads 16 --seq 1024 --head-dim 64 --causal
+  python3 scripts/gpu/peers.py --batch 8 --heads 16 --seq 1024 --head-dim 64 --causal
 """
 import argparse
 import json

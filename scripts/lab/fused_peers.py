@@ -3,7 +3,7 @@
 attnprof_fused_lab timed (its --csv output), in the same call on the same GPU,
 and prints one table with the fused kernel's ratio to each.
 
-  python3 scripts/fused_peers.py fused.csv [--out peers.csv]
+  python3 scripts/lab/fused_peers.py fused.csv [--out peers.csv]
 """
 import csv
 import sys

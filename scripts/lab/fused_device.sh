@@ -2,7 +2,7 @@
 # Runs on the GPU machine with a carried build-fused (nothing is built there):
 # SASS check, fp64 correctness suite, compute-sanitizer on small shapes, timing,
 # and the PyTorch peers in the same call. Writes logs under $OUT (or ./out).
-#   scripts/fused_device.sh [check|sanitize|time|timers|all]...
+#   scripts/lab/fused_device.sh [check|sanitize|time|timers|all]...
 # LAB_ARGS go to the lab's check and sanitizer runs (e.g. "--persistent-ctas 3": the persistent
 # path's CTAs each walk several tiles even on the small cases).
 set -uo pipefail
@@ -44,7 +44,7 @@ fi
 if has time; then
   timeout 240 "$B/attnprof_fused_lab" --time ${QUICK:+--quick} ${TPATH:+--path $TPATH} --csv "$O/fused.csv" > "$O/time.log" 2>&1; echo "time rc=$?"
   if [[ -n ${PEERS:-1} ]]; then
-    PYTHONUNBUFFERED=1 python3 scripts/fused_peers.py "$O/fused.csv" --out "$O/peers.csv" 2>&1 | tee "$O/peers.log"
+    PYTHONUNBUFFERED=1 python3 scripts/lab/fused_peers.py "$O/fused.csv" --out "$O/peers.csv" 2>&1 | tee "$O/peers.log"
   else
     cat "$O/time.log"
   fi

@@ -4,13 +4,13 @@
 checks), then the issue's verdicts. Run it on a GPU machine from a carried build; run it three times,
 each on a freshly started machine, and give the three result folders to --summarize.
 
-    scripts/fused_grid.py run ATTNPROF OUT [--timing cold|hot] [--only WORD] [--repeats N] [--flash]
+    scripts/lab/fused_grid.py run ATTNPROF OUT [--timing cold|hot] [--only WORD] [--repeats N] [--flash]
                               [--deadline SEC] [--resume EARLIER_OUT]   # one run over several calls
-    scripts/fused_grid.py summarize OUT1 [OUT2 OUT3]   # medians over the runs, the verdicts, and the
+    scripts/lab/fused_grid.py summarize OUT1 [OUT2 OUT3]   # medians over the runs, the verdicts, and the
                                                        # lab commands for the slowest cases' tile timers;
                                                        # an OUT may be a .tgz of a run's folder (as kept in
                                                        # benchmarks/fused/runN/grid.tgz)
-    scripts/fused_grid.py list                         # the cases and their bench commands
+    scripts/lab/fused_grid.py list                         # the cases and their bench commands
 
 The cases (from the issue): the 30-shape grid of the fused lab (bf16, BHSD); real GQA in BSHD
 (Llama-3-8B-like H32/Hkv8 D128 causal at S 2k/8k/32k, H64/Hkv8 S4k, MQA H16/Hkv1 S2k); edges
@@ -127,7 +127,7 @@ def flash_ms(c, repeats):
 
 
 def bench_env():
-    """PyTorch's cuDNN first on the library path (as scripts/gpu_check.sh does), so `cudnn` runs the
+    """PyTorch's cuDNN first on the library path (as scripts/gpu/gpu_check.sh does), so `cudnn` runs the
     version PyTorch's cudnn backend runs."""
     env = dict(os.environ)
     try:

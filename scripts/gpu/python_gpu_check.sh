@@ -3,7 +3,7 @@
 # needed: `pip wheel . -w dist` with the GPU machine's Python, carried over) into a scratch folder
 # and runs python/tests/gpu_check.py (trace_handler and check on a Hugging Face model, attnprof.attention
 # against SDPA in fp64, under torch.compile, and timed against SDPA flash and cuDNN).
-#   scripts/python_gpu_check.sh [WHEEL_DIR=dist] [TRACE_DIR]
+#   scripts/gpu/python_gpu_check.sh [WHEEL_DIR=dist] [TRACE_DIR]
 set -euo pipefail
 W=${1:-dist}
 T=$(mktemp -d)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # clang-format, pinned (PyPI clang-format==19.1.7, in a virtual environment
 # under build-format/), over the C++ and CUDA sources git tracks.
-#   scripts/check_format.sh          check: list the files that differ, exit 1 if any
-#   scripts/check_format.sh --fix    reformat them in place
+#   scripts/dev/check_format.sh          check: list the files that differ, exit 1 if any
+#   scripts/dev/check_format.sh --fix    reformat them in place
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 version=19.1.7
 venv=build-format/venv
 if [ ! -x "$venv/bin/clang-format" ] || [ "$("$venv/bin/clang-format" --version | grep -o '[0-9.]*' | head -1)" != "$version" ]; then
@@ -21,7 +21,7 @@ for f in "${files[@]}"; do
   "$venv/bin/clang-format" --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
 done
 if ((${#bad[@]})); then
-  echo "format: ${#bad[@]} file(s) differ from clang-format $version (scripts/check_format.sh --fix):"
+  echo "format: ${#bad[@]} file(s) differ from clang-format $version (scripts/dev/check_format.sh --fix):"
   printf '  %s\n' "${bad[@]}"
   exit 1
 fi

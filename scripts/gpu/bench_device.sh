@@ -2,7 +2,7 @@
 # Runs on the GPU machine with a carried build dir (nothing is built there):
 # the fp64 suite of every CUDA implementation, then the bench and peers tables
 # at the study's shape and a second shape. Logs under $OUT (or ./out).
-#   BUILD=build-attn scripts/bench_device.sh
+#   BUILD=build-attn scripts/gpu/bench_device.sh
 set -uo pipefail
 B=${BUILD:-build-attn}
 O=${OUT:-out}
@@ -20,10 +20,10 @@ timeout ${TEST_TIMEOUT:-150} "$B/tests/attention/attention_cuda_test" > "$O/cuda
 echo "attention_cuda_test rc=$? $(grep -cE '^\[       OK' "$O/cuda_test.log") ok, $(grep -cE '^\[  FAILED  \] Odd' "$O/cuda_test.log") failed"
 grep -E "Failure|rel_error|Which is|refused|what\(\)" "$O/cuda_test.log" | head -30
 echo "=== study shape: B=8 H=16 S=1024 D=64 bf16 causal"
-BENCH_JSON="$O/bench_default.json" timeout 200 scripts/gpu_tables.sh "$B" 2>&1 | tee "$O/tables_default.txt"
+BENCH_JSON="$O/bench_default.json" timeout 200 scripts/gpu/gpu_tables.sh "$B" 2>&1 | tee "$O/tables_default.txt"
 if [ -n "${SHAPE2:-}" ]; then
   echo "=== $SHAPE2"
-  BENCH_JSON="$O/bench_shape2.json" timeout 150 scripts/gpu_tables.sh "$B" $SHAPE2 2>&1 | tee "$O/tables_shape2.txt"
+  BENCH_JSON="$O/bench_shape2.json" timeout 150 scripts/gpu/gpu_tables.sh "$B" $SHAPE2 2>&1 | tee "$O/tables_shape2.txt"
 fi
 echo "=== --trace and doctor on the math trace"
 timeout 60 "$B/attnprof" bench --impl math,manual --repeats 5 --no-check --trace /tmp/attnprof-traces > /dev/null

@@ -1,7 +1,7 @@
 """Host time per call of attnprof.attention's pieces, on a GPU machine with the package installed
-(as scripts/python_gpu_check.sh installs it). Each loop is shorter than the launch queue, so no GPU
+(as scripts/gpu/python_gpu_check.sh installs it). Each loop is shorter than the launch queue, so no GPU
 wait is timed: B8 H16 S1024 D64 causal bf16, best of 5 loops of 400 calls.
-  PYTHONPATH=<installed wheel> python3 scripts/python_host_cost.py
+  PYTHONPATH=<installed wheel> python3 scripts/lab/python_host_cost.py
 """
 import time
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One device call of issue 13's measurement, on a freshly started GPU machine: optionally the fused
-# GTests, then `scripts/fused_grid.py run gpu-carry/attnprof ... --flash`, everything packed into
+# GTests, then `scripts/lab/fused_grid.py run gpu-carry/attnprof ... --flash`, everything packed into
 # $OUT/run.tgz (the device tool brings back at most 8 files; keep it packed: `fused_grid.py
 # summarize` reads the grid folder's .tgz). Here: `make gpu-pack`, then call the device with
-# carry gpu-pack and `tar -xzf gpu-pack/gpu-carry.tgz && GTEST=1 scripts/fused_grid_call.sh`;
+# carry gpu-pack and `tar -xzf gpu-pack/gpu-carry.tgz && GTEST=1 scripts/lab/fused_grid_call.sh`;
 # three such calls (give the machine back between them), then, here,
-# `scripts/fused_grid.py summarize RUN1/grid.tgz RUN2/grid.tgz RUN3/grid.tgz` after
+# `scripts/lab/fused_grid.py summarize RUN1/grid.tgz RUN2/grid.tgz RUN3/grid.tgz` after
 # `tar -czf grid.tgz grid` in each unpacked run.tgz. A grid run takes 150-185 s on an H200.
-#   GTEST=1 DEADLINE=480 scripts/fused_grid_call.sh [BUILD=gpu-carry]
+#   GTEST=1 DEADLINE=480 scripts/lab/fused_grid_call.sh [BUILD=gpu-carry]
 set -u
 B=${1:-gpu-carry}
 FINAL=${OUT:?set OUT, the folder whose files come back}
@@ -24,7 +24,7 @@ if [ -n "${GTEST:-}" ]; then
   grep -E "Failure|^\[  FAILED" "$OUT/gtest.log" | head
 fi
 T0=$(date +%s)
-timeout $(( ${DEADLINE:-480} + 80 )) python3 scripts/fused_grid.py run "$B/attnprof" "$OUT/grid" --flash \
+timeout $(( ${DEADLINE:-480} + 80 )) python3 scripts/lab/fused_grid.py run "$B/attnprof" "$OUT/grid" --flash \
   --deadline "${DEADLINE:-480}" > "$OUT/grid.txt" 2>&1
 rc=$?
 echo "grid rc=$rc in $(( $(date +%s) - T0 )) s"

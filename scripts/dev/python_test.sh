@@ -3,9 +3,9 @@
 # (scikit-build-core builds the C++ core through this repository's CMake; the CUDA parts are left
 # out here, as on a machine without a GPU: -C cmake.define.ATTNPROF_WITH_CUDA=ON/OFF), then pytest
 # on python/tests (the whole API on real traces).
-#   scripts/python_test.sh [VENV_DIR=build-pyvenv]
+#   scripts/dev/python_test.sh [VENV_DIR=build-pyvenv]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 V=${1:-build-pyvenv}
 rm -rf "$V"
 python3 -m venv "$V"

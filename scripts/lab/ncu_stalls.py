@@ -6,7 +6,7 @@ On the GPU machine (from a carried build; --clock-control none leaves the clocks
         --section WarpStateStats --section SourceCounters -f -o rep gpu-carry/attnprof bench --impl fused ...
     ncu -i rep.ncu-rep --page source --csv --print-source sass > rep.source.csv
 Here:
-    scripts/ncu_stalls.py rep.source.csv [TOP]
+    scripts/lab/ncu_stalls.py rep.source.csv [TOP]
 prints the samples per stall reason over the whole kernel and the TOP (default 25) instructions with
 the most samples, each with its three largest reasons. Samples are per warp, so a producer warp that
 mostly waits shows up too (its mbarrier wait loop: a branch stalled on long_sb)."""

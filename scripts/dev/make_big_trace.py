@@ -10,7 +10,7 @@ valid, distinct set of forwards. Streams its output: memory stays small.
 --layout compact writes one event per line (as json.dumps, and as attnprof's
 own writer does).
 
-    scripts/make_big_trace.py OUT.json --mb 600 [--layout kineto|compact] [TRACE ...]
+    scripts/dev/make_big_trace.py OUT.json --mb 600 [--layout kineto|compact] [TRACE ...]
 """
 import argparse
 import json
@@ -19,7 +19,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT = [os.path.join(HERE, "..", "examples", "traces", n)
+DEFAULT = [os.path.join(HERE, "..", "..", "examples", "traces", n)
            for n in ("sdpa_math.json", "manual.json", "sdpa_flash.json", "sdpa_cudnn.json", "sdpa_efficient.json")]
 
 

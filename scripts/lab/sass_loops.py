@@ -7,10 +7,10 @@ field read outside the loop moved version 8 about 2% against cuDNN, and version 
 prints a kernel's innermost loops that hold both HGMMA and MUFU.EX2 (the attention main loops)
 with their instruction mix, and compares two kernels' loops op by op (registers ignored).
 
-  scripts/fused_sass.sh /tmp/now.sass              # nvdisasm of fwd_sm90.cu's sm_90a code
-  scripts/sass_loops.py /tmp/now.sass KERNEL       # the loops of the kernel whose name holds KERNEL
-  scripts/sass_loops.py /tmp/a.sass K1 /tmp/b.sass K2 [--show]   # K1's loops against K2's
-  scripts/sass_loops.py --same /tmp/before.sass /tmp/after.sass   # which kernels' SASS changed
+  scripts/lab/fused_sass.sh /tmp/now.sass              # nvdisasm of fwd_sm90.cu's sm_90a code
+  scripts/lab/sass_loops.py /tmp/now.sass KERNEL       # the loops of the kernel whose name holds KERNEL
+  scripts/lab/sass_loops.py /tmp/a.sass K1 /tmp/b.sass K2 [--show]   # K1's loops against K2's
+  scripts/lab/sass_loops.py --same /tmp/before.sass /tmp/after.sass   # which kernels' SASS changed
 
 Identical SASS (ops and registers, label numbers aside) needs no new measurement; anything else does,
 in one process on the GPU: the op order alone does not predict speed (runs 43-47).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU end-to-end check of `attnprof record` (issue 3), for the GPU machine.
 # Runs binaries from a build made elsewhere (no cmake here):
-#   scripts/gpu_record_check.sh [BUILD_DIR=build-capture] [WORK_DIR=/tmp/attnprof-record-check]
+#   scripts/record/gpu_record_check.sh [BUILD_DIR=build-capture] [WORK_DIR=/tmp/attnprof-record-check]
 # Checks: the recorder's GPU tests; SDPA math bf16 recorded vs torch.profiler
 # (kernels per fwd range); the in-process API; traces left by a crash, exit()
 # from a thread, SIGINT, SIGTERM, a Python KeyboardInterrupt; a refused second

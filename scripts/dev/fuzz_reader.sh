@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the trace-reader fuzz target with clang (libFuzzer + ASan + UBSan) and
-# runs it, seeded with the real traces. Usage: scripts/fuzz_reader.sh [SECONDS]
+# runs it, seeded with the real traces. Usage: scripts/dev/fuzz_reader.sh [SECONDS]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds="${1:-120}"
 if ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

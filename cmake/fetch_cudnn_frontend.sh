@@ -2,7 +2,7 @@
 # Fetches cudnn-frontend's C++ headers by package name from PyPI
 # (nvidia-cudnn-frontend, pinned; its wheel carries include/cudnn_frontend.h)
 # into DIR, for the cudnn attention implementation. Nothing is vendored into git.
-# Usage: scripts/fetch_cudnn_frontend.sh DIR [VERSION]
+# Usage: cmake/fetch_cudnn_frontend.sh DIR [VERSION]
 set -euo pipefail
 dir=${1:?usage: fetch_cudnn_frontend.sh DIR [VERSION]}
 version=${2:-1.32.0}

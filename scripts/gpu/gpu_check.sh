@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The project's GPU check, on a machine with an NVIDIA GPU: `attnprof bench` at
 # the study's shape with every implementation (traces kept), the PyTorch peers
-# table and the kernel-by-kernel comparison (scripts/gpu_tables.sh); `attnprof
+# table and the kernel-by-kernel comparison (scripts/gpu/gpu_tables.sh); `attnprof
 # doctor` on the fused and math traces; the GPU test binaries; compute-sanitizer
 # (memcheck, racecheck) on the fused kernels' small cases. Runs binaries directly,
 # so a build folder built elsewhere and copied here works (nothing is compiled).
 # Logs go to $OUT (default ./gpu-out).
-#   scripts/gpu_check.sh BUILD_DIR
+#   scripts/gpu/gpu_check.sh BUILD_DIR
 set -uo pipefail
 B=${1:-build}
 O=${OUT:-gpu-out}
@@ -41,7 +41,7 @@ done
 if command -v compute-sanitizer >/dev/null && [ -x "$B/attnprof_fused_lab" ]; then
   echo "=== compute-sanitizer on the fused kernels (one process per tool, path and small case)"
   # The persistent grid capped at 2 CTAs, so each CTA walks several tiles of the small cases.
-  BUILD="$B" OUT="$O/sanitizer" LAB_ARGS="--persistent-ctas 2" "$here/fused_device.sh" sanitize | tee "$O/sanitizer.txt"
+  BUILD="$B" OUT="$O/sanitizer" LAB_ARGS="--persistent-ctas 2" "$here/../lab/fused_device.sh" sanitize | tee "$O/sanitizer.txt"
   grep -qE "check .* (FAIL|ok)" "$O/sanitizer.txt" || status=1
   grep -E "^san_" "$O/sanitizer.txt" | grep -vqE " ok .*(ERROR SUMMARY: 0 errors|0 hazards displayed)" && status=1
 fi

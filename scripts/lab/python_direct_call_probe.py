@@ -1,7 +1,7 @@
 """Whether attnprof.attention takes its direct call (not the custom op's dispatch) at the start,
 after a profiled call and after a torch.compile, with the host work per call each time; on a GPU
-machine with the package installed (as scripts/python_gpu_check.sh installs it).
-  PYTHONPATH=<installed wheel> python3 scripts/python_direct_call_probe.py
+machine with the package installed (as scripts/gpu/python_gpu_check.sh installs it).
+  PYTHONPATH=<installed wheel> python3 scripts/lab/python_direct_call_probe.py
 """
 import time
 

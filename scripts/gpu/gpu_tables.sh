@@ -2,7 +2,7 @@
 # On a GPU machine: the attnprof bench table and the PyTorch peers table for one
 # shape, from one command, plus the comparisons the bench issue asks for
 # (math/manual ratio vs PyTorch's, our cudnn vs PyTorch's cudnn backend).
-# Usage: scripts/gpu_tables.sh BUILD_DIR [--batch N --heads N --kv-heads N --seq N
+# Usage: scripts/gpu/gpu_tables.sh BUILD_DIR [--batch N --heads N --kv-heads N --seq N
 #        --kv-seq N --head-dim N --dtype bf16|fp16|fp32 --no-causal]
 # Default shape: the study's B=8 H=16 S=1024 D=64 bf16 causal.
 set -uo pipefail

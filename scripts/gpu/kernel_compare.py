@@ -6,7 +6,7 @@ Both JSON files carry the recorded kernels of one forward in launch order
 sequences side by side with the duration ratio, so a gap in the end-to-end ratio can
 be attributed to the kernels that make it.
 
-  scripts/kernel_compare.py BENCH_JSON PEERS_JSON [--pair math=sdpa-math ...]
+  scripts/gpu/kernel_compare.py BENCH_JSON PEERS_JSON [--pair math=sdpa-math ...]
 """
 import argparse
 import json

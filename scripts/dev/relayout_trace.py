@@ -3,7 +3,7 @@
 (--layout oneline, json.dump's default) or indented (--layout indent, indent=2).
 For reader benchmarks on traces as users have them.
 
-    scripts/relayout_trace.py IN.json OUT.json --layout oneline|indent
+    scripts/dev/relayout_trace.py IN.json OUT.json --layout oneline|indent
 """
 import argparse
 import json

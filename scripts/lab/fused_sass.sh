@@ -3,15 +3,15 @@
 # cubin only, then nvdisasm. The CUDA 13.0 toolkit here has ptxas but no nvdisasm; PyPI has it:
 #   pip download nvidia-cuda-nvdisasm --no-deps -d /tmp/nvd && cd /tmp/nvd && python3 -m zipfile -e *.whl .
 # then NVDISASM=/tmp/nvd/nvidia/cu13/bin/nvdisasm (chmod +x). About a minute; then
-# scripts/sass_loops.py on the output (docs/working-here.md).
-#   NVDISASM=... scripts/fused_sass.sh OUT.sass [BUILD_DIR]
+# scripts/lab/sass_loops.py on the output (docs/working-here.md).
+#   NVDISASM=... scripts/lab/fused_sass.sh OUT.sass [BUILD_DIR]
 set -euo pipefail
-out=${1:?usage: scripts/fused_sass.sh OUT.sass [BUILD_DIR]}
+out=${1:?usage: scripts/lab/fused_sass.sh OUT.sass [BUILD_DIR]}
 build=${2:-build}
 nvdisasm=${NVDISASM:-$(command -v nvdisasm || true)}
 [ -x "$nvdisasm" ] || { echo "fused_sass.sh: no nvdisasm (set NVDISASM; see this script's header)" >&2; exit 1; }
 [ -f "$build/build.ninja" ] || { echo "fused_sass.sh: $build is not a configured build folder" >&2; exit 1; }
-# The build's command, through its own launcher (scripts/quiet_ptxas.sh: C7519 dropped, exit code kept).
+# The build's command, through its own launcher (cmake/quiet_ptxas.sh: C7519 dropped, exit code kept).
 cmd=$(ninja -C "$build" -t commands src/attention/fused/CMakeFiles/attnprof_fused.dir/fwd_sm90.cu.o | tail -1)
 cubin=$(mktemp --suffix=.cubin)
 trap 'rm -f "$cubin" "$out.tmp"' EXIT

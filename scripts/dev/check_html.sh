@@ -2,13 +2,13 @@
 # Opens attnprof's HTML reports in headless Chromium (Debian's package) and
 # checks what a reader sees: the page loads with no console error, and the
 # rendered DOM holds the timeline and the findings.
-#   scripts/check_html.sh ATTNPROF_BINARY [WORK_DIR]
+#   scripts/dev/check_html.sh ATTNPROF_BINARY [WORK_DIR]
 # Exit 0 all good, 1 a check failed, 77 no chromium here (ctest: skipped).
 set -u
 A=${1:?usage: check_html.sh ATTNPROF_BINARY [WORK_DIR]}
 W=${2:-$(mktemp -d)}
 mkdir -p "$W"
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$B" ] || { echo "check_html: no chromium here (Debian package 'chromium'); skipped"; exit 77; }
 fail=0
