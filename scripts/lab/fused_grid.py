@@ -9,7 +9,7 @@ each on a freshly started machine, and give the three result folders to --summar
     scripts/lab/fused_grid.py summarize OUT1 [OUT2 OUT3]   # medians over the runs, the verdicts, and the
                                                        # lab commands for the slowest cases' tile timers;
                                                        # an OUT may be a .tgz of a run's folder (as kept in
-                                                       # benchmarks/fused/runN/grid.tgz)
+                                                       # benchmarks/results/fused_grid/*.tgz)
     scripts/lab/fused_grid.py list                         # the cases and their bench commands
 
 The cases (from the issue): the 30-shape grid of the fused lab (bf16, BHSD); real GQA in BSHD
