@@ -20,7 +20,7 @@ from ._replay import Replay, ReplayRow, ReplayShape, replay
 from ._report import AttentionCall, AttentionCheckError, Finding, Region, Report, check, diff, doctor
 from ._torch import attention, trace_handler
 
-__version__ = "0.1.0"
+from ._core import __version__  # the VERSION file, through CMake
 
 __all__ = [
     "AttentionCall",

@@ -52,6 +52,7 @@ struct Doctor {
 NB_MODULE(_core, m) {
   m.doc() = "attnprof's C++ engine (doctor, diff, the CI gates); use the attnprof package, not this module";
   nb::exception<InputError>(m, "InputError", PyExc_ValueError);
+  m.attr("__version__") = ATTNPROF_VERSION;  // the VERSION file, through CMake
   m.attr("json_schema_version") = kJsonSchemaVersion;
   m.attr("diff_json_schema_version") = kDiffJsonSchemaVersion;
   m.attr("default_regression_pct") = kDefaultRegressionPct;
