@@ -1,0 +1,29 @@
+"""attnprof's C++ engine (doctor, diff, the CI gates); use the attnprof package, not this module.
+
+Type stubs for the compiled module (python/bindings/core.cpp); python/tests/test_stubs.py checks that
+they name what the module has.
+"""
+
+from typing import List, Optional
+
+__version__: str
+json_schema_version: int
+diff_json_schema_version: int
+default_regression_pct: float
+
+class InputError(ValueError):
+    """Bad input (a missing, truncated or malformed trace, a bad option): the CLI's one-line message."""
+
+class Doctor:
+    """One trace read and analysed (the GIL released while it is)."""
+
+    def __init__(self, path: str, region: str = "", label: str = "") -> None: ...
+    def json(self) -> str: ...
+    def text(self) -> str: ...
+    def html(self) -> str: ...
+    def annotated_trace(self) -> str: ...
+    def caught(self, fail_on: List[str]) -> List[int]:
+        """The findings `fail_on` catches, as indices into the report's findings."""
+
+def diff(before: Doctor, after: Doctor, regression_pct: Optional[float] = None, form: str = "json") -> str:
+    """The comparison of two analysed traces as text, json, markdown or html."""
