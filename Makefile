@@ -77,8 +77,8 @@ gpu-carry: build
 	du -sh $(GPU_CARRY)
 
 # gpu-carry gzipped (about 12 of its 50 MB) into gpu-pack/, for device calls whose working tree
-# would pass the device tool's 64 MiB with gpu-carry itself: carry gpu-pack and start the command
-# with `tar -xzf gpu-pack/gpu-carry.tgz && ...`. Drivers and wheels for a call can go in gpu-pack/ too.
+# would pass the device tool's 64 MiB with gpu-carry itself: carry gpu-pack and run
+# `scripts/gpu/run_spec.sh SPEC`, which unpacks it (docs/gpu-runs.md). Wheels for a call go in gpu-pack/dist.
 GPU_PACK ?= gpu-pack
 gpu-pack: gpu-carry
 	mkdir -p $(GPU_PACK) && tar -czf $(GPU_PACK)/gpu-carry.tgz $(GPU_CARRY) && du -sh $(GPU_PACK)
