@@ -3,6 +3,8 @@
     import attnprof
     report = attnprof.doctor("trace.json.gz")        # or a finished torch.profiler.profile
     print(report)                                     # the same report as `attnprof doctor`
+    report.step                                       # Step(span_ms, gpu_busy_ms, idle_ms, bound, idle_split_ms)
+    report.fixes                                      # Fix(id, findings, step_ms, gpu_ms, basis), per step
     report.findings                                   # Finding(id, scope, severity, time_ms, message, fix)
     attnprof.check("trace.json.gz", fail_on=["attention"])   # raises AttentionCheckError: a CI gate
     attnprof.replay("trace.json.gz")                  # each shape run on this GPU: the measured saving
@@ -17,7 +19,7 @@ Bad input raises attnprof.InputError (a ValueError) with the CLI's one-line mess
 
 from ._core import InputError
 from ._replay import Replay, ReplayRow, ReplayShape, replay
-from ._report import AttentionCall, AttentionCheckError, Finding, Region, Report, check, diff, doctor
+from ._report import AttentionCall, AttentionCheckError, Finding, Fix, Region, Report, Step, check, diff, doctor
 from ._torch import attention, trace_handler
 
 from ._core import __version__  # the VERSION file, through CMake
@@ -26,12 +28,14 @@ __all__ = [
     "AttentionCall",
     "AttentionCheckError",
     "Finding",
+    "Fix",
     "InputError",
     "Region",
     "Replay",
     "ReplayRow",
     "ReplayShape",
     "Report",
+    "Step",
     "attention",
     "check",
     "diff",

@@ -25,5 +25,7 @@ class Doctor:
     def caught(self, fail_on: List[str]) -> List[int]:
         """The findings `fail_on` catches, as indices into the report's findings."""
 
-def diff(before: Doctor, after: Doctor, regression_pct: Optional[float] = None, form: str = "json") -> str:
-    """The comparison of two analysed traces as text, json, markdown or html."""
+def diff(
+    before: Doctor, after: Doctor, regression_pct: Optional[float] = None, form: str = "json", gate_on: str = "auto"
+) -> str:
+    """The comparison of two analysed traces as text, json, markdown or html; the gate on step or attention time."""

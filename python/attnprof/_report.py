@@ -62,6 +62,38 @@ class Region:
     attention: tuple = field(default=())
 
 
+@dataclass(frozen=True)
+class Step:
+    """The median step of the region group doctor reports on, on the wall clock (all per step, in ms)."""
+
+    region: str
+    instances: int
+    span_ms: float
+    gpu_busy_ms: float
+    idle_ms: float
+    bound: str  # "gpu", "launch", "cpu", "sync", "copy", "comm"
+    idle_split_ms: dict  # cause -> ms: launch, cpu, sync, copy, comm, other
+    launches: int
+    host_syncs: int
+    unknowns: tuple = ()  # what the trace could not tell
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One fix and what it is worth per step: step time first, then GPU time (ms saved; positive is faster)."""
+
+    id: str
+    title: str
+    findings: tuple  # ids of the findings it resolves
+    step_ms: float
+    step_ms_range: tuple  # (low, high) where the trace cannot tell
+    gpu_ms: float
+    basis: str
+
+    def __str__(self) -> str:
+        return f"{self.id}: step -{self.step_ms:.3f} ms, GPU -{self.gpu_ms:.3f} ms ({self.title})"
+
+
 def _md(text: str) -> str:
     """Text for a Markdown table cell or line: no bar, tag, backtick or line break of its own."""
     return (
@@ -120,6 +152,35 @@ class Report:
                 attention=_attention(g["attention"]),
             )
             for g in doc["groups"]
+        )
+        st = doc["step"]
+        self.step: Optional[Step] = (
+            None
+            if st is None
+            else Step(
+                region=st["region"],
+                instances=st["instances"],
+                span_ms=st["span_ms"],
+                gpu_busy_ms=st["gpu_busy_ms"],
+                idle_ms=st["idle_ms"],
+                bound=st["bound"],
+                idle_split_ms=dict(st["idle_split_ms"]),
+                launches=st["launches"],
+                host_syncs=st["host_syncs"],
+                unknowns=tuple(st["unknowns"]),
+            )
+        )
+        self.fixes = tuple(
+            Fix(
+                id=f["id"],
+                title=f["title"],
+                findings=tuple(f["findings"]),
+                step_ms=f["step_ms"],
+                step_ms_range=tuple(f["step_ms_range"]),
+                gpu_ms=f["gpu_ms"],
+                basis=f["basis"],
+            )
+            for f in doc["fixes"]
         )
         instances = {g["name"]: max(1, g["instances"]) for g in doc["groups"]}
         self.findings = tuple(
@@ -241,33 +302,46 @@ def check(source: Union[Source, Report], fail_on: Sequence[str] = ("attention",)
 class Diff:
     """What changed between two traces, per step (`attnprof diff`)."""
 
-    def __init__(self, before: "_core.Doctor", after: "_core.Doctor", regression_pct: Optional[float]):
+    def __init__(
+        self, before: "_core.Doctor", after: "_core.Doctor", regression_pct: Optional[float], gate_on: str = "auto"
+    ):
         self._args = (before, after, regression_pct)
-        self.document: dict = json.loads(_core.diff(before, after, regression_pct, "json"))
+        self._gate_on = gate_on
+        self.document: dict = json.loads(_core.diff(before, after, regression_pct, "json", gate_on))
         gate = self.document["gate"]
         self.regression: Optional[bool] = None if gate is None else gate["regression"]
         self.reasons: tuple = () if gate is None else tuple(gate["reasons"])
 
     def to_json(self) -> str:
-        return _core.diff(*self._args, "json")
+        return _core.diff(*self._args, "json", self._gate_on)
 
     def to_markdown(self) -> str:
-        return _core.diff(*self._args, "markdown")
+        return _core.diff(*self._args, "markdown", self._gate_on)
 
     def to_html(self) -> str:
-        return _core.diff(*self._args, "html")
+        return _core.diff(*self._args, "html", self._gate_on)
 
     def _repr_html_(self) -> str:
         return self.to_html()
 
     def __str__(self) -> str:
-        return _core.diff(*self._args, "text")
+        return _core.diff(*self._args, "text", self._gate_on)
 
 
-def diff(before: Source, after: Source, region: Optional[str] = None, regression_pct: Optional[float] = None) -> Diff:
-    """Compares two traces as `attnprof diff` does; with regression_pct, .regression says whether the gate failed."""
+def diff(
+    before: Source,
+    after: Source,
+    region: Optional[str] = None,
+    regression_pct: Optional[float] = None,
+    gate_on: str = "auto",
+) -> Diff:
+    """Compares two traces as `attnprof diff` does; with regression_pct, .regression says whether the gate failed.
+
+    gate_on: "step" (the median step's span), "attention" (attention time per step), or "auto": the step where
+    both traces have steps with a CPU side, else attention, as `attnprof diff --fail-on regression` does.
+    """
     if regression_pct is not None and not (0 <= regression_pct < 1e6):  # also refuses NaN
         raise _core.InputError(
-            f"regression_pct {regression_pct}: expected a number >= 0 (the attention time growth per step allowed)"
+            f"regression_pct {regression_pct}: expected a number >= 0 (the growth per step allowed)"
         )
-    return Diff(_engine(before, region), _engine(after, region), regression_pct)
+    return Diff(_engine(before, region), _engine(after, region), regression_pct, gate_on)

@@ -68,15 +68,24 @@ NB_MODULE(_core, m) {
 
   m.def(
       "diff",
-      [](const Doctor& before, const Doctor& after, std::optional<double> regression_pct, const std::string& form) {
+      [](const Doctor& before, const Doctor& after, std::optional<double> regression_pct, const std::string& form,
+         const std::string& gate_on) {
         const TraceDiff d = diff_analyses(before.analysis, after.analysis);
+        GateMetric metric = GateMetric::Auto;
+        if (gate_on == "step")
+          metric = GateMetric::StepTime;
+        else if (gate_on == "attention")
+          metric = GateMetric::AttentionTime;
+        else if (gate_on != "auto")
+          throw InputError("diff: gate_on must be auto, step or attention, not '" + gate_on + "'");
         std::optional<DiffGate> gate;
-        if (regression_pct) gate = DiffGate{*regression_pct, regression_gate(d, *regression_pct)};
+        if (regression_pct) gate = DiffGate{*regression_pct, metric, regression_gate(d, *regression_pct, metric)};
         if (form == "json") return json_diff(d, gate);
         if (form == "markdown") return markdown_diff(d, gate);
         if (form == "html") return html_diff(d, gate);
         if (form == "text") return text_diff(d, gate);
         throw InputError("diff: form must be text, json, markdown or html, not '" + form + "'");
       },
-      nb::arg("before"), nb::arg("after"), nb::arg("regression_pct") = nb::none(), nb::arg("form") = "json");
+      nb::arg("before"), nb::arg("after"), nb::arg("regression_pct") = nb::none(), nb::arg("form") = "json",
+      nb::arg("gate_on") = "auto");
 }

@@ -52,11 +52,22 @@ def test_why_sdpa_fell_back_to_math():
     assert f"k and v have {shape['kv_heads']} head against q's {shape['q_heads']}" in why and "enable_gqa" in why
 
 
+def test_step_and_fixes():
+    r = attnprof.doctor(MATH)
+    assert r.step is not None and r.step.region == "fwd" and r.step.instances == 3
+    assert abs(r.step.span_ms - r.step.gpu_busy_ms - r.step.idle_ms) < 0.002
+    assert abs(sum(r.step.idle_split_ms.values()) - r.step.idle_ms) < 0.002
+    (fused,) = [f for f in r.fixes if f.id == "fused-attention"]
+    assert "unfused-attention" in fused.findings
+    assert fused.step_ms_range[0] <= fused.step_ms <= fused.step_ms_range[1]
+    assert fused.gpu_ms > 0 and fused.basis
+
+
 def test_report_forms_match_the_cli():
     r = attnprof.doctor(MATH)
     assert r.to_json() == cli("doctor", "--json", MATH).stdout
     assert str(r) == cli("doctor", MATH).stdout
-    assert json.loads(r.to_json())["schema_version"] == 2
+    assert json.loads(r.to_json())["schema_version"] == attnprof._core.json_schema_version == 3
     md = r.to_markdown()
     assert "| `unfused-attention` | attention | high |" in md
     html = r._repr_html_()
@@ -188,7 +199,12 @@ def test_trace_handler_writes_trace_and_report(tmp_path, capsys):
 def test_diff():
     d = attnprof.diff(MANUAL, MATH, regression_pct=10)
     assert d.regression is True
-    assert d.reasons[0].startswith("attention time per step grew")
+    assert d.reasons[0].startswith("the median step grew")  # both traces have steps with a CPU side
+    assert d.document["gate"]["metric"] == "step"
+    on_attention = attnprof.diff(MANUAL, MATH, regression_pct=10, gate_on="attention")
+    assert on_attention.reasons[0].startswith("attention time per step grew")
+    with pytest.raises(attnprof.InputError):
+        attnprof.diff(MANUAL, MATH, regression_pct=10, gate_on="wall")
     (fwd,) = d.document["attention"]
     assert (fwd["before"]["implementation"], fwd["after"]["implementation"]) == ("unfused", "sdpa-math")
     ok = attnprof.diff(MATH, FLASH, regression_pct=10)

@@ -264,79 +264,83 @@ def facts(name):
     )
 
 
-def build_model(v):
+def build_model(v, shape=None, layers=None):
+    """The model of variant v, on the GPU; shape (MODELS' tuple) and layers override the family's
+    (make_steps.py's larger regime)."""
     import torch
     import transformers as tf
 
+    layers = LAYERS if layers is None else layers
+
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[v["dtype"]]
-    b, s, h, hkv, d, causal = MODELS[v["family"]]
+    b, s, h, hkv, d, causal = shape or MODELS[v["family"]]
     hidden = h * d
     fam = v["family"]
     if fam == "llama":
         cfg = tf.LlamaConfig(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
-                             num_hidden_layers=LAYERS, num_attention_heads=h, num_key_value_heads=hkv,
+                             num_hidden_layers=layers, num_attention_heads=h, num_key_value_heads=hkv,
                              max_position_embeddings=4096)
         cls = tf.LlamaForCausalLM
     elif fam == "mistral":
         cfg = tf.MistralConfig(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
-                               num_hidden_layers=LAYERS, num_attention_heads=h, num_key_value_heads=hkv,
+                               num_hidden_layers=layers, num_attention_heads=h, num_key_value_heads=hkv,
                                max_position_embeddings=4096, sliding_window=4096)
         cls = tf.MistralForCausalLM
     elif fam == "gpt2":
-        cfg = tf.GPT2Config(vocab_size=4096, n_embd=hidden, n_layer=LAYERS, n_head=h, n_positions=1024)
+        cfg = tf.GPT2Config(vocab_size=4096, n_embd=hidden, n_layer=layers, n_head=h, n_positions=1024)
         cls = tf.GPT2LMHeadModel
     elif fam == "bert":
-        cfg = tf.BertConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
+        cfg = tf.BertConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=h,
                             intermediate_size=2 * hidden, max_position_embeddings=1024)
         cls = tf.BertForMaskedLM
     elif fam == "qwen2":
         cfg = tf.Qwen2Config(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
-                             num_hidden_layers=LAYERS, num_attention_heads=h, num_key_value_heads=hkv,
+                             num_hidden_layers=layers, num_attention_heads=h, num_key_value_heads=hkv,
                              max_position_embeddings=4096)
         cls = tf.Qwen2ForCausalLM
     elif fam == "opt":
-        cfg = tf.OPTConfig(vocab_size=4096, hidden_size=hidden, ffn_dim=2 * hidden, num_hidden_layers=LAYERS,
+        cfg = tf.OPTConfig(vocab_size=4096, hidden_size=hidden, ffn_dim=2 * hidden, num_hidden_layers=layers,
                            num_attention_heads=h, max_position_embeddings=2048, word_embed_proj_dim=hidden)
         cls = tf.OPTForCausalLM
     elif fam == "gpt_neox":
         cfg = tf.GPTNeoXConfig(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
-                               num_hidden_layers=LAYERS, num_attention_heads=h, max_position_embeddings=4096)
+                               num_hidden_layers=layers, num_attention_heads=h, max_position_embeddings=4096)
         cls = tf.GPTNeoXForCausalLM
     elif fam == "roberta":
-        cfg = tf.RobertaConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
+        cfg = tf.RobertaConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=h,
                                intermediate_size=2 * hidden, max_position_embeddings=1024)
         cls = tf.RobertaForMaskedLM
     elif fam == "bloom":  # ALiBi: the scores come from baddbmm; eager only
-        cfg = tf.BloomConfig(vocab_size=4096, hidden_size=hidden, n_layer=LAYERS, n_head=h)
+        cfg = tf.BloomConfig(vocab_size=4096, hidden_size=hidden, n_layer=layers, n_head=h)
         cls = tf.BloomForCausalLM
     elif fam == "gemma":
-        cfg = tf.GemmaConfig(vocab_size=4096, hidden_size=2048, intermediate_size=4096, num_hidden_layers=LAYERS,
+        cfg = tf.GemmaConfig(vocab_size=4096, hidden_size=2048, intermediate_size=4096, num_hidden_layers=layers,
                              num_attention_heads=h, num_key_value_heads=hkv, head_dim=d, max_position_embeddings=4096)
         cls = tf.GemmaForCausalLM
     elif fam == "phi3":
-        cfg = tf.Phi3Config(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=LAYERS,
+        cfg = tf.Phi3Config(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
                             num_attention_heads=h, num_key_value_heads=hkv, max_position_embeddings=4096,
                             pad_token_id=0, bos_token_id=1, eos_token_id=2)
         cls = tf.Phi3ForCausalLM
     elif fam == "falcon":
-        cfg = tf.FalconConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
+        cfg = tf.FalconConfig(vocab_size=4096, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=h,
                               multi_query=True, new_decoder_architecture=False, alibi=False, parallel_attn=True)
         cls = tf.FalconForCausalLM
     elif fam == "gpt_bigcode":
-        cfg = tf.GPTBigCodeConfig(vocab_size=4096, n_embd=hidden, n_layer=LAYERS, n_head=h, multi_query=True,
+        cfg = tf.GPTBigCodeConfig(vocab_size=4096, n_embd=hidden, n_layer=layers, n_head=h, multi_query=True,
                                   n_positions=1024)
         cls = tf.GPTBigCodeForCausalLM
     elif fam == "t5":
-        cfg = tf.T5Config(vocab_size=4096, d_model=hidden, d_kv=d, d_ff=2 * hidden, num_layers=LAYERS,
-                          num_decoder_layers=LAYERS, num_heads=h, decoder_start_token_id=0)
+        cfg = tf.T5Config(vocab_size=4096, d_model=hidden, d_kv=d, d_ff=2 * hidden, num_layers=layers,
+                          num_decoder_layers=layers, num_heads=h, decoder_start_token_id=0)
         cls = tf.T5ForConditionalGeneration
     elif fam == "bart":
-        cfg = tf.BartConfig(vocab_size=4096, d_model=hidden, encoder_layers=LAYERS, decoder_layers=LAYERS,
+        cfg = tf.BartConfig(vocab_size=4096, d_model=hidden, encoder_layers=layers, decoder_layers=layers,
                             encoder_attention_heads=h, decoder_attention_heads=h, encoder_ffn_dim=2 * hidden,
                             decoder_ffn_dim=2 * hidden, max_position_embeddings=1024)
         cls = tf.BartForConditionalGeneration
     elif fam == "vit":
-        cfg = tf.ViTConfig(hidden_size=hidden, num_hidden_layers=LAYERS, num_attention_heads=h,
+        cfg = tf.ViTConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=h,
                            intermediate_size=2 * hidden, image_size=224, patch_size=16, num_labels=10)
         cls = tf.ViTForImageClassification
     cfg._attn_implementation = v["impl"]

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/fixes.h"
 #include "analysis/fused_estimate.h"
+#include "analysis/host_calls.h"
 #include "analysis/rules/rule.h"
 
 namespace attnprof {
@@ -185,6 +187,9 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
       for (std::size_t i : inst.activities) assigned[i] = 1;
     out.groups.push_back(group_stats(index, std::move(g)));
   }
+  const HostCalls host = host_calls(index);
+  for (GroupStats& g : out.groups) g.steps = model_steps(index, host, g.group);
+  // The group the step figures are about: the most attention time, else the most GPU time.
   const MeasuredFused measured(out.attention_calls.calls);
   for (GroupStats& g : out.groups) {
     std::vector<const RegionInstance*> instances;
@@ -194,6 +199,17 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
     for (const AttentionSummary& s : g.attention) g.attention_ns += s.kernel_ns;
   }
   out.attention = summarize(out.attention_calls, all_instances, out.device, measured);
+  for (std::size_t i = 0; i < out.groups.size(); ++i) {
+    const GroupStats& g = out.groups[i];
+    if (g.group.instances.empty()) continue;
+    if (out.step_group < 0) {
+      out.step_group = static_cast<int>(i);
+      continue;
+    }
+    const GroupStats& best = out.groups[static_cast<std::size_t>(out.step_group)];
+    if (std::pair(g.attention_ns, g.busy_ns) > std::pair(best.attention_ns, best.busy_ns))
+      out.step_group = static_cast<int>(i);
+  }
   const bool any_launch = std::any_of(index.activities().begin(), index.activities().end(),
                                       [](const GpuActivity& a) { return a.launch != kNone; });
   for (std::size_t i = 0; i < index.activities().size(); ++i) {
@@ -244,6 +260,7 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
     if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
     return a.severity > b.severity;
   });
+  if (out.unsupported.empty()) out.fixes = plan_fixes(index, host, out);
   return out;
 }
 

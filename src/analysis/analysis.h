@@ -10,6 +10,7 @@
 
 #include "analysis/attention.h"
 #include "analysis/regions.h"
+#include "analysis/step_time.h"
 #include "analysis/trace_index.h"
 
 namespace attnprof {
@@ -54,6 +55,7 @@ struct GroupStats {
   double tensor_core_share = 0;             // of GEMM + attention time; -1 when there is none
   std::vector<AttentionSummary> attention;  // by implementation and pass
   std::int64_t attention_ns = 0;            // kernel time of the attention calls in the group
+  StepModel steps;                          // each instance on the wall clock (step_time.h)
 };
 
 struct KernelSummary {
@@ -93,6 +95,21 @@ struct Finding {
   std::optional<AttentionPass> pass;    // unfused-attention: the pass of its calls
 };
 
+// What one fix is worth, per step of the group doctor reports on (Analysis::step_group):
+// the GPU busy time it removes and the change of the step's span, from a replay
+// of the trace's timeline with the fix applied (step_simulation.h).
+struct Fix {
+  std::string id;                       // "fused-attention", "gpu-idle", or the id of the one finding it resolves
+  std::string title;                    // what to do, in a few words
+  std::vector<std::string> findings;    // ids of the findings it resolves (one id per finding, in order)
+  std::vector<std::size_t> finding_of;  // ... as indices into Analysis::findings
+  std::int64_t gpu_ns = 0;              // GPU busy time saved per step
+  std::int64_t step_ns = 0;             // step span saved per step (the replay's median step)
+  std::int64_t step_low_ns = 0;         // the range where the trace cannot tell (the fused call's CPU cost)
+  std::int64_t step_high_ns = 0;
+  std::string basis;  // how the numbers were found, in words
+};
+
 struct DeviceSummary {
   std::string name;  // "NVIDIA H200", or "" when the trace does not say
   int compute_major = 0;
@@ -121,6 +138,10 @@ struct Analysis {
   std::vector<KernelSummary> kernels;  // in any region, by total time
   int unassigned_activities = 0;       // GPU work outside every region
   std::vector<Finding> findings;       // ranked by time
+  // The group the step figures are about (the one with the most attention time,
+  // else the most GPU time): an index into groups, -1 when there is none.
+  int step_group = -1;
+  std::vector<Fix> fixes;  // by step time saved, the most first
 };
 
 Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOptions& options, const std::string& label);

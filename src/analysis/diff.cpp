@@ -32,6 +32,14 @@ TraceSide side_of(const Analysis& a) {
     attention += g.attention_ns;
   }
   s.busy_ms_per_step = ms(busy) / s.steps;
+  if (a.step_group >= 0) {
+    const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
+    if (const StepTime* st = g.steps.median_step(); st != nullptr && g.steps.has_launches && st->span_ns > 0) {
+      s.step_span_ms = ms(st->span_ns);
+      s.step_busy_ms = ms(st->busy_ns);
+      s.step_bound = std::string(to_string(st->bound));
+    }
+  }
   s.attention_ms_per_step = ms(attention) / s.steps;
   int calls = 0;
   std::int64_t call_ns = 0;
@@ -213,8 +221,27 @@ TraceDiff diff_analyses(const Analysis& before, const Analysis& after) {
   return d;
 }
 
-GateVerdict regression_gate(const TraceDiff& d, double max_growth_pct) {
+std::string_view to_string(GateMetric m) {
+  switch (m) {
+    case GateMetric::Auto:
+      return "auto";
+    case GateMetric::StepTime:
+      return "step";
+    case GateMetric::AttentionTime:
+      return "attention";
+  }
+  return "auto";
+}
+
+GateMetric resolve_gate_metric(const TraceDiff& d, GateMetric m) {
+  if (m != GateMetric::Auto) return m;
+  const bool steps = d.steps_comparable && d.before.step_span_ms > 0 && d.after.step_span_ms > 0;
+  return steps ? GateMetric::StepTime : GateMetric::AttentionTime;
+}
+
+GateVerdict regression_gate(const TraceDiff& d, double max_growth_pct, GateMetric metric) {
   GateVerdict v;
+  v.metric = resolve_gate_metric(d, metric);
   for (const TraceSide* s : {&d.before, &d.after}) {
     if (!s->unsupported.empty()) {
       v.regression = true;
@@ -225,10 +252,23 @@ GateVerdict regression_gate(const TraceDiff& d, double max_growth_pct) {
     }
   }
   if (v.regression) return v;
+  if (v.metric == GateMetric::StepTime) {
+    const double b = d.before.step_span_ms, a = d.after.step_span_ms;
+    if (b <= 0 || a <= 0) {
+      v.regression = true;
+      v.reasons.push_back("cannot gate on step time: a trace has no CPU side (launch calls) to time its steps by");
+    } else if (a > b * (1.0 + max_growth_pct / 100.0)) {
+      v.regression = true;
+      v.reasons.push_back(
+          fmt::format("the median step grew {:.1f}% ({:.3f} -> {:.3f} ms, {}-bound -> {}-bound), "
+                      "more than {:g}%",
+                      100.0 * (a - b) / b, b, a, d.before.step_bound, d.after.step_bound, max_growth_pct));
+    }
+  }
   const char* per = d.steps_comparable ? "step" : "call";
   const double b = d.steps_comparable ? d.before.attention_ms_per_step : d.before.attention_ms_per_call;
   const double a = d.steps_comparable ? d.after.attention_ms_per_step : d.after.attention_ms_per_call;
-  if (a > b * (1.0 + max_growth_pct / 100.0) && a > 0) {
+  if (v.metric == GateMetric::AttentionTime && a > b * (1.0 + max_growth_pct / 100.0) && a > 0) {
     v.regression = true;
     if (b > 0)
       v.reasons.push_back(fmt::format("attention time per {} grew {:.1f}% ({:.3f} -> {:.3f} ms), more than {:g}%{}",

@@ -63,7 +63,11 @@ struct TraceSide {
   double attention_ms_per_step = 0;  // kernel time of the attention calls
   double attention_ms_per_call = 0;  // the same per attention call (forward and backward), 0 without calls
   int gpu_kernels = 0;               // in the whole trace
-  std::string unsupported;           // the analysis's reason it cannot diagnose the trace
+  // The median step on the wall clock (doctor's step model): -1 where the trace has no CPU side to tell.
+  double step_span_ms = -1;
+  double step_busy_ms = -1;
+  std::string step_bound;   // "gpu", "launch", "cpu", ...; "" where unknown
+  std::string unsupported;  // the analysis's reason it cannot diagnose the trace
 };
 
 struct TraceDiff {
@@ -79,15 +83,21 @@ struct TraceDiff {
 
 TraceDiff diff_analyses(const Analysis& before, const Analysis& after);
 
-// The CI gate: a regression is attention time per step grown by more than
-// `max_growth_pct` (per call when the steps are not comparable), or a new
-// attention finding. A trace that was not diagnosed (not CUDA, no GPU kernels)
-// fails it too: the gate cannot vouch for what it could not read.
+// The CI gate: a regression is the median step's span (StepTime) or the
+// attention time per step (AttentionTime; per call when the steps are not
+// comparable) grown by more than `max_growth_pct`, or a new attention
+// finding. A trace that was not diagnosed (not CUDA, no GPU kernels) fails it
+// too: the gate cannot vouch for what it could not read.
 inline constexpr double kDefaultRegressionPct = 10.0;
+enum class GateMetric : std::uint8_t { Auto, StepTime, AttentionTime };
+std::string_view to_string(GateMetric m);
+// Auto: step time where both traces have comparable steps with a CPU side, else attention time.
+GateMetric resolve_gate_metric(const TraceDiff& d, GateMetric m);
 struct GateVerdict {
   bool regression = false;
-  std::vector<std::string> reasons;  // one line each
+  GateMetric metric = GateMetric::AttentionTime;  // what was gated on (never Auto)
+  std::vector<std::string> reasons;               // one line each
 };
-GateVerdict regression_gate(const TraceDiff& d, double max_growth_pct);
+GateVerdict regression_gate(const TraceDiff& d, double max_growth_pct, GateMetric metric = GateMetric::Auto);
 
 }  // namespace attnprof

@@ -20,19 +20,22 @@
 namespace attnprof::cli {
 namespace {
 
-// "regression" or "regression:PCT".
-double parse_fail_on(const std::string& v) {
-  const std::string prefix = "regression";
-  if (v == prefix) return kDefaultRegressionPct;
-  if (v.rfind(prefix + ":", 0) == 0) {
+// "regression[:PCT]", "step-regression[:PCT]" or "attention-regression[:PCT]".
+DiffGate parse_fail_on(const std::string& v) {
+  for (const auto& [prefix, metric] : {std::pair{std::string("regression"), GateMetric::Auto},
+                                       std::pair{std::string("step-regression"), GateMetric::StepTime},
+                                       std::pair{std::string("attention-regression"), GateMetric::AttentionTime}}) {
+    if (v == prefix) return DiffGate{kDefaultRegressionPct, metric, {}};
+    if (v.rfind(prefix + ":", 0) != 0) continue;
     const std::string pct = v.substr(prefix.size() + 1);
     double x = -1;
     const auto [end, ec] = std::from_chars(pct.data(), pct.data() + pct.size(), x);
-    if (ec == std::errc() && end == pct.data() + pct.size() && x >= 0 && x < 1e6) return x;
+    if (ec == std::errc() && end == pct.data() + pct.size() && x >= 0 && x < 1e6) return DiffGate{x, metric, {}};
+    break;
   }
   throw InputError(
-      fmt::format("--fail-on {}: expected 'regression' or 'regression:PCT' (PCT a number >= 0, "
-                  "the attention time growth per step allowed, default {:g})",
+      fmt::format("--fail-on {}: expected 'regression', 'step-regression' or 'attention-regression', each with an "
+                  "optional ':PCT' (PCT a number >= 0, the growth per step allowed, default {:g})",
                   v, kDefaultRegressionPct));
 }
 
@@ -60,9 +63,10 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--markdown", opts->markdown, "Print it as Markdown (a pull-request comment)")->excludes(json);
   cmd->add_option("--html", opts->html, "Also write the comparison as one self-contained HTML file");
   cmd->add_option("--fail-on", opts->fail_on,
-                  fmt::format("regression[:PCT]: exit 1 when attention time per step grew by more than PCT% "
-                              "(default {:g}%, above run-to-run noise of one GPU) or a new attention finding "
-                              "appeared",
+                  fmt::format("regression[:PCT]: exit 1 when the median step grew by more than PCT% (default "
+                              "{:g}%, above run-to-run noise of one GPU; attention time per step where a trace has "
+                              "no steps with a CPU side) or a new attention finding appeared; step-regression[:PCT] "
+                              "and attention-regression[:PCT] gate on the one named",
                               kDefaultRegressionPct));
   cmd->footer(
       "\nSteps are the instances of the analysed regions (profiler steps, record_function ranges; the whole\n"
@@ -76,7 +80,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
     if (opts->before == "-" && opts->after == "-")
       throw InputError("diff: only one of the two traces can come from standard input");
     std::optional<DiffGate> gate;
-    if (!opts->fail_on.empty()) gate = DiffGate{parse_fail_on(opts->fail_on), {}};
+    if (!opts->fail_on.empty()) gate = parse_fail_on(opts->fail_on);
     // The two traces are read and analysed at once, one per thread.
     Analysis before;
     std::exception_ptr before_error;
@@ -98,7 +102,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
     if (before_error) std::rethrow_exception(before_error);
     if (after_error) std::rethrow_exception(after_error);
     const TraceDiff d = diff_analyses(before, *after);
-    if (gate) gate->verdict = regression_gate(d, gate->max_growth_pct);
+    if (gate) gate->verdict = regression_gate(d, gate->max_growth_pct, gate->metric);
     if (!opts->html.empty()) write_file_atomically(opts->html, html_diff(d, gate));
     const std::string report = opts->json       ? json_diff(d, gate)
                                : opts->markdown ? markdown_diff(d, gate)

@@ -87,11 +87,21 @@ std::string md(std::string_view s) {
 std::string verdict_line(const DiffGate& g) {
   if (!g.verdict.regression)
     return fmt::format(
-        "Gate (regression:{:g}): pass: attention time did not grow by more than {:g}%, and no new attention finding",
-        g.max_growth_pct, g.max_growth_pct);
-  std::string s = fmt::format("Gate (regression:{:g}): REGRESSION", g.max_growth_pct);
+        "Gate (regression:{:g}, on {}): pass: {} did not grow by more than {:g}%, and no new attention "
+        "finding",
+        g.max_growth_pct, to_string(g.verdict.metric),
+        g.verdict.metric == GateMetric::StepTime ? "the median step" : "attention time", g.max_growth_pct);
+  std::string s =
+      fmt::format("Gate (regression:{:g}, on {}): REGRESSION", g.max_growth_pct, to_string(g.verdict.metric));
   for (const std::string& r : g.verdict.reasons) fmt::format_to(std::back_inserter(s), "\n  {}", r);
   return s;
+}
+
+// "9.690 -> 9.350 ms (-3.5%), cpu-bound -> cpu-bound", or "" when a trace cannot tell.
+std::string step_change(const TraceDiff& d) {
+  if (d.before.step_span_ms <= 0 || d.after.step_span_ms <= 0) return "";
+  return fmt::format("{:.3f} -> {:.3f} ms ({}), {}-bound -> {}-bound", d.before.step_span_ms, d.after.step_span_ms,
+                     change(d.before.step_span_ms, d.after.step_span_ms), d.before.step_bound, d.after.step_bound);
 }
 
 }  // namespace
@@ -102,6 +112,7 @@ std::string text_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
   fmt::format_to(out, "attnprof diff: {} -> {}\n", d.before.label, d.after.label);
   for (const std::string& c : diff_caveats(d)) fmt::format_to(out, "Note: {}\n", c);
   fmt::format_to(out, "Steps: {} (numbers below are per step)\n", steps_line(d));
+  if (const std::string sc = step_change(d); !sc.empty()) fmt::format_to(out, "Median step: {}\n", sc);
   fmt::format_to(out, "Attention: {} -> {} ms ({}); GPU busy: {} -> {} ms ({})\n",
                  ms_or_dash(d.before.attention_ms_per_step), ms_or_dash(d.after.attention_ms_per_step),
                  change(d.before.attention_ms_per_step, d.after.attention_ms_per_step),
@@ -164,6 +175,7 @@ std::string markdown_diff(const TraceDiff& d, const std::optional<DiffGate>& gat
     fmt::format_to(out, "\n");
   }
   for (const std::string& c : diff_caveats(d)) fmt::format_to(out, "> Note: {}\n\n", md(c));
+  if (const std::string sc = step_change(d); !sc.empty()) fmt::format_to(out, "Median step: **{}**.\n\n", md(sc));
   fmt::format_to(
       out, "Steps: {}. Per step: attention **{} → {} ms** ({}), GPU busy {} → {} ms ({}).\n\n", md(steps_line(d)),
       ms_or_dash(d.before.attention_ms_per_step), ms_or_dash(d.after.attention_ms_per_step),
@@ -212,6 +224,15 @@ std::string json_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
     j.num("steps", s->steps);
     j.real("busy_ms_per_step", s->busy_ms_per_step, 4);
     j.real("attention_ms_per_step", s->attention_ms_per_step, 4);
+    if (s->step_span_ms > 0) {
+      j.real("step_span_ms", s->step_span_ms, 4);
+      j.real("step_busy_ms", s->step_busy_ms, 4);
+      j.str("step_bound", s->step_bound);
+    } else {
+      j.null("step_span_ms");
+      j.null("step_busy_ms");
+      j.null("step_bound");
+    }
     j.str_or_null("unsupported", s->unsupported);
     j.end_object();
   }
@@ -278,6 +299,7 @@ std::string json_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
   if (gate) {
     j.begin_object("gate");
     j.real("max_growth_pct", gate->max_growth_pct, 2);
+    j.str("metric", to_string(gate->verdict.metric));
     j.boolean("regression", gate->verdict.regression);
     j.begin_array("reasons");
     for (const std::string& r : gate->verdict.reasons) j.str({}, r);

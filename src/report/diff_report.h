@@ -11,10 +11,11 @@
 namespace attnprof {
 
 // Bumped when a field of the diff --json report changes meaning or goes away.
-inline constexpr int kDiffJsonSchemaVersion = 1;
+inline constexpr int kDiffJsonSchemaVersion = 2;
 
 struct DiffGate {
   double max_growth_pct = kDefaultRegressionPct;
+  GateMetric metric = GateMetric::Auto;  // what was asked for; verdict.metric what was gated on
   GateVerdict verdict;
 };
 

@@ -308,9 +308,10 @@ void finding_article(std::string& s, const Analysis& a, const Finding& f, const 
   auto out = std::back_inserter(s);
   fmt::format_to(out,
                  "<article class=\"finding\" id=\"{9}\"><h3><span class=\"sev sev-{2}\">{2}</span>"
-                 "<code>{0}</code> ({1}): {3} ms per {4} ({5} of its GPU time, in {6} of {7})</h3>\n<p>{8}</p>\n",
+                 "<code>{0}</code> ({1}): {3} ms per {4} ({5} of its {10}, in {6} of {7})</h3>\n<p>{8}</p>\n",
                  esc(f.id), to_string(f.scope), to_string(f.severity), ms(f.time_ns / static_cast<std::int64_t>(n)),
-                 esc(f.group), percent(f.share), f.instances, n, esc(f.title), anchor);
+                 esc(f.group), percent(f.share), f.instances, n, esc(f.title), anchor,
+                 f.id == "gpu-idle" ? "wall time" : "GPU time");
   if (!f.detail.empty()) fmt::format_to(out, "<p>{}</p>\n", esc(f.detail));
   if (!f.evidence.empty()) {
     s += "<table class=\"evidence\"><tr><th class=\"n\">count</th><th class=\"n\">ms</th><th>evidence</th></tr>\n";
@@ -366,6 +367,41 @@ void replay_section(std::string& s, const Replay& r) {
   s += "</section>\n";
 }
 
+// The step on the wall clock and what each fix is worth in it: the page's first lines.
+void step_summary(std::string& s, const Analysis& a) {
+  if (a.step_group < 0) return;
+  const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
+  const StepTime* st = g.steps.median_step();
+  if (st == nullptr || st->span_ns <= 0) return;
+  auto out = std::back_inserter(s);
+  std::string split;
+  for (int c = 0; c < kIdleCauses; ++c)
+    if (const std::int64_t v = st->idle[static_cast<std::size_t>(c)]; v > 0 && v * 50 >= st->idle_ns)
+      split += fmt::format("{}{} {} ms", split.empty() ? "" : ", ", to_string(static_cast<IdleCause>(c)), ms(v));
+  fmt::format_to(out,
+                 "<p class=\"headline\">Step: <b>{} ms</b> per {} (median of {}), GPU busy {} ms ({}), idle {} ms"
+                 "{}: <b>{}-bound</b>.</p>\n",
+                 ms(st->span_ns), esc(g.group.name), g.group.instances.size(), ms(st->busy_ns),
+                 percent(static_cast<double>(st->busy_ns) / static_cast<double>(st->span_ns)), ms(st->idle_ns),
+                 split.empty() ? "" : fmt::format(" ({})", esc(split)), to_string(st->bound));
+  for (const std::string& u : g.steps.unknowns) fmt::format_to(out, "<p class=\"muted\">{}</p>\n", esc(u));
+  if (a.fixes.empty()) return;
+  s += "<table><tr><th>#</th><th>fix</th><th>step ms saved</th><th>GPU ms saved</th><th>resolves</th>"
+       "<th>basis</th></tr>\n";
+  for (std::size_t i = 0; i < a.fixes.size(); ++i) {
+    const Fix& f = a.fixes[i];
+    std::string ids;
+    for (const std::string& id : f.findings) ids += (ids.empty() ? "" : ", ") + id;
+    const std::string step = f.id == "gpu-idle" ? "up to " + ms(f.step_ns)
+                             : f.step_low_ns != f.step_high_ns
+                                 ? fmt::format("{} ({}&ndash;{})", ms(f.step_ns), ms(f.step_low_ns), ms(f.step_high_ns))
+                                 : ms(f.step_ns);
+    fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"muted\">{}</td></tr>\n",
+                   i + 1, esc(f.title), step, ms(f.gpu_ns), esc(ids), esc(f.basis));
+  }
+  s += "</table>\n";
+}
+
 }  // namespace
 
 std::string html_report(const Analysis& a, const TraceIndex& index, const Replay* replay) {
@@ -386,6 +422,7 @@ std::string html_report(const Analysis& a, const TraceIndex& index, const Replay
   }
 
   s += "<section id=\"summary\"><h2>Summary</h2>\n";
+  step_summary(s, a);
   for (const GroupStats& g : a.groups) {
     const double n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
     int calls = 0;
@@ -496,11 +533,16 @@ std::string html_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
     }
   }
   for (const std::string& c : diff_caveats(d)) fmt::format_to(out, "<p class=\"regress\">Note: {}</p>\n", esc(c));
-  fmt::format_to(out,
-                 "<p class=\"headline\">Steps: {} x {} &rarr; {} x {}. Per step: attention <b>{:.3f} &rarr; {:.3f} "
-                 "ms</b>, GPU busy {:.3f} &rarr; {:.3f} ms.</p>\n",
-                 d.before.steps, esc(d.before.step), d.after.steps, esc(d.after.step), d.before.attention_ms_per_step,
-                 d.after.attention_ms_per_step, d.before.busy_ms_per_step, d.after.busy_ms_per_step);
+  fmt::format_to(
+      out,
+      "<p class=\"headline\">Steps: {} x {} &rarr; {} x {}. Per step: attention <b>{:.3f} &rarr; {:.3f} "
+      "ms</b>, GPU busy {:.3f} &rarr; {:.3f} ms{}.</p>\n",
+      d.before.steps, esc(d.before.step), d.after.steps, esc(d.after.step), d.before.attention_ms_per_step,
+      d.after.attention_ms_per_step, d.before.busy_ms_per_step, d.after.busy_ms_per_step,
+      d.before.step_span_ms > 0 && d.after.step_span_ms > 0
+          ? fmt::format("; median step <b>{:.3f} &rarr; {:.3f} ms</b> ({}-bound &rarr; {}-bound)",
+                        d.before.step_span_ms, d.after.step_span_ms, esc(d.before.step_bound), esc(d.after.step_bound))
+          : std::string());
   s += "<section id=\"attention\"><h2>Attention calls (per step)</h2><table><tr><th>pass</th><th>trace</th>"
        "<th>implementation</th><th class=\"n\">calls</th><th class=\"n\">kernels / call</th><th class=\"n\">ms / "
        "call</th><th class=\"n\">ms</th></tr>\n";

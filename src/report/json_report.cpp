@@ -80,6 +80,78 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
   j.end_object();
 }
 
+double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// The step-time model of the group doctor reports on, per step (its median instance).
+void step_object(JsonWriter& j, const Analysis& a) {
+  const GroupStats* g = a.step_group < 0 ? nullptr : &a.groups[static_cast<std::size_t>(a.step_group)];
+  const StepTime* s = g != nullptr ? g->steps.median_step() : nullptr;
+  if (s == nullptr) {
+    j.null("step");
+    return;
+  }
+  const StepModel& m = g->steps;
+  j.begin_object("step");
+  j.str("region", g->group.name);
+  j.num("instances", g->group.instances.size());
+  j.str("median_instance", g->group.instances[m.median].name);
+  j.real("span_ms", ms(s->span_ns));
+  j.real("gpu_busy_ms", ms(s->busy_ns));
+  j.real("idle_ms", ms(s->idle_ns));
+  j.str("bound", to_string(s->bound));
+  j.begin_object("idle_split_ms");
+  for (int c = 0; c < kIdleCauses; ++c)
+    j.real(to_string(static_cast<IdleCause>(c)), ms(s->idle[static_cast<std::size_t>(c)]));
+  j.end_object();
+  j.real("comm_exposed_ms", ms(s->comm_exposed_ns));
+  j.real("copy_only_ms", ms(s->copy_only_ns));
+  j.num("launches", s->launches);
+  j.num("host_syncs", s->syncs);
+  j.real("launch_latency_us", static_cast<double>(m.launch_latency_ns) / 1e3);
+  j.boolean("has_launches", m.has_launches);
+  j.boolean("has_cpu_ops", m.has_cpu_ops);
+  j.begin_array("sync_ops");
+  for (const std::string& op : m.sync_ops) j.str({}, op);
+  j.end_array();
+  j.begin_array("unknowns");
+  for (const std::string& u : m.unknowns) j.str({}, u);
+  j.end_array();
+  j.begin_array("steps");
+  for (std::size_t i = 0; i < m.steps.size(); ++i) {
+    const StepTime& st = m.steps[i];
+    j.begin_object();
+    j.str("name", g->group.instances[i].name);
+    j.real("span_ms", ms(st.span_ns));
+    j.real("gpu_busy_ms", ms(st.busy_ns));
+    j.real("idle_ms", ms(st.idle_ns));
+    j.str("bound", to_string(st.bound));
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+}
+
+void fixes_array(JsonWriter& j, const Analysis& a) {
+  j.begin_array("fixes");
+  for (const Fix& f : a.fixes) {
+    j.begin_object();
+    j.str("id", f.id);
+    j.str("title", f.title);
+    j.begin_array("findings");
+    for (const std::string& id : f.findings) j.str({}, id);
+    j.end_array();
+    j.real("step_ms", ms(f.step_ns));
+    j.begin_array("step_ms_range");
+    j.real({}, ms(f.step_low_ns));
+    j.real({}, ms(f.step_high_ns));
+    j.end_array();
+    j.real("gpu_ms", ms(f.gpu_ns));
+    j.str("basis", f.basis);
+    j.end_object();
+  }
+  j.end_array();
+}
+
 }  // namespace
 
 std::string json_report(const Analysis& a, const Replay* replay) {
@@ -99,6 +171,8 @@ std::string json_report(const Analysis& a, const Replay* replay) {
   }
   j.str_or_null("unsupported", a.unsupported);
   j.num("gpu_kernels", a.gpu_kernels);
+  step_object(j, a);
+  fixes_array(j, a);
   j.begin_array("attention");
   for (const AttentionSummary& s : a.attention) attention_entry(j, s);
   j.end_array();

@@ -147,6 +147,64 @@ void attention_headline(std::string& out, const GroupStats& g) {
   }
 }
 
+// A saving as a change: "-1.234" (shorter), "+0.010" (longer), "0.000".
+std::string signed_ms(std::int64_t ns) {
+  if (ns == 0) return ms(0);
+  return fmt::format("{}{}", ns > 0 ? '-' : '+', ms(ns < 0 ? -ns : ns));
+}
+
+// The first screen: what bounds the step, and what each fix is worth in it.
+void step_section(std::string& out, const Analysis& a) {
+  if (a.step_group < 0) return;
+  const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
+  const StepModel& m = g.steps;
+  const StepTime* s = m.median_step();
+  if (s == nullptr || s->span_ns <= 0) return;
+  const bool steps = g.group.instances.size() > 1;
+  const std::string unit = steps ? g.group.name : std::string("region");
+  const auto share = [&](std::int64_t ns) {
+    return percent(static_cast<double>(ns) / static_cast<double>(s->span_ns));
+  };
+  out += '\n';
+  append_wrapped(out,
+                 fmt::format("Step: {} ms per {} ({}{}), GPU busy {} ms ({}), idle {} ms: {}-bound", ms(s->span_ns),
+                             unit, steps ? fmt::format("median of {}: ", g.group.instances.size()) : "",
+                             g.group.instances[m.median].name, ms(s->busy_ns), share(s->busy_ns), ms(s->idle_ns),
+                             to_string(s->bound)),
+                 0);
+  std::string split;
+  for (int c = 0; c < kIdleCauses; ++c) {
+    const std::int64_t v = s->idle[static_cast<std::size_t>(c)];
+    if (v * 50 >= s->idle_ns && v > 0)
+      split += fmt::format("{}{} {} ms", split.empty() ? "" : ", ", to_string(static_cast<IdleCause>(c)), ms(v));
+  }
+  if (m.has_launches)
+    append_wrapped(out,
+                   fmt::format("idle: {}; {} launches, {} host syncs, ~{:.0f} us from a launch to its kernel",
+                               split.empty() ? "none" : split, s->launches, s->syncs,
+                               static_cast<double>(m.launch_latency_ns) / 1e3),
+                   2);
+  for (const std::string& u : m.unknowns) append_wrapped(out, fmt::format("({})", u), 2);
+  if (a.fixes.empty()) return;
+  append_wrapped(
+      out,
+      fmt::format("Fixes, by step time saved per {} (step ms, then GPU ms; ranges where the trace cannot tell)", unit),
+      0);
+  for (std::size_t i = 0; i < a.fixes.size(); ++i) {
+    const Fix& f = a.fixes[i];
+    const std::string range = f.step_low_ns != f.step_high_ns
+                                  ? fmt::format(" ({} to {})", signed_ms(f.step_low_ns), signed_ms(f.step_high_ns))
+                                  : std::string();
+    std::string ids;
+    for (const std::string& id : f.findings) ids += (ids.empty() ? "" : ", ") + id;
+    append_wrapped(out,
+                   fmt::format("{}. step {}{} ms{}, GPU {} ms: {} [{}]", i + 1, f.id == "gpu-idle" ? "up to " : "",
+                               signed_ms(f.step_ns), f.id == "gpu-idle" ? std::string() : range, signed_ms(f.gpu_ns),
+                               f.title, ids),
+                   2);
+  }
+}
+
 std::string text_body(const Analysis& a) {
   std::string out;
   auto o = std::back_inserter(out);
@@ -173,6 +231,7 @@ std::string text_body(const Analysis& a) {
     return out;
   }
 
+  step_section(out, a);
   std::int64_t busy = 0;
   for (const GroupStats& g : a.groups) {
     regions_section(out, g);
@@ -228,11 +287,12 @@ std::string text_body(const Analysis& a) {
     const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
     const std::string where = n == 1 ? fmt::format("in '{}'", f.group) : fmt::format("per {}", f.group);
     out += '\n';
-    append_wrapped(out,
-                   fmt::format("{}. [{}] {} ({}): {} ms {} ({} of its GPU time; seen in {} of {})", i + 1,
-                               to_string(f.severity), f.id, to_string(f.scope),
-                               ms(f.time_ns / static_cast<std::int64_t>(n)), where, percent(f.share), f.instances, n),
-                   2);
+    append_wrapped(
+        out,
+        fmt::format("{}. [{}] {} ({}): {} ms {} ({} of its {}; seen in {} of {})", i + 1, to_string(f.severity), f.id,
+                    to_string(f.scope), ms(f.time_ns / static_cast<std::int64_t>(n)), where, percent(f.share),
+                    f.id == "gpu-idle" ? "wall time" : "GPU time", f.instances, n),
+        2);
     append_wrapped(out, f.title, 5);
     if (!f.detail.empty()) append_wrapped(out, f.detail, 5);
     if (!f.evidence.empty()) {

@@ -94,10 +94,18 @@ TEST(Diff, ManualToSdpaMathIsARegression) {
   const FindingChange* upcast = finding(d, "fp32-upcast", Scope::Attention);
   ASSERT_NE(upcast, nullptr);
   EXPECT_EQ(upcast->status, FindingStatus::New);
+  // Both traces have 'fwd' ranges with their launch calls: the default gate is on the median step's span.
   const GateVerdict v = regression_gate(d, kDefaultRegressionPct);
   EXPECT_TRUE(v.regression);
+  EXPECT_EQ(v.metric, GateMetric::StepTime);
   ASSERT_FALSE(v.reasons.empty());
-  EXPECT_NE(v.reasons[0].find("attention time per step grew"), std::string::npos) << v.reasons[0];
+  EXPECT_NE(v.reasons[0].find("the median step grew"), std::string::npos) << v.reasons[0];
+  EXPECT_GT(d.after.step_span_ms, d.before.step_span_ms);
+  // On attention time when asked.
+  const GateVerdict on_attention = regression_gate(d, kDefaultRegressionPct, GateMetric::AttentionTime);
+  EXPECT_TRUE(on_attention.regression);
+  ASSERT_FALSE(on_attention.reasons.empty());
+  EXPECT_NE(on_attention.reasons[0].find("attention time per step grew"), std::string::npos) << on_attention.reasons[0];
   // A gate wide enough for the time still fails on the new attention finding.
   const GateVerdict wide = regression_gate(d, 1000);
   EXPECT_TRUE(wide.regression);

@@ -35,11 +35,17 @@ TEST(DiffCli, TextNamesTheChange) {
 TEST(DiffCli, GateExitCodes) {
   const auto fixed = run_command(diff("--fail-on regression " + pair("sdpa_math.json", "sdpa_flash.json")));
   EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
-  EXPECT_NE(fixed.out.find("Gate (regression:10): pass"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("Gate (regression:10, on step): pass"), std::string::npos) << fixed.out;
   const auto worse = run_command(diff("--fail-on regression " + pair("manual.json", "sdpa_math.json")));
   EXPECT_EQ(worse.exit_code, 1) << worse.out << worse.err;
   EXPECT_NE(worse.out.find("REGRESSION"), std::string::npos) << worse.out;
-  EXPECT_NE(worse.out.find("attention time per step grew"), std::string::npos) << worse.out;
+  EXPECT_NE(worse.out.find("the median step grew"), std::string::npos) << worse.out;
+  const auto on_attention =
+      run_command(diff("--fail-on attention-regression " + pair("manual.json", "sdpa_math.json")));
+  EXPECT_EQ(on_attention.exit_code, 1) << on_attention.out << on_attention.err;
+  EXPECT_NE(on_attention.out.find("attention time per step grew"), std::string::npos) << on_attention.out;
+  const auto bad = run_command(diff("--fail-on steps-regression " + pair("manual.json", "sdpa_math.json")));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   const auto same = run_command(diff("--fail-on regression:0 " + pair("sdpa_flash.json", "sdpa_flash.json")));
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
   // Without the gate a regression is reported, not failed on.
@@ -50,7 +56,9 @@ TEST(DiffCli, JsonAndMarkdown) {
   const auto j = run_command(diff("--json --fail-on regression:5 " + pair("manual.json", "sdpa_math.json")));
   EXPECT_EQ(j.exit_code, 1) << j.err;
   EXPECT_EQ(j.out.front(), '{');
-  EXPECT_NE(j.out.find("\"schema_version\": 1"), std::string::npos);
+  EXPECT_NE(j.out.find("\"schema_version\": 2"), std::string::npos);
+  EXPECT_NE(j.out.find("\"metric\": \"step\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"step_span_ms\": "), std::string::npos) << j.out;
   EXPECT_NE(j.out.find("\"implementation\": \"unfused\""), std::string::npos) << j.out;
   EXPECT_NE(j.out.find("\"implementation\": \"sdpa-math\""), std::string::npos) << j.out;
   EXPECT_NE(j.out.find("\"regression\": true"), std::string::npos) << j.out;

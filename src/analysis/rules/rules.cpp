@@ -12,6 +12,7 @@ void rule_mask_rebuilt(const RuleContext&, std::vector<Finding>&);
 void rule_safe_softmax(const RuleContext&, std::vector<Finding>&);
 void rule_unfused_attention(const RuleContext&, std::vector<Finding>&);
 void rule_hidden_copy(const RuleContext&, std::vector<Finding>&);
+void rule_gpu_idle(const RuleContext&, std::vector<Finding>&);
 
 std::span<const RuleEntry> all_rules() {
   static constexpr std::array kDiagnosisRules = {
@@ -23,6 +24,8 @@ std::span<const RuleEntry> all_rules() {
       RuleEntry{"unfused-attention", rule_unfused_attention,
                 "attention run as many kernels where one fused kernel would do, and what fusing saves"},
       RuleEntry{"hidden-copy", rule_hidden_copy, "device-to-device copies, named by the op that made them"},
+      RuleEntry{"gpu-idle", rule_gpu_idle,
+                "the GPU idle for much of each step, and why: launches, CPU work, host syncs, copies, communication"},
   };
   return kDiagnosisRules;
 }

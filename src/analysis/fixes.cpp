@@ -1,0 +1,338 @@
+// The fixes and what each is worth per step (fixes.h): the trace's timeline
+// replayed as recorded and with the fix applied (step_simulation.h).
+#include "analysis/fixes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "analysis/fused_estimate.h"
+#include "analysis/step_simulation.h"
+
+namespace attnprof {
+namespace {
+
+std::string ms(std::int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
+
+// The CPU time one attention call takes: from the start of the first ATen op
+// that launched its GPU work to the end of the last (the Python between them
+// included); without CPU ops, from its first launch call to the end of its last.
+std::optional<Interval> cpu_interval(const TraceIndex& index, const HostCalls& host, const AttentionCall& call) {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t a : call.activities) {
+    const GpuActivity& act = index.activities()[a];
+    if (index.has_cpu_ops()) {
+      if (const std::int32_t r = index.outermost_op(act); r != kNone) {
+        const Event& e = index.event(index.ranges()[static_cast<std::size_t>(r)]);
+        lo = std::min(lo, e.ts_ns);
+        hi = std::max(hi, e.end_ns());
+        continue;
+      }
+    }
+    if (const std::int32_t c = host.call_of[a]; c != kNone) {
+      lo = std::min(lo, host.calls[static_cast<std::size_t>(c)].ts);
+      hi = std::max(hi, host.calls[static_cast<std::size_t>(c)].end);
+    }
+  }
+  if (hi <= lo) return std::nullopt;
+  return Interval{lo, hi};
+}
+
+std::int64_t stream_of(const TraceIndex& index, std::size_t activity) {
+  const GpuArgs* g = index.trace().args(index.event(index.activities()[activity]));
+  return g != nullptr ? g->stream : -1;
+}
+
+// The medians of the replayed spans and busy times.
+struct Medians {
+  std::int64_t span = 0, busy = 0;
+};
+Medians medians(const std::vector<ReplayedStep>& steps) {
+  std::vector<std::int64_t> span, busy;
+  for (const ReplayedStep& s : steps) {
+    span.push_back(s.span_ns);
+    busy.push_back(s.busy_ns);
+  }
+  return {median_of(span), median_of(busy)};
+}
+
+bool in_group(const std::vector<char>& member, const AttentionCall& call) {
+  return !call.activities.empty() && member[call.activities.front()] != 0;
+}
+
+// Whether (nearly) all of `f`'s GPU work is in `removed`.
+bool inside(const Finding& f, const std::vector<char>& removed) {
+  if (f.activities.empty()) return false;
+  std::size_t in = 0;
+  for (std::size_t a : f.activities) in += removed[a] != 0;
+  return in * 10 >= f.activities.size() * 9;
+}
+
+// A finding's fix in a few words (the finding's own text says it in full).
+std::string title_of(std::string_view id) {
+  if (id == "cuda-core-gemm") return "run these GEMMs on tensor cores";
+  if (id == "fp32-upcast") return "keep 16-bit data in 16 bits (no FP32 round trip)";
+  if (id == "mask-rebuilt") return "build the mask once, or pass is_causal=True";
+  if (id == "safe-softmax") return "leave SDPA's math backend (its _safe_softmax passes go with it)";
+  if (id == "hidden-copy") return "drop the device-to-device copies (in-place ops)";
+  return fmt::format("the fix {} names", id);
+}
+
+struct Planner {
+  const TraceIndex& index;
+  const HostCalls& host;
+  const Analysis& a;
+  const GroupStats& g;
+  const StepModel& model;
+  std::optional<StepReplay> replay;
+  Medians base;
+  std::int64_t recorded_span = 0;
+  std::string fidelity;  // how well the replay reproduces the recorded steps, for the basis
+
+  Planner(const TraceIndex& i, const HostCalls& h, const Analysis& an, const GroupStats& grp)
+      : index(i), host(h), a(an), g(grp), model(grp.steps) {
+    if (const StepTime* s = model.median_step()) recorded_span = s->span_ns;
+    if (!model.has_launches || model.steps.empty()) return;
+    replay.emplace(index, host, g.group, model.launch_latency_ns);
+    base = medians(replay->run({}));
+    if (recorded_span > 0) {
+      const double err = std::abs(static_cast<double>(base.span - recorded_span)) / static_cast<double>(recorded_span);
+      fidelity = fmt::format("the replay as recorded gives a median step of {} ms against the trace's {} ms ({:.0f}%)",
+                             ms(base.span), ms(recorded_span), 100.0 * err);
+    }
+  }
+
+  // Step time saved by `change`: the median replayed step before minus after.
+  Medians saved(const Change& change) const {
+    const Medians after = medians(replay->run(change));
+    return {base.span - after.span, base.busy - after.busy};
+  }
+};
+
+// Fused attention: each unfused call of a pass that unfused-attention was found
+// for replaced by one fused call: its CPU ops by one SDPA op, its kernels by one
+// fused kernel of the estimated time.
+void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
+  const Analysis& a = p.a;
+  const std::string& group = p.g.group.name;
+  std::vector<std::size_t> resolved;
+  std::vector<AttentionPass> passes;
+  for (std::size_t i = 0; i < a.findings.size(); ++i) {
+    const Finding& f = a.findings[i];
+    if (f.id != "unfused-attention" || f.group != group || !f.pass) continue;
+    resolved.push_back(i);
+    passes.push_back(*f.pass);
+  }
+  if (resolved.empty()) return;
+  std::vector<char> member(p.index.activities().size(), 0);
+  for (const RegionInstance& inst : p.g.group.instances)
+    for (std::size_t i : inst.activities) member[i] = 1;
+
+  // The fused calls' own CPU time, per pass, where the trace has some.
+  std::vector<std::int64_t> fused_cpu[2];
+  for (const AttentionCall& call : a.attention_calls.calls)
+    if (call.impl == AttentionImpl::Fused)
+      if (const auto iv = cpu_interval(p.index, p.host, call))
+        fused_cpu[static_cast<int>(call.pass)].push_back(iv->second - iv->first);
+  FusedCpuCost cost[2];
+  std::string cost_basis;
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto ap = static_cast<AttentionPass>(pass);
+    cost[pass] = default_fused_cpu_cost(ap, p.model.has_cpu_ops);
+    if (std::find(passes.begin(), passes.end(), ap) == passes.end()) continue;
+    if (fused_cpu[pass].size() >= 3) {
+      const std::int64_t m = median_of(fused_cpu[pass]);
+      cost[pass] = {m, m * 3 / 4, m * 5 / 4};
+      cost_basis += fmt::format("{}the {} fused call's CPU time as measured in this trace ({} us)",
+                                cost_basis.empty() ? "" : "; ", to_string(ap), m / 1000);
+    } else {
+      cost_basis += fmt::format("{}a fused {} call's CPU time {} {} us (a range of {}-{} us: the trace has none to "
+                                "measure)",
+                                cost_basis.empty() ? "" : "; ", to_string(ap),
+                                p.model.has_cpu_ops ? "under torch.profiler" : "without CPU ops",
+                                cost[pass].typical_ns / 1000, cost[pass].low_ns / 1000, cost[pass].high_ns / 1000);
+    }
+  }
+
+  const MeasuredFused measured(a.attention_calls.calls);
+  const int cc = a.device.compute_major * 10 + a.device.compute_minor;
+  struct Planned {
+    Replacement rep;
+    int pass;
+  };
+  std::vector<Planned> planned;
+  std::vector<char> removed(p.index.activities().size(), 0);
+  std::int64_t gpu_removed = 0, gpu_added = 0;
+  for (const AttentionCall& call : a.attention_calls.calls) {
+    if (call.impl == AttentionImpl::Fused || !in_group(member, call)) continue;
+    if (std::find(passes.begin(), passes.end(), call.pass) == passes.end()) continue;
+    const std::int64_t fused = std::clamp<std::int64_t>(estimate_fused(call, measured, cc, a.device.num_sms).ns, 0,
+                                                        call.kernel_ns);
+    gpu_removed += call.kernel_ns;
+    gpu_added += fused;
+    for (std::size_t i : call.activities) removed[i] = 1;
+    Replacement r;
+    r.removed = call.activities;
+    r.gpu_ns = fused;
+    r.stream = stream_of(p.index, call.activities.front());
+    if (const auto iv = cpu_interval(p.index, p.host, call)) {
+      r.from = iv->first;
+      r.to = iv->second;
+    }
+    planned.push_back({std::move(r), static_cast<int>(call.pass)});
+  }
+  Fix fix;
+  fix.id = "fused-attention";
+  fix.title = "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)";
+  for (std::size_t i : resolved) fix.finding_of.push_back(i);
+  // The findings inside the calls: their work goes with them.
+  for (std::size_t i = 0; i < a.findings.size(); ++i) {
+    const Finding& f = a.findings[i];
+    if (f.group == group && f.scope == Scope::Attention && f.id != "unfused-attention" && inside(f, removed))
+      fix.finding_of.push_back(i);
+  }
+  std::sort(fix.finding_of.begin(), fix.finding_of.end());
+  for (std::size_t i : fix.finding_of)
+    if (std::find(fix.findings.begin(), fix.findings.end(), a.findings[i].id) == fix.findings.end())
+      fix.findings.push_back(a.findings[i].id);
+  const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, p.g.group.instances.size()));
+
+  if (!p.replay) {
+    fix.gpu_ns = (gpu_removed - gpu_added) / n;
+    fix.step_ns = fix.gpu_ns;
+    fix.step_low_ns = 0;
+    fix.step_high_ns = fix.gpu_ns;
+    fix.basis = "the trace has no CPU side (launch calls): the step saving is the GPU saving if the step is "
+                "GPU-bound, down to nothing if it is not";
+    out.push_back(std::move(fix));
+    return;
+  }
+  // With the CPU cost of the fused call at its typical, low and high value.
+  const auto change_at = [&](int which) {
+    Change c;
+    for (const Planned& x : planned) {
+      Replacement r = x.rep;
+      const FusedCpuCost& k = cost[x.pass];
+      r.cpu_ns = which == 0 ? k.typical_ns : which == 1 ? k.low_ns : k.high_ns;
+      if (r.to <= r.from) r.cpu_ns = 0;  // no CPU side known for this call: its CPU time stays
+      c.replacements.push_back(std::move(r));
+    }
+    // Calls whose CPU intervals overlap (one op holding two calls): one replacement.
+    std::sort(c.replacements.begin(), c.replacements.end(),
+              [](const Replacement& x, const Replacement& y) { return x.from < y.from; });
+    std::vector<Replacement> merged;
+    for (Replacement& r : c.replacements) {
+      if (!merged.empty() && r.from < merged.back().to) {
+        Replacement& m = merged.back();
+        m.to = std::max(m.to, r.to);
+        m.cpu_ns = std::max(m.cpu_ns, r.cpu_ns);
+        m.gpu_ns += r.gpu_ns;
+        m.removed.insert(m.removed.end(), r.removed.begin(), r.removed.end());
+      } else {
+        merged.push_back(std::move(r));
+      }
+    }
+    c.replacements = std::move(merged);
+    return c;
+  };
+  const Medians typical = p.saved(change_at(0));
+  const Medians low_cpu = p.saved(change_at(1));   // a cheaper fused call: more saved
+  const Medians high_cpu = p.saved(change_at(2));
+  fix.gpu_ns = typical.busy;
+  fix.step_ns = typical.span;
+  fix.step_low_ns = std::min({typical.span, low_cpu.span, high_cpu.span});
+  fix.step_high_ns = std::max({typical.span, low_cpu.span, high_cpu.span});
+  fix.basis = fmt::format(
+      "the trace's timeline replayed with each unfused call's CPU ops and kernels replaced by one fused call (its "
+      "kernel as the finding estimates it; {}); {}",
+      cost_basis, p.fidelity);
+  out.push_back(std::move(fix));
+}
+
+// Every other finding: its GPU work made as fast as the finding says it would be.
+void gpu_work_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
+  const Finding& f = p.a.findings[finding];
+  const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, p.g.group.instances.size()));
+  const std::int64_t saving = std::max<std::int64_t>(0, f.time_ns - std::max<std::int64_t>(0, f.after_ns));
+  Fix fix;
+  fix.id = f.id;
+  fix.title = title_of(f.id);
+  fix.findings = {f.id};
+  fix.finding_of = {finding};
+  std::int64_t work = 0;
+  for (std::size_t i : f.activities) work += p.index.event(p.index.activities()[i]).dur_ns;
+  if (!p.replay || work <= 0) {
+    fix.gpu_ns = saving / n;
+    fix.step_ns = fix.gpu_ns;
+    fix.step_high_ns = fix.gpu_ns;
+    fix.basis = "the GPU time saved; the trace cannot tell the step's (no CPU side or no GPU work to replay)";
+    out.push_back(std::move(fix));
+    return;
+  }
+  const double factor = std::clamp(1.0 - static_cast<double>(saving) / static_cast<double>(work), 0.0, 1.0);
+  Change c;
+  for (std::size_t i : f.activities) c.scaled.push_back({i, factor});
+  const Medians s = p.saved(c);
+  fix.gpu_ns = s.busy;
+  fix.step_ns = fix.step_low_ns = fix.step_high_ns = s.span;
+  fix.basis = fmt::format("the trace's timeline replayed with this work {:.0f}% shorter on the GPU (its CPU side as "
+                          "recorded); {}",
+                          100.0 * (1.0 - factor), p.fidelity);
+  out.push_back(std::move(fix));
+}
+
+// gpu-idle: what the step would be without the idle time of its cause.
+void idle_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
+  const StepTime* s = p.model.median_step();
+  if (s == nullptr) return;
+  Fix fix;
+  fix.id = "gpu-idle";
+  fix.title = "keep the GPU fed (the cause named in the finding)";
+  fix.findings = {p.a.findings[finding].id};
+  fix.finding_of = {finding};
+  std::int64_t cause = 0;
+  for (int c = 0; c < kIdleCauses; ++c)
+    if (static_cast<IdleCause>(c) != IdleCause::Other) cause += s->idle[static_cast<std::size_t>(c)];
+  fix.gpu_ns = 0;
+  fix.step_ns = cause;
+  fix.step_low_ns = 0;
+  fix.step_high_ns = cause;
+  fix.basis = "at most the median step's GPU idle time with a CPU-side cause: the step then runs at the GPU's pace";
+  out.push_back(std::move(fix));
+}
+
+}  // namespace
+
+FusedCpuCost default_fused_cpu_cost(AttentionPass pass, bool has_cpu_ops) {
+  // torch 2.11 on the H200 host, measured in traces of Llama, GPT-2 and BERT: aten::scaled_dot_product_attention
+  // (flash, cuDNN) 83-175 us under torch.profiler, its backward's evaluate_function 119-305 us.
+  if (has_cpu_ops)
+    return pass == AttentionPass::Forward ? FusedCpuCost{140'000, 80'000, 200'000}
+                                          : FusedCpuCost{200'000, 120'000, 320'000};
+  // Without CPU ops (attnprof record): the fused call's launch calls and the dispatch between them.
+  return pass == AttentionPass::Forward ? FusedCpuCost{30'000, 10'000, 80'000} : FusedCpuCost{60'000, 20'000, 150'000};
+}
+
+std::vector<Fix> plan_fixes(const TraceIndex& index, const HostCalls& host, const Analysis& a) {
+  std::vector<Fix> out;
+  if (a.step_group < 0) return out;
+  const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
+  Planner p(index, host, a, g);
+  fused_attention_fix(p, out);
+  std::vector<char> taken(a.findings.size(), 0);
+  for (const Fix& f : out)
+    for (std::size_t i : f.finding_of) taken[i] = 1;
+  for (std::size_t i = 0; i < a.findings.size(); ++i) {
+    if (taken[i] || a.findings[i].group != g.group.name) continue;
+    if (a.findings[i].id == "gpu-idle")
+      idle_fix(p, i, out);
+    else
+      gpu_work_fix(p, i, out);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Fix& x, const Fix& y) { return x.step_ns > y.step_ns; });
+  return out;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,246 @@
+// The step-time model (step_time.h), the gpu-idle rule and the replay that
+// prices each fix in step time (step_simulation.h, fixes.h), on real programs
+// traced on an H200 (scripts/corpus/make_steps.py). tests/data/steps/facts.json
+// says how each was built: the idle programs with the cause built into them
+// (300 tiny kernels a step, CPU work a step, 24 .item() a step, a 256 MiB
+// pageable copy a step and its pinned twin, a gloo all_reduce between two ranks,
+// back-to-back matmuls as the control), and the twins that differ only in
+// attention (eager, SDPA math, SDPA fused), with the wall clock per step the
+// program measured itself (perf_counter around the steps). Every expectation
+// comes from those facts.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "analysis/step_simulation.h"
+#include "test_doctor.h"
+#include "test_paths.h"
+
+namespace attnprof {
+namespace {
+
+using test::Doctor;
+
+struct Program {
+  std::string name, kind, cause, twin_group, implementation, regime, tracer;
+  std::int64_t active_steps = 0, syncs_per_step = 0, kernels_per_step = 0;
+  double wall_ms = 0;  // the program's own perf_counter per step, traced
+};
+void PrintTo(const Program& p, std::ostream* os) { *os << p.name; }
+
+std::vector<Program> programs() {
+  simdjson::dom::parser parser;
+  const simdjson::dom::element doc = parser.load(test::data_file("steps/facts.json"));
+  std::vector<Program> out;
+  for (simdjson::dom::element v : doc.get_array()) {
+    Program p;
+    p.name = std::string(std::string_view(v["name"]));
+    p.kind = std::string(std::string_view(v["kind"]));
+    p.tracer = std::string(std::string_view(v["tracer"]));
+    p.active_steps = std::int64_t(v["active_steps"]);
+    std::string_view s;
+    if (v["idle_cause"].get(s) == simdjson::SUCCESS) p.cause = std::string(s);
+    if (v["twin_group"].get(s) == simdjson::SUCCESS) p.twin_group = std::string(s);
+    if (v["regime"].get(s) == simdjson::SUCCESS) p.regime = std::string(s);
+    if (v["expected"]["implementation"].get(s) == simdjson::SUCCESS) p.implementation = std::string(s);
+    std::int64_t n = 0;
+    if (v["syncs_per_step"].get(n) == simdjson::SUCCESS) p.syncs_per_step = n;
+    if (v["kernels_per_step"].get(n) == simdjson::SUCCESS) p.kernels_per_step = n;
+    p.wall_ms = double(v["measured"]["mean_step_ms"]);
+    out.push_back(p);
+  }
+  return out;
+}
+
+const Program& program(const std::string& name) {
+  static const std::vector<Program> all = programs();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const Program& p) { return p.name == name; });
+  if (it == all.end()) throw std::runtime_error("no program " + name + " in steps/facts.json");
+  return *it;
+}
+
+Doctor doctor(const Program& p) { return Doctor(test::data_file("steps/" + p.name + ".json.gz")); }
+
+const GroupStats& step_group(const Doctor& d) {
+  EXPECT_GE(d.analysis.step_group, 0);
+  return d.analysis.groups.at(static_cast<std::size_t>(d.analysis.step_group));
+}
+
+const Finding* idle_finding(const Doctor& d) {
+  for (const Finding& f : d.analysis.findings)
+    if (f.id == "gpu-idle") return &f;
+  return nullptr;
+}
+
+IdleCause largest_cause(const StepTime& s) {
+  IdleCause best = IdleCause::Launch;
+  for (int c = 0; c < kIdleCauses; ++c)
+    if (s.idle[static_cast<std::size_t>(c)] > s.cause_ns(best)) best = static_cast<IdleCause>(c);
+  return best;
+}
+
+double share(std::int64_t part, std::int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+class EveryProgram : public ::testing::TestWithParam<Program> {};
+
+// The model's books balance on every program, and it finds the steps the program made.
+TEST_P(EveryProgram, StepsAddUp) {
+  const Program& p = GetParam();
+  const Doctor d = doctor(p);
+  const GroupStats& g = step_group(d);
+  EXPECT_EQ(static_cast<std::int64_t>(g.steps.steps.size()), p.active_steps);
+  EXPECT_TRUE(g.steps.has_launches);
+  EXPECT_EQ(g.steps.has_cpu_ops, p.tracer == "torch.profiler");
+  for (const StepTime& s : g.steps.steps) {
+    EXPECT_EQ(s.busy_ns + s.idle_ns, s.span_ns);
+    std::int64_t split = 0;
+    for (std::int64_t v : s.idle) split += v;
+    EXPECT_EQ(split, s.idle_ns);
+    EXPECT_LE(s.copy_only_ns + s.comm_exposed_ns, s.busy_ns);
+  }
+  // Consecutive windows never overlap: their spans add up to at most the wall time they cover.
+  for (std::size_t i = 1; i < g.steps.steps.size(); ++i)
+    EXPECT_GE(g.steps.steps[i].start_ns, g.steps.steps[i - 1].end_ns);
+}
+
+// Replayed as recorded, the timeline gives back the trace's median step.
+TEST_P(EveryProgram, ReplayAsRecordedIsTheTrace) {
+  const Program& p = GetParam();
+  const Doctor d = doctor(p);
+  const GroupStats& g = step_group(d);
+  const HostCalls host = host_calls(*d.index);
+  const StepReplay replay(*d.index, host, g.group, g.steps.launch_latency_ns);
+  std::vector<std::int64_t> spans;
+  for (const ReplayedStep& s : replay.run({})) spans.push_back(s.span_ns);
+  const auto recorded = static_cast<double>(g.steps.median_step()->span_ns);
+  EXPECT_NEAR(static_cast<double>(median_of(spans)), recorded, 0.05 * recorded) << p.name;
+}
+
+// Every step whose built-in cause idles the GPU gets gpu-idle naming that cause; the GPU-bound control none.
+TEST_P(EveryProgram, IdleCauseIsNamed) {
+  const Program& p = GetParam();
+  if (p.kind != "idle") GTEST_SKIP() << "a twin";
+  const Doctor d = doctor(p);
+  const StepTime& s = *step_group(d).steps.median_step();
+  const Finding* f = idle_finding(d);
+  if (p.cause == "none") {
+    EXPECT_LT(share(s.idle_ns, s.span_ns), 0.10);
+    EXPECT_EQ(s.bound, StepBound::Gpu);
+    EXPECT_EQ(f, nullptr) << f->title;
+    return;
+  }
+  if (p.cause == "h2d-copy" && p.name.find("pinned") != std::string::npos) {
+    // Pinned and non_blocking: the copy is the step's work, no idle time and nothing to fix.
+    EXPECT_LT(share(s.idle_ns, s.span_ns), 0.10);
+    EXPECT_EQ(f, nullptr) << f->title;
+    return;
+  }
+  ASSERT_NE(f, nullptr) << p.name << " has no gpu-idle";
+  const std::map<std::string, std::pair<StepBound, std::string>> built = {
+      {"launch", {StepBound::Launch, "launch-bound"}},
+      {"cpu", {StepBound::Cpu, "cpu-bound"}},
+      {"sync", {StepBound::Gpu, "sync"}},  // 40% idle: the GPU's 24 chunks still set the pace
+      {"h2d-copy", {StepBound::Copy, "copy-bound"}},
+      {"communication", {StepBound::Comm, "comm-bound"}},
+  };
+  const auto& [bound, words] = built.at(p.cause);
+  EXPECT_EQ(s.bound, bound) << p.name << ": " << to_string(s.bound);
+  EXPECT_NE(f->title.find(words), std::string::npos) << f->title;
+  if (p.cause == "launch") {
+    EXPECT_EQ(largest_cause(s), IdleCause::Launch);
+    EXPECT_GE(s.launches, p.kernels_per_step);
+    EXPECT_NE(f->fix.find("CUDA graph"), std::string::npos);
+  } else if (p.cause == "cpu") {
+    EXPECT_EQ(largest_cause(s), IdleCause::Cpu);
+    EXPECT_NE(f->fix.find("DataLoader"), std::string::npos);
+  } else if (p.cause == "sync") {
+    EXPECT_EQ(largest_cause(s), IdleCause::Sync);
+    EXPECT_GE(s.syncs, p.syncs_per_step);
+    const auto& ops = step_group(d).steps.sync_ops;
+    EXPECT_NE(std::find(ops.begin(), ops.end(), "aten::item"), ops.end());
+    EXPECT_NE(f->fix.find(".item()"), std::string::npos);
+  } else if (p.cause == "h2d-copy") {
+    EXPECT_GT(share(s.copy_only_ns, s.span_ns), 0.5);
+    EXPECT_NE(f->fix.find("pin_memory"), std::string::npos);
+  } else if (p.cause == "communication") {
+    EXPECT_EQ(largest_cause(s), IdleCause::Comm);
+    EXPECT_NE(f->fix.find("NCCL"), std::string::npos);
+  }
+}
+
+std::string test_name(const ::testing::TestParamInfo<Program>& p) {
+  std::string n = p.param.name;
+  std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  return n;
+}
+INSTANTIATE_TEST_SUITE_P(Steps, EveryProgram, ::testing::ValuesIn(programs()), test_name);
+
+// The pinned twin of the pageable copy is the faster step, as the program measured.
+TEST(StepTime, PinnedCopyIsTheFasterTwin) {
+  const Program& pageable = program("idle_h2d-pageable");
+  const Program& pinned = program("idle_h2d-pinned");
+  ASSERT_GT(pageable.wall_ms, 2 * pinned.wall_ms);  // the facts
+  const double a = static_cast<double>(step_group(doctor(pageable)).steps.median_step()->span_ns) / 1e6;
+  const double b = static_cast<double>(step_group(doctor(pinned)).steps.median_step()->span_ns) / 1e6;
+  EXPECT_NEAR(a, pageable.wall_ms, 0.1 * pageable.wall_ms);
+  EXPECT_NEAR(b, pinned.wall_ms, 0.1 * pinned.wall_ms);
+}
+
+// The two ranks of one job wait on each other: both comm-bound, their steps as long.
+TEST(StepTime, BothRanksOfTheAllReduce) {
+  const Doctor r0 = doctor(program("idle_comm_rank0"));
+  const Doctor r1 = doctor(program("idle_comm_rank1"));
+  const StepTime& a = *step_group(r0).steps.median_step();
+  const StepTime& b = *step_group(r1).steps.median_step();
+  EXPECT_EQ(a.bound, StepBound::Comm);
+  EXPECT_EQ(b.bound, StepBound::Comm);
+  EXPECT_NEAR(static_cast<double>(a.span_ns), static_cast<double>(b.span_ns), 0.1 * static_cast<double>(a.span_ns));
+}
+
+// The fused-attention fix in step time, against what the program's fused twin measured on the wall
+// clock: the GPU-bound twins (the large regime, steady on the H200), where the change is well above
+// the run-to-run noise of the small ones. The tolerance: max(20% of the change, 5% of the step).
+TEST(StepTime, FusedAttentionFixMatchesTheFusedTwin) {
+  std::map<std::string, const Program*> fused;
+  for (const Program& p : programs())
+    if (p.kind == "twin" && p.implementation == "fused") fused[p.twin_group] = &p;
+  int checked = 0;
+  for (const Program& p : programs()) {
+    if (p.kind != "twin" || p.implementation != "sdpa-math" || p.regime != "large") continue;
+    const Program& twin = *fused.at(p.twin_group);
+    const Doctor d = doctor(p);
+    const auto fix = std::find_if(d.analysis.fixes.begin(), d.analysis.fixes.end(),
+                                  [](const Fix& f) { return f.id == "fused-attention"; });
+    ASSERT_NE(fix, d.analysis.fixes.end()) << p.name;
+    EXPECT_NE(std::find(fix->findings.begin(), fix->findings.end(), "unfused-attention"), fix->findings.end());
+    const double measured = p.wall_ms - twin.wall_ms;
+    const double predicted = static_cast<double>(fix->step_ns) / 1e6;
+    EXPECT_NEAR(predicted, measured, std::max(0.2 * std::abs(measured), 0.05 * p.wall_ms))
+        << p.name << " -> " << twin.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);  // inference and training
+}
+
+// A launch-bound step gains little from shorter kernels: the GPU saving of a model-scope fix
+// stays on the GPU, its step saving near zero.
+TEST(StepTime, GpuSavingsInALaunchBoundStepAreNotStepSavings) {
+  const Doctor d = doctor(program("llama-small_sdpa_bf16_train"));
+  const StepTime& s = *step_group(d).steps.median_step();
+  ASSERT_EQ(s.bound, StepBound::Launch);
+  for (const Fix& f : d.analysis.fixes)
+    if (f.id != "gpu-idle" && f.gpu_ns > 0) {
+      EXPECT_LT(f.step_ns, f.gpu_ns / 2 + 20'000) << f.id;
+    }
+}
+
+}  // namespace
+}  // namespace attnprof
