@@ -148,11 +148,12 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
       cost_basis += fmt::format("{}the {} fused call's CPU time as measured in this trace ({} us)",
                                 cost_basis.empty() ? "" : "; ", to_string(ap), m / 1000);
     } else {
-      cost_basis += fmt::format("{}a fused {} call's CPU time {} {} us (a range of {}-{} us: the trace has none to "
-                                "measure)",
-                                cost_basis.empty() ? "" : "; ", to_string(ap),
-                                p.model.has_cpu_ops ? "under torch.profiler" : "without CPU ops",
-                                cost[pass].typical_ns / 1000, cost[pass].low_ns / 1000, cost[pass].high_ns / 1000);
+      cost_basis += fmt::format(
+          "{}a fused {} call's CPU time {} {} us (a range of {}-{} us: the trace has none to "
+          "measure)",
+          cost_basis.empty() ? "" : "; ", to_string(ap),
+          p.model.has_cpu_ops ? "under torch.profiler" : "without CPU ops", cost[pass].typical_ns / 1000,
+          cost[pass].low_ns / 1000, cost[pass].high_ns / 1000);
     }
   }
 
@@ -168,8 +169,8 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   for (const AttentionCall& call : a.attention_calls.calls) {
     if (call.impl == AttentionImpl::Fused || !in_group(member, call)) continue;
     if (std::find(passes.begin(), passes.end(), call.pass) == passes.end()) continue;
-    const std::int64_t fused = std::clamp<std::int64_t>(estimate_fused(call, measured, cc, a.device.num_sms).ns, 0,
-                                                        call.kernel_ns);
+    const std::int64_t fused =
+        std::clamp<std::int64_t>(estimate_fused(call, measured, cc, a.device.num_sms).ns, 0, call.kernel_ns);
     gpu_removed += call.kernel_ns;
     gpu_added += fused;
     for (std::size_t i : call.activities) removed[i] = 1;
@@ -204,8 +205,9 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
     fix.step_ns = fix.gpu_ns;
     fix.step_low_ns = 0;
     fix.step_high_ns = fix.gpu_ns;
-    fix.basis = "the trace has no CPU side (launch calls): the step saving is the GPU saving if the step is "
-                "GPU-bound, down to nothing if it is not";
+    fix.basis =
+        "the trace has no CPU side (launch calls): the step saving is the GPU saving if the step is "
+        "GPU-bound, down to nothing if it is not";
     out.push_back(std::move(fix));
     return;
   }
@@ -238,7 +240,7 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
     return c;
   };
   const Medians typical = p.saved(change_at(0));
-  const Medians low_cpu = p.saved(change_at(1));   // a cheaper fused call: more saved
+  const Medians low_cpu = p.saved(change_at(1));  // a cheaper fused call: more saved
   const Medians high_cpu = p.saved(change_at(2));
   fix.gpu_ns = typical.busy;
   fix.step_ns = typical.span;
@@ -277,9 +279,10 @@ void gpu_work_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
   const Medians s = p.saved(c);
   fix.gpu_ns = s.busy;
   fix.step_ns = fix.step_low_ns = fix.step_high_ns = s.span;
-  fix.basis = fmt::format("the trace's timeline replayed with this work {:.0f}% shorter on the GPU (its CPU side as "
-                          "recorded); {}",
-                          100.0 * (1.0 - factor), p.fidelity);
+  fix.basis = fmt::format(
+      "the trace's timeline replayed with this work {:.0f}% shorter on the GPU (its CPU side as "
+      "recorded); {}",
+      100.0 * (1.0 - factor), p.fidelity);
   out.push_back(std::move(fix));
 }
 

@@ -14,8 +14,9 @@ bool is_sync_call(std::string_view n) {
   // cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, cuStreamSynchronize, cuCtxSynchronize, ...
   if (contains(n, "Synchronize")) return true;
   // The synchronous copies (no Async): they return when the copy is done.
-  for (std::string_view sync_copy : {"cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyPeer", "cudaMemcpyToSymbol",
-                                     "cudaMemcpyFromSymbol", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpy"})
+  for (std::string_view sync_copy :
+       {"cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyPeer", "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol",
+        "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpy"})
     if (n == sync_copy) return true;
   return false;
 }
@@ -101,7 +102,8 @@ HostCalls host_calls(const TraceIndex& index) {
       auto it = std::lower_bound(syncs.begin(), syncs.end(), std::pair{e.ts_ns, std::size_t{0}});
       for (; it != syncs.end() && it->first <= e.end_ns(); ++it) {
         const Event& call = t.events[static_cast<std::size_t>(h.calls[it->second].event)];
-        if (call.tid == e.tid && call.pid == e.pid) outer[static_cast<std::size_t>(it - syncs.begin())] = static_cast<std::int32_t>(r);
+        if (call.tid == e.tid && call.pid == e.pid)
+          outer[static_cast<std::size_t>(it - syncs.begin())] = static_cast<std::int32_t>(r);
       }
     }
     for (std::size_t s = 0; s < syncs.size(); ++s) {

@@ -25,10 +25,10 @@ struct HostCall {
 using Interval = std::pair<std::int64_t, std::int64_t>;
 
 struct HostCalls {
-  std::vector<HostCall> calls;             // by start time
-  std::vector<std::int32_t> call_of;       // by activity index: its launch call (index into calls), or kNone
-  std::vector<Interval> sync_ops;          // the outermost CPU ops around host synchronizations, merged
-  std::vector<Interval> comm_ranges;       // CPU ranges of communication (c10d::, gloo, nccl ops), merged
+  std::vector<HostCall> calls;                  // by start time
+  std::vector<std::int32_t> call_of;            // by activity index: its launch call (index into calls), or kNone
+  std::vector<Interval> sync_ops;               // the outermost CPU ops around host synchronizations, merged
+  std::vector<Interval> comm_ranges;            // CPU ranges of communication (c10d::, gloo, nccl ops), merged
   std::vector<std::string_view> sync_op_names;  // distinct names of the ops above, as the trace spells them
   bool has_cpu_ops = false;
 };

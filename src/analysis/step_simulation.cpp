@@ -35,8 +35,9 @@ class ShiftLine {
     points_.push_back({at, shift});
   }
   std::int64_t at(std::int64_t t) const {
-    auto it = std::upper_bound(points_.begin(), points_.end(), t,
-                               [](std::int64_t v, const std::pair<std::int64_t, std::int64_t>& p) { return v < p.first; });
+    auto it =
+        std::upper_bound(points_.begin(), points_.end(), t,
+                         [](std::int64_t v, const std::pair<std::int64_t, std::int64_t>& p) { return v < p.first; });
     return it == points_.begin() ? 0 : std::prev(it)->second;
   }
 
@@ -74,7 +75,8 @@ StepReplay::StepReplay(const TraceIndex& index, const HostCalls& host, const Reg
   acts_of_call_.resize(static_cast<std::size_t>(first_act_.back()));
   std::vector<std::int32_t> fill(first_act_.begin(), first_act_.end() - 1);
   for (std::size_t a = 0; a < n; ++a)
-    if (host.call_of[a] != kNone) acts_of_call_[static_cast<std::size_t>(fill[static_cast<std::size_t>(host.call_of[a])]++)] = a;
+    if (host.call_of[a] != kNone)
+      acts_of_call_[static_cast<std::size_t>(fill[static_cast<std::size_t>(host.call_of[a])]++)] = a;
 
   // What each activity waited on beyond its launch and its stream: the activity of
   // another stream that ended last before it started, when that explains the delay.
@@ -216,7 +218,9 @@ std::vector<ReplayedStep> StepReplay::run(const Change& change) const {
   std::vector<std::int64_t> added_end(group_.instances.size(), kUnset);
   for (const Added& x : added) {
     if (x.end > x.start) busy.push_back({x.start, x.end});
-    if (x.instance != kNone) added_end[static_cast<std::size_t>(x.instance)] = std::max(added_end[static_cast<std::size_t>(x.instance)], x.end);
+    if (x.instance != kNone)
+      added_end[static_cast<std::size_t>(x.instance)] =
+          std::max(added_end[static_cast<std::size_t>(x.instance)], x.end);
   }
   merge_intervals(busy);
   std::vector<ReplayedStep> out;

@@ -89,8 +89,8 @@ struct GapSplit {
 
 // Splits one GPU idle gap [g0, g1) by cause. `next_launch` is the launch call of
 // the activity that ends the gap (or of the next one after the window), -1 none.
-void split_gap(const HostCalls& host, std::int64_t latency, std::int64_t g0, std::int64_t g1, std::int64_t next_launch_ts,
-               GapSplit& out) {
+void split_gap(const HostCalls& host, std::int64_t latency, std::int64_t g0, std::int64_t g1,
+               std::int64_t next_launch_ts, GapSplit& out) {
   // A host synchronization waiting when the GPU went idle: the CPU was blocked
   // while the GPU drained its queue, so the whole gap, the sync's return and the
   // issue of the next kernels to an empty GPU, is the sync's cost.

@@ -33,23 +33,23 @@ struct StepTime {
   std::int64_t start_ns = 0;  // the instance's window on the wall clock (see step_windows)
   std::int64_t end_ns = 0;
   std::int64_t span_ns = 0;
-  std::int64_t busy_ns = 0;  // union of all GPU activity in the window
-  std::int64_t idle_ns = 0;  // span - busy
+  std::int64_t busy_ns = 0;                      // union of all GPU activity in the window
+  std::int64_t idle_ns = 0;                      // span - busy
   std::array<std::int64_t, kIdleCauses> idle{};  // idle_ns split by cause
-  std::int64_t comm_exposed_ns = 0;  // communication kernels with no other kernel running (inside busy)
-  std::int64_t copy_only_ns = 0;     // host<->device copies with no kernel running (inside busy)
-  std::int64_t lead_in_ns = 0;       // from the window's start to its first GPU work (inside idle)
-  int launches = 0;                  // launch calls in the window
-  int syncs = 0;                     // host synchronizations in the window
+  std::int64_t comm_exposed_ns = 0;              // communication kernels with no other kernel running (inside busy)
+  std::int64_t copy_only_ns = 0;                 // host<->device copies with no kernel running (inside busy)
+  std::int64_t lead_in_ns = 0;                   // from the window's start to its first GPU work (inside idle)
+  int launches = 0;                              // launch calls in the window
+  int syncs = 0;                                 // host synchronizations in the window
   StepBound bound = StepBound::None;
   std::int64_t cause_ns(IdleCause c) const { return idle[static_cast<std::size_t>(c)]; }
 };
 
 struct StepModel {
-  std::vector<StepTime> steps;  // one per instance of the group, in its order
-  std::size_t median = 0;       // the instance of median span (the one the report shows)
-  bool has_launches = false;    // the trace has the CPU's launch calls (else causes are unknown)
-  bool has_cpu_ops = false;     // ... and CPU ops (else host syncs are known only by their runtime calls)
+  std::vector<StepTime> steps;         // one per instance of the group, in its order
+  std::size_t median = 0;              // the instance of median span (the one the report shows)
+  bool has_launches = false;           // the trace has the CPU's launch calls (else causes are unknown)
+  bool has_cpu_ops = false;            // ... and CPU ops (else host syncs are known only by their runtime calls)
   std::int64_t launch_latency_ns = 0;  // typical time from a launch call to its kernel's start on an idle GPU
   std::vector<std::string> unknowns;   // what the trace could not tell, in words
   std::vector<std::string> sync_ops;   // the CPU ops around its host synchronizations (aten::item, ...)

@@ -93,8 +93,8 @@ void rule_gpu_idle(const RuleContext& ctx, std::vector<Finding>& out) {
   for (std::int64_t p : pageable_of) f.time_ns += p;
   for (std::size_t k = 0; k < m.steps.size(); ++k) {
     const StepTime& st = m.steps[k];
-    f.instances += st.span_ns > 0 && static_cast<double>(st.idle_ns + pageable_of[k]) >=
-                                         kIdleShare * static_cast<double>(st.span_ns);
+    f.instances += st.span_ns > 0 &&
+                   static_cast<double>(st.idle_ns + pageable_of[k]) >= kIdleShare * static_cast<double>(st.span_ns);
   }
   f.share = idle_share;
   f.severity = severity_for_share(idle_share);
@@ -119,9 +119,10 @@ void rule_gpu_idle(const RuleContext& ctx, std::vector<Finding>& out) {
   if (mean_of(IdleCause::Other) * 20 >= f.time_ns / n && mean_of(IdleCause::Other) > 0)
     split += fmt::format("{}unexplained {}", split.empty() ? "" : ", ", ms(mean_of(IdleCause::Other)));
   const std::string pace = s->bound == StepBound::Gpu ? std::string("the GPU's own work still sets the pace")
-                                                     : fmt::format("{}-bound", to_string(s->bound));
-  f.title = fmt::format("GPU idle {} {} of a {} span ({:.0f}%), {}; idle: {}", ms(f.time_ns / n),
-                        per_instance(ctx), ms(span / n), 100.0 * static_cast<double>(f.time_ns) / static_cast<double>(std::max<std::int64_t>(1, span)), pace, split);
+                                                      : fmt::format("{}-bound", to_string(s->bound));
+  f.title = fmt::format(
+      "GPU idle {} {} of a {} span ({:.0f}%), {}; idle: {}", ms(f.time_ns / n), per_instance(ctx), ms(span / n),
+      100.0 * static_cast<double>(f.time_ns) / static_cast<double>(std::max<std::int64_t>(1, span)), pace, split);
   if (pageable > 0) f.title += " (copy: from pageable host memory, no kernel running)";
   f.detail = fmt::format(
       "While the GPU had nothing to run, the CPU was: {}. GPU work saved in such a step shortens the step only "
@@ -133,7 +134,8 @@ void rule_gpu_idle(const RuleContext& ctx, std::vector<Finding>& out) {
     const std::string text = fix_for(c, m, *s);
     if (!text.empty()) f.fix += (f.fix.empty() ? "" : " ") + text;
   }
-  f.evidence.push_back({fmt::format("{} launches, {} host synchronizations in the median step", s->launches, s->syncs), 0, 0});
+  f.evidence.push_back(
+      {fmt::format("{} launches, {} host synchronizations in the median step", s->launches, s->syncs), 0, 0});
   out.push_back(std::move(f));
 }
 
