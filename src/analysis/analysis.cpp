@@ -189,7 +189,6 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
   }
   const HostCalls host = host_calls(index);
   for (GroupStats& g : out.groups) g.steps = model_steps(index, host, g.group);
-  // The group the step figures are about: the most attention time, else the most GPU time.
   const MeasuredFused measured(out.attention_calls.calls);
   for (GroupStats& g : out.groups) {
     std::vector<const RegionInstance*> instances;
@@ -199,6 +198,7 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
     for (const AttentionSummary& s : g.attention) g.attention_ns += s.kernel_ns;
   }
   out.attention = summarize(out.attention_calls, all_instances, out.device, measured);
+  // The group the step figures are about: the most attention time, else the most GPU time.
   for (std::size_t i = 0; i < out.groups.size(); ++i) {
     const GroupStats& g = out.groups[i];
     if (g.group.instances.empty()) continue;

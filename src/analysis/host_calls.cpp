@@ -54,7 +54,6 @@ HostCalls host_calls(const TraceIndex& index) {
   const Trace& t = index.trace();
   HostCalls h;
   h.has_cpu_ops = index.has_cpu_ops();
-  std::vector<std::int32_t> call_at;  // by event index of a launch call: index into h.calls (sparse, by search)
   for (std::size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
     if (e.phase != 'X') continue;

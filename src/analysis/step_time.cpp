@@ -23,6 +23,7 @@ bool is_copy(const Event& e) { return e.kind == EventKind::GpuMemcpy; }
 // (neither copies nor communication), communication kernels, copies.
 struct BusyLists {
   std::vector<Interval> all, compute, comm, copy;
+  std::vector<Interval> kernels;  // compute and communication kernels: what a copy can hide behind
 };
 
 BusyLists busy_lists(const TraceIndex& index) {
@@ -40,6 +41,9 @@ BusyLists busy_lists(const TraceIndex& index) {
       b.compute.push_back(x);
   }
   for (auto* v : {&b.all, &b.compute, &b.comm, &b.copy}) merge_intervals(*v);
+  b.kernels = b.compute;
+  b.kernels.insert(b.kernels.end(), b.comm.begin(), b.comm.end());
+  merge_intervals(b.kernels);
   return b;
 }
 
@@ -263,15 +267,21 @@ StepModel model_steps(const TraceIndex& index, const HostCalls& host, const Regi
                                     [](std::int64_t v, const Interval& x) { return v < x.second; });
       s.lead_in_ns = first == busy.all.end() ? s.span_ns : std::clamp<std::int64_t>(first->first - w0, 0, s.span_ns);
     }
-    std::vector<Interval> kernels = busy.compute;
-    kernels.insert(kernels.end(), busy.comm.begin(), busy.comm.end());
-    merge_intervals(kernels);
-    s.copy_only_ns = uncovered(busy.copy, kernels, w0, w1);
-    for (auto c = call_before(host.calls, w0) + 1; c >= 0 && static_cast<std::size_t>(c) < host.calls.size(); ++c) {
+    s.copy_only_ns = uncovered(busy.copy, busy.kernels, w0, w1);
+    // The step's own launches (of its GPU work, wherever the window starts: a GPU-bound step's window
+    // begins after its CPU launched it) and the synchronizations inside its CPU range.
+    const RegionInstance& inst = group.instances[m.steps.size()];
+    std::vector<std::int32_t> calls;
+    for (std::size_t a : inst.activities)
+      if (host.call_of[a] != kNone) calls.push_back(host.call_of[a]);
+    std::sort(calls.begin(), calls.end());
+    s.launches = static_cast<int>(std::unique(calls.begin(), calls.end()) - calls.begin());
+    const std::int64_t cpu0 = inst.end_ns > inst.start_ns ? inst.start_ns : w0;
+    const std::int64_t cpu1 = inst.end_ns > inst.start_ns ? inst.end_ns : w1;
+    for (auto c = call_before(host.calls, cpu0) + 1; static_cast<std::size_t>(c) < host.calls.size(); ++c) {
       const HostCall& call = host.calls[static_cast<std::size_t>(c)];
-      if (call.ts >= w1) break;
-      s.launches += call.kind == HostCallKind::Launch;
-      s.syncs += call.kind == HostCallKind::Sync;
+      if (call.ts >= cpu1) break;
+      s.syncs += call.kind == HostCallKind::Sync && call.ts >= cpu0;
     }
     GapSplit split;
     if (!m.has_launches) {
