@@ -79,6 +79,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   cmd->callback([opts, &exit_code] {
     if (opts->before == "-" && opts->after == "-")
       throw InputError("diff: only one of the two traces can come from standard input");
+    if (!opts->html.empty()) check_output("--html", opts->html, {opts->before, opts->after}, true);
     std::optional<DiffGate> gate;
     if (!opts->fail_on.empty()) gate = parse_fail_on(opts->fail_on);
     // The two traces are read and analysed at once, one per thread.

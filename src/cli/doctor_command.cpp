@@ -129,6 +129,10 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
           fmt::format("doctor reads one trace, {} were given ({}): run it once per trace", opts->traces.size(), names));
     }
     const std::string& path = opts->traces.front();
+    if (!opts->html.empty()) check_output("--html", opts->html, opts->traces, true);
+    if (!opts->annotate.empty()) check_output("--annotate", opts->annotate, opts->traces, false);
+    if (!opts->html.empty() && opts->html == opts->annotate)
+      throw InputError(fmt::format("--html and --annotate both name {}: give each its own file", opts->html));
     std::optional<FindingGate> gate;
     if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
     if (!opts->replay && (shape->count() || causal->count()))

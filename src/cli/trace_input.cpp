@@ -1,7 +1,10 @@
 #include "cli/trace_input.h"
 
+#include <filesystem>
 #include <iostream>
 #include <iterator>
+
+#include <fmt/format.h>
 
 #include "common/input_error.h"
 #include "trace/trace_reader.h"
@@ -17,5 +20,21 @@ Trace read_trace_input(const std::string& path) {
 }
 
 std::string input_label(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+void check_output(const std::string& what, const std::string& out, const std::vector<std::string>& inputs, bool page) {
+  namespace fs = std::filesystem;
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (in != "-" && (in == out || fs::equivalent(in, out, ec)))
+      throw InputError(fmt::format("{} {}: that is the input trace; writing it would overwrite the trace (name "
+                                   "another file)",
+                                   what, out));
+  }
+  const auto ends = [&](std::string_view tail) { return out.size() >= tail.size() && out.ends_with(tail); };
+  if (page && (ends(".json") || ends(".json.gz") || ends(".gz")))
+    throw InputError(fmt::format("{} {}: an HTML page, not a trace, goes there; name it .html (two traces "
+                                 "given? doctor reads one)",
+                                 what, out));
+}
 
 }  // namespace attnprof::cli

@@ -314,3 +314,24 @@ TEST(BenchCli, FromTraceRefusals) {
 
 }  // namespace
 }  // namespace attnprof
+
+// An output never overwrites a trace: --annotate onto the input, --html onto a trace's name (two traces
+// meant), are refused with one line and exit 2, and the input is left as it was.
+TEST(DoctorCli, OutputsNeverOverwriteATrace) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("attnprof_outputs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = dir / "a.json";
+  fs::copy_file(test::example_trace("manual.json"), trace, fs::copy_options::overwrite_existing);
+  const std::string before = test::slurp(trace);
+  const auto same = run_command(doctor("--annotate " + trace.string() + " " + trace.string()));
+  EXPECT_EQ(same.exit_code, 2) << same.out << same.err;
+  EXPECT_NE(same.err.find("would overwrite the trace"), std::string::npos) << same.err;
+  const fs::path gz = dir / "b.json.gz";
+  const auto page = run_command(doctor("--html " + gz.string() + " " + trace.string()));
+  EXPECT_EQ(page.exit_code, 2) << page.out << page.err;
+  EXPECT_NE(page.err.find("an HTML page, not a trace"), std::string::npos) << page.err;
+  EXPECT_FALSE(fs::exists(gz));
+  EXPECT_EQ(test::slurp(trace), before);
+  fs::remove_all(dir);
+}
