@@ -4,6 +4,7 @@
 
 #include "analysis/rules/rule.h"
 #include "common/input_error.h"
+#include "common/suggest.h"
 
 namespace attnprof {
 
@@ -26,11 +27,15 @@ FindingGate parse_finding_gate(const std::vector<std::string>& items) {
       g.any = true;
     } else {
       std::string ids;
-      for (const RuleEntry& r : all_rules()) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", r.id);
+      std::vector<std::string> words = {"attention", "model", "high", "medium", "low", "info", "any"};
+      for (const RuleEntry& r : all_rules()) {
+        ids += fmt::format("{}{}", ids.empty() ? "" : ", ", r.id);
+        words.emplace_back(r.id);
+      }
       throw InputError(
           fmt::format("--fail-on {}: not a finding id ({}), a scope (attention, model), a severity "
-                      "(high, medium, low, info) or any",
-                      item.empty() ? "''" : item, ids));
+                      "(high, medium, low, info) or any{}",
+                      item.empty() ? "''" : item, ids, did_you_mean(item, words)));
     }
   }
   if (items.empty()) throw InputError("--fail-on: give at least one finding id, scope, severity or any");

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/trace_input.h"
 #include "common/input_error.h"
+#include "common/suggest.h"
 #include "common/write_file.h"
 #include "report/diff_report.h"
 #include "report/html_report.h"
@@ -35,8 +36,9 @@ DiffGate parse_fail_on(const std::string& v) {
   }
   throw InputError(
       fmt::format("--fail-on {}: expected 'regression', 'step-regression' or 'attention-regression', each with an "
-                  "optional ':PCT' (PCT a number >= 0, the growth per step allowed, default {:g})",
-                  v, kDefaultRegressionPct));
+                  "optional ':PCT' (PCT a number >= 0, the growth per step allowed, default {:g}){}",
+                  v, kDefaultRegressionPct,
+                  did_you_mean(v.substr(0, v.find(':')), {"regression", "step-regression", "attention-regression"})));
 }
 
 Analysis analyse(const std::string& path, const std::string& region) {

@@ -97,6 +97,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
   auto* cmd =
       app.add_subcommand("doctor", "Diagnose attention in a PyTorch profiler / Kineto trace (.json or .json.gz)");
   cmd->add_option("trace", opts->traces, "Trace file (Chrome-trace JSON, plain or gzip; - for standard input)")
+      ->type_name("TRACE")
       ->required();
   cmd->add_option("--region", opts->region,
                   "Range to analyse: a record_function/NVTX name, its stem (fwd for fwd0..fwd2) or a glob; "

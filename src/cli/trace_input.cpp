@@ -26,15 +26,17 @@ void check_output(const std::string& what, const std::string& out, const std::ve
   for (const std::string& in : inputs) {
     std::error_code ec;
     if (in != "-" && (in == out || fs::equivalent(in, out, ec)))
-      throw InputError(fmt::format("{} {}: that is the input trace; writing it would overwrite the trace (name "
-                                   "another file)",
-                                   what, out));
+      throw InputError(
+          fmt::format("{} {}: that is the input trace; writing it would overwrite the trace (name "
+                      "another file)",
+                      what, out));
   }
   const auto ends = [&](std::string_view tail) { return out.size() >= tail.size() && out.ends_with(tail); };
   if (page && (ends(".json") || ends(".json.gz") || ends(".gz")))
-    throw InputError(fmt::format("{} {}: an HTML page, not a trace, goes there; name it .html (two traces "
-                                 "given? doctor reads one)",
-                                 what, out));
+    throw InputError(
+        fmt::format("{} {}: an HTML page, not a trace, goes there; name it .html (two traces "
+                    "given? doctor reads one)",
+                    what, out));
 }
 
 }  // namespace attnprof::cli

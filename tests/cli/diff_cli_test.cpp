@@ -91,8 +91,8 @@ TEST(DiffCli, BadInputIsOneLineAndExitTwo) {
     EXPECT_TRUE(r.out.empty()) << args;
     ASSERT_FALSE(r.err.empty()) << args;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1 -
-                                    (r.err.find("run 'attnprof --help'") != std::string::npos
-                                         ? std::string("run 'attnprof --help' for usage\n").size()
+                                    (r.err.find("run 'attnprof diff --help'") != std::string::npos
+                                         ? std::string("run 'attnprof diff --help' for usage\n").size()
                                          : 0))
         << args << ": " << r.err;
   }

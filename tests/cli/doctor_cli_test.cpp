@@ -115,6 +115,47 @@ TEST(DoctorCli, MistypedCommandGetsASuggestion) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// A bare call prints the usage (exit 2); -V is --version; a mistyped option or value is answered with
+// the closest one and its command's own help; the usage names the program attnprof however it starts.
+TEST(DoctorCli, TheCliHelpsWithMistakes) {
+  const std::string bin = test::attnprof_binary();
+  const auto bare = run_command(bin);
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("Usage: attnprof [OPTIONS] SUBCOMMAND"), std::string::npos) << bare.err;
+  EXPECT_NE(bare.err.find("doctor"), std::string::npos) << bare.err;
+  const auto v = run_command(bin + " -V");
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_EQ(v.out, run_command(bin + " --version").out);
+  const std::string trace = test::example_trace("manual.json");
+  const auto option = run_command(doctor("--regoin fwd " + trace));
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_NE(option.err.find("did you mean '--region'?"), std::string::npos) << option.err;
+  EXPECT_NE(option.err.find("run 'attnprof doctor --help'"), std::string::npos) << option.err;
+  const auto value = run_command(doctor("--fail-on atention " + trace));
+  EXPECT_EQ(value.exit_code, 2);
+  EXPECT_NE(value.err.find("did you mean 'attention'?"), std::string::npos) << value.err;
+  const auto gate = run_command(bin + " diff --fail-on regresion " + trace + " " + trace);
+  EXPECT_EQ(gate.exit_code, 2);
+  EXPECT_NE(gate.err.find("did you mean 'regression'?"), std::string::npos) << gate.err;
+  const auto help = run_command(bin + " diff --help");
+  EXPECT_NE(help.out.find("Usage: attnprof diff"), std::string::npos) << help.out;
+}
+
+// The completion scripts list every command and each command's options, from the CLI itself.
+TEST(DoctorCli, ShellCompletion) {
+  const std::string bin = test::attnprof_binary();
+  for (const char* shell : {"bash", "zsh"}) {
+    const auto r = run_command(bin + " completion " + shell);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("complete -o filenames -F _attnprof attnprof"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("doctor) opts=\"--help -h --region"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--fail-on"), std::string::npos);
+  }
+  const auto fish = run_command(bin + " completion fish");
+  EXPECT_EQ(fish.exit_code, 2);
+  EXPECT_NE(fish.err.find("completion fish: the shells are bash and zsh"), std::string::npos) << fish.err;
+}
+
 // The study's programs run one attention per profiled forward ("fwd" regions): the singular; the
 // corpus's Llama inference runs 2 layers per forward: the plural.
 TEST(DoctorCli, AttentionLineCountsCallsInWords) {
@@ -312,9 +353,6 @@ TEST(BenchCli, FromTraceRefusals) {
   EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
 }
 
-}  // namespace
-}  // namespace attnprof
-
 // An output never overwrites a trace: --annotate onto the input, --html onto a trace's name (two traces
 // meant), are refused with one line and exit 2, and the input is left as it was.
 TEST(DoctorCli, OutputsNeverOverwriteATrace) {
@@ -335,3 +373,6 @@ TEST(DoctorCli, OutputsNeverOverwriteATrace) {
   EXPECT_EQ(test::slurp(trace), before);
   fs::remove_all(dir);
 }
+
+}  // namespace
+}  // namespace attnprof
