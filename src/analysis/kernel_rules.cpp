@@ -16,6 +16,17 @@ namespace {
 bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 
+// "gemm" as the kernel's op, not inside a vendor's name: FBGEMM's kernels (fbgemm_gpu::permute_2D_data_kernel,
+// its FP8 quantizers, elementwise lambdas inside fbgemm_gpu::) are named after the library, not a GEMM.
+bool says_gemm(std::string_view n) {
+  for (std::string_view word : {"gemm", "Gemm", "GEMM"})
+    for (auto at = n.find(word); at != std::string_view::npos; at = n.find(word, at + 1)) {
+      const bool vendor = at >= 2 && (n.substr(at - 2, 2) == "fb" || n.substr(at - 2, 2) == "FB");
+      if (!vendor) return true;
+    }
+  return false;
+}
+
 // Inductor's generated pointwise and reduction kernels (torch.compile) are named
 // after every ATen op fused into them, e.g. triton_poi_fused__scaled_dot_product_
 // cudnn_attention__to_copy_..._bmm_... for the copies that feed cuDNN's attention:
@@ -29,7 +40,7 @@ bool never_gemm_or_attention(std::string_view n) { return inductor_generated(n) 
 
 bool legacy_cublas(std::string_view n) {
   for (std::string_view arch : {"maxwell_", "pascal_", "volta_", "turing_", "ampere_", "hopper_", "ada_"})
-    if (starts(n, arch) && has(n, "gemm")) return true;
+    if (starts(n, arch) && says_gemm(n)) return true;
   return false;
 }
 
@@ -112,7 +123,7 @@ constexpr std::array kKernelTable = {
                [](std::string_view n) { return starts(n, "nvjet"); },
                "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"},
     KernelRule{"gemm-xmma", "cuBLAS xmma", KernelCategory::Gemm, KernelOp::Matmul,
-               [](std::string_view n) { return has(n, "xmma") && (has(n, "gemm") || has(n, "GEMM")); },
+               [](std::string_view n) { return has(n, "xmma") && says_gemm(n); },
                "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_"
                "alignc4_execute_kernel__5x_cublas"},
     KernelRule{"gemm-cublas-arch", "cuBLAS (per-architecture kernels)", KernelCategory::Gemm,
@@ -120,11 +131,11 @@ constexpr std::array kKernelTable = {
     KernelRule{"gemm-cutlass3", "CUTLASS 3.x", KernelCategory::Gemm, KernelOp::Matmul,
                [](std::string_view n) {
                  return has(n, "cutlass3x") || has(n, "cutlass::gemm::kernel::GemmUniversal") ||
-                        (has(n, "cutlass::device_kernel") && has(n, "gemm"));
+                        (has(n, "cutlass::device_kernel") && says_gemm(n));
                },
                "cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_warpspecialized_cooperative_epi_tma"},
     KernelRule{"gemm-cutlass2", "CUTLASS 2.x", KernelCategory::Gemm, KernelOp::Matmul,
-               [](std::string_view n) { return has(n, "cutlass") && (has(n, "gemm") || has(n, "Gemm")); },
+               [](std::string_view n) { return has(n, "cutlass") && says_gemm(n); },
                "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(cutlass_80_tensorop_"
                "s1688gemm_64x64_16x6_nn_align4::Params)"},
     KernelRule{"gemm-gemv", "cuBLAS gemv / small GEMM", KernelCategory::Gemm, KernelOp::Matmul,
@@ -147,7 +158,7 @@ constexpr std::array kKernelTable = {
                "triton_tem_fused_addmm_0"},
     KernelRule{"gemm-generic", "GEMM", KernelCategory::Gemm, KernelOp::Matmul,
                [](std::string_view n) {
-                 return has(n, "gemm") || has(n, "Gemm") || has(n, "GEMM") || has(n, "matmul");
+                 return says_gemm(n) || has(n, "matmul");
                },
                "sgemm_largek_lds64"},
     KernelRule{"communication", "NCCL / RCCL", KernelCategory::Communication, KernelOp::Other,

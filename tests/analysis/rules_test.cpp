@@ -295,6 +295,29 @@ TEST(Wording, ConvolutionAndNcclAreTheirOwnCategories) {
   EXPECT_GT(seen, 0);
 }
 
+// HTA's trace_filter rank is a recommendation model: embedding tables through FBGEMM, MLPs through
+// CUTLASS and cuBLAS. FBGEMM's kernels are named after the library, not a GEMM; the MLPs' are GEMMs.
+TEST(Wording, VendorNamesAreNotTheOp) {
+  const Doctor d(test::data_file("trace_filter__sampled_rank-0.json.gz"));
+  int fbgemm = 0, gemms = 0;
+  for (const KernelSummary& k : d.analysis.kernels) {
+    const bool library = k.name.find("fbgemm_gpu::") != std::string::npos ||
+                         k.name.find("split_embedding_") != std::string::npos;
+    const bool mlp = k.name.find("cutlass_80_tensorop_s1688gemm") != std::string::npos ||
+                     k.name.starts_with("ampere_sgemm_");
+    if (library) {
+      ++fbgemm;
+      EXPECT_NE(k.cls.category, KernelCategory::Gemm) << k.name;
+    }
+    if (mlp) {
+      ++gemms;
+      EXPECT_EQ(k.cls.category, KernelCategory::Gemm) << k.name;
+    }
+  }
+  EXPECT_GE(fbgemm, 15);
+  EXPECT_GE(gemms, 10);
+}
+
 // A finding names another only if that one fired (cuda-core-gemm cited an
 // fp32-upcast finding that did not fire).
 TEST(Wording, CitedFindingsFired) {
