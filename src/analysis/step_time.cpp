@@ -254,6 +254,9 @@ StepModel model_steps(const TraceIndex& index, const HostCalls& host, const Regi
   m.launch_latency_ns = typical_latency(index, host, busy.all);
   const auto& acts = index.activities();
   const std::vector<Interval> windows = step_windows(index, group);
+  std::vector<Interval> comm = busy.comm;
+  comm.insert(comm.end(), host.comm_ranges.begin(), host.comm_ranges.end());
+  merge_intervals(comm);
   for (const auto& [w0, w1] : windows) {
     StepTime s;
     s.start_ns = w0;
@@ -262,6 +265,7 @@ StepModel model_steps(const TraceIndex& index, const HostCalls& host, const Regi
     s.busy_ns = covered(busy.all, w0, w1);
     s.idle_ns = s.span_ns - s.busy_ns;
     s.comm_exposed_ns = uncovered(busy.comm, busy.compute, w0, w1);
+    s.comm_ns = covered(comm, w0, w1);
     {
       auto first = std::upper_bound(busy.all.begin(), busy.all.end(), w0,
                                     [](std::int64_t v, const Interval& x) { return v < x.second; });

@@ -37,10 +37,11 @@ struct StepTime {
   std::int64_t idle_ns = 0;                      // span - busy
   std::array<std::int64_t, kIdleCauses> idle{};  // idle_ns split by cause
   std::int64_t comm_exposed_ns = 0;              // communication kernels with no other kernel running (inside busy)
-  std::int64_t copy_only_ns = 0;                 // host<->device copies with no kernel running (inside busy)
-  std::int64_t lead_in_ns = 0;                   // from the window's start to its first GPU work (inside idle)
-  int launches = 0;                              // launch calls in the window
-  int syncs = 0;                                 // host synchronizations in the window
+  std::int64_t comm_ns = 0;       // communication on either side: its kernels and CPU ranges (gloo, c10d), their union
+  std::int64_t copy_only_ns = 0;  // host<->device copies with no kernel running (inside busy)
+  std::int64_t lead_in_ns = 0;    // from the window's start to its first GPU work (inside idle)
+  int launches = 0;               // launch calls in the window
+  int syncs = 0;                  // host synchronizations in the window
   StepBound bound = StepBound::None;
   std::int64_t cause_ns(IdleCause c) const { return idle[static_cast<std::size_t>(c)]; }
 };

@@ -1,12 +1,18 @@
 // attnprof doctor TRACE: reads a PyTorch profiler (Kineto) trace and reports
 // why attention is slow, with numbers, and what to change.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/core.h>
 
 #include "analysis/analysis.h"
 #include "analysis/finding_gate.h"
+#include "analysis/ranks.h"
 #include "analysis/replay.h"
 #include "analysis/rules/rule.h"
 #include "bench/replay_runner.h"
@@ -18,6 +24,7 @@
 #include "report/annotate.h"
 #include "report/format.h"
 #include "report/html_report.h"
+#include "report/ranks_report.h"
 #include "report/report.h"
 
 namespace attnprof::cli {
@@ -40,7 +47,9 @@ std::string doctor_footer() {
       "  attnprof doctor --region fwd trace.json          # fwd0, fwd1, ... as one group\n"
       "  gunzip -c trace.json.gz | attnprof doctor -      # from standard input\n"
       "  attnprof doctor --fail-on attention trace.json   # a CI gate: no attention finding allowed\n"
-      "  attnprof doctor --replay trace.json.gz           # measure each shape's fix on this GPU\n";
+      "  attnprof doctor --replay trace.json.gz           # measure each shape's fix on this GPU\n"
+      "  attnprof doctor traces/                          # the ranks of one job: a row each, the slowest,\n"
+      "                                                   # ranks whose attention dispatch differs\n";
   return out;
 }
 
@@ -81,6 +90,64 @@ AttentionShape parse_shape(const std::string& text) {
   return s;
 }
 
+// The traces a doctor call names: a folder's .json / .json.gz files (sorted), or the paths as given.
+std::vector<std::string> trace_paths(const std::vector<std::string>& given) {
+  namespace fs = std::filesystem;
+  if (given.size() != 1) return given;
+  std::error_code ec;
+  if (given[0] == "-" || !fs::is_directory(given[0], ec)) return given;
+  std::vector<std::string> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(given[0], ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file(ec) && (name.ends_with(".json") || name.ends_with(".json.gz")))
+      out.push_back(e.path().string());
+  }
+  if (ec) throw InputError(fmt::format("{}: cannot list the folder: {}", given[0], ec.message()));
+  if (out.empty()) throw InputError(fmt::format("{}: a folder with no traces in it (.json or .json.gz)", given[0]));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// doctor DIR / doctor TRACE...: one report across the ranks of a job. Returns the exit code.
+int doctor_many(const std::vector<std::string>& paths, const std::string& region, bool json, unsigned jobs,
+                const std::optional<FindingGate>& gate) {
+  for (const std::string& p : paths)
+    if (p == "-") throw InputError("doctor: standard input ('-') is for one trace, not among many");
+  const bool terminal = isatty(fileno(stderr)) != 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto progress = [&](int done, int total, std::uint64_t bytes) {
+    if (!terminal) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(stderr, "\rattnprof doctor: {}/{} traces read, {:.0f} MB/s ", done, total,
+               s > 0 ? static_cast<double>(bytes) / 1e6 / s : 0.0);
+    if (done == total) fmt::print(stderr, "\r{:60}\r", "");
+  };
+  std::vector<RankSummary> ranks = summarize_ranks(paths, RegionOptions{region}, jobs, progress);
+  const CrossRank cross = compare_ranks(ranks);
+  const std::string report = json ? json_ranks_report(ranks, cross) : text_ranks_report(ranks, cross);
+  std::fwrite(report.data(), 1, report.size(), stdout);
+  std::fflush(stdout);
+  if (cross.bad > 0) {
+    for (const RankSummary& r : ranks)
+      if (!r.ok()) fmt::print(stderr, "attnprof: {}: {}\n", r.path, r.error);
+    return 2;
+  }
+  if (!gate) return 0;
+  std::string list;
+  int caught = 0;
+  for (const RankSummary& r : ranks) {
+    Analysis one;
+    one.findings = r.finding_list;
+    for (const Finding* f : caught_by(one, *gate)) {
+      list += fmt::format("{}rank {} {}", list.empty() ? "" : ", ", r.rank, f->id);
+      ++caught;
+    }
+  }
+  if (caught == 0) return 0;
+  fmt::print(stderr, "attnprof: --fail-on: {} finding{}: {}\n", caught, report::plural(double(caught)), list);
+  return 1;
+}
+
 }  // namespace
 
 void add_doctor_command(CLI::App& app, int& exit_code) {
@@ -92,17 +159,21 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     bool json = false;
     bool replay = false;
     bool causal = false;
+    unsigned jobs = 0;
   };
   auto opts = std::make_shared<Options>();
   auto* cmd =
       app.add_subcommand("doctor", "Diagnose attention in a PyTorch profiler / Kineto trace (.json or .json.gz)");
-  cmd->add_option("trace", opts->traces, "Trace file (Chrome-trace JSON, plain or gzip; - for standard input)")
+  cmd->add_option("trace", opts->traces,
+                  "Trace file (Chrome-trace JSON, plain or gzip; - for standard input); several, or a folder of "
+                  "them, for the ranks of one job")
       ->type_name("TRACE")
       ->required();
   cmd->add_option("--region", opts->region,
                   "Range to analyse: a record_function/NVTX name, its stem (fwd for fwd0..fwd2) or a glob; "
                   "default: profiler steps, else top-level annotations, else the whole trace");
   cmd->add_flag("--json", opts->json, "Print the report as JSON");
+  cmd->add_option("-j,--jobs", opts->jobs, "Many traces: read this many at once (default: all cores)");
   cmd->add_option("--fail-on", opts->fail_on,
                   "Exit 1 when a finding matches: a finding id, a scope (attention, model), a severity (high, "
                   "medium, low, info: that or above) or any; comma-separated")
@@ -123,13 +194,20 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
                                "With --replay: whether the calls whose trace does not say are causal (default: not)");
   cmd->footer(doctor_footer());
   cmd->callback([opts, &exit_code, shape, causal] {
-    if (opts->traces.size() != 1) {
-      std::string names;
-      for (const auto& t : opts->traces) names += (names.empty() ? "" : ", ") + t;
-      throw InputError(
-          fmt::format("doctor reads one trace, {} were given ({}): run it once per trace", opts->traces.size(), names));
+    const std::vector<std::string> paths = trace_paths(opts->traces);
+    if (paths.size() > 1) {
+      for (const auto& [set, name] :
+           {std::pair{!opts->html.empty(), "--html"}, std::pair{!opts->annotate.empty(), "--annotate"},
+            std::pair{opts->replay, "--replay"}})
+        if (set)
+          throw InputError(
+              fmt::format("{} reads one trace; {} were given (run it on one rank's trace)", name, paths.size()));
+      std::optional<FindingGate> gate;
+      if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
+      exit_code = doctor_many(paths, opts->region, opts->json, opts->jobs, gate);
+      return;
     }
-    const std::string& path = opts->traces.front();
+    const std::string& path = paths.front();
     if (!opts->html.empty()) check_output("--html", opts->html, opts->traces, true);
     if (!opts->annotate.empty()) check_output("--annotate", opts->annotate, opts->traces, false);
     if (!opts->html.empty() && opts->html == opts->annotate)

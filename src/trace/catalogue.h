@@ -35,6 +35,8 @@ inline constexpr std::string_view kCudaRuntimeVersion = "cuda_runtime_version";
 inline constexpr std::string_view kCudaDriverVersion = "cuda_driver_version";
 inline constexpr std::string_view kCuptiVersion = "cupti_version";
 inline constexpr std::string_view kDroppedRecords = "attnprof_dropped_records";
+inline constexpr std::string_view kDistributedInfo =
+    "distributedInfo";  // torch.distributed's rank, world size, backend
 
 // Event keys.
 inline constexpr std::string_view kPh = "ph";

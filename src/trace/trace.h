@@ -42,6 +42,10 @@ struct Trace {
   std::int64_t cupti_version = -1;
   std::int64_t dropped_records = 0;  // recorder only: records CUPTI could not deliver
   std::uint64_t source_bytes = 0;    // size of the JSON text read (after gunzip)
+  // "distributedInfo" (torch.profiler inside an initialised process group): -1 / "" when absent.
+  std::int64_t rank = -1;
+  std::int64_t world_size = -1;
+  std::string dist_backend;
 
   std::string_view name(const Event& e) const { return strings.view(e.name); }
   const GpuArgs* args(const Event& e) const { return e.has_gpu_args() ? &gpu_args[e.gpu_args] : nullptr; }

@@ -208,7 +208,8 @@ class Reader {
   void read_top_value(const std::string& key, std::string_view text) {
     const bool wanted = key == cat::kDeviceProperties || key == cat::kBaseTimeNanoseconds ||
                         key == cat::kSchemaVersion || key == cat::kTraceName || key == cat::kCudaRuntimeVersion ||
-                        key == cat::kCudaDriverVersion || key == cat::kCuptiVersion || key == cat::kDroppedRecords;
+                        key == cat::kCudaDriverVersion || key == cat::kCuptiVersion || key == cat::kDroppedRecords ||
+                        key == cat::kDistributedInfo;
     simdjson::padded_string padded(text);
     simdjson::dom::element v;
     if (auto err = dom_.parse(padded).get(v); err)
@@ -246,6 +247,19 @@ class Reader {
       trace_.trace_name = std::string(v.get_string().value_unsafe());
     } else if (key == cat::kDeviceProperties) {
       read_devices(v);
+    } else if (key == cat::kDistributedInfo) {
+      read_distributed(v);
+    }
+  }
+
+  // {"backend": "nccl", "rank": 3, "world_size": 8, ...}; fields of other types are ignored.
+  void read_distributed(simdjson::dom::element v) {
+    simdjson::dom::object fields;
+    if (v.get_object().get(fields)) fail("\"distributedInfo\" must be an object");
+    for (auto [k, val] : fields) {
+      if (k == "backend" && val.is_string()) trace_.dist_backend = std::string(val.get_string().value_unsafe());
+      if ((k == "rank" || k == "world_size") && val.is_int64())
+        (k == "rank" ? trace_.rank : trace_.world_size) = val.get_int64().value_unsafe();
     }
   }
 

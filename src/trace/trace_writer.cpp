@@ -128,6 +128,13 @@ void write_metadata(JsonWriter& w, const Trace& t) {
   opt(cat::kCudaDriverVersion, t.cuda_driver_version);
   opt(cat::kCuptiVersion, t.cupti_version);
   if (t.dropped_records > 0) opt(cat::kDroppedRecords, t.dropped_records);
+  if (t.rank >= 0 || t.world_size >= 0 || !t.dist_backend.empty()) {
+    w.begin_object(cat::kDistributedInfo);
+    if (!t.dist_backend.empty()) w.str("backend", t.dist_backend);
+    opt("rank", t.rank);
+    opt("world_size", t.world_size);
+    w.end_object();
+  }
   w.str(cat::kDisplayTimeUnit, "ms");
   if (t.base_time_ns) opt(cat::kBaseTimeNanoseconds, *t.base_time_ns);
 }

@@ -301,10 +301,10 @@ TEST(Wording, VendorNamesAreNotTheOp) {
   const Doctor d(test::data_file("trace_filter__sampled_rank-0.json.gz"));
   int fbgemm = 0, gemms = 0;
   for (const KernelSummary& k : d.analysis.kernels) {
-    const bool library = k.name.find("fbgemm_gpu::") != std::string::npos ||
-                         k.name.find("split_embedding_") != std::string::npos;
-    const bool mlp = k.name.find("cutlass_80_tensorop_s1688gemm") != std::string::npos ||
-                     k.name.starts_with("ampere_sgemm_");
+    const bool library =
+        k.name.find("fbgemm_gpu::") != std::string::npos || k.name.find("split_embedding_") != std::string::npos;
+    const bool mlp =
+        k.name.find("cutlass_80_tensorop_s1688gemm") != std::string::npos || k.name.starts_with("ampere_sgemm_");
     if (library) {
       ++fbgemm;
       EXPECT_NE(k.cls.category, KernelCategory::Gemm) << k.name;

@@ -87,7 +87,44 @@ TEST_F(BadInput, EveryKindIsRefusedCleanly) {
   const std::string whole((std::istreambuf_iterator<char>(in)), {});
   expect_refused(write("cut.json", whole.substr(0, whole.size() * 2 / 3)), "truncated");
   expect_refused((dir_ / "missing.json").string(), "cannot open");
-  expect_refused(dir_.string(), "is a directory");
+  // A folder is the ranks of one job: every bad trace in it named on stderr, exit 2.
+  const auto folder = run_command(doctor(dir_.string()));
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_NE(folder.err.find("empty.json: "), std::string::npos) << folder.err;
+  EXPECT_NE(folder.err.find("bad.json.gz: "), std::string::npos) << folder.err;
+  const fs::path none = dir_ / "none";
+  fs::create_directories(none);
+  expect_refused(none.string(), "a folder with no traces in it");
+}
+
+// doctor DIR: the ranks of one job in one report; a bad rank trace is named, the others analysed
+// (exit 2), no input changes; options that write one trace's files are refused for many.
+TEST_F(BadInput, ManyRanks) {
+  const fs::path job = dir_ / "job";
+  fs::create_directories(job);
+  for (int r : {0, 1})
+    fs::copy_file(test::data_file("steps/idle_comm_rank" + std::to_string(r) + ".json.gz"),
+                  job / ("idle_comm_rank" + std::to_string(r) + ".json.gz"));
+  const auto good = run_command(doctor(job.string()));
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("2 traces of one job (world size 2, gloo)"), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("   0 "), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("   1 "), std::string::npos) << good.out;
+  const auto json = run_command(doctor("--json -j 1 " + job.string()));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"kind\": \"ranks\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"cross_rank\""), std::string::npos) << json.out;
+  const std::string before = test::slurp(job / "idle_comm_rank0.json.gz");
+  std::ofstream(job / "idle_comm_rank2.json", std::ios::binary) << R"({"traceEvents": [{"ph": "X", )";
+  const auto bad = run_command(doctor(job.string()));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("idle_comm_rank2.json: "), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("1 trace could not be read"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.err.find("idle_comm_rank2.json: "), std::string::npos) << bad.err;
+  EXPECT_EQ(test::slurp(job / "idle_comm_rank0.json.gz"), before);
+  const auto html = run_command(doctor("--html " + (dir_ / "r.html").string() + " " + job.string()));
+  EXPECT_EQ(html.exit_code, 2);
+  EXPECT_NE(html.err.find("--html reads one trace"), std::string::npos) << html.err;
 }
 
 TEST(DoctorCli, UsageErrorsExitTwo) {

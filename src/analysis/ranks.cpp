@@ -1,0 +1,230 @@
+#include "analysis/ranks.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "analysis/trace_index.h"
+#include "common/input_error.h"
+#include "trace/trace_reader.h"
+
+namespace attnprof {
+
+std::string RankAttention::dispatch() const {
+  if (impl == AttentionImpl::Fused) return kernel.empty() ? "fused" : fmt::format("fused ({})", kernel);
+  return std::string(to_string(impl));
+}
+
+std::string RankSummary::dispatch() const {
+  if (attention.empty()) return "no attention";
+  // Each implementation with its passes: "fused (cuDNN) fwd+bwd, sdpa-math fwd".
+  std::vector<std::pair<std::string, std::string>> parts;
+  for (const RankAttention& a : attention) {
+    const std::string d = a.dispatch(), pass = a.pass == AttentionPass::Forward ? "fwd" : "bwd";
+    auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == d; });
+    if (it == parts.end())
+      parts.emplace_back(d, pass);
+    else if (it->second.find(pass) == std::string::npos)
+      it->second += "+" + pass;
+  }
+  std::string out;
+  for (const auto& [d, passes] : parts) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", d, passes);
+  return out;
+}
+
+RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string& path) {
+  RankSummary r;
+  r.path = path;
+  r.rank = t.rank >= 0 ? static_cast<int>(t.rank) : -1;
+  if (r.rank >= 0) r.rank_from = "distributedInfo";
+  r.world_size = t.world_size >= 0 ? static_cast<int>(t.world_size) : -1;
+  r.backend = t.dist_backend;
+  r.device = a.device.name;
+  if (!a.unsupported.empty()) {
+    r.error = "not diagnosed: " + a.unsupported;
+    return r;
+  }
+  if (a.step_group < 0) {
+    r.error = "no GPU work in the trace";
+    return r;
+  }
+  const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
+  r.region = g.group.name;
+  r.steps = static_cast<int>(g.group.instances.size());
+  if (const StepTime* s = g.steps.median_step()) {
+    r.span_ns = s->span_ns;
+    r.busy_ns = s->busy_ns;
+    r.compute_ns = std::max<std::int64_t>(0, s->busy_ns - s->comm_exposed_ns - s->copy_only_ns);
+    r.comm_ns = s->comm_ns;
+    r.comm_exposed_ns = s->comm_exposed_ns + s->cause_ns(IdleCause::Comm);
+    r.bound = s->bound;
+  }
+  const double steps = std::max(1, r.steps);
+  for (const AttentionSummary& s : g.attention)
+    r.attention.push_back(RankAttention{s.impl, s.pass, s.kernel, s.calls / steps,
+                                        static_cast<std::int64_t>(static_cast<double>(s.kernel_ns) / steps)});
+  for (const Finding& f : a.findings) {
+    r.findings.push_back(f.id);
+    r.finding_list.push_back(f);
+    r.finding_list.back().activities.clear();  // indices into a trace that is gone
+    r.finding_list.back().evidence.clear();
+  }
+  return r;
+}
+
+std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& paths, const RegionOptions& options,
+                                         unsigned jobs, const std::function<void(int, int, std::uint64_t)>& progress) {
+  std::vector<RankSummary> out(paths.size());
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, paths.size())));
+  std::atomic<std::size_t> next{0};
+  std::mutex m;
+  int done = 0;
+  std::uint64_t bytes = 0;
+  auto work = [&] {
+    for (std::size_t i = next++; i < paths.size(); i = next++) {
+      std::uint64_t read = 0;
+      try {
+        // Each trace lives only while its summary is made: peak memory is one trace per worker.
+        const Trace t = read_trace_file(paths[i], ReadOptions{.detail = ReadDetail::Analysis});
+        read = t.source_bytes;
+        const TraceIndex index(t);
+        const Analysis a = analyze(t, index, options, paths[i]);
+        out[i] = summarize_rank(a, t, paths[i]);
+      } catch (const InputError& e) {
+        out[i] = RankSummary{};
+        out[i].path = paths[i];
+        out[i].error = e.what();
+      }
+      const std::lock_guard lock(m);
+      ++done;
+      bytes += read;
+      if (progress) progress(done, static_cast<int>(paths.size()), bytes);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned j = 1; j < jobs; ++j) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+std::optional<int> rank_in_name(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (auto at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
+    std::size_t p = at + 4;
+    if (p < name.size() && (name[p] == '-' || name[p] == '_')) ++p;
+    std::size_t q = p;
+    while (q < name.size() && std::isdigit(static_cast<unsigned char>(name[q]))) ++q;
+    if (q > p && q - p < 8) return std::stoi(name.substr(p, q - p));
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+Spread spread_of(const std::vector<const RankSummary*>& ranks, std::int64_t RankSummary::* field) {
+  Spread s;
+  if (ranks.empty()) return s;
+  std::vector<std::pair<std::int64_t, int>> v;
+  for (const RankSummary* r : ranks) v.emplace_back(r->*field, r->rank);
+  std::sort(v.begin(), v.end());
+  s.min = v.front().first;
+  s.min_rank = v.front().second;
+  s.max = v.back().first;
+  s.max_rank = v.back().second;
+  s.median = v[(v.size() - 1) / 2].first;
+  return s;
+}
+
+}  // namespace
+
+CrossRank compare_ranks(std::vector<RankSummary>& ranks) {
+  // Ranks: every trace's distributedInfo, else every file name's, else the order given (a bad trace,
+  // unread, takes its file name's rank or its place).
+  const bool all_info =
+      std::all_of(ranks.begin(), ranks.end(), [](const RankSummary& r) { return !r.ok() || r.rank >= 0; });
+  const bool all_named =
+      std::all_of(ranks.begin(), ranks.end(), [](const RankSummary& r) { return rank_in_name(r.path).has_value(); });
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    RankSummary& r = ranks[i];
+    if (all_info && r.ok()) continue;
+    if (const auto named = rank_in_name(r.path); named && (all_named || all_info)) {
+      r.rank = *named;
+      r.rank_from = "file name";
+    } else if (all_info) {  // a bad trace among traces that say their ranks: its rank is unknown
+      r.rank = -1;
+      r.rank_from.clear();
+    } else {
+      r.rank = static_cast<int>(i);
+      r.rank_from = "order";
+    }
+  }
+  std::map<int, const RankSummary*> seen;
+  for (const RankSummary& r : ranks)
+    if (r.rank < 0) {
+      continue;
+    } else if (auto [it, fresh] = seen.emplace(r.rank, &r); !fresh)
+      throw InputError(fmt::format("{} and {} are both rank {} ({}): not the traces of one job", it->second->path,
+                                   r.path, r.rank, r.rank_from));
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
+  CrossRank c;
+  std::vector<const RankSummary*> good;
+  for (const RankSummary& r : ranks) {
+    if (!r.ok()) {
+      ++c.bad;
+      continue;
+    }
+    good.push_back(&r);
+    if (r.world_size >= 0) {
+      if (c.world_size >= 0 && r.world_size != c.world_size)
+        throw InputError(fmt::format("{} has world size {}, {} has {}: not the traces of one job", good.front()->path,
+                                     c.world_size, r.path, r.world_size));
+      c.world_size = r.world_size;
+    }
+    if (c.backend.empty()) c.backend = r.backend;
+  }
+  if (c.world_size >= 0)
+    for (const RankSummary* r : good)
+      if (r->rank >= c.world_size)
+        throw InputError(fmt::format("{}: rank {} in a job of world size {}", r->path, r->rank, c.world_size));
+  c.ranks = static_cast<int>(good.size());
+  if (good.empty()) return c;
+  c.span = spread_of(good, &RankSummary::span_ns);
+  c.busy = spread_of(good, &RankSummary::busy_ns);
+  c.compute = spread_of(good, &RankSummary::compute_ns);
+  c.comm = spread_of(good, &RankSummary::comm_ns);
+  c.comm_exposed = spread_of(good, &RankSummary::comm_exposed_ns);
+  if (good.size() >= 2) {
+    c.slowest_rank = c.compute.max_rank;
+    c.slowest_excess_ns = c.compute.max - c.compute.median;
+    c.slowest_over_median =
+        c.compute.median > 0 ? static_cast<double>(c.compute.max) / static_cast<double>(c.compute.median) : 0;
+    for (const RankSummary* r : good) {
+      const std::int64_t excess = r->compute_ns - c.compute.median;
+      if (excess * 10 >= c.compute.median && excess * 20 >= c.span.median && excess > 0)
+        c.stragglers.push_back(r->rank);
+    }
+    // Dispatch: the most common one is the usual; every other is named with its ranks.
+    std::map<std::string, std::vector<int>> by;
+    for (const RankSummary* r : good) by[r->dispatch()].push_back(r->rank);
+    if (by.size() > 1) {
+      auto usual = std::max_element(by.begin(), by.end(), [](const auto& a, const auto& b) {
+        return a.second.size() < b.second.size() || (a.second.size() == b.second.size() && a.first > b.first);
+      });
+      for (const auto& [d, rs] : by)
+        if (d != usual->first) c.dispatch_differs.push_back(DispatchDiffers{rs, d, usual->first});
+    }
+  }
+  return c;
+}
+
+}  // namespace attnprof

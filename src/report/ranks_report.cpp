@@ -1,0 +1,179 @@
+#include "report/ranks_report.h"
+
+#include <fmt/format.h>
+
+#include "common/json.h"
+#include "report/format.h"
+#include "report/report.h"
+
+namespace attnprof {
+namespace {
+
+using report::ms;
+
+double as_ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string out;
+  for (int r : ranks) out += fmt::format("{}{}", out.empty() ? "" : ", ", r);
+  return out;
+}
+
+std::string spread_text(const Spread& s) {
+  return fmt::format("{} / {} / {} ms (min rank {}, max rank {})", ms(s.min), ms(s.median), ms(s.max), s.min_rank,
+                     s.max_rank);
+}
+
+std::string attention_text(const RankSummary& r) {
+  std::int64_t ns = 0;
+  for (const RankAttention& a : r.attention) ns += a.ns;
+  return r.attention.empty() ? "none" : fmt::format("{} ms: {}", ms(ns), r.dispatch());
+}
+
+}  // namespace
+
+std::string text_ranks_report(const std::vector<RankSummary>& ranks, const CrossRank& c) {
+  std::string out;
+  out += fmt::format("attnprof doctor: {} trace{} of one job", ranks.size(), report::plural(double(ranks.size())));
+  if (c.world_size >= 0) out += fmt::format(" (world size {}", c.world_size);
+  if (!c.backend.empty()) out += fmt::format("{}{}", c.world_size >= 0 ? ", " : " (", c.backend);
+  if (c.world_size >= 0 || !c.backend.empty()) out += ")";
+  out += "; each rank's median step, per step\n";
+  if (c.bad > 0)
+    out += fmt::format("{} trace{} could not be read (below); the others are analysed\n", c.bad, report::plural(c.bad));
+  // The verdict first: the slowest rank and the ranks that dispatch differently.
+  if (c.slowest_rank >= 0 && !c.stragglers.empty())
+    out += fmt::format(
+        "slowest rank: {}, {} ms of compute a step, {:.2f}x the median rank's ({} ms more): at each "
+        "collective the others wait for it\n",
+        c.slowest_rank, ms(c.compute.max), c.slowest_over_median, ms(c.slowest_excess_ns));
+  else if (c.ranks >= 2)
+    out += fmt::format("no straggler: compute a step {} / {} / {} ms across ranks\n", ms(c.compute.min),
+                       ms(c.compute.median), ms(c.compute.max));
+  for (const DispatchDiffers& d : c.dispatch_differs)
+    out +=
+        fmt::format("rank{} {} dispatch{} attention differently: {} (the others: {})\n", d.ranks.size() == 1 ? "" : "s",
+                    ranks_text(d.ranks), d.ranks.size() == 1 ? "es" : "", d.dispatch, d.usual);
+  out += '\n';
+  out += fmt::format("{:>4}  {:>8}  {:>8}  {:>8}  {:>15}  {:<7}  {}\n", "rank", "step ms", "busy ms", "compute",
+                     "comm (exposed)", "bound", "attention; findings");
+  for (const RankSummary& r : ranks) {
+    const std::string rank = r.rank >= 0 ? fmt::format("{}", r.rank) : "?";
+    if (!r.ok()) {
+      out += fmt::format("{:>4}  {}: {}\n", rank, r.path, r.error);
+      continue;
+    }
+    std::string findings;
+    for (const std::string& f : r.findings) findings += (findings.empty() ? "; " : ", ") + f;
+    out += fmt::format("{:>4}  {:>8}  {:>8}  {:>8}  {:>15}  {:<7}  {}{}\n", rank, ms(r.span_ns), ms(r.busy_ns),
+                       ms(r.compute_ns), fmt::format("{} ({})", ms(r.comm_ns), ms(r.comm_exposed_ns)),
+                       to_string(r.bound), attention_text(r), findings);
+  }
+  if (c.ranks >= 2) {
+    out += "\nacross ranks, min / median / max per step:\n";
+    out += fmt::format("  step span        {}\n", spread_text(c.span));
+    out += fmt::format("  GPU busy         {}\n", spread_text(c.busy));
+    out += fmt::format("  compute          {}\n", spread_text(c.compute));
+    out += fmt::format("  communication    {}\n", spread_text(c.comm));
+    out += fmt::format("  comm exposed     {}\n", spread_text(c.comm_exposed));
+  }
+  out +=
+      "\ncompute = GPU busy without exposed communication and copies; exposed = communication with no compute "
+      "running.\nEach rank in detail: attnprof doctor TRACE\n";
+  return out;
+}
+
+std::string json_ranks_report(const std::vector<RankSummary>& ranks, const CrossRank& c) {
+  std::string out;
+  JsonWriter j(out);
+  j.begin_object();
+  j.num("schema_version", kJsonSchemaVersion);
+  j.str("kind", "ranks");
+  j.begin_array("ranks");
+  for (const RankSummary& r : ranks) {
+    j.begin_object();
+    if (r.rank >= 0)
+      j.num("rank", r.rank);
+    else
+      j.null("rank");
+    j.str_or_null("rank_from", r.rank_from);
+    j.str("trace", r.path);
+    j.str_or_null("error", r.error);
+    if (r.ok()) {
+      j.str_or_null("device", r.device);
+      j.str("region", r.region);
+      j.num("steps", r.steps);
+      j.real("span_ms", as_ms(r.span_ns));
+      j.real("gpu_busy_ms", as_ms(r.busy_ns));
+      j.real("compute_ms", as_ms(r.compute_ns));
+      j.real("comm_ms", as_ms(r.comm_ns));
+      j.real("comm_exposed_ms", as_ms(r.comm_exposed_ns));
+      j.str("bound", to_string(r.bound));
+      j.str("dispatch", r.dispatch());
+      j.begin_array("attention");
+      for (const RankAttention& a : r.attention) {
+        j.begin_object();
+        j.str("implementation", to_string(a.impl));
+        j.str("pass", to_string(a.pass));
+        j.str_or_null("kernel", a.kernel);
+        j.real("calls", a.calls, 2);
+        j.real("time_ms", as_ms(a.ns));
+        j.end_object();
+      }
+      j.end_array();
+      j.begin_array("findings");
+      for (const std::string& f : r.findings) j.str({}, f);
+      j.end_array();
+    }
+    j.end_object();
+  }
+  j.end_array();
+  j.begin_object("cross_rank");
+  j.num("ranks", c.ranks);
+  j.num("bad_traces", c.bad);
+  if (c.world_size >= 0)
+    j.num("world_size", c.world_size);
+  else
+    j.null("world_size");
+  j.str_or_null("backend", c.backend);
+  for (const auto& [name, s] :
+       {std::pair{"span_ms", &c.span}, std::pair{"gpu_busy_ms", &c.busy}, std::pair{"compute_ms", &c.compute},
+        std::pair{"comm_ms", &c.comm}, std::pair{"comm_exposed_ms", &c.comm_exposed}}) {
+    j.begin_object(name);
+    j.real("min", as_ms(s->min));
+    j.real("median", as_ms(s->median));
+    j.real("max", as_ms(s->max));
+    j.num("min_rank", s->min_rank);
+    j.num("max_rank", s->max_rank);
+    j.end_object();
+  }
+  if (c.slowest_rank >= 0) {
+    j.begin_object("slowest");
+    j.num("rank", c.slowest_rank);
+    j.real("compute_over_median", c.slowest_over_median);
+    j.real("excess_ms", as_ms(c.slowest_excess_ns));
+    j.end_object();
+  } else {
+    j.null("slowest");
+  }
+  j.begin_array("stragglers");
+  for (int r : c.stragglers) j.num({}, r);
+  j.end_array();
+  j.begin_array("dispatch_differs");
+  for (const DispatchDiffers& d : c.dispatch_differs) {
+    j.begin_object();
+    j.begin_array("ranks");
+    for (int r : d.ranks) j.num({}, r);
+    j.end_array();
+    j.str("dispatch", d.dispatch);
+    j.str("others", d.usual);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  j.end_object();
+  out += '\n';
+  return out;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,15 @@
+// The report of many traces of one job: a row per rank, then the cross-rank figures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/ranks.h"
+
+namespace attnprof {
+
+std::string text_ranks_report(const std::vector<RankSummary>& ranks, const CrossRank& cross);
+// One document: {"schema_version", "kind": "ranks", "ranks": [...], "cross_rank": {...}}; times in ms per step.
+std::string json_ranks_report(const std::vector<RankSummary>& ranks, const CrossRank& cross);
+
+}  // namespace attnprof
