@@ -70,7 +70,7 @@ RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string&
     r.attention.push_back(RankAttention{s.impl, s.pass, s.kernel, s.calls / steps,
                                         static_cast<std::int64_t>(static_cast<double>(s.kernel_ns) / steps)});
   for (const Finding& f : a.findings) {
-    r.findings.push_back(f.id);
+    if (std::find(r.findings.begin(), r.findings.end(), f.id) == r.findings.end()) r.findings.push_back(f.id);
     r.finding_list.push_back(f);
     r.finding_list.back().activities.clear();  // indices into a trace that is gone
     r.finding_list.back().evidence.clear();
@@ -208,9 +208,11 @@ CrossRank compare_ranks(std::vector<RankSummary>& ranks) {
     c.slowest_excess_ns = c.compute.max - c.compute.median;
     c.slowest_over_median =
         c.compute.median > 0 ? static_cast<double>(c.compute.max) / static_cast<double>(c.compute.median) : 0;
+    // A straggler computes >= 10% longer than the median rank and waits less than it on communication:
+    // the others wait for it at the collectives.
     for (const RankSummary* r : good) {
       const std::int64_t excess = r->compute_ns - c.compute.median;
-      if (excess * 10 >= c.compute.median && excess * 20 >= c.span.median && excess > 0)
+      if (excess > 0 && excess * 10 >= c.compute.median && r->comm_exposed_ns < c.comm_exposed.median)
         c.stragglers.push_back(r->rank);
     }
     // Dispatch: the most common one is the usual; every other is named with its ranks.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 
 #include <fmt/core.h>
@@ -104,6 +105,12 @@ std::vector<std::string> trace_paths(const std::vector<std::string>& given) {
   }
   if (ec) throw InputError(fmt::format("{}: cannot list the folder: {}", given[0], ec.message()));
   if (out.empty()) throw InputError(fmt::format("{}: a folder with no traces in it (.json or .json.gz)", given[0]));
+  // Where some names state a rank (trace_rank-3.json.gz), those are the job's traces; the rest (a
+  // facts.json, a summary) are left out.
+  std::vector<std::string> ranked;
+  std::copy_if(out.begin(), out.end(), std::back_inserter(ranked),
+               [](const std::string& p) { return rank_in_name(p).has_value(); });
+  if (!ranked.empty()) out = std::move(ranked);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -129,7 +136,7 @@ int doctor_many(const std::vector<std::string>& paths, const std::string& region
   std::fflush(stdout);
   if (cross.bad > 0) {
     for (const RankSummary& r : ranks)
-      if (!r.ok()) fmt::print(stderr, "attnprof: {}: {}\n", r.path, r.error);
+      if (!r.ok()) fmt::print(stderr, "attnprof: {}{}\n", r.error.starts_with(r.path) ? "" : r.path + ": ", r.error);
     return 2;
   }
   if (!gate) return 0;

@@ -1,5 +1,7 @@
 #include "report/ranks_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/json.h"
@@ -42,14 +44,22 @@ std::string text_ranks_report(const std::vector<RankSummary>& ranks, const Cross
   if (c.bad > 0)
     out += fmt::format("{} trace{} could not be read (below); the others are analysed\n", c.bad, report::plural(c.bad));
   // The verdict first: the slowest rank and the ranks that dispatch differently.
-  if (c.slowest_rank >= 0 && !c.stragglers.empty())
-    out += fmt::format(
-        "slowest rank: {}, {} ms of compute a step, {:.2f}x the median rank's ({} ms more): at each "
-        "collective the others wait for it\n",
-        c.slowest_rank, ms(c.compute.max), c.slowest_over_median, ms(c.slowest_excess_ns));
-  else if (c.ranks >= 2)
-    out += fmt::format("no straggler: compute a step {} / {} / {} ms across ranks\n", ms(c.compute.min),
-                       ms(c.compute.median), ms(c.compute.max));
+  if (c.slowest_rank >= 0) {
+    const bool straggles = std::find(c.stragglers.begin(), c.stragglers.end(), c.slowest_rank) != c.stragglers.end();
+    out += fmt::format("slowest rank: {}, {} ms of compute a step, {:.2f}x the median rank's ({} ms more)",
+                       c.slowest_rank, ms(c.compute.max), c.slowest_over_median, ms(c.slowest_excess_ns));
+    const RankSummary* slow = nullptr;
+    for (const RankSummary& r : ranks)
+      if (r.ok() && r.rank == c.slowest_rank) slow = &r;
+    if (straggles && slow != nullptr)
+      out += fmt::format(
+          ": a straggler, it waits {} ms less on communication than the median rank, the others wait "
+          "for it; evening it out saves up to {} ms a step ({} of the step)\n",
+          ms(c.comm_exposed.median - slow->comm_exposed_ns), ms(c.slowest_excess_ns),
+          report::percent(c.span.median > 0 ? double(c.slowest_excess_ns) / double(c.span.median) : 0));
+    else
+      out += ": not a straggler (under 10% more, or it waits on communication as long as the others)\n";
+  }
   for (const DispatchDiffers& d : c.dispatch_differs)
     out +=
         fmt::format("rank{} {} dispatch{} attention differently: {} (the others: {})\n", d.ranks.size() == 1 ? "" : "s",
@@ -59,8 +69,8 @@ std::string text_ranks_report(const std::vector<RankSummary>& ranks, const Cross
                      "comm (exposed)", "bound", "attention; findings");
   for (const RankSummary& r : ranks) {
     const std::string rank = r.rank >= 0 ? fmt::format("{}", r.rank) : "?";
-    if (!r.ok()) {
-      out += fmt::format("{:>4}  {}: {}\n", rank, r.path, r.error);
+    if (!r.ok()) {  // the reader's errors start with the path already
+      out += fmt::format("{:>4}  {}{}\n", rank, r.error.starts_with(r.path) ? "" : r.path + ": ", r.error);
       continue;
     }
     std::string findings;

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -37,8 +38,11 @@ void expect_rows_match_single_doctor(const std::vector<RankSummary>& ranks) {
     EXPECT_EQ(r.span_ns, s.span_ns);
     EXPECT_EQ(r.busy_ns, s.busy_ns);
     EXPECT_EQ(r.bound, s.bound);
-    ASSERT_EQ(r.findings.size(), d.analysis.findings.size());
-    for (std::size_t i = 0; i < r.findings.size(); ++i) EXPECT_EQ(r.findings[i], d.analysis.findings[i].id);
+    std::vector<std::string> ids;  // distinct, in the report's order
+    for (const Finding& f : d.analysis.findings)
+      if (std::find(ids.begin(), ids.end(), f.id) == ids.end()) ids.push_back(f.id);
+    EXPECT_EQ(r.findings, ids);
+    EXPECT_EQ(r.finding_list.size(), d.analysis.findings.size());
     ASSERT_EQ(r.attention.size(), g.attention.size());
   }
 }
@@ -63,6 +67,38 @@ TEST(Ranks, GlooPairRowsAreEachRanksDoctor) {
   EXPECT_TRUE(c.dispatch_differs.empty());
   EXPECT_EQ(c.span.min, std::min(ranks[0].span_ns, ranks[1].span_ns));
   EXPECT_EQ(c.span.max, std::max(ranks[0].span_ns, ranks[1].span_ns));
+}
+
+// The 4-rank DDP job of tests/data/ranks: rank 2 built with attn_implementation="eager" (the others
+// "sdpa"), rank 3 with 4x the batch. facts.json says so; the expectations come from it.
+TEST(Ranks, DdpJobNamesTheRankThatDiffersAndTheSlowest) {
+  simdjson::dom::parser parser;
+  const simdjson::dom::element facts = parser.load(test::data_file("ranks/facts.json"));
+  const int differs = static_cast<int>(std::int64_t(facts["job"]["dispatch_differs_rank"]));
+  const int slowest = static_cast<int>(std::int64_t(facts["job"]["slowest_rank"]));
+  ASSERT_EQ(std::string_view(facts["job"]["dispatch"]), "eager");
+  std::vector<std::string> paths;
+  for (simdjson::dom::element t : facts["traces"].get_array())
+    paths.push_back(test::data_file("ranks/" + std::string(std::string_view(t["trace"]))));
+  ASSERT_EQ(paths.size(), 4u);
+  std::vector<RankSummary> ranks = summarize_ranks(paths, {}, 0);
+  const CrossRank c = compare_ranks(ranks);
+  EXPECT_EQ(c.ranks, 4);
+  EXPECT_EQ(c.world_size, 4);
+  expect_rows_match_single_doctor(ranks);
+  // Eager attention is the unfused chain, forward and backward, on that rank alone.
+  ASSERT_EQ(c.dispatch_differs.size(), 1u);
+  EXPECT_EQ(c.dispatch_differs[0].ranks, std::vector<int>{differs});
+  EXPECT_EQ(c.dispatch_differs[0].dispatch, "unfused fwd+bwd");
+  EXPECT_NE(c.dispatch_differs[0].usual.find("fused"), std::string::npos);
+  for (const RankSummary& r : ranks) {
+    ASSERT_FALSE(r.attention.empty()) << r.rank;
+    for (const RankAttention& a : r.attention) EXPECT_EQ(a.impl == AttentionImpl::Unfused, r.rank == differs) << r.rank;
+    // 2 layers, one forward and one backward a step: 2 calls of each pass.
+    for (const RankAttention& a : r.attention) EXPECT_DOUBLE_EQ(a.calls, 2.0) << r.rank;
+  }
+  EXPECT_EQ(c.slowest_rank, slowest);
+  EXPECT_EQ(c.stragglers, std::vector<int>{slowest});
 }
 
 TEST(Ranks, OneWorkerOrManyGiveTheSameRows) {

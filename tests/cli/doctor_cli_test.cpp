@@ -122,6 +122,10 @@ TEST_F(BadInput, ManyRanks) {
   EXPECT_NE(bad.out.find("1 trace could not be read"), std::string::npos) << bad.out;
   EXPECT_NE(bad.err.find("idle_comm_rank2.json: "), std::string::npos) << bad.err;
   EXPECT_EQ(test::slurp(job / "idle_comm_rank0.json.gz"), before);
+  // A folder where the traces' names state their ranks: the other files (facts.json) are left out.
+  const auto data = run_command(doctor(fs::path(test::data_file("ranks/facts.json")).parent_path().string()));
+  EXPECT_EQ(data.exit_code, 0) << data.err;
+  EXPECT_NE(data.out.find("4 traces of one job (world size 4, gloo)"), std::string::npos) << data.out;
   const auto html = run_command(doctor("--html " + (dir_ / "r.html").string() + " " + job.string()));
   EXPECT_EQ(html.exit_code, 2);
   EXPECT_NE(html.err.find("--html reads one trace"), std::string::npos) << html.err;
