@@ -29,3 +29,15 @@ def diff(
     before: Doctor, after: Doctor, regression_pct: Optional[float] = None, form: str = "json", gate_on: str = "auto"
 ) -> str:
     """The comparison of two analysed traces as text, json, markdown or html; the gate on step or attention time."""
+
+def rank_summary(path: str, region: str = "") -> str:
+    """One rank's trace reduced to its summary (JSON text; a bad trace gives a summary with its error)."""
+
+def rank_summary_of_bytes(data: bytes, label: str, region: str = "") -> str:
+    """rank_summary of a trace's bytes (plain or gzip), named `label`."""
+
+def job_traces(folder: str) -> List[str]:
+    """The traces of a job in a folder, as `attnprof doctor DIR` takes them."""
+
+def ranks_report(summaries: List[str], form: str = "json") -> str:
+    """The report across ranks (json or text) from rank summaries, as `attnprof doctor DIR` prints it."""

@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
@@ -13,10 +14,12 @@
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
 #include "analysis/finding_gate.h"
+#include "analysis/ranks.h"
 #include "common/input_error.h"
 #include "report/annotate.h"
 #include "report/diff_report.h"
 #include "report/html_report.h"
+#include "report/ranks_report.h"
 #include "report/report.h"
 #include "trace/trace_reader.h"
 
@@ -88,4 +91,34 @@ NB_MODULE(_core, m) {
       },
       nb::arg("before"), nb::arg("after"), nb::arg("regression_pct") = nb::none(), nb::arg("form") = "json",
       nb::arg("gate_on") = "auto");
+
+  // The ranks of one job (attnprof.doctor_many): each trace reduced to a summary where it is read,
+  // the summaries (JSON text, picklable) compared here.
+  m.def(
+      "rank_summary",
+      [](const std::string& path, const std::string& region) {
+        nb::gil_scoped_release quiet;
+        return rank_summary_json(summarize_trace(path, RegionOptions{region}));
+      },
+      nb::arg("path"), nb::arg("region") = "");
+  m.def(
+      "rank_summary_of_bytes",
+      [](nb::bytes data, const std::string& label, const std::string& region) {
+        const std::string_view bytes(data.c_str(), data.size());
+        nb::gil_scoped_release quiet;
+        return rank_summary_json(summarize_trace_bytes(bytes, label, RegionOptions{region}));
+      },
+      nb::arg("data"), nb::arg("label"), nb::arg("region") = "");
+  m.def("job_traces", &job_traces, nb::arg("folder"));
+  m.def(
+      "ranks_report",
+      [](const std::vector<std::string>& summaries, const std::string& form) {
+        std::vector<RankSummary> ranks;
+        for (const std::string& s : summaries) ranks.push_back(rank_summary_from_json(s));
+        const CrossRank cross = compare_ranks(ranks);
+        if (form == "json") return json_ranks_report(ranks, cross);
+        if (form == "text") return text_ranks_report(ranks, cross);
+        throw InputError("ranks_report: form must be json or text, not '" + form + "'");
+      },
+      nb::arg("summaries"), nb::arg("form") = "json");
 }

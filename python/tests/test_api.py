@@ -255,3 +255,49 @@ def test_replay_asks_for_a_shape_the_trace_does_not_say():
     assert "agrees with the kernels" in given.source
     with pytest.raises(attnprof.InputError, match="--shape '2,8,512': 3 fields, not 4"):
         attnprof.replay(trace, shape="2,8,512")
+
+
+RANKS = ROOT / "tests" / "data" / "ranks"
+
+
+def test_doctor_many_is_doctor_dir():
+    """The 4-rank DDP job (tests/data/ranks/facts.json: rank 2 on eager attention, rank 3 with 4x the
+    batch): the document from a process pool, from a thread pool, and the CLI's are the same."""
+    facts = json.loads((RANKS / "facts.json").read_text())["job"]
+    r = cli("doctor", "--json", str(RANKS))
+    assert r.returncode == 0, r.stderr
+    from_cli = json.loads(r.stdout)
+    assert attnprof.doctor_many(RANKS) == from_cli
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        traces = sorted(str(p) for p in RANKS.glob("*_rank*.json.gz"))
+        assert attnprof.doctor_many(traces, executor=pool) == from_cli
+    cross = from_cli["cross_rank"]
+    assert [d["ranks"] for d in cross["dispatch_differs"]] == [[facts["dispatch_differs_rank"]]]
+    assert cross["slowest"]["rank"] == facts["slowest_rank"]
+    assert [row["rank"] for row in from_cli["ranks"]] == [0, 1, 2, 3]
+
+
+def test_doctor_many_on_a_dask_cluster():
+    """The same document when a Dask LocalCluster's workers read the traces."""
+    distributed = pytest.importorskip("distributed")
+    r = cli("doctor", "--json", str(RANKS))
+    assert r.returncode == 0, r.stderr
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            assert attnprof.doctor_many(RANKS, executor=client.get_executor()) == json.loads(r.stdout)
+
+
+def test_doctor_many_bad_and_mixed(tmp_path):
+    bad = tmp_path / "job_rank1.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", ')
+    good = tmp_path / "job_rank0.json.gz"
+    shutil.copy(RANKS / "ddp_llama_rank0.json.gz", good)
+    doc = attnprof.doctor_many(tmp_path)
+    rows = {row["trace"]: row for row in doc["ranks"]}
+    assert "truncated" in rows[str(bad)]["error"]
+    assert rows[str(good)]["error"] is None
+    assert doc["cross_rank"]["bad_traces"] == 1
+    with pytest.raises(attnprof.InputError, match="are both rank 0"):
+        attnprof.doctor_many([good, good])

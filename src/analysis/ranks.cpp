@@ -8,10 +8,15 @@
 #include <set>
 #include <thread>
 
+#include <filesystem>
+#include <iterator>
+
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "analysis/trace_index.h"
 #include "common/input_error.h"
+#include "common/json.h"
 #include "trace/trace_reader.h"
 
 namespace attnprof {
@@ -78,6 +83,43 @@ RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string&
   return r;
 }
 
+namespace {
+
+template <typename Read>
+RankSummary summarize_read(const std::string& label, const RegionOptions& options, Read read) {
+  try {
+    // The trace lives only while its summary is made: peak memory is one trace per worker.
+    const Trace t = read();
+    const TraceIndex index(t);
+    const Analysis a = analyze(t, index, options, label);
+    RankSummary r = summarize_rank(a, t, label);
+    r.bytes = t.source_bytes;
+    return r;
+  } catch (const InputError& e) {
+    RankSummary r;
+    r.path = label;
+    r.error = e.what();
+    return r;
+  } catch (const std::exception& e) {  // one rank's failure must not take the others down
+    RankSummary r;
+    r.path = label;
+    r.error = fmt::format("{}: internal error: {}", label, e.what());
+    return r;
+  }
+}
+
+}  // namespace
+
+RankSummary summarize_trace(const std::string& path, const RegionOptions& options) {
+  return summarize_read(path, options,
+                        [&] { return read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis}); });
+}
+
+RankSummary summarize_trace_bytes(std::string_view bytes, const std::string& label, const RegionOptions& options) {
+  return summarize_read(label, options,
+                        [&] { return read_trace_bytes(bytes, label, ReadOptions{.detail = ReadDetail::Analysis}); });
+}
+
 std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& paths, const RegionOptions& options,
                                          unsigned jobs, const std::function<void(int, int, std::uint64_t)>& progress) {
   std::vector<RankSummary> out(paths.size());
@@ -89,19 +131,8 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& paths, 
   std::uint64_t bytes = 0;
   auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
-      std::uint64_t read = 0;
-      try {
-        // Each trace lives only while its summary is made: peak memory is one trace per worker.
-        const Trace t = read_trace_file(paths[i], ReadOptions{.detail = ReadDetail::Analysis});
-        read = t.source_bytes;
-        const TraceIndex index(t);
-        const Analysis a = analyze(t, index, options, paths[i]);
-        out[i] = summarize_rank(a, t, paths[i]);
-      } catch (const InputError& e) {
-        out[i] = RankSummary{};
-        out[i].path = paths[i];
-        out[i].error = e.what();
-      }
+      out[i] = summarize_trace(paths[i], options);
+      const std::uint64_t read = out[i].bytes;
       const std::lock_guard lock(m);
       ++done;
       bytes += read;
@@ -191,6 +222,9 @@ CrossRank compare_ranks(std::vector<RankSummary>& ranks) {
       c.world_size = r.world_size;
     }
     if (c.backend.empty()) c.backend = r.backend;
+    if (r.region != good.front()->region)
+      throw InputError(fmt::format("{} steps by '{}', {} by '{}': not the traces of one job", good.front()->path,
+                                   good.front()->region, r.path, r.region));
   }
   if (c.world_size >= 0)
     for (const RankSummary* r : good)
@@ -227,6 +261,140 @@ CrossRank compare_ranks(std::vector<RankSummary>& ranks) {
     }
   }
   return c;
+}
+
+}  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// The enum value whose name is `text`, over values [0, count).
+template <typename E>
+E parse_named(std::string_view text, int count, std::string_view what) {
+  for (int i = 0; i < count; ++i)
+    if (to_string(static_cast<E>(i)) == text) return static_cast<E>(i);
+  throw InputError(fmt::format("rank summary: '{}' is not a {}", text, what));
+}
+
+}  // namespace
+
+std::string rank_summary_json(const RankSummary& r) {
+  std::string out;
+  JsonWriter j(out);
+  j.begin_object();
+  j.str("path", r.path);
+  j.str("error", r.error);
+  j.num("rank", r.rank);
+  j.str("rank_from", r.rank_from);
+  j.num("world_size", r.world_size);
+  j.str("backend", r.backend);
+  j.str("device", r.device);
+  j.str("region", r.region);
+  j.num("steps", r.steps);
+  for (const auto& [k, v] :
+       {std::pair{"span_ns", r.span_ns}, std::pair{"busy_ns", r.busy_ns}, std::pair{"compute_ns", r.compute_ns},
+        std::pair{"comm_ns", r.comm_ns}, std::pair{"comm_exposed_ns", r.comm_exposed_ns}})
+    j.num(k, v);
+  j.str("bound", to_string(r.bound));
+  j.num("bytes", r.bytes);
+  j.begin_array("attention");
+  for (const RankAttention& a : r.attention) {
+    j.begin_object();
+    j.str("impl", to_string(a.impl));
+    j.str("pass", to_string(a.pass));
+    j.str("kernel", a.kernel);
+    j.real("calls", a.calls, 17);
+    j.num("ns", a.ns);
+    j.end_object();
+  }
+  j.end_array();
+  j.begin_array("findings");
+  for (const Finding& f : r.finding_list) {
+    j.begin_object();
+    j.str("id", f.id);
+    j.str("scope", to_string(f.scope));
+    j.str("severity", to_string(f.severity));
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  return out;
+}
+
+RankSummary rank_summary_from_json(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json.data(), json.size()).get(doc))
+    throw InputError("rank summary: not JSON (a summary comes from attnprof's rank_summary)");
+  const auto text = [&](simdjson::dom::element v, const char* k) {
+    std::string_view s;
+    if (v[k].get(s)) throw InputError(fmt::format("rank summary: no text '{}'", k));
+    return std::string(s);
+  };
+  const auto integer = [&](simdjson::dom::element v, const char* k) {
+    std::int64_t n = 0;
+    if (v[k].get(n)) throw InputError(fmt::format("rank summary: no integer '{}'", k));
+    return n;
+  };
+  RankSummary r;
+  r.path = text(doc, "path");
+  r.error = text(doc, "error");
+  r.rank = static_cast<int>(integer(doc, "rank"));
+  r.rank_from = text(doc, "rank_from");
+  r.world_size = static_cast<int>(integer(doc, "world_size"));
+  r.backend = text(doc, "backend");
+  r.device = text(doc, "device");
+  r.region = text(doc, "region");
+  r.steps = static_cast<int>(integer(doc, "steps"));
+  r.span_ns = integer(doc, "span_ns");
+  r.busy_ns = integer(doc, "busy_ns");
+  r.compute_ns = integer(doc, "compute_ns");
+  r.comm_ns = integer(doc, "comm_ns");
+  r.comm_exposed_ns = integer(doc, "comm_exposed_ns");
+  r.bound = parse_named<StepBound>(text(doc, "bound"), 7, "step bound");
+  r.bytes = static_cast<std::uint64_t>(integer(doc, "bytes"));
+  simdjson::dom::array list;
+  if (doc["attention"].get(list)) throw InputError("rank summary: no 'attention' list");
+  for (simdjson::dom::element a : list) {
+    RankAttention x;
+    x.impl = parse_named<AttentionImpl>(text(a, "impl"), 3, "attention implementation");
+    x.pass = parse_named<AttentionPass>(text(a, "pass"), 2, "attention pass");
+    x.kernel = text(a, "kernel");
+    double calls = 0;
+    if (a["calls"].get(calls)) throw InputError("rank summary: no number 'calls'");
+    x.calls = calls;
+    x.ns = integer(a, "ns");
+    r.attention.push_back(std::move(x));
+  }
+  if (doc["findings"].get(list)) throw InputError("rank summary: no 'findings' list");
+  for (simdjson::dom::element f : list) {
+    Finding x;
+    x.id = text(f, "id");
+    x.scope = parse_named<Scope>(text(f, "scope"), 2, "finding scope");
+    x.severity = parse_named<Severity>(text(f, "severity"), 4, "severity");
+    if (std::find(r.findings.begin(), r.findings.end(), x.id) == r.findings.end()) r.findings.push_back(x.id);
+    r.finding_list.push_back(std::move(x));
+  }
+  return r;
+}
+
+std::vector<std::string> job_traces(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file(ec) && (name.ends_with(".json") || name.ends_with(".json.gz")))
+      out.push_back(e.path().string());
+  }
+  if (ec) throw InputError(fmt::format("{}: cannot list the folder: {}", folder, ec.message()));
+  if (out.empty()) throw InputError(fmt::format("{}: a folder with no traces in it (.json or .json.gz)", folder));
+  std::vector<std::string> ranked;
+  std::copy_if(out.begin(), out.end(), std::back_inserter(ranked),
+               [](const std::string& p) { return rank_in_name(p).has_value(); });
+  if (!ranked.empty()) out = std::move(ranked);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace attnprof

@@ -43,12 +43,26 @@ struct RankSummary {
   std::vector<RankAttention> attention;
   std::vector<std::string> findings;  // ids, in the report's order
   std::vector<Finding> finding_list;  // for --fail-on
+  std::uint64_t bytes = 0;            // of JSON text read
   bool ok() const { return error.empty(); }
   // The attention dispatch in words ("fused (FlashAttention) fwd+bwd"): what a rank compares on.
   std::string dispatch() const;
 };
 
 RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string& path);
+// Reads, analyses and summarizes one trace file (or its bytes, named `label`); a bad trace becomes a
+// summary with its error.
+RankSummary summarize_trace(const std::string& path, const RegionOptions& options);
+RankSummary summarize_trace_bytes(std::string_view bytes, const std::string& label, const RegionOptions& options);
+
+// A summary as JSON and back, exactly (times in ns): what a worker elsewhere hands back to be
+// compared (attnprof.doctor_many). Throws InputError for a document that is not one.
+std::string rank_summary_json(const RankSummary& r);
+RankSummary rank_summary_from_json(std::string_view json);
+
+// The traces of a job in a folder: its .json / .json.gz files, sorted; where some names state a
+// rank (trace_rank-3.json.gz), those alone (a facts.json beside them is not a rank).
+std::vector<std::string> job_traces(const std::string& folder);
 
 // Reads and analyses each trace on `jobs` threads (0: the machine's cores), each
 // reduced to its summary before the next is read; a bad trace becomes a summary
@@ -85,7 +99,7 @@ struct CrossRank {
 // Orders the summaries by rank, assigning ranks where the traces do not say
 // (from the file name, rank<R> / rank-<R>, else the order given), and compares
 // them. Throws InputError for a set that is not one job (world sizes differ, a
-// rank twice, a rank outside the world size).
+// rank twice, a rank outside the world size, steps of another region).
 CrossRank compare_ranks(std::vector<RankSummary>& ranks);
 
 // The rank a file name states (".../trace_rank-3.json.gz" -> 3), if any.

@@ -180,7 +180,7 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
           "torch.profiler.profile(record_shapes=True), or give it as --shape B,H[/H_KV],S[/S_KV],D",
           s.calls, report::plural(double(s.calls)),
           s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "");
-      r.shape_text = "?";
+      r.shape_text = "shape not in the trace";
       r.command.clear();
       r.rows.clear();  // nothing to run
       out.shapes.push_back(std::move(r));

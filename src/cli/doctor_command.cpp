@@ -91,28 +91,11 @@ AttentionShape parse_shape(const std::string& text) {
   return s;
 }
 
-// The traces a doctor call names: a folder's .json / .json.gz files (sorted), or the paths as given.
+// The traces a doctor call names: a folder's (job_traces), or the paths as given.
 std::vector<std::string> trace_paths(const std::vector<std::string>& given) {
-  namespace fs = std::filesystem;
-  if (given.size() != 1) return given;
   std::error_code ec;
-  if (given[0] == "-" || !fs::is_directory(given[0], ec)) return given;
-  std::vector<std::string> out;
-  for (const fs::directory_entry& e : fs::directory_iterator(given[0], ec)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_regular_file(ec) && (name.ends_with(".json") || name.ends_with(".json.gz")))
-      out.push_back(e.path().string());
-  }
-  if (ec) throw InputError(fmt::format("{}: cannot list the folder: {}", given[0], ec.message()));
-  if (out.empty()) throw InputError(fmt::format("{}: a folder with no traces in it (.json or .json.gz)", given[0]));
-  // Where some names state a rank (trace_rank-3.json.gz), those are the job's traces; the rest (a
-  // facts.json, a summary) are left out.
-  std::vector<std::string> ranked;
-  std::copy_if(out.begin(), out.end(), std::back_inserter(ranked),
-               [](const std::string& p) { return rank_in_name(p).has_value(); });
-  if (!ranked.empty()) out = std::move(ranked);
-  std::sort(out.begin(), out.end());
-  return out;
+  if (given.size() != 1 || given[0] == "-" || !std::filesystem::is_directory(given[0], ec)) return given;
+  return job_traces(given[0]);
 }
 
 // doctor DIR / doctor TRACE...: one report across the ranks of a job. Returns the exit code.

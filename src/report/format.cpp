@@ -17,18 +17,19 @@ std::string fit(std::string text, std::size_t width) {
 }
 
 std::string shape_text(const AttentionShape& s) {
+  // What the trace does not say is said in words, not as "?".
+  const auto heads = [&] {
+    if (s.from == ShapeFrom::QkBmm || s.batch_x_heads) return fmt::format("B*H {}", s.batch);
+    return fmt::format("B{} H{}", s.batch, s.q_heads);
+  };
+  const std::string kv_len = s.kv_len == s.q_len ? std::string() : fmt::format("x{}", s.kv_len);
   if (s.from == ShapeFrom::Kernels && !s.known() && s.batch > 0 && s.q_len > 0)  // all but the head dim
-    return fmt::format("{} S{}{} D?",
-                       s.batch_x_heads ? fmt::format("BxH{}", s.batch) : fmt::format("B{} H{}", s.batch, s.q_heads),
-                       s.q_len, s.kv_len == s.q_len ? std::string() : fmt::format("x{}", s.kv_len));
+    return fmt::format("{} S{}{}, head dim not in trace", heads(), s.q_len, kv_len);
   if (!s.known()) return "";
-  return fmt::format(
-      "{} S{}{} D{}{}",
-      s.from == ShapeFrom::QkBmm || s.batch_x_heads
-          ? fmt::format("BxH{}", s.batch)
-          : fmt::format("B{} H{}/{}", s.batch, s.q_heads, s.kv_heads > 0 ? std::to_string(s.kv_heads) : "?"),
-      s.q_len, s.kv_len == s.q_len ? std::string() : fmt::format("x{}", s.kv_len), s.head_dim,
-      s.causal.value_or(false) ? " causal" : "");
+  const bool split = !(s.from == ShapeFrom::QkBmm || s.batch_x_heads);
+  return fmt::format("{}{} S{}{} D{}{}{}", heads(), split && s.kv_heads > 0 ? fmt::format("/{}", s.kv_heads) : "",
+                     s.q_len, kv_len, s.head_dim, s.causal.value_or(false) ? " causal" : "",
+                     split && s.kv_heads <= 0 ? ", kv heads not in trace" : "");
 }
 
 // Wraps `text` at `width` columns, every line indented by `indent`.

@@ -17,8 +17,8 @@ std::string ms(std::int64_t ns);
 std::string percent(double share);
 // `text` cut to `width` characters, "..." marking the cut.
 std::string fit(std::string text, std::size_t width);
-// "B2 H8/2 S512 D64 causal" ("BxH16 ..." when only batch x heads is known, "?" for unknown kv heads,
-// "S512x700" when the key length differs); "" when the shape is not known.
+// "B2 H8/2 S512 D64 causal" ("B*H 16 ..." when only batch x heads is known, "S512x700" when the key
+// length differs; what the trace does not say in words: ", head dim not in trace"); "" when unknown.
 std::string shape_text(const AttentionShape& shape);
 // The plural ending of a counted noun: "" for exactly one, else `ending` ("1 call", "2 calls",
 // "0.5 calls"; "1 process", "2 processes" with "es").

@@ -13,6 +13,13 @@
 namespace attnprof {
 namespace {
 
+// A count per instance: "3" when whole, else one decimal ("0.7").
+std::string count_text(int count, std::size_t instances) {
+  if (instances <= 1 || count % static_cast<int>(instances) == 0)
+    return fmt::format("{}", count / static_cast<int>(std::max<std::size_t>(1, instances)));
+  return fmt::format("{:.1f}", static_cast<double>(count) / static_cast<double>(instances));
+}
+
 using report::append_wrapped;
 using report::fit;
 using report::ms;
@@ -253,8 +260,17 @@ std::string text_body(const Analysis& a) {
         2);
 
   if (!a.kernels.empty()) {
-    out += "\nKernels in these regions, by GPU time (unit: TC tensor cores, CUDA FP32 FFMA on CUDA cores)\n";
-    fmt::format_to(o, "  {:>6} {:>9} {:>5}  {:<13} {:<14} {}\n", "count", "total ms", "share", "op", "unit", "kernel");
+    // One region group: per instance, the report's unit; several: totals, said so.
+    const std::size_t per = a.groups.size() == 1 ? std::max<std::size_t>(1, a.groups[0].group.instances.size()) : 1;
+    const bool per_step = a.groups.size() == 1;
+    out += per_step ? fmt::format(
+                          "\nKernels per {}, by GPU time (unit: TC tensor cores, CUDA FP32 FFMA on CUDA "
+                          "cores)\n",
+                          a.groups[0].group.name)
+                    : "\nKernels in these regions, totals over their instances, by GPU time (unit: TC tensor cores, "
+                      "CUDA FP32 FFMA on CUDA cores)\n";
+    fmt::format_to(o, "  {:>6} {:>9} {:>5}  {:<13} {:<14} {}\n", "count", per_step ? "ms" : "total ms", "share", "op",
+                   "unit", "kernel");
     constexpr std::size_t kShown = 15;
     constexpr std::size_t kName = kWidth - 55;
     std::vector<std::string> shown;
@@ -267,7 +283,8 @@ std::string text_body(const Analysis& a) {
       if (same > 0) name = fit(name, kName - 4) + fmt::format(" #{}", same + 1);
       const std::string_view what =
           k.cls.op == KernelOp::None || k.cls.op == KernelOp::Other ? to_string(k.cls.category) : to_string(k.cls.op);
-      fmt::format_to(o, "  {:>6} {:>9} {:>5}  {:<13} {:<14} {}\n", k.count, ms(k.total_ns),
+      fmt::format_to(o, "  {:>6} {:>9} {:>5}  {:<13} {:<14} {}\n", count_text(k.count, per),
+                     ms(k.total_ns / static_cast<std::int64_t>(per)),
                      percent(busy > 0 ? static_cast<double>(k.total_ns) / static_cast<double>(busy) : -1), what,
                      unit_precision(k.cls), name);
     }
@@ -296,12 +313,13 @@ std::string text_body(const Analysis& a) {
     append_wrapped(out, f.title, 5);
     if (!f.detail.empty()) append_wrapped(out, f.detail, 5);
     if (!f.evidence.empty()) {
-      out += "     evidence:\n";
+      // In the finding's unit: kernels and their time per instance of its region.
+      out += n == 1 ? "     evidence:\n" : fmt::format("     evidence, {}:\n", where);
       for (std::size_t e = 0; e < f.evidence.size() && e < 8; ++e) {
         const Evidence& ev = f.evidence[e];
         if (ev.total_ns > 0)
-          fmt::format_to(o, "       {:>4}x {:>9} ms  {}\n", ev.count, ms(ev.total_ns),
-                         fit(display_name(ev.what), kWidth - 27));
+          fmt::format_to(o, "       {:>5}x {:>8} ms  {}\n", count_text(ev.count, n),
+                         ms(ev.total_ns / static_cast<std::int64_t>(n)), fit(display_name(ev.what), kWidth - 27));
         else
           fmt::format_to(o, "       {}\n", fit(ev.what, kWidth - 7));
       }

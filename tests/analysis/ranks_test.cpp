@@ -15,6 +15,7 @@
 
 #include "analysis/ranks.h"
 #include "common/input_error.h"
+#include "report/ranks_report.h"
 #include "test_doctor.h"
 #include "test_paths.h"
 
@@ -99,6 +100,19 @@ TEST(Ranks, DdpJobNamesTheRankThatDiffersAndTheSlowest) {
   }
   EXPECT_EQ(c.slowest_rank, slowest);
   EXPECT_EQ(c.stragglers, std::vector<int>{slowest});
+}
+
+// A summary made elsewhere (a worker of attnprof.doctor_many) comes back as JSON: the report made
+// from the returned summaries is the report made here, to the byte.
+TEST(Ranks, SummariesRoundTripThroughJson) {
+  std::vector<RankSummary> here = summarize_ranks(job_traces(test::data_file("ranks")), {}, 0);
+  std::vector<RankSummary> back;
+  for (const RankSummary& r : here) back.push_back(rank_summary_from_json(rank_summary_json(r)));
+  const CrossRank a = compare_ranks(here), b = compare_ranks(back);
+  EXPECT_EQ(json_ranks_report(here, a), json_ranks_report(back, b));
+  EXPECT_EQ(text_ranks_report(here, a), text_ranks_report(back, b));
+  EXPECT_THROW(rank_summary_from_json("{\"path\": 3}"), InputError);
+  EXPECT_THROW(rank_summary_from_json("not json"), InputError);
 }
 
 TEST(Ranks, OneWorkerOrManyGiveTheSameRows) {

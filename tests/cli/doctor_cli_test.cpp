@@ -208,10 +208,15 @@ TEST(DoctorCli, AttentionLineCountsCallsInWords) {
   EXPECT_NE(two.out.find(" of GPU time) in 2 calls ("), std::string::npos) << two.out;
 }
 
-TEST(DoctorCli, OneTraceAtATime) {
-  const auto r = run_command(doctor(test::example_trace("sdpa_math.json") + " " + test::example_trace("manual.json")));
+// Several traces are the ranks of one job: traces of other programs (steps of another region) are
+// refused in one line.
+TEST(DoctorCli, ManyTracesAreOneJob) {
+  const auto r = run_command(
+      doctor(test::example_trace("sdpa_math.json") + " " + test::data_file("steps/idle_gpu-bound.json.gz")));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("doctor reads one trace, 2 were given"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("steps by 'fwd'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not the traces of one job"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_TRUE(r.out.empty());
 }
 

@@ -55,7 +55,8 @@ void rule_safe_softmax(const RuleContext& ctx, std::vector<Finding>& out) {
   f.detail = fmt::format(
       "The epilogue costs {:.2f}x the softmax itself ({}): each kernel is another pass over the "
       "full score matrix to zero rows that are entirely masked.",
-      softmax_ns > 0 ? static_cast<double>(extra_ns) / static_cast<double>(softmax_ns) : 0.0, format_ms(softmax_ns));
+      softmax_ns > 0 ? static_cast<double>(extra_ns) / static_cast<double>(softmax_ns) : 0.0,
+      per_instance_ms(ctx, softmax_ns));
   f.fix =
       "Fused attention kernels handle fully-masked rows inside the kernel: select a fused SDPA backend. In "
       "hand-written attention, a plain torch.softmax is enough when no row can be fully masked (a causal mask "
