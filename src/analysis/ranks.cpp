@@ -1,5 +1,9 @@
 #include "analysis/ranks.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -133,6 +137,9 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& paths, 
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       out[i] = summarize_trace(paths[i], options);
       const std::uint64_t read = out[i].bytes;
+#if defined(__GLIBC__)
+      malloc_trim(0);  // hand the trace's pages back: each worker's arena would keep its largest trace
+#endif
       const std::lock_guard lock(m);
       ++done;
       bytes += read;
@@ -237,7 +244,7 @@ CrossRank compare_ranks(std::vector<RankSummary>& ranks) {
   c.compute = spread_of(good, &RankSummary::compute_ns);
   c.comm = spread_of(good, &RankSummary::comm_ns);
   c.comm_exposed = spread_of(good, &RankSummary::comm_exposed_ns);
-  if (good.size() >= 2) {
+  if (good.size() >= 2 && c.compute.max > c.compute.median) {
     c.slowest_rank = c.compute.max_rank;
     c.slowest_excess_ns = c.compute.max - c.compute.median;
     c.slowest_over_median =
@@ -249,6 +256,8 @@ CrossRank compare_ranks(std::vector<RankSummary>& ranks) {
       if (excess > 0 && excess * 10 >= c.compute.median && r->comm_exposed_ns < c.comm_exposed.median)
         c.stragglers.push_back(r->rank);
     }
+  }
+  if (good.size() >= 2) {
     // Dispatch: the most common one is the usual; every other is named with its ranks.
     std::map<std::string, std::vector<int>> by;
     for (const RankSummary* r : good) by[r->dispatch()].push_back(r->rank);

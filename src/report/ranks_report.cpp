@@ -60,6 +60,8 @@ std::string text_ranks_report(const std::vector<RankSummary>& ranks, const Cross
     else
       out += ": not a straggler (under 10% more, or it waits on communication as long as the others)\n";
   }
+  if (c.slowest_rank < 0 && c.ranks >= 2)
+    out += fmt::format("no slowest rank: every rank computes {} ms a step\n", ms(c.compute.median));
   for (const DispatchDiffers& d : c.dispatch_differs)
     out +=
         fmt::format("rank{} {} dispatch{} attention differently: {} (the others: {})\n", d.ranks.size() == 1 ? "" : "s",
