@@ -12,19 +12,21 @@ namespace {
 
 double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
-// The step: the region group with the most instances (profiler steps, fwd0..fwdN); 1 without groups.
+// The step: the group the doctor's step figures are about (Analysis::step_group), else the region group
+// with the most instances (profiler steps, fwd0..fwdN); the whole trace without groups.
 TraceSide side_of(const Analysis& a) {
   TraceSide s;
   s.label = a.label;
   s.unsupported = a.unsupported;
   s.steps = 1;
-  s.step = "the whole trace";
-  const GroupStats* main = nullptr;
-  for (const GroupStats& g : a.groups)
-    if (main == nullptr || g.instances.size() > main->instances.size()) main = &g;
+  s.step = "whole trace";
+  const GroupStats* main = a.step_group >= 0 ? &a.groups[static_cast<std::size_t>(a.step_group)] : nullptr;
+  if (main == nullptr)
+    for (const GroupStats& g : a.groups)
+      if (main == nullptr || g.instances.size() > main->instances.size()) main = &g;
   if (main != nullptr && !main->instances.empty()) {
     s.steps = static_cast<int>(main->instances.size());
-    s.step = main->group.name == "whole trace" ? "the whole trace" : "'" + main->group.name + "'";
+    s.step = main->group.name;
   }
   std::int64_t busy = 0, attention = 0;
   for (const GroupStats& g : a.groups) {

@@ -57,7 +57,7 @@ struct RegionChange {
 
 struct TraceSide {
   std::string label;
-  std::string step;  // what a step is: "'ProfilerStep'", "'fwd'", "the whole trace"
+  std::string step;  // what a step is: the region group's name ("ProfilerStep", "fwd", "whole trace")
   int steps = 0;
   double busy_ms_per_step = 0;       // GPU busy time in the analysed regions
   double attention_ms_per_step = 0;  // kernel time of the attention calls

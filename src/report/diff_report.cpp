@@ -39,8 +39,12 @@ std::string category_note(const CategoryChange& c) {
   return "";
 }
 
+// "'fwd'", or "the whole trace": a step's name in a sentence.
+std::string step_words(const std::string& step) { return step == "whole trace" ? "the whole trace" : "'" + step + "'"; }
+
 std::string steps_line(const TraceDiff& d) {
-  return fmt::format("{} x {} -> {} x {}", d.before.steps, d.before.step, d.after.steps, d.after.step);
+  return fmt::format("{} x {} -> {} x {}", d.before.steps, step_words(d.before.step), d.after.steps,
+                     step_words(d.after.step));
 }
 
 // What a reader must know before trusting the numbers: a trace not diagnosed, steps that differ.
@@ -58,7 +62,8 @@ std::vector<std::string> diff_caveats(const TraceDiff& d) {
     out.push_back(
         fmt::format("the steps differ ({} -> {}): per-step numbers compare unlike things; attention per "
                     "call: {:.3f} -> {:.3f} ms",
-                    d.before.step, d.after.step, d.before.attention_ms_per_call, d.after.attention_ms_per_call));
+                    step_words(d.before.step), step_words(d.after.step), d.before.attention_ms_per_call,
+                    d.after.attention_ms_per_call));
   return out;
 }
 

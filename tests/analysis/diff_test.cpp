@@ -47,7 +47,7 @@ TEST(Diff, SdpaMathToFlashIsTheFix) {
   // Both programs ran three forwards, each in its own fwd range.
   EXPECT_EQ(d.before.steps, 3);
   EXPECT_EQ(d.after.steps, 3);
-  EXPECT_EQ(d.before.step, "'fwd'");
+  EXPECT_EQ(d.before.step, "fwd");
   ASSERT_EQ(d.attention.size(), 1u);  // forward only
   const AttentionChange& fwd = d.attention[0];
   EXPECT_EQ(fwd.pass, AttentionPass::Forward);
@@ -130,8 +130,8 @@ TEST(Diff, StepsThatDifferAreComparedPerCall) {
   const TraceDiff d = diff_analyses(analyse(test::data_file("corpus/llama_sdpa-math_bf16_infer.json.gz")),
                                     analyse(test::data_file("corpus/llama_sdpa-math_bf16_infer_record.json.gz")));
   EXPECT_FALSE(d.steps_comparable);
-  EXPECT_EQ(d.before.step, "'ProfilerStep'");
-  EXPECT_EQ(d.after.step, "the whole trace");
+  EXPECT_EQ(d.before.step, "ProfilerStep");
+  EXPECT_EQ(d.after.step, "whole trace");
   // Per call the two runs of one program agree within run-to-run noise; per step they would not.
   EXPECT_NEAR(d.after.attention_ms_per_call / d.before.attention_ms_per_call, 1.0, 0.10);
   EXPECT_FALSE(regression_gate(d, kDefaultRegressionPct).regression);
