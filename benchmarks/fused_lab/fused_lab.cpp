@@ -6,22 +6,22 @@
 //   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/lab/fused_peers.py
 //   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
 //   attnprof_fused_lab --count [--small]  how many cases the check list has (no GPU needed)
-//   attnprof_fused_lab --timers           per-tile timers of the Hopper schedules (issue 13): where a tile's
-//                                            time goes, at S 512 and 16k, D 64 and 128; hopper_v2,
-//                                            hopper_v5, hopper_v6 and hopper_v7, or those of the --path names
+//   attnprof_fused_lab --timers           per-tile timers of the Hopper schedules: where a tile's time goes,
+//                                            at S 512 and 16k, D 64 and 128; one_tile and persistent, or
+//                                            those of the --path names
 //   --case N                                 only the N-th case of the check list (0-based), so
 //                                            sanitizer runs can go one case per process
-//   --persistent-ctas N                      the persistent hopper path's grid capped at N CTAs, so
+//   --persistent-ctas N                      the persistent grids capped at N CTAs, so
 //                                            small cases make each CTA walk several tiles
-//   --split-tail N                           hopper_v13's ranges of at least N key blocks; below 4 every
+//   --split-tail N                           split_tail's ranges of at least N key blocks; below 4 every
 //                                            tail whose ranges are shorter than an item splits (the small
 //                                            cases split too)
-//   --section-heads N                        hopper_v29's (batch, head)s per section of its longest-first
+//   --section-heads N                        dynamic's (batch, head)s per section of its longest-first
 //                                            order (default: dynamic_section_heads)
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
 //                                            default set, e.g. the slowest of scripts/lab/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
-//   --path p1,p2                             paths by name (tile_table.h's kPathNames; the usage line lists
+//   --path p1,p2                             paths by name (schedule.h's kPathNames; the usage line lists
 //                                            them); default: auto for timing, every available for checks
 #include <algorithm>
 #include <cstdio>
@@ -33,10 +33,11 @@
 
 #include <cuda_runtime.h>
 
-#include "attention/fused/fused_attention.h"
-#include "attention/fused/fused_harness.h"
-#include "attention/fused/tile_timers.h"
 #include "attention/params.h"
+#include "fused_attention.h"
+#include "fused_harness.h"
+#include "tile_timers.h"
+#include "timed_launch.h"
 
 using namespace attnprof::fused;
 
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
   std::string csv, path_arg;
   int only_case = -1;
   std::vector<AttentionParams> timer_shapes;
+  LaunchOverrides overrides;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--check"))
       do_check = true;
@@ -135,11 +137,11 @@ int main(int argc, char** argv) {
       if (v[6] == 2) shape.causal_align = attnprof::attention::CausalAlign::BottomRight;
       timer_shapes.push_back(shape);
     } else if (!std::strcmp(argv[i], "--persistent-ctas") && i + 1 < argc)
-      attnprof::fused::set_persistent_grid_limit(std::atoi(argv[++i]));
+      overrides.persistent_ctas = std::max(0, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--split-tail") && i + 1 < argc)
-      attnprof::fused::set_split_tail_min_units(std::atoi(argv[++i]));
+      overrides.split_tail_min_units = std::max(0, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--section-heads") && i + 1 < argc)
-      attnprof::fused::set_dynamic_section_heads(std::atoi(argv[++i]));
+      overrides.section_heads = std::max(0, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
@@ -167,9 +169,8 @@ int main(int argc, char** argv) {
   if (!path_arg.empty()) {
     if (!parse_paths(path_arg, paths)) return 2;
   } else {
-    paths = hopper ? std::vector<Path>{Path::Portable,   Path::HopperV2, Path::HopperOverlap,
-                                       Path::HopperM192, Path::HopperV5, Path::HopperV6,
-                                       Path::HopperV7,   Path::HopperV8, Path::Hopper}
+    paths = hopper ? std::vector<Path>{Path::Portable, Path::OneTile,   Path::Persistent, Path::SplitTail,
+                                       Path::Dynamic,  Path::KeepZeros, Path::Hopper}
                    : std::vector<Path>{Path::Portable};
   }
 
@@ -185,10 +186,10 @@ int main(int argc, char** argv) {
       for (std::size_t ci = 0; ci < cases.size(); ++ci) {
         if (only_case >= 0 && static_cast<int>(ci) != only_case) continue;
         const AttentionParams& c = cases[ci];
-        const CaseCheck r = check_case(c, path, seed++);
+        const CaseCheck r = check_case(c, path, seed++, overrides);
         const bool ok = r.ok(1e-2);
         failures += !ok;
-        std::printf("check %-8s %-60s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n",
+        std::printf("check %-10s %-60s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n",
                     std::string(path_name(path)).c_str(), attnprof::attention::describe(c).c_str(), r.result.rel_error,
                     r.result.max_lse_err, r.result.unwritten, ok ? "ok" : "FAIL ", r.error.c_str());
       }
@@ -201,14 +202,14 @@ int main(int argc, char** argv) {
     for (Path path : tpaths)
       for (const TimedShape& t : timed_shapes()) {
         const AttentionParams c = make_params(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::BF16, Layout::BHSD);
-        const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21);
+        const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21, overrides);
         if (!r.error.empty()) {
           std::printf("time %s %s: %s\n", std::string(path_name(path)).c_str(),
                       attnprof::attention::describe(c).c_str(), r.error.c_str());
           ++failures;
           continue;
         }
-        std::printf("time %-8s %-60s %8.3f ms %7.1f TFLOP/s\n", std::string(path_name(path)).c_str(),
+        std::printf("time %-10s %-60s %8.3f ms %7.1f TFLOP/s\n", std::string(path_name(path)).c_str(),
                     attnprof::attention::describe(c).c_str(), r.median_ms, r.tflops);
         if (f)
           std::fprintf(f, "%s,%d,%d,%d,%d,%d,%.5f,%.2f\n", std::string(path_name(path)).c_str(), t.b, t.h, t.s, t.d,
@@ -222,9 +223,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<Path> timed;
-    for (Path p : path_arg.empty() ? std::vector<Path>{Path::HopperV2, Path::HopperV5, Path::HopperV6, Path::HopperV7,
-                                                       Path::HopperV8}
-                                   : paths)
+    for (Path p : path_arg.empty() ? std::vector<Path>{Path::OneTile, Path::Persistent} : paths)
       if (has_tile_timers(p)) timed.push_back(p);
     // By default the shapes where the fixed cost per tile shows most (S 512) and least (S 16k).
     if (timer_shapes.empty())
@@ -235,7 +234,7 @@ int main(int argc, char** argv) {
                 make_params(16384 / s, 2048 / d, 2048 / d, s, s, d, causal, DType::BF16, Layout::BHSD));
     for (const AttentionParams& c : timer_shapes)
       for (Path path : timed) {
-        const TileTimesResult r = time_tiles(c, 5, path);
+        const TileTimesResult r = time_tiles(c, 5, path, overrides);
         const std::string what = std::string(path_name(path)) + " " + attnprof::attention::describe(c);
         if (!r.error.empty()) {
           std::printf("timers %s: %s\n", what.c_str(), r.error.c_str());

@@ -65,8 +65,8 @@ for ty, cty in (("bf16", "__nv_bfloat16"), ("f16", "__half")):
     for n in (64, 128):
         parts.append(ss(n, ty, cty))
         parts.append(rs(n, ty, cty))
-    parts.append(ss(176, ty, cty))  # Q K^T over 176 keys (the D=128 row of hopper_v9 and hopper_v10)
-    parts.append(ss(160, ty, cty))  # and over 160 (hopper_v11's)
+    parts.append(ss(176, ty, cty))  # Q K^T over 176 keys (a 176-key row, tried and removed)
+    parts.append(ss(160, ty, cty))  # and over 160 (the wide rows at D=128)
 parts.append("\n}  // namespace attnprof::fused\n")
 OUT.write_text("".join(parts))
 print(f"wrote {OUT}")

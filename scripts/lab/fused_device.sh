@@ -25,7 +25,7 @@ if has sanitize; then
   # longer hides the others behind one timeout. SAN_CASES: the --small case indices (default: all).
   SAN_CASES=${SAN_CASES:-$(seq 0 $(($("$B/attnprof_fused_lab" --count --small) - 1)))}
   for tool in ${SAN_TOOLS:-memcheck racecheck}; do
-    for path in ${SANPATH:-portable hopper hopper_m192 hopper_v7 hopper_v8}; do
+    for path in ${SANPATH:-portable hopper one_tile persistent}; do
       for c in $SAN_CASES; do
         timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 "$B/attnprof_fused_lab" \
           --check --small --path $path --case $c ${LAB_ARGS:-} > "$O/san_${tool}_${path}_$c.log" 2>&1 &

@@ -289,7 +289,7 @@ def table(summary):
     slowest = sorted((s for s in summary if s["runs"] > 0), key=lambda s: s["ratio"])[:3]
     if slowest:
         lines.append("\nper-tile timers of the three slowest (bf16; on the GPU machine, from the carried build):")
-        lines += [f"  attnprof_fused_lab --timers --path hopper_v6,hopper_v8,hopper_v11 --shape {timer_shape(s['case'])}"
+        lines += [f"  attnprof_fused_lab --timers --path one_tile,persistent --shape {timer_shape(s['case'])}"
                   for s in slowest]
     return "\n".join(lines)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SASS of fwd_sm90.cu's sm_90a kernels, here (no GPU): the build's own nvcc command for the file,
+# SASS of hopper_launch.cu's sm_90a kernels (the product's), here (no GPU): the build's own nvcc command for the file,
 # cubin only, then nvdisasm. The CUDA 13.0 toolkit here has ptxas but no nvdisasm; PyPI has it:
 #   pip download nvidia-cuda-nvdisasm --no-deps -d /tmp/nvd && cd /tmp/nvd && python3 -m zipfile -e *.whl .
 # then NVDISASM=/tmp/nvd/nvidia/cu13/bin/nvdisasm (chmod +x). About a minute; then
@@ -12,11 +12,11 @@ nvdisasm=${NVDISASM:-$(command -v nvdisasm || true)}
 [ -x "$nvdisasm" ] || { echo "fused_sass.sh: no nvdisasm (set NVDISASM; see this script's header)" >&2; exit 1; }
 [ -f "$build/build.ninja" ] || { echo "fused_sass.sh: $build is not a configured build folder" >&2; exit 1; }
 # The build's command, through its own launcher (cmake/quiet_ptxas.sh: C7519 dropped, exit code kept).
-cmd=$(ninja -C "$build" -t commands src/attention/fused/CMakeFiles/attnprof_fused.dir/fwd_sm90.cu.o | tail -1)
+cmd=$(ninja -C "$build" -t commands src/attention/fused/CMakeFiles/attnprof_fused.dir/hopper_launch.cu.o | tail -1)
 cubin=$(mktemp --suffix=.cubin)
 trap 'rm -f "$cubin" "$out.tmp"' EXIT
-cmd=$(echo "$cmd" | sed "s# -o [^ ]*fwd_sm90.cu.o# -o $cubin#; s#--generate-code=arch=compute_80,code=\[sm_80\]##; s# -c # -cubin #; s#-MD -MT [^ ]* -MF [^ ]*##")
-(cd "$build" && eval "$cmd") || { echo "fused_sass.sh: compiling fwd_sm90.cu to a cubin failed (above)" >&2; exit 1; }
+cmd=$(echo "$cmd" | sed "s# -o [^ ]*hopper_launch.cu.o# -o $cubin#; s#--generate-code=arch=compute_80,code=\[sm_80\]##; s# -c # -cubin #; s#-MD -MT [^ ]* -MF [^ ]*##")
+(cd "$build" && eval "$cmd") || { echo "fused_sass.sh: compiling hopper_launch.cu to a cubin failed (above)" >&2; exit 1; }
 "$nvdisasm" -c -sf "$cubin" > "$out.tmp" || { echo "fused_sass.sh: $nvdisasm failed on the cubin" >&2; exit 1; }
 mv "$out.tmp" "$out"
 echo "$out: $(grep -c '\.section[[:space:]]*\.text\.' "$out") kernels"

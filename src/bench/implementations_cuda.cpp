@@ -66,27 +66,13 @@ std::vector<Implementation> plugin::implementations() {
        "the project's own fused kernel: one launch, tensor cores, online softmax", bytes::fused, "manual",
        "unfused: scores via memory (ours)", false, false},
       // The fused kernel on one code path, as the lab runs it: only when named.
-      path_row<fused::Path::Portable>("mma.sync, sm_80+"),
-      path_row<fused::Path::Hopper>(
-          "TMA + wgmma, warp-specialized, ping-pong, TMA store; v6, v8, v11, v13, v18, v26 or v27, sm_90a"),
-      path_row<fused::Path::HopperOverlap>("hopper with S(n) overlapping PV(n-1) in a warpgroup"),
-      path_row<fused::Path::HopperM192>("hopper with 3 consumer warpgroups (BM=192, D=64)"),
-      path_row<fused::Path::HopperV2>("hopper version 2: S, softmax, P V in turn in each warpgroup"),
-      path_row<fused::Path::HopperV5>("hopper_overlap with the warpgroups taking turns, output from registers"),
-      path_row<fused::Path::HopperV6>("hopper_v5 with the output through shared memory and TMA, a CTA per tile"),
-      path_row<fused::Path::HopperV7>("hopper_v6 as a persistent grid (a CTA per SM)"),
-      path_row<fused::Path::HopperV8>("hopper_v7 with two Q buffers (the next Q loaded earlier)"),
-      path_row<fused::Path::HopperV9>("hopper_v6 with 176-key blocks at D=128"),
-      path_row<fused::Path::HopperV10>("hopper_v7 with 176-key blocks at D=128, one 64-row output staging"),
-      path_row<fused::Path::HopperV11>("hopper_v8 with 160-key blocks at D=128 (output staged in Q), 3 stages at D=64"),
-      path_row<fused::Path::HopperV13>("hopper_v8 or v11 with the last round split along the keys (full attention)"),
-      path_row<fused::Path::HopperV18>(
-          "hopper_v8 (v11 at D=64) with the causal diagonal's masked half skipped, each warpgroup's in turn"),
-      path_row<fused::Path::HopperV26>(
-          "hopper_v18 (v11 at D=64) with keyless tiles' zeros kept in the staging rows (bottom-right causal)"),
-      path_row<fused::Path::HopperV27>("hopper_v6 without the warpgroups whose rows all lie past the sequence's end"),
-      path_row<fused::Path::HopperV29>(
-          "hopper_v18 (v11 at D=64) with a dynamic causal tile scheduler: single tiles, longest first, atomic counter"),
+      path_row<fused::Path::Portable>(fused::kPathNames[1].what),
+      path_row<fused::Path::Hopper>(fused::kPathNames[2].what),
+      path_row<fused::Path::OneTile>(fused::kPathNames[3].what),
+      path_row<fused::Path::Persistent>(fused::kPathNames[4].what),
+      path_row<fused::Path::SplitTail>(fused::kPathNames[5].what),
+      path_row<fused::Path::Dynamic>(fused::kPathNames[6].what),
+      path_row<fused::Path::KeepZeros>(fused::kPathNames[7].what),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

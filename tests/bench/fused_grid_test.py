@@ -127,7 +127,7 @@ class FusedGrid(unittest.TestCase):
             text = grid.table(list(summary.values()))
             self.assertIn("| b2h16s4096d128_bf16_bhsd | 3 | 660.0 |", text)
             # The slowest measured case first among the timer commands: B32 H32 S512 D64 full.
-            self.assertIn("--timers --path hopper_v6,hopper_v8,hopper_v11 --shape 32,32,32,512,512,64,0\n", text)
+            self.assertIn("--timers --path one_tile,persistent --shape 32,32,32,512,512,64,0\n", text)
             self.assertEqual(grid.timer_shape(cs[30]), "8,32,8,2048,2048,128,1,bshd")
 
     def test_summarize_takes_a_packed_run(self):

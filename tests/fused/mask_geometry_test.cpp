@@ -25,7 +25,7 @@ void check_geometry(const Params& p, int bm, int bn, int wg) {
   const std::string shape = "q " + std::to_string(p.q_len) + " kv " + std::to_string(p.kv_len) + " offset " +
                             std::to_string(p.causal_offset) + (p.causal ? " causal" : "") + " bm " +
                             std::to_string(bm) + " bn " + std::to_string(bn);
-  int tiles_seeing_nothing = 0;  // tiles whose real rows see no key (version 26's keyless tiles)
+  int tiles_seeing_nothing = 0;  // tiles whose real rows see no key (the kept-zeros kernel's keyless tiles)
   for (int m = 0; m * bm < p.q_len; ++m) {
     const int n_blocks = key_blocks(p, (m + 1) * bm, bn);
     int last_seen = -1;  // the last key block with a visible cell in this tile's real rows

@@ -11,28 +11,17 @@ namespace attnprof::fused {
 namespace {
 
 TEST(TileTimers, LayoutFollowsTheTileTable) {
-  const TimerLayout l = timer_layout(2, 16, 1000, 128, Path::HopperV6);  // BM 128: 8 row blocks
+  const TimerLayout l = timer_layout(2, 16, 1000, 128, Path::OneTile);  // BM 128: 8 row blocks
   EXPECT_EQ(l.ctas, 8 * 16 * 2);
   EXPECT_EQ(l.consumers, 2);
   EXPECT_EQ(l.words(), std::size_t(8 * 16 * 2) * 2 * kTimerSlots);
-  // D=64 from 2048 rows: BM 192, 3 consumers; the persistent path keeps 2 (BM 128).
-  const TimerLayout m192 = timer_layout(1, 4, 4096, 64, Path::HopperV2);
+  // D=64 from 2048 rows: BM 192, 3 consumers one CTA per tile; the persistent grid keeps 2 (BM 128).
+  const TimerLayout m192 = timer_layout(1, 4, 4096, 64, Path::OneTile);
   EXPECT_EQ(m192.ctas, 22 * 4);
   EXPECT_EQ(m192.consumers, 3);
-  const TimerLayout persistent = timer_layout(1, 4, 4096, 64, Path::HopperV7);
+  const TimerLayout persistent = timer_layout(1, 4, 4096, 64, Path::Persistent);
   EXPECT_EQ(persistent.ctas, 32 * 4);
   EXPECT_EQ(persistent.consumers, 2);
-  const TimerLayout v8 = timer_layout(1, 4, 4096, 64, Path::HopperV8);  // version 7's grid and tiles
-  EXPECT_EQ(v8.ctas, 32 * 4);
-  EXPECT_EQ(v8.consumers, 2);
-  const TimerLayout v11 = timer_layout(1, 4, 4096, 64, Path::HopperV11);  // version 8's grid and tiles
-  EXPECT_EQ(v11.ctas, 32 * 4);
-  EXPECT_EQ(v11.consumers, 2);
-  // The versions with timed kernels; hopper picks one per call and has none of its own.
-  EXPECT_TRUE(has_tile_timers(Path::HopperV11));
-  EXPECT_TRUE(has_tile_timers(Path::HopperV2));
-  EXPECT_FALSE(has_tile_timers(Path::Hopper));
-  EXPECT_FALSE(has_tile_timers(Path::HopperV9));
 }
 
 // 4 CTAs of 2 consumers on 2 SMs at 2 GHz; each tile: setup 0.5 us, Q 1 us, first S 1 us,

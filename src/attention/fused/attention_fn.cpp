@@ -9,7 +9,6 @@
 #include "attention/cuda/cuda_check.h"
 #include "common/input_error.h"
 #include "fused_attention.h"
-#include "tile_timers.h"
 
 namespace attnprof::fused {
 
@@ -50,27 +49,25 @@ Params kernel_params(const attention::AttentionParams& a, float* lse) {
 
 namespace {
 // The workspace: the lse when the caller gives none, then (from a 256-byte boundary) the kernels'
-// scratch when the call has any (kernel_scratch: version 13's split tail, version 29's tile counter).
+// scratch when the call has any (kernel_scratch: the split tail's partials, the dynamic scheduler's counter).
 std::size_t lse_bytes(const attention::AttentionParams& p) {
   return p.lse ? 0 : std::size_t(p.batch) * p.q_heads * p.q_len * sizeof(float);
 }
 std::size_t tail_offset(const attention::AttentionParams& p) { return (lse_bytes(p) + 255) / 256 * 256; }
 }  // namespace
 
-std::size_t attention_scratch(const attention::AttentionParams& p) {
+std::size_t attention_scratch(const attention::AttentionParams& p, const LaunchOverrides& overrides) {
   // The tail's scratch only where the kernels would take the call.
   if (p.head_dim != 64 && p.head_dim != 128) return 0;
-  return kernel_scratch(kernel_params(p, nullptr));
+  return kernel_scratch(kernel_params(p, nullptr), overrides);
 }
 
-std::size_t attention_workspace(const attention::AttentionParams& p) {
-  const std::size_t tail = attention_scratch(p);
+std::size_t attention_workspace(const attention::AttentionParams& p, const LaunchOverrides& overrides) {
+  const std::size_t tail = attention_scratch(p, overrides);
   return tail > 0 ? tail_offset(p) + tail : lse_bytes(p);
 }
+std::size_t attention_workspace(const attention::AttentionParams& p) { return attention_workspace(p, {}); }
 
-namespace {
-
-// The checked kernel-side Params of a call (throws InputError for what the kernels cannot take).
 Params checked_params(const attention::AttentionParams& a, const attention::ExecContext& ctx) {
   attention::validate(a);
   if (a.dtype == attention::DType::FP32) throw InputError("fused: takes bf16 or fp16, not fp32");
@@ -86,8 +83,8 @@ Params checked_params(const attention::AttentionParams& a, const attention::Exec
   Params p = kernel_params(a, lse);
   const char* why = unsupported(p);
   if (why[0] != '\0') throw InputError(why);
-  // The rest of the workspace is the kernels' scratch (without enough, version 13 does not split and
-  // version 29 runs as version 18).
+  // The rest of the workspace is the kernels' scratch (without enough, the split tail and the dynamic
+  // scheduler are not chosen).
   if (const std::size_t offset = tail_offset(a); ctx.workspace && ctx.workspace_bytes > offset) {
     p.tail_workspace = static_cast<char*>(ctx.workspace) + offset;
     p.tail_workspace_bytes = ctx.workspace_bytes - offset;
@@ -95,24 +92,9 @@ Params checked_params(const attention::AttentionParams& a, const attention::Exec
   return p;
 }
 
-}  // namespace
-
-void attention_forward_on(const attention::AttentionParams& a, const attention::ExecContext& ctx, Path path) {
-  ATTNPROF_CUDA_CHECK(forward(checked_params(a, ctx), static_cast<cudaStream_t>(ctx.stream), path));
-}
-
-void attention_forward_timed(const attention::AttentionParams& a, const attention::ExecContext& ctx,
-                             std::uint64_t* timers, Path path) {
-  Params p = checked_params(a, ctx);
-  if (a.dtype != attention::DType::BF16 || a.kv_len == 0 || a.batch == 0 || a.q_len == 0)
-    throw InputError("fused: the timed kernel takes bf16 calls with keys");
-  if (resolve_path(Path::Automatic) != Path::Hopper) throw InputError("fused: the timed kernel needs an sm_90 GPU");
-  if (!has_tile_timers(path))
-    throw InputError(
-        "fused: timers exist for hopper_v2, hopper_v5, hopper_v6, hopper_v7, hopper_v8 and hopper_v11 (hopper picks "
-        "one per call)");
-  p.timers = timers;
-  ATTNPROF_CUDA_CHECK(launch_hopper_timed(p, static_cast<cudaStream_t>(ctx.stream), path));
+void attention_forward_on(const attention::AttentionParams& a, const attention::ExecContext& ctx, Path path,
+                          const LaunchOverrides& overrides) {
+  ATTNPROF_CUDA_CHECK(forward(checked_params(a, ctx), static_cast<cudaStream_t>(ctx.stream), path, overrides));
 }
 
 void attention_forward(const attention::AttentionParams& a, const attention::ExecContext& ctx) {

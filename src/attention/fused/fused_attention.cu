@@ -31,46 +31,12 @@ Path resolve_path(Path requested) {
   return major == 9 && minor == 0 ? Path::Hopper : Path::Portable;
 }
 
-cudaError_t forward(const Params& params, cudaStream_t stream, Path path) {
-  if (unsupported(params)[0] != '\0') return cudaErrorInvalidValue;
-  if (params.batch == 0 || params.q_len == 0) return cudaSuccess;  // nothing to compute
-  const Params& p = params;
-  switch (resolve_path(path)) {
-    case Path::Hopper:
-      return launch_hopper(p, stream);
-    case Path::HopperOverlap:
-      return launch_hopper_overlap(p, stream);
-    case Path::HopperM192:
-      return launch_hopper_m192(p, stream);
-    case Path::HopperV2:
-      return launch_hopper_v2(p, stream);
-    case Path::HopperV5:
-      return launch_hopper_v5(p, stream);
-    case Path::HopperV6:
-      return launch_hopper_v6(p, stream);
-    case Path::HopperV7:
-      return launch_hopper_v7(p, stream);
-    case Path::HopperV8:
-      return launch_hopper_v8(p, stream);
-    case Path::HopperV9:
-      return launch_hopper_v9(p, stream);
-    case Path::HopperV10:
-      return launch_hopper_v10(p, stream);
-    case Path::HopperV11:
-      return launch_hopper_v11(p, stream);
-    case Path::HopperV13:
-      return launch_hopper_v13(p, stream);
-    case Path::HopperV18:
-      return launch_hopper_v18(p, stream);
-    case Path::HopperV26:
-      return launch_hopper_v26(p, stream);
-    case Path::HopperV27:
-      return launch_hopper_v27(p, stream);
-    case Path::HopperV29:
-      return launch_hopper_v29(p, stream);
-    default:
-      return launch_portable(p, stream);
-  }
+cudaError_t forward(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides) {
+  if (unsupported(p)[0] != '\0') return cudaErrorInvalidValue;
+  if (p.batch == 0 || p.q_len == 0) return cudaSuccess;  // nothing to compute
+  const Path resolved = resolve_path(path);
+  if (resolved == Path::Portable) return launch_portable(p, stream);
+  return launch_hopper(p, stream, resolved, overrides);
 }
 
 }  // namespace attnprof::fused

@@ -36,12 +36,12 @@ struct Params {
   int64_t v_batch_stride = 0, v_head_stride = 0, v_seq_stride = 0;
   int64_t o_batch_stride = 0, o_head_stride = 0, o_seq_stride = 0;
 
-  // The lab's per-tile timers (tile_timers.h): written only by launch_hopper_timed, which needs it.
+  // The lab's per-tile timers (benchmarks/fused_lab/tile_timers.h): written only by its timed kernels.
   uint64_t* timers = nullptr;
 
-  // The kernels' scratch (kernel_scratch; the caller's workspace past the lse): version 13's split
-  // tail (split_tail_bytes; without enough of it the tail is not split) or version 29's counter. For
-  // version 13 the launch carves it into the partial outputs and their flags, and sets tail_units
+  // The kernels' scratch (kernel_scratch; the caller's workspace past the lse): the split tail's
+  // (split_tail_bytes; without enough of it the tail is not split) or the dynamic scheduler's counter.
+  // For the split tail the launch carves it into the partial outputs and their flags, and sets tail_units
   // (split_tail_units; 0: no split).
   void* tail_workspace = nullptr;
   std::size_t tail_workspace_bytes = 0;
@@ -49,14 +49,14 @@ struct Params {
   int* tail_flags = nullptr;      // per CTA and consumer warpgroup: 1 once its partial is written
   int tail_units = 0;             // key blocks per CTA in the split tail
 
-  // Version 29's dynamic causal scheduler (the same workspace, when version 13 takes none of it): the
+  // The dynamic causal scheduler (the same workspace, when the split tail takes none of it): the
   // tile counter the CTAs draw from (zeroed before each launch), and the (batch, head)s per section of
   // its longest-first order (dynamic_section_heads).
   int sched_heads = 0;
   int* sched_counter = nullptr;
 };
 
-// Version 13's tail scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one
+// The split tail's scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one
 // partial output (a thread's accumulator fragment as head_dim / 8 float4, its rows' maximum and
 // sum as one more) and a flag per warpgroup.
 constexpr std::size_t split_tail_partial_bytes(int ctas, int head_dim) {
@@ -91,7 +91,7 @@ constexpr int keyless_tiles(const Params& p, int block_m) {
 }
 
 // The persistent grid's work items per (batch, head): its query tiles of block_m rows, or if causal
-// pairs of them (query blocks M-1-k and k, fwd_sm90.cu's step()), so that items carry equal work.
+// pairs of them (query blocks M-1-k and k, hopper_tile_scheduler.cuh), so that items carry equal work.
 constexpr int persistent_items_per_head(const Params& p, int block_m) {
   const int m_tiles = (p.q_len + block_m - 1) / block_m;
   return p.causal ? (m_tiles + 1) / 2 : m_tiles;
@@ -100,7 +100,7 @@ constexpr long long persistent_items(const Params& p, int block_m) {
   return static_cast<long long>(persistent_items_per_head(p, block_m)) * p.heads * p.batch;
 }
 
-// Version 29's dynamic order (fwd_sm90.cu): tile t of the `m_tiles` x `heads` query tiles of a call
+// The dynamic scheduler's order (hopper_tile_scheduler.cuh): tile t of the `m_tiles` x `heads` query tiles of a call
 // (heads: batch x heads, flattened as b * heads + h). Sections of `section_heads` heads (the last may
 // have fewer), one after another, each walked longest first: query block m_tiles-1 of every head of the
 // section, then m_tiles-2, ... Host and device.

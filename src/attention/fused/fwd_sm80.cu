@@ -1,4 +1,4 @@
-// Version 1 of the fused attention forward: the portable path, mma.sync m16n8k16
+// The fused attention forward's portable path, mma.sync m16n8k16
 // (sm_80 and later). FlashAttention-2's schedule: a CTA of 4 warps owns BM=64 query
 // rows (16 per warp) held in registers; K and V tiles of BN keys stream through
 // shared memory with cp.async (V of step n loads while S = Q K^T of step n runs,
@@ -76,8 +76,8 @@ __device__ __forceinline__ void load_tile(T* smem, const T* g, int64_t stride, i
 }
 
 template <typename T, int D>
-__global__ void __launch_bounds__(tile_for(Path::Portable, D).threads) fused_fwd_portable(const Params p) {
-  constexpr TileConfig kT = tile_for(Path::Portable, D);
+__global__ void __launch_bounds__(tile_for(TileRows::Portable, D).threads) fused_fwd_portable(const Params p) {
+  constexpr TileConfig kT = tile_for(TileRows::Portable, D);
   constexpr int BM = kT.block_m, BN = kT.block_n, THREADS = kT.threads;
   constexpr int kLd = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(tile_for(Path::Portable, D).threads) fused_fwd
 
 template <typename T, int D>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
-  constexpr TileConfig kT = tile_for(Path::Portable, D);
+  constexpr TileConfig kT = tile_for(TileRows::Portable, D);
   constexpr int kSmem = shared_bytes(kT);
   cudaError_t e = cudaFuncSetAttribute(fused_fwd_portable<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;

@@ -112,7 +112,7 @@ __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
 
-// A flag between CTAs (version 13's split tail), CUTLASS's generic-barrier pattern: the writer's
+// A flag between CTAs (the split tail), CUTLASS's generic-barrier pattern: the writer's
 // warpgroup passes a named barrier after its stores, then one thread releases at GPU scope (the
 // fence also releases what the other threads wrote before the barrier); the reader's one thread
 // spins on an acquiring load, then its warpgroup passes a named barrier before reading.

@@ -59,7 +59,7 @@ __device__ __forceinline__ void mask_scores(float (&s)[NB][4], int row0, int col
 // 2^x on the MUFU with results below 2^-126 flushed to zero, what exp2f compiles to under
 // --use_fast_math (FlashAttention's build). Plain exp2f adds three FP32 instructions per call to
 // keep denormal results, probabilities below 1e-38 that change nothing here: on the H200 the
-// flushing exponential made versions 6 and 7 5-16% faster (run 15, docs/fused-kernel.md).
+// flushing exponential made the kernel 5-16% faster (docs/fused-kernel.md).
 __device__ __forceinline__ float exp2_ftz(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -113,7 +113,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[NB][4], float (&o)[NO]
   rescale(o, alpha);
 }
 
-// A partial output over some of the keys (version 13's split tail) in global memory, one warpgroup's
+// A partial output over some of the keys (the split tail) in global memory, one warpgroup's
 // at `slot` (128 threads x (NO + 1) float4, thread-interleaved so a warp's accesses are contiguous):
 // this thread's unnormalized o fragment, then its rows' maximum and sum. Stored past L1 and read
 // the same way (.cg): another SM reads it.

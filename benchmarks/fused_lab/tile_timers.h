@@ -1,5 +1,5 @@
-// Per-tile timers of the Hopper kernel (issue 13, step 1: split the fixed cost per tile before
-// changing the schedule). A timed launch (launch_hopper_timed) has the leading thread of each
+// Per-tile timers of the Hopper kernel: where a tile's time goes (its fixed cost against its key
+// blocks). A timed launch (timed_launch.h) has the leading thread of each
 // consumer warpgroup of each CTA write kTimerSlots words: the SM's cycle counter at kernel entry,
 // at the consumer's start, when Q is in shared memory, when the first S = Q K^T is in registers,
 // when the last O += P V is done and when the output is written; the global nanosecond timer at
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tile_table.h"
+#include "schedule.h"
 
 namespace attnprof::fused {
 
@@ -32,13 +32,6 @@ enum TimerSlot : int {
   kTimerSlots = 16,  // words per record (the rest unused)
 };
 
-// The Hopper versions that have timed instantiations (launch_hopper_timed); not Hopper, which
-// picks one per call.
-constexpr bool has_tile_timers(Path p) {
-  return p == Path::HopperV2 || p == Path::HopperV5 || p == Path::HopperV6 || p == Path::HopperV7 ||
-         p == Path::HopperV8 || p == Path::HopperV11;
-}
-
 // The records of one launch: ctas x consumers, record (cta, consumer) at
 // (cta * consumers + consumer) * kTimerSlots, cta = the block's linear index.
 struct TimerLayout {
@@ -47,9 +40,9 @@ struct TimerLayout {
   std::size_t words() const { return std::size_t(ctas) * std::size_t(consumers) * kTimerSlots; }
 };
 
-// The layout of a Hopper version's records for this call: the tile table's row, except the
-// persistent kernels (hopper_v7, hopper_v8), which run two consumer warpgroups at every head dim. One record
-// per (tile, consumer) either way.
+// The layout of a timed schedule's records for this call: one_tile's rows from the tile table, the
+// persistent grid's two consumer warpgroups at every head dim. One record per (tile, consumer) either
+// way, indexed as one_tile's grid.
 TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim, Path path);
 
 struct Spread {  // over the records, in microseconds

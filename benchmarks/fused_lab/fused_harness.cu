@@ -14,18 +14,19 @@
 #include "attention/cuda/timer.h"
 #include "attention/host_inputs.h"
 #include "attention_fn.h"
+#include "timed_launch.h"
 
 namespace attnprof::fused {
 namespace {
 
 // Every failure (a refused call, a CUDA error) throws; check_case and time_case
 // turn it into the result's error line.
-CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned seed) {
+CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o) {
   attention::HostInputs in = attention::make_host_inputs(shape, seed);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   attention::cuda::poison_outputs(dev, nullptr);
-  const attention::cuda::DeviceBuffer ws(attention_workspace(dev.params));  // version 13's tail scratch
-  attention_forward_on(dev.params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path);
+  const attention::cuda::DeviceBuffer ws(attention_workspace(dev.params, o));  // the split tail's scratch
+  attention_forward_on(dev.params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path, o);
   std::vector<float> lse(std::size_t(shape.batch) * shape.q_heads * shape.q_len);
   attention::cuda::download_outputs(dev, in, lse.data(), nullptr);
   CaseCheck c;
@@ -33,14 +34,15 @@ CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned
   return c;
 }
 
-TimeResult run_time(const attention::AttentionParams& shape, Path path, int warmup, int iters) {
+TimeResult run_time(const attention::AttentionParams& shape, Path path, int warmup, int iters,
+                    const LaunchOverrides& o) {
   // Random data, not zeros: zeros run faster than real data and hide unwritten outputs.
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   attention::cuda::poison_outputs(dev, nullptr);
-  const attention::cuda::DeviceBuffer ws(attention_workspace(dev.params));
+  const attention::cuda::DeviceBuffer ws(attention_workspace(dev.params, o));
   const auto call = [&] {
-    attention_forward_on(dev.params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path);
+    attention_forward_on(dev.params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path, o);
   };
   for (int i = 0; i < warmup; ++i) call();
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
@@ -54,15 +56,15 @@ TimeResult run_time(const attention::AttentionParams& shape, Path path, int warm
   return r;
 }
 
-TileTimesResult run_tiles(const attention::AttentionParams& shape, int warmup, Path path) {
+TileTimesResult run_tiles(const attention::AttentionParams& shape, int warmup, Path path, const LaunchOverrides& o) {
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   const TimerLayout layout = timer_layout(shape.batch, shape.q_heads, shape.q_len, shape.head_dim, path);
   std::vector<std::uint64_t> words(layout.words());
   const attention::cuda::DeviceBuffer timers(words.size() * sizeof(std::uint64_t));
-  for (int i = 0; i < warmup; ++i) attention_forward_on(dev.params, attention::ExecContext{}, path);
+  for (int i = 0; i < warmup; ++i) attention_forward_on(dev.params, attention::ExecContext{}, path, o);
   ATTNPROF_CUDA_CHECK(cudaMemset(timers.get(), 0, timers.bytes()));
-  attention_forward_timed(dev.params, attention::ExecContext{}, static_cast<std::uint64_t*>(timers.get()), path);
+  attention_forward_timed(dev.params, attention::ExecContext{}, static_cast<std::uint64_t*>(timers.get()), path, o);
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
   ATTNPROF_CUDA_CHECK(cudaMemcpy(words.data(), timers.get(), timers.bytes(), cudaMemcpyDeviceToHost));
   // The clock from the records: all their cycles over all their nanoseconds (the global timer's
@@ -98,8 +100,8 @@ Result or_error(const Run& run) {
 
 }  // namespace
 
-TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path) {
-  return or_error<TileTimesResult>([&] { return run_tiles(shape, warmup, path); });
+TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path, const LaunchOverrides& o) {
+  return or_error<TileTimesResult>([&] { return run_tiles(shape, warmup, path, o); });
 }
 
 // Small cases for compute-sanitizer runs (memcheck, racecheck): partial tiles,
@@ -153,12 +155,13 @@ std::vector<attention::AttentionParams> check_cases() {
   return cs;
 }
 
-CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed) {
-  return or_error<CaseCheck>([&] { return run_check(shape, path, seed); });
+CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o) {
+  return or_error<CaseCheck>([&] { return run_check(shape, path, seed, o); });
 }
 
-TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters) {
-  return or_error<TimeResult>([&] { return run_time(shape, path, warmup, iters); });
+TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters,
+                     const LaunchOverrides& o) {
+  return or_error<TimeResult>([&] { return run_time(shape, path, warmup, iters, o); });
 }
 
 bool have_device() {

@@ -1,5 +1,5 @@
 // Check-and-time harness for the fused attention forward, shared by the GPU tests
-// and attnprof_fused_bench. The project's one input generator (make_host_inputs),
+// and attnprof_fused_lab. The project's one input generator (make_host_inputs),
 // one fp64 check (check_against_reference, with the lse and the unwritten-output
 // poison) and AttentionParams, run on one kernel path at a time.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "attention/cpu/check.h"
 #include "attention/params.h"
-#include "tile_table.h"
+#include "schedule.h"
 #include "tile_timers.h"
 
 namespace attnprof::fused {
@@ -29,7 +29,8 @@ std::vector<attention::AttentionParams> small_cases();
 
 // Runs the forward once on fresh random inputs (seeded), outputs poisoned, and
 // checks out and lse against fp64. `shape`'s pointers are ignored.
-CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed);
+CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed,
+                     const LaunchOverrides& overrides = {});
 
 struct TimeResult {
   double median_ms = 0;
@@ -39,7 +40,8 @@ struct TimeResult {
 
 // Median over `iters` timed bursts of launches after `warmup` launches (hot: no
 // cache flush, back to back).
-TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters);
+TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters,
+                     const LaunchOverrides& overrides = {});
 
 struct TileTimesResult {
   TileTimes times;
@@ -47,9 +49,10 @@ struct TileTimesResult {
   std::string error;
 };
 
-// The per-tile timers (tile_timers.h) of one launch of the Hopper schedule of `path` (Hopper,
-// HopperV2/V5/V6/V7/V8/V11, not the per-call Hopper) on random bf16 inputs, after `warmup` untimed launches.
-TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path = Path::HopperV7);
+// The per-tile timers (tile_timers.h) of one launch of `path`'s timed kernel (one_tile or persistent:
+// has_tile_timers) on random bf16 inputs, after `warmup` untimed launches.
+TileTimesResult time_tiles(const attention::AttentionParams& shape, int warmup, Path path = Path::Persistent,
+                           const LaunchOverrides& overrides = {});
 
 // Whether a CUDA device is present (GPU tests skip without one).
 bool have_device();

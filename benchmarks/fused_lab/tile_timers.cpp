@@ -27,8 +27,8 @@ Spread spread(std::vector<double> v) {
 }  // namespace
 
 TimerLayout timer_layout(int batch, int heads, int q_len, int head_dim, Path path) {
-  TileConfig t = tile_for(Path::Hopper, head_dim, q_len);
-  if (path == Path::HopperV7 || path == Path::HopperV8 || path == Path::HopperV11) t = with_consumers(t, 2);
+  TileConfig t = tile_for(TileRows::Hopper, head_dim, q_len);
+  if (path != Path::OneTile) t = with_consumers(t, 2);
   TimerLayout l;
   l.ctas = ((q_len + t.block_m - 1) / t.block_m) * heads * batch;
   l.consumers = t.consumers;

@@ -1,0 +1,93 @@
+// The product's Hopper kernels (schedule.h's kProductKernels, bf16 and fp16) and the launch that
+// carries out choose_schedule's pick for a call.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <atomic>
+#include <utility>
+
+#include "fused_attention.h"
+#include "hopper_launch.cuh"
+
+namespace attnprof::fused {
+namespace sm90 {
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+namespace {
+EncodeTiled encode_fn() {
+  static EncodeTiled fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return EncodeTiled(nullptr);
+    return reinterpret_cast<EncodeTiled>(f);
+  }();
+  return fn;
+}
+
+// Kernel I of kProductKernels at element type T.
+template <typename T, int I>
+cudaError_t launch_product(const Params& p, const Schedule& s, cudaStream_t stream) {
+  constexpr KernelChoice k = kProductKernels[I];
+  return launch<T, k.head_dim, HopperKernel<k.grid, k.rows, k.consumers, k.features>>(p, s, stream);
+}
+
+template <typename T, std::size_t... I>
+cudaError_t launch_indexed(int index, const Params& p, const Schedule& s, cudaStream_t stream,
+                           std::index_sequence<I...>) {
+  using Launch = cudaError_t (*)(const Params&, const Schedule&, cudaStream_t);
+  static constexpr Launch kLaunches[] = {&launch_product<T, int(I)>...};
+  return kLaunches[index](p, s, stream);
+}
+}  // namespace
+
+bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch, int heads, int seq, int dim,
+            int64_t batch_stride, int64_t head_stride, int64_t seq_stride, int box_rows) {
+  EncodeTiled fn = encode_fn();
+  if (!fn) return false;
+  const cuuint64_t dims[4] = {cuuint64_t(dim), cuuint64_t(seq), cuuint64_t(heads), cuuint64_t(batch)};
+  const cuuint64_t strides[3] = {cuuint64_t(seq_stride) * 2, cuuint64_t(head_stride) * 2, cuuint64_t(batch_stride) * 2};
+  const cuuint32_t box[4] = {64, cuuint32_t(box_rows), 1, 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r =
+      fn(map, dtype == attention::DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+         const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+
+}  // namespace sm90
+
+int sm_count() {
+  static std::atomic<int> counts[64] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0) return 0;
+  int n = dev < 64 ? counts[dev].load(std::memory_order_relaxed) : 0;
+  if (n == 0) {
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
+    if (dev < 64) counts[dev].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+std::size_t kernel_scratch(const Params& p, const LaunchOverrides& overrides) {
+  if (resolve_path(Path::Automatic) != Path::Hopper || (p.head_dim != 64 && p.head_dim != 128)) return 0;
+  return schedule_scratch(p, sm_count(), overrides);
+}
+
+cudaError_t launch_hopper(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides) {
+  if (p.kv_len == 0) return launch_portable(p, stream);  // nothing to stream (a zero-length map is invalid)
+  const Schedule s = choose_schedule(p, path, sm_count(), overrides);
+  const int index = product_kernel_index(s.kernel);
+  if (index < 0) return cudaErrorNotSupported;
+  constexpr auto kAll = std::make_index_sequence<kProductKernelCount>{};
+  return p.dtype == attention::DType::BF16 ? sm90::launch_indexed<__nv_bfloat16>(index, p, s, stream, kAll)
+                                           : sm90::launch_indexed<__half>(index, p, s, stream, kAll);
+}
+
+}  // namespace attnprof::fused
