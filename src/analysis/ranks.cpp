@@ -95,7 +95,7 @@ RankSummary summarize_read(const std::string& label, const RegionOptions& option
     // The trace lives only while its summary is made: peak memory is one trace per worker.
     const Trace t = read();
     const TraceIndex index(t);
-    const Analysis a = analyze(t, index, options, label);
+    const Analysis a = analyze(index, options, label);
     RankSummary r = summarize_rank(a, t, label);
     r.bytes = t.source_bytes;
     return r;

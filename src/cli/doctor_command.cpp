@@ -212,7 +212,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     if (request.shape && request.causal) request.shape->causal = request.causal;
     const Trace trace = read_trace_input(path);
     const TraceIndex index(trace);
-    const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, input_label(path));
+    const Analysis analysis = analyze(index, RegionOptions{opts->region}, input_label(path));
     std::optional<Replay> replay;
     if (opts->replay) {
       replay = plan_replay(analysis, index, request);
