@@ -126,9 +126,7 @@ int doctor_many(const std::vector<std::string>& paths, const std::string& region
   std::string list;
   int caught = 0;
   for (const RankSummary& r : ranks) {
-    Analysis one;
-    one.findings = r.finding_list;
-    for (const Finding* f : caught_by(one, *gate)) {
+    for (const Finding* f : caught_by(r.finding_list, *gate)) {
       list += fmt::format("{}rank {} {}", list.empty() ? "" : ", ", r.rank, f->id);
       ++caught;
     }
