@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (attnprof::read_trace_bytes(bytes, "fuzz.json", lean).events.size() != trace.events.size() - flows)
       __builtin_trap();
     const attnprof::TraceIndex index(trace);
-    const attnprof::Analysis analysis = attnprof::analyze(trace, index, {}, "fuzz.json");
+    const attnprof::Analysis analysis = attnprof::analyze(index, {}, "fuzz.json");
     (void)attnprof::text_report(analysis);
     (void)attnprof::json_report(analysis);
   } catch (const attnprof::InputError&) {

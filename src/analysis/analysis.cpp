@@ -165,7 +165,8 @@ Severity severity_for_share(double share) {
   return Severity::Info;
 }
 
-Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOptions& options, const std::string& label) {
+Analysis analyze(const TraceIndex& index, const RegionOptions& options, const std::string& label) {
+  const Trace& trace = index.trace();
   Analysis out;
   out.label = label;
   if (!trace.devices.empty()) {
@@ -251,7 +252,7 @@ Analysis analyze(const Trace& trace, const TraceIndex& index, const RegionOption
   for (const GroupStats& g : out.groups) {
     if (!out.unsupported.empty()) break;
     if (g.kernels_per_instance == 0 && g.group.instances.empty()) continue;
-    const RuleContext ctx{trace, index, out.device, g, out.attention_calls};
+    const RuleContext ctx{index, out.device, g, out.attention_calls};
     for (const RuleEntry& rule : all_rules()) rule.run(ctx, out.findings);
   }
   // Attention first (what this tool is for), then by the time each costs.

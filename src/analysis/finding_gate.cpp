@@ -42,12 +42,14 @@ FindingGate parse_finding_gate(const std::vector<std::string>& items) {
   return g;
 }
 
-std::vector<const Finding*> caught_by(const Analysis& a, const FindingGate& g) {
+std::vector<const Finding*> caught_by(std::span<const Finding> findings, const FindingGate& g) {
   std::vector<const Finding*> out;
-  for (const Finding& f : a.findings)
+  for (const Finding& f : findings)
     if (g.any || g.ids.count(f.id) || g.scopes.count(f.scope) || (g.at_least && f.severity >= *g.at_least))
       out.push_back(&f);
   return out;
 }
+
+std::vector<const Finding*> caught_by(const Analysis& a, const FindingGate& g) { return caught_by(a.findings, g); }
 
 }  // namespace attnprof

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,8 @@ struct FindingGate {
 
 // Throws InputError naming an item that is none of the above (and listing what is).
 FindingGate parse_finding_gate(const std::vector<std::string>& items);
-// The findings the gate catches, in report order.
+// The findings the gate catches, in the order given (an analysis's: report order).
+std::vector<const Finding*> caught_by(std::span<const Finding> findings, const FindingGate& gate);
 std::vector<const Finding*> caught_by(const Analysis& a, const FindingGate& gate);
 
 }  // namespace attnprof

@@ -10,11 +10,10 @@
 
 #include "analysis/fused_estimate.h"
 #include "analysis/step_simulation.h"
+#include "common/number_text.h"
 
 namespace attnprof {
 namespace {
-
-std::string ms(std::int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
 
 // The CPU time one attention call takes: from the start of the first ATen op
 // that launched its GPU work to the end of the last (the Python between them
@@ -100,7 +99,7 @@ struct Planner {
     if (recorded_span > 0) {
       const double err = std::abs(static_cast<double>(base.span - recorded_span)) / static_cast<double>(recorded_span);
       fidelity = fmt::format("the replay as recorded gives a median step of {} ms against the trace's {} ms ({:.0f}%)",
-                             ms(base.span), ms(recorded_span), 100.0 * err);
+                             text::ms(base.span), text::ms(recorded_span), 100.0 * err);
     }
   }
 

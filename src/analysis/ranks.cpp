@@ -80,9 +80,11 @@ RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string&
                                         static_cast<std::int64_t>(static_cast<double>(s.kernel_ns) / steps)});
   for (const Finding& f : a.findings) {
     if (std::find(r.findings.begin(), r.findings.end(), f.id) == r.findings.end()) r.findings.push_back(f.id);
-    r.finding_list.push_back(f);
-    r.finding_list.back().activities.clear();  // indices into a trace that is gone
-    r.finding_list.back().evidence.clear();
+    Finding kept;  // what the gate reads and the summary's JSON carries; the trace is gone
+    kept.id = f.id;
+    kept.scope = f.scope;
+    kept.severity = f.severity;
+    r.finding_list.push_back(std::move(kept));
   }
   return r;
 }
@@ -95,7 +97,7 @@ RankSummary summarize_read(const std::string& label, const RegionOptions& option
     // The trace lives only while its summary is made: peak memory is one trace per worker.
     const Trace t = read();
     const TraceIndex index(t);
-    const Analysis a = analyze(t, index, options, label);
+    const Analysis a = analyze(index, options, label);
     RankSummary r = summarize_rank(a, t, label);
     r.bytes = t.source_bytes;
     return r;

@@ -42,7 +42,7 @@ struct RankSummary {
   StepBound bound = StepBound::None;
   std::vector<RankAttention> attention;
   std::vector<std::string> findings;  // ids, in the report's order
-  std::vector<Finding> finding_list;  // for --fail-on
+  std::vector<Finding> finding_list;  // for --fail-on: id, scope and severity only
   std::uint64_t bytes = 0;            // of JSON text read
   bool ok() const { return error.empty(); }
   // The attention dispatch in words ("fused (FlashAttention) fwd+bwd"): what a rank compares on.

@@ -1,10 +1,11 @@
 #include "analysis/replay.h"
-#include "report/format.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/core.h>
+
+#include "common/number_text.h"
 
 namespace attnprof {
 namespace {
@@ -178,7 +179,7 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
       r.problem = fmt::format(
           "{} forward call{} without a shape in the trace{}: record it with "
           "torch.profiler.profile(record_shapes=True), or give it as --shape B,H[/H_KV],S[/S_KV],D",
-          s.calls, report::plural(double(s.calls)),
+          s.calls, text::plural(double(s.calls)),
           s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "");
       r.shape_text = "shape not in the trace";
       r.command.clear();

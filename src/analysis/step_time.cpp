@@ -3,6 +3,7 @@
 #include "analysis/step_time.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -149,81 +150,32 @@ void split_gap(const HostCalls& host, std::int64_t latency, std::int64_t g0, std
   out.add(rest <= kIssueNs ? IdleCause::Launch : IdleCause::Cpu, rest);
 }
 
+// Each idle cause, by its enum value: its name (--json, the report's "idle:" line), its words, and
+// the bound of a step whose idle time is most of that cause (Other's: the GPU's own pace).
+struct CauseRow {
+  std::string_view name, words;
+  StepBound bound;
+};
+constexpr CauseRow kCauses[] = {
+    {"launch", "the CPU issuing kernels one by one (launch-bound: each kernel ends before the next is launched)",
+     StepBound::Launch},
+    {"cpu", "CPU work without launches (data loading, Python, work on the CPU)", StepBound::Cpu},
+    {"sync", "host synchronizations (the CPU waits for the GPU, then the GPU waits for the CPU)", StepBound::Sync},
+    {"copy", "host-device copies on the CPU's path", StepBound::Copy},
+    {"comm", "waiting on communication", StepBound::Comm},
+    {"other", "waits the trace does not explain (queued work waiting on another stream or event)", StepBound::Gpu},
+};
+static_assert(std::size(kCauses) == kIdleCauses && kIdleCauses == static_cast<int>(IdleCause::Other) + 1);
+
+constexpr std::string_view kBoundNames[] = {"gpu", "launch", "cpu", "sync", "copy", "comm", "none"};
+static_assert(std::size(kBoundNames) == static_cast<std::size_t>(StepBound::None) + 1);
+
 }  // namespace
 
-std::string_view to_string(IdleCause c) {
-  switch (c) {
-    case IdleCause::Launch:
-      return "launch";
-    case IdleCause::Cpu:
-      return "cpu";
-    case IdleCause::Sync:
-      return "sync";
-    case IdleCause::Copy:
-      return "copy";
-    case IdleCause::Comm:
-      return "comm";
-    case IdleCause::Other:
-      return "other";
-  }
-  return "other";
-}
-
-std::string_view describe(IdleCause c) {
-  switch (c) {
-    case IdleCause::Launch:
-      return "the CPU issuing kernels one by one (launch-bound: each kernel ends before the next is launched)";
-    case IdleCause::Cpu:
-      return "CPU work without launches (data loading, Python, work on the CPU)";
-    case IdleCause::Sync:
-      return "host synchronizations (the CPU waits for the GPU, then the GPU waits for the CPU)";
-    case IdleCause::Copy:
-      return "host-device copies on the CPU's path";
-    case IdleCause::Comm:
-      return "waiting on communication";
-    case IdleCause::Other:
-      return "waits the trace does not explain (queued work waiting on another stream or event)";
-  }
-  return "";
-}
-
-std::string_view to_string(StepBound b) {
-  switch (b) {
-    case StepBound::Gpu:
-      return "gpu";
-    case StepBound::Launch:
-      return "launch";
-    case StepBound::Cpu:
-      return "cpu";
-    case StepBound::Sync:
-      return "sync";
-    case StepBound::Copy:
-      return "copy";
-    case StepBound::Comm:
-      return "comm";
-    case StepBound::None:
-      return "none";
-  }
-  return "none";
-}
-
-StepBound bound_of(IdleCause c) {
-  switch (c) {
-    case IdleCause::Launch:
-      return StepBound::Launch;
-    case IdleCause::Cpu:
-      return StepBound::Cpu;
-    case IdleCause::Sync:
-      return StepBound::Sync;
-    case IdleCause::Copy:
-      return StepBound::Copy;
-    case IdleCause::Comm:
-      return StepBound::Comm;
-    case IdleCause::Other:
-      return StepBound::Gpu;
-  }
-  return StepBound::None;
-}
+std::string_view to_string(IdleCause c) { return kCauses[static_cast<std::size_t>(c)].name; }
+std::string_view describe(IdleCause c) { return kCauses[static_cast<std::size_t>(c)].words; }
+StepBound bound_of(IdleCause c) { return kCauses[static_cast<std::size_t>(c)].bound; }
+std::string_view to_string(StepBound b) { return kBoundNames[static_cast<std::size_t>(b)]; }
 
 std::vector<Interval> step_windows(const TraceIndex& index, const RegionGroup& group) {
   std::vector<Interval> out;

@@ -44,7 +44,7 @@ DiffGate parse_fail_on(const std::string& v) {
 Analysis analyse(const std::string& path, const std::string& region) {
   const Trace trace = read_trace_input(path);
   const TraceIndex index(trace);
-  return analyze(trace, index, RegionOptions{region}, input_label(path));
+  return analyze(index, RegionOptions{region}, input_label(path));
 }
 
 }  // namespace

@@ -126,9 +126,7 @@ int doctor_many(const std::vector<std::string>& paths, const std::string& region
   std::string list;
   int caught = 0;
   for (const RankSummary& r : ranks) {
-    Analysis one;
-    one.findings = r.finding_list;
-    for (const Finding* f : caught_by(one, *gate)) {
+    for (const Finding* f : caught_by(r.finding_list, *gate)) {
       list += fmt::format("{}rank {} {}", list.empty() ? "" : ", ", r.rank, f->id);
       ++caught;
     }
@@ -212,7 +210,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     if (request.shape && request.causal) request.shape->causal = request.causal;
     const Trace trace = read_trace_input(path);
     const TraceIndex index(trace);
-    const Analysis analysis = analyze(trace, index, RegionOptions{opts->region}, input_label(path));
+    const Analysis analysis = analyze(index, RegionOptions{opts->region}, input_label(path));
     std::optional<Replay> replay;
     if (opts->replay) {
       replay = plan_replay(analysis, index, request);

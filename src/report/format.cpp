@@ -4,8 +4,6 @@
 
 namespace attnprof::report {
 
-std::string ms(std::int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6); }
-
 std::string percent(double share) {
   if (share < 0) return "-";
   return fmt::format("{:.0f}%", 100.0 * share);

@@ -8,11 +8,13 @@
 #include <string_view>
 
 #include "analysis/attention.h"
+#include "common/number_text.h"
 
 namespace attnprof::report {
 
-// Nanoseconds as milliseconds with three decimals: "5.170".
-std::string ms(std::int64_t ns);
+// Milliseconds and plurals, written as the analysis writes them in findings (common/number_text.h).
+using text::ms;
+using text::plural;
 // A share as a whole percent ("97%"), "-" when negative (unknown).
 std::string percent(double share);
 // `text` cut to `width` characters, "..." marking the cut.
@@ -20,9 +22,6 @@ std::string fit(std::string text, std::size_t width);
 // "B2 H8/2 S512 D64 causal" ("B*H 16 ..." when only batch x heads is known, "S512x700" when the key
 // length differs; what the trace does not say in words: ", head dim not in trace"); "" when unknown.
 std::string shape_text(const AttentionShape& shape);
-// The plural ending of a counted noun: "" for exactly one, else `ending` ("1 call", "2 calls",
-// "0.5 calls"; "1 process", "2 processes" with "es").
-constexpr std::string_view plural(double count, std::string_view ending = "s") { return count == 1 ? "" : ending; }
 // Appends `text` wrapped at `width` columns, every line indented by `indent`, and a newline.
 void append_wrapped(std::string& out, std::string_view text, std::size_t indent, std::size_t width = 100);
 

@@ -1,5 +1,6 @@
-// The HTML reports (see html_report.h). Everything is inline: CSS in a style
-// element, timelines and bars as SVG, tooltips as SVG titles; no script.
+// doctor's HTML report (see html_report.h; diff's page is html_diff.cpp). Everything is
+// inline: CSS in a style element (html_page.h), timelines and bars as SVG, tooltips as SVG
+// titles; no script.
 #include "report/html_report.h"
 
 #include <algorithm>
@@ -11,39 +12,15 @@
 
 #include "report/format.h"
 #include "report/gpu_lanes.h"
+#include "report/html_page.h"
 
 namespace attnprof {
 namespace {
 
 constexpr std::size_t kMaxBars = 3000;  // per timeline: a few hundred KB at most
 
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
+using html::esc;
+using html::page;
 using report::ms;
 using report::percent;
 
@@ -84,29 +61,6 @@ std::string unit_text(const KernelClass& c) {
   if (c.unit == MathUnit::TensorCore) return fmt::format("tensor cores, {}", to_string(c.precision));
   if (c.unit == MathUnit::CudaCore) return fmt::format("CUDA cores (FP32 FFMA), {}", to_string(c.precision));
   return std::string(to_string(c.category));
-}
-
-constexpr std::string_view kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#222;max-width:1120px;margin:0 auto;padding:16px 20px 48px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-h3{font-size:15px;margin:16px 0 6px}.muted{color:#666}.headline{font-size:16px;background:#f4f7fb;border-left:4px solid #1f77b4;padding:8px 12px}
-table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}th,td{border-bottom:1px solid #e4e4e4;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#fafafa}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
-code,pre{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}pre{background:#f6f8fa;padding:8px 10px;overflow-x:auto;border-radius:4px;white-space:pre-wrap}
-.finding{border:1px solid #e4e4e4;border-radius:6px;padding:6px 14px 10px;margin:10px 0}
-.sev{display:inline-block;border-radius:3px;padding:0 6px;color:#fff;font-size:12px;margin-right:6px}
-.sev-high{background:#c0392b}.sev-medium{background:#e67e22}.sev-low{background:#7f8c8d}.sev-info{background:#95a5a6}
-.legend span{display:inline-block;margin-right:12px;font-size:12px}.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
-svg{display:block;margin:4px 0 6px}svg text{font:11px system-ui,sans-serif;fill:#333}.regress{color:#c0392b;font-weight:600}.ok{color:#1e8449;font-weight:600}
-)";
-
-std::string page(std::string_view title, const std::string& body) {
-  return fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
-      "content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n{}"
-      "<p class=\"muted\">Made by attnprof. This page is self-contained: no script, nothing fetched.</p>\n"
-      "</body>\n</html>\n",
-      esc(title), kStyle, body);
 }
 
 // One bar of a timeline.
@@ -516,75 +470,6 @@ std::string html_report(const Analysis& a, const TraceIndex& index, const Replay
     fmt::format_to(out, "<p class=\"muted\">... {} more (--json lists all)</p>\n", a.kernels.size() - 30);
   s += "</section>\n";
   return page("attnprof doctor: " + a.label, s);
-}
-
-std::string html_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
-  std::string s;
-  auto out = std::back_inserter(s);
-  fmt::format_to(out, "<header><h1>attnprof diff</h1><p class=\"muted\">{} &rarr; {}</p></header>\n",
-                 esc(d.before.label), esc(d.after.label));
-  if (gate) {
-    if (gate->verdict.regression) {
-      fmt::format_to(out, "<p class=\"regress\">Regression (gate {:g}%)</p><ul>", gate->max_growth_pct);
-      for (const std::string& r : gate->verdict.reasons) fmt::format_to(out, "<li>{}</li>", esc(r));
-      s += "</ul>\n";
-    } else {
-      fmt::format_to(out, "<p class=\"ok\">No regression (gate {:g}%)</p>\n", gate->max_growth_pct);
-    }
-  }
-  for (const std::string& c : diff_caveats(d)) fmt::format_to(out, "<p class=\"regress\">Note: {}</p>\n", esc(c));
-  fmt::format_to(
-      out,
-      "<p class=\"headline\">Steps: {} x {} &rarr; {} x {}. Per step: attention <b>{:.3f} &rarr; {:.3f} "
-      "ms</b>, GPU busy {:.3f} &rarr; {:.3f} ms{}.</p>\n",
-      d.before.steps, esc(d.before.step), d.after.steps, esc(d.after.step), d.before.attention_ms_per_step,
-      d.after.attention_ms_per_step, d.before.busy_ms_per_step, d.after.busy_ms_per_step,
-      d.before.step_span_ms > 0 && d.after.step_span_ms > 0
-          ? fmt::format("; median step <b>{:.3f} &rarr; {:.3f} ms</b> ({}-bound &rarr; {}-bound)",
-                        d.before.step_span_ms, d.after.step_span_ms, esc(d.before.step_bound), esc(d.after.step_bound))
-          : std::string());
-  s += "<section id=\"attention\"><h2>Attention calls (per step)</h2><table><tr><th>pass</th><th>trace</th>"
-       "<th>implementation</th><th class=\"n\">calls</th><th class=\"n\">kernels / call</th><th class=\"n\">ms / "
-       "call</th><th class=\"n\">ms</th></tr>\n";
-  for (const AttentionChange& c : d.attention)
-    for (const auto& [which, side] : {std::pair{"before", &c.before}, std::pair{"after", &c.after}}) {
-      if (!side->present) {
-        fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td colspan=\"5\">(none)</td></tr>\n", to_string(c.pass), which);
-        continue;
-      }
-      fmt::format_to(out,
-                     "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:g}</td><td class=\"n\">{:.1f}</td>"
-                     "<td class=\"n\">{:.3f}</td><td class=\"n\">{:.3f}</td></tr>\n",
-                     to_string(c.pass), which, esc(side->implementation), std::round(side->calls_per_step * 100) / 100,
-                     side->kernels_per_call, side->ms_per_call, side->ms_per_step);
-    }
-  s += "</table></section>\n<section id=\"findings\"><h2>Findings (ms per step)</h2><table><tr><th>status</th>"
-       "<th>finding</th><th>scope</th><th class=\"n\">before</th><th class=\"n\">after</th><th>what</th></tr>\n";
-  for (const FindingChange& f : d.findings)
-    fmt::format_to(out,
-                   "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                   "<td>{}</td></tr>\n",
-                   to_string(f.status), esc(f.id), to_string(f.scope),
-                   f.before_ms < 0 ? "-" : fmt::format("{:.3f}", f.before_ms),
-                   f.after_ms < 0 ? "-" : fmt::format("{:.3f}", f.after_ms), esc(f.title));
-  s += "</table></section>\n<section id=\"kernels\"><h2>Kernels by category (per step)</h2><table><tr>"
-       "<th>category</th><th class=\"n\">kernels before</th><th class=\"n\">after</th><th class=\"n\">ms "
-       "before</th><th class=\"n\">after</th></tr>\n";
-  for (const CategoryChange& c : d.categories)
-    fmt::format_to(out,
-                   "<tr><td>{}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{:.3f}</td>"
-                   "<td class=\"n\">{:.3f}</td></tr>\n",
-                   to_string(c.category), c.before_kernels, c.after_kernels, c.before_ms, c.after_ms);
-  s += "</table></section>\n<section id=\"regions\"><h2>Regions (per instance)</h2><table><tr><th>region</th>"
-       "<th class=\"n\">instances</th><th class=\"n\">kernels</th><th class=\"n\">busy ms</th></tr>\n";
-  for (const RegionChange& r : d.regions)
-    fmt::format_to(out,
-                   "<tr><td>{}</td><td class=\"n\">{} &rarr; {}</td><td class=\"n\">{:.1f} &rarr; {:.1f}</td>"
-                   "<td class=\"n\">{:.3f} &rarr; {:.3f}</td></tr>\n",
-                   esc(r.name), r.before_instances, r.after_instances, r.before_kernels, r.after_kernels,
-                   r.before_busy_ms, r.after_busy_ms);
-  s += "</table></section>\n";
-  return page("attnprof diff: " + d.before.label + " -> " + d.after.label, s);
 }
 
 }  // namespace attnprof

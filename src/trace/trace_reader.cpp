@@ -17,6 +17,7 @@
 #include "trace/event_parser.h"
 #include "trace/event_scanner.h"
 #include "trace/json_text.h"
+#include "trace/top_level_values.h"
 
 namespace attnprof {
 namespace {
@@ -199,93 +200,8 @@ class Reader {
         saw_events_ = true;
       } else {
         if (peek_nonspace() == kEnd) fail(fmt::format("truncated: the file ends after \"{}\":", key));
-        read_top_value(key, take_value(fmt::format("the value of \"{}\"", key)));
+        read_top_level_value(dom_, key, take_value(fmt::format("the value of \"{}\"", key)), trace_, source_.label());
       }
-    }
-  }
-
-  // Top-level metadata: small values, parsed with the DOM API.
-  void read_top_value(const std::string& key, std::string_view text) {
-    const bool wanted = key == cat::kDeviceProperties || key == cat::kBaseTimeNanoseconds ||
-                        key == cat::kSchemaVersion || key == cat::kTraceName || key == cat::kCudaRuntimeVersion ||
-                        key == cat::kCudaDriverVersion || key == cat::kCuptiVersion || key == cat::kDroppedRecords ||
-                        key == cat::kDistributedInfo;
-    simdjson::padded_string padded(text);
-    simdjson::dom::element v;
-    if (auto err = dom_.parse(padded).get(v); err)
-      fail(fmt::format("invalid JSON in the value of \"{}\": {}", key, simdjson::error_message(err)));
-    if (!wanted) return;
-    auto want_int = [&](std::int64_t& out) {
-      std::int64_t i = 0;
-      double d = 0;
-      if (v.get_int64().get(i) == simdjson::SUCCESS) {
-        out = i;
-      } else if (v.get_double().get(d) == simdjson::SUCCESS) {
-        const auto n = json_text::double_to_int64(d);
-        if (!n) fail(fmt::format("\"{}\" is out of range", key));
-        out = *n;
-      } else {
-        fail(fmt::format("\"{}\" must be a number", key));
-      }
-    };
-    if (key == cat::kBaseTimeNanoseconds) {
-      std::int64_t base = 0;
-      want_int(base);
-      trace_.base_time_ns = base;
-    } else if (key == cat::kSchemaVersion) {
-      want_int(trace_.schema_version);
-    } else if (key == cat::kCudaRuntimeVersion) {
-      want_int(trace_.cuda_runtime_version);
-    } else if (key == cat::kCudaDriverVersion) {
-      want_int(trace_.cuda_driver_version);
-    } else if (key == cat::kCuptiVersion) {
-      want_int(trace_.cupti_version);
-    } else if (key == cat::kDroppedRecords) {
-      want_int(trace_.dropped_records);
-    } else if (key == cat::kTraceName) {
-      if (!v.is_string()) fail("\"traceName\" must be a string");
-      trace_.trace_name = std::string(v.get_string().value_unsafe());
-    } else if (key == cat::kDeviceProperties) {
-      read_devices(v);
-    } else if (key == cat::kDistributedInfo) {
-      read_distributed(v);
-    }
-  }
-
-  // {"backend": "nccl", "rank": 3, "world_size": 8, ...}; fields of other types are ignored.
-  void read_distributed(simdjson::dom::element v) {
-    simdjson::dom::object fields;
-    if (v.get_object().get(fields)) fail("\"distributedInfo\" must be an object");
-    for (auto [k, val] : fields) {
-      if (k == "backend" && val.is_string()) trace_.dist_backend = std::string(val.get_string().value_unsafe());
-      if ((k == "rank" || k == "world_size") && val.is_int64())
-        (k == "rank" ? trace_.rank : trace_.world_size) = val.get_int64().value_unsafe();
-    }
-  }
-
-  void read_devices(simdjson::dom::element v) {
-    simdjson::dom::array list;
-    if (v.get_array().get(list)) fail("\"deviceProperties\" must be an array");
-    for (simdjson::dom::element d : list) {
-      simdjson::dom::object fields;
-      if (d.get_object().get(fields)) fail("\"deviceProperties\" entries must be objects");
-      DeviceProperties p;
-      for (auto [k, val] : fields) {
-        if (k == cat::kDevName) {
-          if (val.is_string()) p.name = std::string(val.get_string().value_unsafe());
-          continue;
-        }
-        std::int64_t n = 0;
-        if (val.is_int64())
-          n = val.get_int64().value_unsafe();
-        else if (val.is_uint64())
-          n = static_cast<std::int64_t>(val.get_uint64().value_unsafe());
-        else
-          continue;  // tolerate producer-specific fields
-        for (const cat::DeviceField& f : cat::device_fields())
-          if (k == f.key) f.set(p, n);
-      }
-      trace_.devices.push_back(std::move(p));
     }
   }
 
@@ -512,7 +428,7 @@ class Reader {
   int line_failures_ = 0;     // its failures in a row
   od::parser parser_;
   EventParser events_{trace_, source_.label(), options_.detail == ReadDetail::Analysis};
-  simdjson::dom::parser dom_;
+  simdjson::dom::parser dom_;  // for the top-level values (top_level_values.h)
 };
 
 }  // namespace

@@ -20,7 +20,7 @@ namespace {
 Analysis analyse(const std::string& path) {
   const Trace trace = read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis});
   const TraceIndex index(trace);
-  return analyze(trace, index, {}, path);
+  return analyze(index, {}, path);
 }
 
 const AttentionChange* pass_of(const TraceDiff& d, AttentionPass pass) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/finding_gate.h"
 #include "analysis/ranks.h"
 #include "common/input_error.h"
 #include "report/ranks_report.h"
@@ -44,6 +45,12 @@ void expect_rows_match_single_doctor(const std::vector<RankSummary>& ranks) {
       if (std::find(ids.begin(), ids.end(), f.id) == ids.end()) ids.push_back(f.id);
     EXPECT_EQ(r.findings, ids);
     EXPECT_EQ(r.finding_list.size(), d.analysis.findings.size());
+    for (const char* item : {"any", "attention", "model", "medium", "gpu-idle"}) {  // doctor DIR --fail-on
+      const FindingGate gate = parse_finding_gate({item});
+      const auto on_summary = caught_by(r.finding_list, gate), on_analysis = caught_by(d.analysis, gate);
+      ASSERT_EQ(on_summary.size(), on_analysis.size()) << item;
+      for (std::size_t i = 0; i < on_summary.size(); ++i) EXPECT_EQ(on_summary[i]->id, on_analysis[i]->id) << item;
+    }
     ASSERT_EQ(r.attention.size(), g.attention.size());
   }
 }

@@ -200,7 +200,7 @@ TEST(Regions, WholeTraceWithoutAnnotations) {
 TEST(Regions, StatisticsPerInstance) {
   const Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
   const TraceIndex index(t);
-  const Analysis a = analyze(t, index, {}, "sdpa_math.json");
+  const Analysis a = analyze(index, {}, "sdpa_math.json");
   ASSERT_EQ(a.groups.size(), 1u);
   const GroupStats& g = a.groups[0];
   EXPECT_EQ(g.kernels_per_instance, 20.0);
@@ -257,7 +257,7 @@ TEST(Regions, KernelsLaunchedBeforeTheWindowAreLeftOut) {
      "args": {"correlation": 8, "stream": 7}}])";
   const Trace t = read_trace_bytes(json, "window.json");
   const TraceIndex index(t);
-  const Analysis a = analyze(t, index, {}, "window.json");
+  const Analysis a = analyze(index, {}, "window.json");
   ASSERT_EQ(a.groups.size(), 1u);
   EXPECT_EQ(a.groups[0].group.name, "ProfilerStep");
   EXPECT_EQ(a.groups[0].instances[0].kernels, 1);
@@ -295,7 +295,7 @@ TEST(Regions, LaunchlessKernelsFollowTheirGpuSpan) {
 TEST(Regions, WeightUploadIsReportedApart) {
   const Trace t = read_trace_file(test::data_file("corpus/llama_eager_bf16_train_record.json.gz"));
   const TraceIndex index(t);
-  const Analysis a = analyze(t, index, {}, "record");
+  const Analysis a = analyze(index, {}, "record");
   ASSERT_EQ(a.groups.size(), 1u);
   for (std::size_t i : a.groups[0].group.instances[0].activities)
     EXPECT_FALSE(is_host_to_device(index, index.activities()[i]));

@@ -181,7 +181,7 @@ TEST(Rules, KernelNamesAloneAreEnough) {
   Trace t = read_trace_file(test::example_trace("sdpa_math.json"));
   std::erase_if(t.events, [](const Event& e) { return e.kind == EventKind::CpuOp; });
   const TraceIndex index(t);
-  const Analysis a = analyze(t, index, {}, "no-ops");
+  const Analysis a = analyze(index, {}, "no-ops");
   for (const char* id : {"cuda-core-gemm", "fp32-upcast", "mask-rebuilt", "safe-softmax", "unfused-attention"})
     EXPECT_TRUE(std::any_of(a.findings.begin(), a.findings.end(), [&](const Finding& f) { return f.id == id; })) << id;
 }

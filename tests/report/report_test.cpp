@@ -17,7 +17,7 @@ Analysis analyse(const std::string& file) {
   keep.push_back(std::make_unique<Trace>(read_trace_file(test::example_trace(file))));
   static std::vector<std::unique_ptr<TraceIndex>> indexes;
   indexes.push_back(std::make_unique<TraceIndex>(*keep.back()));
-  return analyze(*keep.back(), *indexes.back(), {}, file);
+  return analyze(*indexes.back(), {}, file);
 }
 
 // The doctor reads with ReadDetail::Analysis; on every real trace the report
@@ -30,8 +30,8 @@ TEST(JsonReport, SameFromAFullReadAndAnAnalysisRead) {
     const Trace full = read_trace_file(path);
     const Trace lean = read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis});
     const TraceIndex full_index(full), lean_index(lean);
-    EXPECT_EQ(json_report(analyze(full, full_index, {}, path)), json_report(analyze(lean, lean_index, {}, path)));
-    EXPECT_EQ(text_report(analyze(full, full_index, {}, path)), text_report(analyze(lean, lean_index, {}, path)));
+    EXPECT_EQ(json_report(analyze(full_index, {}, path)), json_report(analyze(lean_index, {}, path)));
+    EXPECT_EQ(text_report(analyze(full_index, {}, path)), text_report(analyze(lean_index, {}, path)));
   }
 }
 

@@ -37,7 +37,7 @@ TEST(FuzzRegressions, EveryCrashInputIsHandled) {
         const Trace t = read_trace_bytes(bytes.str(), "fuzz", options);
         ++reads_ok;
         const TraceIndex index(t);
-        const Analysis a = analyze(t, index, {}, "fuzz");
+        const Analysis a = analyze(index, {}, "fuzz");
         EXPECT_FALSE(json_report(a).empty());
         // What doctor reads: the same events less flows, and the same report.
         ReadOptions lean = options;
@@ -48,7 +48,7 @@ TEST(FuzzRegressions, EveryCrashInputIsHandled) {
             std::count_if(t.events.begin(), t.events.end(), [](const Event& e) { return is_flow_phase(e.phase); });
         EXPECT_EQ(l.events.size(), t.events.size() - static_cast<std::size_t>(flows));
         const TraceIndex lean_index(l);
-        EXPECT_EQ(json_report(analyze(l, lean_index, {}, "fuzz")), json_report(a));
+        EXPECT_EQ(json_report(analyze(lean_index, {}, "fuzz")), json_report(a));
       } catch (const InputError& e) {
         EXPECT_EQ(std::string(e.what()).rfind("fuzz: ", 0), 0u) << e.what();
       }

@@ -19,7 +19,7 @@ struct Doctor {
   explicit Doctor(const std::string& path, const std::string& region = "", ReadDetail detail = ReadDetail::Analysis)
       : trace(read_trace_file(path, ReadOptions{.detail = detail})) {
     index = std::make_unique<TraceIndex>(trace);
-    analysis = analyze(trace, *index, {region}, path);
+    analysis = analyze(*index, {region}, path);
   }
   // The first finding with this id (and scope, when given).
   const Finding* find(std::string_view id) const {

@@ -24,7 +24,7 @@ void add_kernel_evidence(Finding& f, const RuleContext& ctx, const std::vector<s
   for (std::size_t i : activities) {
     const Event& e = ctx.event(i);
     const auto [it, fresh] = row_of.try_emplace(e.name, rows.size());
-    if (fresh) rows.push_back({short_kernel_name(ctx.trace.name(e)), 0, 0});
+    if (fresh) rows.push_back({short_kernel_name(ctx.trace().name(e)), 0, 0});
     Evidence& row = rows[it->second];
     ++row.count;
     row.total_ns += e.dur_ns;

@@ -29,8 +29,8 @@ void rule_fp32_upcast(const RuleContext& ctx, std::vector<Finding>& out) {
       ++instances;
       for (std::size_t i : here) {
         const Event& e = ctx.event(i);
-        const GpuArgs* g = ctx.trace.args(e);
-        const std::int64_t n = g ? estimate_elements(ctx.trace.name(e), g->grid[0], g->block[0]) : 0;
+        const GpuArgs* g = ctx.trace().args(e);
+        const std::int64_t n = g ? estimate_elements(ctx.trace().name(e), g->grid[0], g->block[0]) : 0;
         if (n == 0) bytes_known = false;
         bytes += n * 6;  // 2-byte side + 4-byte side
         (ctx.activity(i).cls.op == KernelOp::CastToFp32 ? up : down) += 1;

@@ -55,7 +55,7 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
     for (const auto& inst : ctx.group.group.instances) {
       for (std::size_t i : inst.activities) {
         const Event& e = ctx.event(i);
-        if (e.kind != EventKind::GpuMemcpy || ctx.trace.name(e).find("DtoD") == std::string_view::npos) continue;
+        if (e.kind != EventKind::GpuMemcpy || ctx.trace().name(e).find("DtoD") == std::string_view::npos) continue;
         if (ctx.in_attention(i) != (scope == Scope::Attention)) continue;
         const std::int32_t op = ctx.index.outermost_op(ctx.activity(i));
         const std::string name =
@@ -63,7 +63,7 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
         Source& s = by_op[name];
         s.copies.push_back(i);
         s.ns += e.dur_ns;
-        if (const GpuArgs* g = ctx.trace.args(e); g && g->bytes > 0) s.bytes += g->bytes;
+        if (const GpuArgs* g = ctx.trace().args(e); g && g->bytes > 0) s.bytes += g->bytes;
         s.instances.insert(slot);
       }
       ++slot;

@@ -11,7 +11,6 @@
 namespace attnprof {
 
 struct RuleContext {
-  const Trace& trace;
   const TraceIndex& index;
   const DeviceSummary& device;
   const GroupStats& group;         // the rule runs once per region group
@@ -21,6 +20,7 @@ struct RuleContext {
     const std::int32_t c = attention.call_of[activity];
     return c == kNone ? nullptr : &attention.calls[static_cast<std::size_t>(c)];
   }
+  const Trace& trace() const { return index.trace(); }
   // The activities of one instance, in GPU order.
   const GpuActivity& activity(std::size_t i) const { return index.activities()[i]; }
   const Event& event(std::size_t i) const { return index.event(activity(i)); }

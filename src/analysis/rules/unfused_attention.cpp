@@ -10,7 +10,7 @@
 
 #include "analysis/fused_estimate.h"
 #include "analysis/rules/rule.h"
-#include "report/format.h"
+#include "common/number_text.h"
 
 namespace attnprof {
 
@@ -39,8 +39,8 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
         "{} attention {} ({}): {:g} call{} {}, {:.0f} kernel{} each, {}; as fused kernels ~{}, saving {} "
         "({:.0f}% of GPU time)",
         math ? "SDPA math-backend" : "unfused", to_string(s.pass), to_string(s.precision),
-        static_cast<double>(s.calls) / n, report::plural(static_cast<double>(s.calls) / n), per_instance(ctx), per_call,
-        report::plural(std::round(per_call)), per_instance_ms(ctx, s.kernel_ns), per_instance_ms(ctx, s.fused_ns),
+        static_cast<double>(s.calls) / n, text::plural(static_cast<double>(s.calls) / n), per_instance(ctx), per_call,
+        text::plural(std::round(per_call)), per_instance_ms(ctx, s.kernel_ns), per_instance_ms(ctx, s.fused_ns),
         per_instance_ms(ctx, saving), 100.0 * f.share);
     f.detail = fmt::format(
         "Each call writes and reads the full score matrix several times (GEMM, scale, mask, softmax, casts, GEMM); "

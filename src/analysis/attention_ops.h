@@ -1,0 +1,82 @@
+// What a trace's CPU ops say about attention, for the call finder (attention.cpp):
+// which ops are attention's, which GEMMs a batched matmul launched (attention's
+// QK^T and PV) or a linear layer, and what their record_shapes inputs give: a call's
+// shape, its precision and dropout, why SDPA ran its math backend, and whether
+// one GEMM multiplies the scores of another. The kernel stream is the finder's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analysis/attention.h"
+#include "analysis/trace_index.h"
+
+namespace attnprof {
+
+// aten::scaled_dot_product_* (SDPA and its backends' ops), aten::_flash_attention_*,
+// aten::_efficient_attention_*, and Inductor's flex_attention template (triton_tem_*).
+bool is_attention_op(std::string_view op);
+
+// Why SDPA ran its math backend, from aten::scaled_dot_product_attention's
+// record_shapes inputs (query, key, value, attn_mask, dropout_p, is_causal,
+// scale, enable_gqa): what PyTorch's fused backends (flash, cuDNN, efficient)
+// refuse that the inputs show. "" when the op has no q, k, v shapes.
+std::string math_cause(const OpInputs& in);
+
+// Questions about the ops of one index; ranges and activities are its indices.
+class AttentionOps {
+ public:
+  explicit AttentionOps(const TraceIndex& index) : index_(index), t_(index.trace()) {}
+
+  // record_shapes inputs of a range's op, or null.
+  const OpInputs* inputs_of(std::int32_t range) const;
+  // dropout's p from the op that launched activity i (aten::dropout, aten::native_dropout, ...).
+  std::optional<double> dropout_of(std::size_t i) const;
+  // Shape from record_shapes of an attention op: q and k are [B, H, S, D]
+  // (a backward op takes the output gradient first); with `precision`, q's dtype.
+  AttentionShape shape_from_op(std::int32_t range, Precision* precision) const;
+  // Shape of an unfused call from its QK^T GEMM's op: aten::matmul on 4-d
+  // [B, H, Sq, D] x [B, H, D, Skv], else aten::bmm on [B*H, Sq, D] x [B*H, D, Skv].
+  AttentionShape shape_from_gemm(std::size_t activity) const;
+  // The precision of q in the innermost SDPA op under `outer` that launched one
+  // of the activities (Unknown when there is none below it).
+  Precision innermost_precision(const std::vector<std::size_t>& activities, std::int32_t outer) const;
+
+  // Whether GEMM i may be one of attention's: without CPU ops, any; with them,
+  // only one launched under a batched matmul op (aten::bmm, baddbmm, matmul, einsum).
+  bool attention_matmul(std::size_t i) const;
+  // A linear layer's GEMM by its op (aten::mm, addmm, linear): never attention's,
+  // and one that torch.compile's scheduler may place inside an attention chain
+  // (Inductor runs the V projection between the softmax and P V).
+  bool linear_matmul(std::size_t i) const;
+  // The dtype of GEMM i's left operand, from its batched matmul op's record_shapes types.
+  Precision operand_precision(std::size_t i) const;
+  // Whether GEMM pv multiplies the scores of GEMM qk: its left operand is qk's
+  // [..., Sq, Skv] product and its right one has Skv rows. The proof a chain
+  // needs when it stepped over a linear layer's GEMM.
+  bool scores_feed(std::size_t qk, std::size_t pv) const;
+
+ private:
+  // The innermost CPU op that launched activity i (kNone: none, or a CUDA graph's
+  // replay: its kernels were captured elsewhere, the op around the launch is not theirs).
+  std::int32_t innermost_op(std::size_t i) const;
+  // The record_shapes inputs of the batched matmul op that launched GEMM i, and
+  // where its two operands start (baddbmm's come after its bias).
+  struct MatmulInputs {
+    const OpInputs* in;
+    std::size_t first;
+  };
+  std::optional<MatmulInputs> matmul_inputs(std::size_t i) const;
+  // The two operand shapes of GEMM i's batched matmul op, when recorded.
+  std::optional<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> operands(std::size_t i) const;
+
+  const TraceIndex& index_;
+  const Trace& t_;
+};
+
+}  // namespace attnprof
