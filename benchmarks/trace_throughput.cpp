@@ -83,7 +83,7 @@ void BM_ReadAndAnalyze(benchmark::State& state) {
   for (auto _ : state) {
     const attnprof::Trace t = attnprof::read_trace_file(trace_path(), options);
     const attnprof::TraceIndex index(t);
-    const attnprof::Analysis a = attnprof::analyze(t, index, {}, trace_path());
+    const attnprof::Analysis a = attnprof::analyze(index, {}, trace_path());
     bytes = t.source_bytes;
     events = t.events.size();
     benchmark::DoNotOptimize(a.findings.data());
@@ -97,7 +97,7 @@ void BM_Analyze(benchmark::State& state) {
   const attnprof::Trace t = attnprof::read_trace_file(trace_path(), kForAnalysis);
   for (auto _ : state) {
     const attnprof::TraceIndex index(t);
-    const attnprof::Analysis a = attnprof::analyze(t, index, {}, trace_path());
+    const attnprof::Analysis a = attnprof::analyze(index, {}, trace_path());
     benchmark::DoNotOptimize(a.findings.data());
   }
   report(state, t.source_bytes, t.events.size());

@@ -38,7 +38,7 @@ struct Doctor {
     nb::gil_scoped_release quiet;
     trace = std::make_unique<Trace>(read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis}));
     index = std::make_unique<TraceIndex>(*trace);
-    analysis = analyze(*trace, *index, RegionOptions{region}, label.empty() ? path : label);
+    analysis = analyze(*index, RegionOptions{region}, label.empty() ? path : label);
   }
 
   // The findings `fail_on` catches, as indices into the report's findings.

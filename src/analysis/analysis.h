@@ -146,13 +146,6 @@ struct Analysis {
 
 // `index` holds the trace it was made from (TraceIndex::trace); `label` names it (its path).
 Analysis analyze(const TraceIndex& index, const RegionOptions& options, const std::string& label);
-// The form with the trace beside its index, for the callers not yet moved to the one above
-// (benchmarks/trace_throughput.cpp, python/bindings/core.cpp): `trace` is index.trace().
-inline Analysis analyze(const Trace& /* index.trace() */, const TraceIndex& index, const RegionOptions& options,
-                        const std::string& label) {
-  return analyze(index, options, label);
-}
-
 // Severity from the share of the region's GPU time a finding costs.
 Severity severity_for_share(double share);
 
