@@ -44,6 +44,15 @@ bool has_scratch(const Params& p, std::size_t bytes) {
   return bytes > 0 && p.tail_workspace && p.tail_workspace_bytes >= bytes;
 }
 
+// The split tail, where it splits and the workspace holds its partials (tail_scratch is 0 otherwise,
+// and at head dim 64).
+bool takes_split_tail(const Params& p, int ctas, const LaunchOverrides& o) {
+  return has_scratch(p, tail_scratch(p, ctas, o));
+}
+KernelChoice split_tail(const Params& p) {
+  return {Grid::Persistent, persistent_rows(p), 2, feature::kSplitTail, p.head_dim};
+}
+
 KernelChoice one_tile(const Params& p) {
   const int consumers = tile_for(TileRows::Hopper, p.head_dim, p.q_len).consumers;
   const int rest = p.q_len % 128;
@@ -80,8 +89,7 @@ KernelChoice by_rules(const Params& p, int sms, int ctas, const LaunchOverrides&
     const long long one_tile_ctas = persistent_items(p, tile_for(TileRows::Hopper, p.head_dim, p.q_len).block_m);
     use_grid = persistent_fills_better(one_tile_ctas, items, sms);
   }
-  if (use_grid && has_scratch(p, tail_scratch(p, ctas, o)))
-    return {Grid::Persistent, persistent_rows(p), 2, feature::kSplitTail, p.head_dim};
+  if (use_grid && takes_split_tail(p, ctas, o)) return split_tail(p);
   const int tiles_per_head = (p.q_len + 127) / 128;
   const long long heads = static_cast<long long>(p.heads) * p.batch;
   if (p.causal && has_scratch(p, dynamic_scratch(p)) && use_dynamic(p.head_dim, p.q_len, tiles_per_head * heads, sms))
@@ -98,9 +106,7 @@ KernelChoice forced(const Params& p, Path path, int ctas, const LaunchOverrides&
     case Path::OneTile:
       return one_tile(p);
     case Path::SplitTail:
-      if (has_scratch(p, tail_scratch(p, ctas, o)))
-        return {Grid::Persistent, persistent_rows(p), 2, feature::kSplitTail, 128};
-      return persistent(p);
+      return takes_split_tail(p, ctas, o) ? split_tail(p) : persistent(p);
     case Path::Dynamic:
       return has_scratch(p, dynamic_scratch(p)) ? causal_rows(p, Grid::Dynamic, 0) : persistent(p);
     case Path::KeepZeros:
