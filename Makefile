@@ -76,7 +76,7 @@ gpu-carry: build
 	cp $(BUILD)/tests/attention/attention_cuda_test $(GPU_CARRY)/tests/attention/
 	du -sh $(GPU_CARRY)
 
-# gpu-carry gzipped (13 of its 38 MB on 2026-12-03) into gpu-pack/, for device calls whose working tree
+# gpu-carry gzipped (8.5 of its 28 MB on 2026-12-04) into gpu-pack/, for device calls whose working tree
 # would pass the device tool's 64 MiB with gpu-carry itself: carry gpu-pack and run
 # `scripts/gpu/run_spec.sh SPEC`, which unpacks it (docs/gpu-runs.md). Wheels for a call go in gpu-pack/dist.
 GPU_PACK ?= gpu-pack

@@ -9,6 +9,8 @@
 # gpu-carry's folder will do); without it the record twins are skipped, said so.
 # PACK_DIR: OUT_DIR's traces and facts also as tars of at most 15 MiB there (for a
 # device tool that returns few files). STEPS_ONLY=NAME,... makes those programs alone.
+# STEPS_ROUNDS=R (default 1): each twin group's members in one process, traced in turn R times
+# (make_steps.py --rounds; the record twins R rounds of one process each, in turn).
 set -uo pipefail
 B=${1:?carry dir}
 O=${2:?out dir}
@@ -20,7 +22,7 @@ python3 -c 'import torch, transformers; print("torch", torch.__version__, "trans
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 status=0
 echo "=== torch.profiler programs ($SECONDS s)"
-timeout "${STEPS_TIMEOUT:-330}" python3 "$here/make_steps.py" --out "$O" --only "${STEPS_ONLY:-}" 2>&1 | tee "$O/profiled.log" | grep -E "^(ok|FAIL)"
+timeout "${STEPS_TIMEOUT:-330}" python3 "$here/make_steps.py" --out "$O" --only "${STEPS_ONLY:-}" --rounds "${STEPS_ROUNDS:-1}" 2>&1 | tee "$O/profiled.log" | grep -E "^(ok|FAIL)"
 [ "${PIPESTATUS[0]}" = 0 ] || { status=1; grep -vE "^(ok|FAIL)" "$O/profiled.log" | tail -25; }
 
 echo "=== attnprof record programs ($SECONDS s)"
@@ -36,16 +38,20 @@ if [ -x "$B/attnprof" ] && [ -e "$B/libattnprof_inject.so" ]; then
 else
   echo "SKIP: no attnprof and libattnprof_inject.so in $B"; status=1
 fi
+R=${STEPS_ROUNDS:-1}
 if [ -n "$A" ]; then
+  for r in $(seq 0 $((R - 1))); do
   for name in $(python3 "$here/make_steps.py" --list --tracer "attnprof record" | python3 -c 'import json, sys; only = [x for x in sys.argv[1].split(",") if x]; print(" ".join(f["name"] for f in json.load(sys.stdin) if not only or f["name"] in only))' "${STEPS_ONLY:-}"); do
     if [ "$SECONDS" -gt "${STEPS_DEADLINE:-500}" ]; then echo "SKIP $name: past ${STEPS_DEADLINE:-500} s"; status=1; continue; fi
     t0=$SECONDS
-    if timeout 90 "$A" record --capture-range nvtx:step --steps 3:10 -o "$O/$name.json.gz" -- \
-        python3 "$here/make_steps.py" --run "$name" --out "$O" >"$O/$name.log" 2>&1; then
-      echo "ok   $name: $(( $(stat -c %s "$O/$name.json.gz") / 1024 )) KiB in $((SECONDS - t0)) s"
+    stem=$name; [ "$r" = 0 ] || stem=$name.round$r
+    if timeout 90 "$A" record --capture-range nvtx:step --steps 3:10 -o "$O/$stem.json.gz" -- \
+        python3 "$here/make_steps.py" --run "$name" --round "$r" --out "$O" >"$O/$stem.log" 2>&1; then
+      echo "ok   $stem: $(( $(stat -c %s "$O/$stem.json.gz") / 1024 )) KiB in $((SECONDS - t0)) s"
     else
-      echo "FAIL $name: $(tail -3 "$O/$name.log" | tr '\n' ' ')"; status=1
+      echo "FAIL $stem: $(tail -3 "$O/$stem.log" | tr '\n' ' ')"; status=1
     fi
+  done
   done
 fi
 

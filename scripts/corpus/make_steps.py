@@ -19,12 +19,21 @@ iteration and at the end of the last active one, inside it), traced and, first, 
 process untraced.
 
   make_steps.py --list [--tracer torch.profiler|attnprof record]   the programs and their facts (JSON)
-  make_steps.py --out DIR [--only NAME,...]       every torch.profiler program: DIR/NAME.json.gz + NAME.timing.json
+  make_steps.py --out DIR [--only NAME,...] [--rounds R]
+                                                  every torch.profiler program: DIR/NAME.json.gz + NAME.timing.json;
+                                                  with R > 1 each twin group runs in one process, its members
+                                                  in turn, R rounds (round r > 0: NAME.round<r>.json.gz)
   make_steps.py --run NAME --out DIR              one program with NVTX step ranges (under attnprof record)
   make_steps.py --facts DIR                       facts.json: the facts with each program's measured times
   make_steps.py --summary DIR                     per trace: steps, median step span, GPU busy per step
                                                   (DIR/facts.json's programs where it has one, e.g. tests/data/steps)
   make_steps.py --pack DIR DEST                   DIR's traces and facts in tars of at most 15 MiB
+
+Twins measured in separate processes differ by more than the fix is worth when the step is small:
+the same CPU ops took 1.7x as long in one process as in its twin (another core, another neighbour on
+the host). --rounds R builds the members of a twin group in one process and traces them in turn, R
+times, the order rotated each round; scripts/dev/step_twins.py then pairs the twins round by round and
+takes the median of the paired changes.
 
 On the GPU machine: scripts/corpus/gpu_steps.sh does all of it in one call.
 """
@@ -287,6 +296,11 @@ def environment():
     return env
 
 
+def trace_name(name, r=0):
+    """The file stem of a program's round r (round 0 keeps the program's name)."""
+    return name if r == 0 else f"{name}.round{r}"
+
+
 def gzip_file(path):
     with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
         shutil.copyfileobj(src, dst)
@@ -294,8 +308,9 @@ def gzip_file(path):
     return path + ".gz"
 
 
-def run_profiled(name, out_dir, step=None, extra=None):
-    """The untraced loop, then the traced one; writes DIR/NAME.json.gz and DIR/NAME.timing.json."""
+def run_profiled(name, out_dir, step=None, extra=None, r=0):
+    """The untraced loop, then the traced one; writes DIR/NAME.json.gz and DIR/NAME.timing.json
+    (round r > 0: NAME.round<r>.*)."""
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
 
@@ -305,7 +320,7 @@ def run_profiled(name, out_dir, step=None, extra=None):
     measured["unprofiled"] = timed_loop(step)
     if "cpu_work_ms" in extra:
         extra["cpu_work_ms"].clear()
-    path = os.path.join(out_dir, name + ".json")
+    path = os.path.join(out_dir, trace_name(name, r) + ".json")
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=facts(name)["record_shapes"],
                  schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
@@ -314,11 +329,11 @@ def run_profiled(name, out_dir, step=None, extra=None):
     if "cpu_work_ms" in extra:  # the active iterations' CPU work only
         extra["cpu_work_ms"] = extra["cpu_work_ms"][FIRST:TOTAL]
     measured.update(extra)
-    finish(name, out_dir, measured)
+    finish(trace_name(name, r), out_dir, measured)
     return gzip_file(path)
 
 
-def run_recorded(name, out_dir):
+def run_recorded(name, out_dir, r=0):
     """The untraced loop (no NVTX "step": outside attnprof record's window), then TOTAL iterations
     each inside an NVTX range "step"."""
     import torch
@@ -330,7 +345,7 @@ def run_recorded(name, out_dir):
                                     end=lambda i: torch.cuda.nvtx.range_pop())
     torch.cuda.synchronize()
     measured.update(extra)
-    finish(name, out_dir, measured)
+    finish(trace_name(name, r), out_dir, measured)
 
 
 def finish(name, out_dir, measured):
@@ -381,26 +396,60 @@ def run_comm(out_dir):
     return [os.path.join(out_dir, f"idle_comm_rank{r}.json.gz") for r in (0, 1)]
 
 
-def run_all(out_dir, only):
+def report(paths, t0):
+    for p in paths:
+        m = json.load(open(p[: -len(".json.gz")] + ".timing.json"))
+        print(f"ok   {os.path.basename(p)[:-8]}: {os.path.getsize(p) // 1024} KiB, "
+              f"{m['mean_step_ms']:.3f} ms/step traced, {m['unprofiled_mean_step_ms']:.3f} untraced, "
+              f"in {time.time() - t0:.1f} s", flush=True)
+
+
+def fail(n, e):
+    print(f"FAIL {n}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}", flush=True)
+
+
+def run_all(out_dir, only, rounds=1):
     import torch
 
     os.makedirs(out_dir, exist_ok=True)
     names = [n for n in NAMES if facts(n)["tracer"] == "torch.profiler" and n != "idle_comm_rank1"]
     if only:
         names = [n for n in names if n in only]
-    failed = 0
+    # With rounds, each twin group's members in one process, in turn; the others (and R = 1) one by one.
+    groups, alone = {}, []
     for n in names:
+        if rounds > 1 and n in MODEL_PROGRAMS:
+            groups.setdefault(MODEL_PROGRAMS[n]["twin_group"], []).append(n)
+        else:
+            alone.append(n)
+    failed = 0
+    for n in alone:
         t0 = time.time()
         try:
-            paths = run_comm(out_dir) if n == "idle_comm_rank0" else [run_profiled(n, out_dir)]
-            for p in paths:
-                m = json.load(open(p[: -len(".json.gz")] + ".timing.json"))
-                print(f"ok   {os.path.basename(p)[:-8]}: {os.path.getsize(p) // 1024} KiB, "
-                      f"{m['mean_step_ms']:.3f} ms/step traced, {m['unprofiled_mean_step_ms']:.3f} untraced, "
-                      f"in {time.time() - t0:.1f} s", flush=True)
+            report(run_comm(out_dir) if n == "idle_comm_rank0" else [run_profiled(n, out_dir)], t0)
         except Exception as e:  # one program failing must not lose the others
             failed += 1
-            print(f"FAIL {n}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}", flush=True)
+            fail(n, e)
+        gc.collect()
+        torch.cuda.empty_cache()
+    for members in groups.values():
+        built = {}
+        for n in members:
+            try:
+                built[n] = build(n)
+            except Exception as e:
+                failed += 1
+                fail(n, e)
+        order = [n for n in members if n in built]
+        for r in range(rounds):
+            for n in order[r % len(order):] + order[: r % len(order)] if order else []:
+                t0 = time.time()
+                try:
+                    report([run_profiled(n, out_dir, *built[n], r=r)], t0)
+                except Exception as e:
+                    failed += 1
+                    fail(trace_name(n, r), e)
+        built.clear()
         gc.collect()
         torch.cuda.empty_cache()
     return 1 if failed else 0
@@ -415,6 +464,14 @@ def merged_facts(d):
         timing = os.path.join(d, n + ".timing.json")
         f["trace"] = n + ".json.gz"
         f["measured"] = json.load(open(timing)) if os.path.exists(timing) else None
+        r, f["rounds"] = 1, []
+        while os.path.exists(os.path.join(d, trace_name(n, r) + ".json.gz")):
+            t = os.path.join(d, trace_name(n, r) + ".timing.json")
+            f["rounds"].append(dict(trace=trace_name(n, r) + ".json.gz",
+                                    measured=json.load(open(t)) if os.path.exists(t) else None))
+            r += 1
+        if not f["rounds"]:
+            del f["rounds"]
         if os.path.exists(os.path.join(d, f["trace"])):
             out.append(f)
     return out
@@ -520,6 +577,8 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--only", default="")
     ap.add_argument("--run")
+    ap.add_argument("--round", type=int, default=0, help="with --run: the round it is (its file names)")
+    ap.add_argument("--rounds", type=int, default=1, help="each twin group in one process, R rounds in turn")
     ap.add_argument("--facts")
     ap.add_argument("--summary")
     ap.add_argument("--pack", nargs=2)
@@ -544,11 +603,13 @@ def main():
         return 0
     if a.run:
         os.makedirs(a.out, exist_ok=True)
-        run_recorded(a.run, a.out)
+        run_recorded(a.run, a.out, a.round)
         return 0
     if not a.out:
         ap.error("--out DIR (or --list, --run, --facts, --summary, --pack)")
-    return run_all(a.out, [x for x in a.only.split(",") if x])
+    if a.rounds < 1:
+        ap.error(f"--rounds {a.rounds}: at least 1")
+    return run_all(a.out, [x for x in a.only.split(",") if x], a.rounds)
 
 
 if __name__ == "__main__":

@@ -12,10 +12,13 @@ change between it and its fused twin:
   (perf_counter around the steps, facts.json);
 - the median GPU busy time per step (the union of kernels, copies and memsets launched in it).
 
+Programs traced in rounds (make_steps.py --rounds: the twins in turn, in one process) are paired
+round by round; each figure is the median over the rounds (doctor's too, run on each round's trace).
+
 The check (issue 36): step_ms within max(20% of the measured change, 5% of the step span) of the
 measured span change, gpu_ms within 20% of the measured GPU-busy change.
 
-  scripts/dev/step_twins.py [--attnprof build/attnprof] [--data tests/data/steps] [--markdown]
+  scripts/dev/step_twins.py [--attnprof build/attnprof] [--data tests/data/steps] [--markdown] [--json OUT]
 Exit 1 when a pair misses the check.
 """
 import argparse
@@ -84,49 +87,65 @@ def doctor(attnprof, path):
     return json.loads(out)
 
 
+def traces(m):
+    """(trace, measured) of each round of program m: round 0, then its facts' "rounds"."""
+    return [(m["trace"], m["measured"])] + [(r["trace"], r["measured"]) for r in m.get("rounds", [])]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--attnprof", default="build/attnprof")
     ap.add_argument("--data", default="tests/data/steps")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--json", help="also write each pair's per-round figures to this file")
     args = ap.parse_args()
     facts = json.load(open(os.path.join(args.data, "facts.json")))
     groups = {}
     for f in facts:
         if f.get("twin_group") and f.get("twin_axis", "attention") == "attention":
             groups.setdefault(f["twin_group"], []).append(f)
-    rows, misses = [], 0
+    rows, misses, per_round = [], 0, {}
+    med = statistics.median
     for name, members in sorted(groups.items()):
         fused = [m for m in members if m["expected"]["implementation"] == "fused"]
         if len(fused) != 1:
             continue
         fused = fused[0]
-        def path(m):
-            return os.path.join(args.data, m["trace"])
 
         def names(m):  # ProfilerStep#N ranges, or the NVTX ranges named "step" of an `attnprof record` trace
             return {r for r in m["step_ranges"] if r.startswith("ProfilerStep#")} or {"step"}
 
-        f_span, f_busy = measured(path(fused), names(fused))
+        fused_rounds = traces(fused)
         for m in members:
             if m is fused:
                 continue
-            span, busy = measured(path(m), names(m))
-            d = doctor(args.attnprof, path(m))
-            fix = next((x for x in d["fixes"] if x["id"] == "fused-attention"), None)
-            step_ms = fix["step_ms"] if fix else 0.0
-            gpu_ms = fix["gpu_ms"] if fix else 0.0
-            d_span, d_busy = span - f_span, busy - f_busy
-            wall = m["measured"]["mean_step_ms"] - fused["measured"]["mean_step_ms"]
-            step_tol = max(0.2 * abs(d_span), 0.05 * span)
-            ok_step = abs(step_ms - d_span) <= step_tol
-            ok_gpu = abs(gpu_ms - d_busy) <= 0.2 * abs(d_busy)
+            # Round r of the unfused program against round r of its fused twin (traced in turn, one process).
+            rs = []
+            for (trace, meas), (f_trace, f_meas) in zip(traces(m), fused_rounds):
+                span, busy = measured(os.path.join(args.data, trace), names(m))
+                f_span, f_busy = measured(os.path.join(args.data, f_trace), names(fused))
+                d = doctor(args.attnprof, os.path.join(args.data, trace))
+                fix = next((x for x in d["fixes"] if x["id"] == "fused-attention"), None)
+                rs.append(dict(trace=trace, span=span, fused_span=f_span, span_change=span - f_span,
+                               wall_change=meas["mean_step_ms"] - f_meas["mean_step_ms"],
+                               step_ms=fix["step_ms"] if fix else 0.0, busy=busy, fused_busy=f_busy,
+                               busy_change=busy - f_busy, gpu_ms=fix["gpu_ms"] if fix else 0.0,
+                               bound=d["step"]["bound"] if d["step"] else "-"))
+            per_round[m["name"]] = rs
+            x = {k: med([r[k] for r in rs]) for k in rs[0] if k not in ("trace", "bound")}
+            step_tol = max(0.2 * abs(x["span_change"]), 0.05 * x["span"])
+            ok_step = abs(x["step_ms"] - x["span_change"]) <= step_tol
+            ok_gpu = abs(x["gpu_ms"] - x["busy_change"]) <= 0.2 * abs(x["busy_change"])
             misses += not (ok_step and ok_gpu)
             rows.append(
-                (f"{m['name']} -> {fused['impl']}", span, f_span, d_span, wall, step_ms, ok_step, busy, f_busy,
-                 d_busy, gpu_ms, ok_gpu, d["step"]["bound"] if d["step"] else "-")
+                (f"{m['name']} -> {fused['impl']}", str(len(rs)), x["span"], x["fused_span"], x["span_change"],
+                 x["wall_change"], x["step_ms"], ok_step, x["busy"], x["fused_busy"], x["busy_change"], x["gpu_ms"],
+                 ok_gpu, rs[0]["bound"])
             )
-    head = ("twin -> fused", "span ms", "fused span", "measured change", "wall change", "doctor step_ms", "ok",
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(per_round, fh, indent=1)
+    head = ("twin -> fused", "rounds", "span ms", "fused span", "measured change", "wall change", "doctor step_ms", "ok",
             "GPU busy ms", "fused busy", "measured change", "doctor gpu_ms", "ok", "bound before")
     if args.markdown:
         print("| " + " | ".join(head) + " |")
