@@ -68,7 +68,7 @@ gpu-test: build
 GPU_CARRY ?= gpu-carry
 gpu-carry: build
 	rm -rf $(GPU_CARRY) && mkdir -p $(GPU_CARRY)/tests/fused $(GPU_CARRY)/tests/capture $(GPU_CARRY)/tests/attention
-	cp $(BUILD)/attnprof $(BUILD)/libattnprof_bench_cuda.so $(BUILD)/libattnprof_inject.so $(BUILD)/attnprof_fused_lab \
+	cp $(BUILD)/attnprof $(BUILD)/libattnprof_bench_cuda.so $(BUILD)/libattnprof_fused.so $(BUILD)/libattnprof_inject.so $(BUILD)/attnprof_fused_lab \
 	  $(BUILD)/attnprof_record_overhead $(BUILD)/attnprof_record_demo $(GPU_CARRY)/
 	cp -r $(BUILD)/runtime-libs $(GPU_CARRY)/
 	cp $(BUILD)/tests/fused/fused_forward_test $(GPU_CARRY)/tests/fused/
