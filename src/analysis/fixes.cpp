@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/attention_prep.h"
 #include "analysis/fused_estimate.h"
 #include "analysis/step_simulation.h"
 #include "common/number_text.h"
@@ -156,32 +157,101 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
     }
   }
 
+  // With CPU ops: each call's run of outermost ops, widened by the layout copies next to it.
+  std::optional<OutermostOps> ops;
+  std::vector<std::optional<OpRun>> runs(a.attention_calls.calls.size());
+  if (p.index.has_cpu_ops()) {
+    ops.emplace(p.index);
+    runs = call_runs(*ops, a.attention_calls.calls);
+  }
+  std::vector<OpRun> known_runs;      // the calls' runs, for the calls that have one
+  std::vector<std::size_t> run_call;  // ... and the index of each one's call
+  for (std::size_t c = 0; c < runs.size(); ++c)
+    if (runs[c]) {
+      known_runs.push_back(*runs[c]);
+      run_call.push_back(c);
+    }
+  std::vector<OpRun> sorted_runs = known_runs;
+  std::sort(sorted_runs.begin(), sorted_runs.end(), [](const OpRun& x, const OpRun& y) { return x.first < y.first; });
+  int widened = 0, masks = 0;
+
   const MeasuredFused measured(a.attention_calls.calls);
   const int cc = a.device.compute_major * 10 + a.device.compute_minor;
   struct Planned {
     Replacement rep;
-    int pass;
+    int pass;  // the call's, or one of these
   };
+  constexpr int kNoCpu = -1;    // work the fix makes unneeded, CPU time and all (a mask build)
+  constexpr int kKeepCpu = -2;  // GPU work the fix makes unneeded, its CPU time as recorded
   std::vector<Planned> planned;
   std::vector<char> removed(p.index.activities().size(), 0);
   std::int64_t gpu_removed = 0, gpu_added = 0;
-  for (const AttentionCall& call : a.attention_calls.calls) {
+  std::vector<char> replaced(a.attention_calls.calls.size(), 0);
+  const auto remove = [&](Replacement& r, std::size_t act) {
+    if (removed[act] || member[act] == 0) return;
+    removed[act] = 1;
+    r.removed.push_back(act);
+    gpu_removed += p.index.event(p.index.activities()[act]).dur_ns;
+  };
+  for (std::size_t c = 0; c < a.attention_calls.calls.size(); ++c) {
+    const AttentionCall& call = a.attention_calls.calls[c];
     if (call.impl == AttentionImpl::Fused || !in_group(member, call)) continue;
     if (std::find(passes.begin(), passes.end(), call.pass) == passes.end()) continue;
+    replaced[c] = 1;
     const std::int64_t fused =
         std::clamp<std::int64_t>(estimate_fused(call, measured, cc, a.device.num_sms).ns, 0, call.kernel_ns);
-    gpu_removed += call.kernel_ns;
     gpu_added += fused;
-    for (std::size_t i : call.activities) removed[i] = 1;
     Replacement r;
-    r.removed = call.activities;
+    for (std::size_t i : call.activities) remove(r, i);
     r.gpu_ns = fused;
     r.stream = stream_of(p.index, call.activities.front());
     if (const auto iv = cpu_interval(p.index, p.host, call)) {
       r.from = iv->first;
       r.to = iv->second;
     }
+    if (runs[c]) {
+      // The call's ops with the layout copies next to it, and every GPU activity they launched. In the
+      // forward, their CPU time goes too; the backward's layout ops keep theirs (the autograd engine runs
+      // them where its order puts them, not only next to the call).
+      const OpRun w = widen_by_layout_copies(*ops, *runs[c], sorted_runs);
+      widened += w.first != runs[c]->first || w.last != runs[c]->last;
+      if (call.pass == AttentionPass::Forward) {
+        r.from = std::min(r.to > r.from ? r.from : INT64_MAX, ops->ops()[w.first].ts);
+        r.to = std::max(r.to, ops->ops()[w.last].end);
+        for (std::size_t o = w.first; o <= w.last; ++o)
+          for (std::size_t act : ops->activities(o)) remove(r, act);
+      } else {
+        for (std::size_t o = w.first; o <= w.last; ++o) {
+          if (o >= runs[c]->first && o <= runs[c]->last) {
+            for (std::size_t act : ops->activities(o)) remove(r, act);
+            continue;
+          }
+          Replacement k;  // a layout op of the backward: its CPU time stays, its GPU work goes
+          k.from = ops->ops()[o].ts;
+          k.to = ops->ops()[o].end;
+          k.cpu_ns = k.to - k.from;
+          for (std::size_t act : ops->activities(o)) remove(k, act);
+          if (!k.removed.empty()) planned.push_back({std::move(k), kKeepCpu});
+        }
+      }
+    }
     planned.push_back({std::move(r), static_cast<int>(call.pass)});
+  }
+  // The masks built for the replaced forward calls: with is_causal=True the fused calls need none.
+  if (ops) {
+    for (const MaskBuild& m : find_mask_builds(*ops, known_runs)) {
+      if (m.next_call == kNone) continue;
+      const std::size_t next = run_call[static_cast<std::size_t>(m.next_call)];
+      if (!replaced[next] || a.attention_calls.calls[next].pass != AttentionPass::Forward) continue;
+      Replacement r;
+      r.from = ops->ops()[m.run.first].ts;
+      r.to = ops->ops()[m.run.last].end;
+      for (std::size_t o = m.run.first; o <= m.run.last; ++o)
+        for (std::size_t act : ops->activities(o)) remove(r, act);
+      if (r.removed.empty()) continue;  // not in the group's steps
+      ++masks;
+      planned.push_back({std::move(r), kNoCpu});
+    }
   }
   Fix fix;
   fix.id = "fused-attention";
@@ -215,8 +285,14 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
     Change c;
     for (const Planned& x : planned) {
       Replacement r = x.rep;
-      const FusedCpuCost& k = cost[x.pass];
-      r.cpu_ns = which == 0 ? k.typical_ns : which == 1 ? k.low_ns : k.high_ns;
+      if (x.pass == kKeepCpu) {
+        c.replacements.push_back(r);
+        continue;
+      }
+      if (x.pass >= 0) {
+        const FusedCpuCost& k = cost[x.pass];
+        r.cpu_ns = which == 0 ? k.typical_ns : which == 1 ? k.low_ns : k.high_ns;
+      }
       if (r.to <= r.from) r.cpu_ns = 0;  // no CPU side known for this call: its CPU time stays
       c.replacements.push_back(std::move(r));
     }
@@ -245,10 +321,21 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   fix.step_ns = typical.span;
   fix.step_low_ns = std::min({typical.span, low_cpu.span, high_cpu.span});
   fix.step_high_ns = std::max({typical.span, low_cpu.span, high_cpu.span});
+  std::string prep;
+  if (widened > 0)
+    prep += fmt::format(
+        "; with the layout copies next to {} calls (K/V heads repeated, the output's transpose made "
+        "contiguous), which SDPA does without",
+        widened);
+  if (masks > 0)
+    prep += fmt::format(
+        "; without the {} mask builds before the calls ({} per step: a fused call with "
+        "is_causal=True needs none; a padding mask would stay)",
+        masks, fmt::format("{:.1f}", static_cast<double>(masks) / static_cast<double>(n)));
   fix.basis = fmt::format(
       "the trace's timeline replayed with each unfused call's CPU ops and kernels replaced by one fused call (its "
-      "kernel as the finding estimates it; {}); {}",
-      cost_basis, p.fidelity);
+      "kernel as the finding estimates it; {}){}; {}",
+      cost_basis, prep, p.fidelity);
   out.push_back(std::move(fix));
 }
 

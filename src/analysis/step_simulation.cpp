@@ -155,9 +155,11 @@ std::vector<ReplayedStep> StepReplay::run(const Change& change) const {
     for (; r < reps.size() && reps[r]->from <= call.ts; ++r) {
       const Replacement& rep = *reps[r];
       const std::int64_t from = rep.from + shift;
-      const std::int64_t start = start_on(rep.stream, from + rep.cpu_ns / 2 + latency_);
+      // No GPU work in its place (work the fix makes unneeded): what waited for it waits for nothing.
+      const std::int64_t start =
+          rep.gpu_ns > 0 ? start_on(rep.stream, from + rep.cpu_ns / 2 + latency_) : from + rep.cpu_ns;
       const std::int64_t end = start + rep.gpu_ns;
-      stream_free[rep.stream] = end;
+      if (rep.gpu_ns > 0) stream_free[rep.stream] = end;
       const std::int32_t inst = rep.removed.empty() ? kNone : instance_of_[rep.removed.front()];
       added.push_back({start, end, inst});
       // What waits for the removed work (a synchronization, a held launch) waits for the fused kernel instead.

@@ -21,7 +21,7 @@ namespace attnprof {
 
 // One stretch of the CPU timeline and its GPU work replaced: the CPU time
 // [from, to) takes `cpu_ns` instead, the `removed` activities do not run, and
-// one activity of `gpu_ns` runs on `stream` in their place.
+// one activity of `gpu_ns` runs on `stream` in their place (none when gpu_ns is 0).
 struct Replacement {
   std::int64_t from = 0;
   std::int64_t to = 0;

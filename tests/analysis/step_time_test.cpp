@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analysis/analysis.h"
+#include "analysis/attention_prep.h"
 #include "analysis/step_simulation.h"
 #include "test_doctor.h"
 #include "test_paths.h"
@@ -28,8 +29,9 @@ namespace {
 using test::Doctor;
 
 struct Program {
-  std::string name, kind, cause, twin_group, implementation, regime, tracer;
+  std::string name, kind, cause, twin_group, implementation, regime, tracer, attention;
   std::int64_t active_steps = 0, syncs_per_step = 0, kernels_per_step = 0;
+  std::int64_t heads = 0, kv_heads = 0, forwards_per_step = 0;
   double wall_ms = 0;  // the program's own perf_counter per step, traced
 };
 void PrintTo(const Program& p, std::ostream* os) { *os << p.name; }
@@ -49,7 +51,11 @@ std::vector<Program> programs() {
     if (v["twin_group"].get(s) == simdjson::SUCCESS) p.twin_group = std::string(s);
     if (v["regime"].get(s) == simdjson::SUCCESS) p.regime = std::string(s);
     if (v["expected"]["implementation"].get(s) == simdjson::SUCCESS) p.implementation = std::string(s);
+    if (v["attention"].get(s) == simdjson::SUCCESS) p.attention = std::string(s);
     std::int64_t n = 0;
+    if (v["heads"].get(n) == simdjson::SUCCESS) p.heads = n;
+    if (v["kv_heads"].get(n) == simdjson::SUCCESS) p.kv_heads = n;
+    if (v["forwards_per_step"].get(n) == simdjson::SUCCESS) p.forwards_per_step = n;
     if (v["syncs_per_step"].get(n) == simdjson::SUCCESS) p.syncs_per_step = n;
     if (v["kernels_per_step"].get(n) == simdjson::SUCCESS) p.kernels_per_step = n;
     p.wall_ms = double(v["measured"]["mean_step_ms"]);
@@ -240,6 +246,85 @@ TEST(StepTime, GpuSavingsInALaunchBoundStepAreNotStepSavings) {
     if (f.id != "gpu-idle" && f.gpu_ns > 0) {
       EXPECT_LT(f.step_ns, f.gpu_ns / 2 + 20'000) << f.id;
     }
+}
+
+// The ops a fused call does without, counted per unfused forward call: the copies next to it. Built as
+// HF eager_attention_forward runs: repeat_kv copies K and V when kv_heads < heads (two copies before the
+// QK^T GEMM), and the output's transpose(1, 2).contiguous() is one copy after the PV GEMM; SDPA's math
+// backend (enable_gqa, no repeat_kv outside it) leaves only that output copy.
+TEST(AttentionPrep, LayoutCopiesNextToTheCalls) {
+  int checked = 0;
+  for (const Program& p : programs()) {
+    if (p.kind != "twin" || p.tracer != "torch.profiler" || p.implementation == "fused") continue;
+    const Doctor d = doctor(p);
+    const OutermostOps ops(*d.index);
+    const auto& calls = d.analysis.attention_calls.calls;
+    const auto runs = call_runs(ops, calls);
+    std::vector<OpRun> sorted;
+    for (const auto& r : runs)
+      if (r) sorted.push_back(*r);
+    std::sort(sorted.begin(), sorted.end(), [](const OpRun& x, const OpRun& y) { return x.first < y.first; });
+    const auto copies = [&](std::size_t from, std::size_t to) {  // ops in [from, to) that launched GPU work
+      int n = 0;
+      for (std::size_t o = from; o < to; ++o) n += !ops.activities(o).empty();
+      return n;
+    };
+    const int before = p.attention == "eager" && p.kv_heads < p.heads ? 2 : 0;
+    int forward = 0;
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      if (calls[c].pass != AttentionPass::Forward) continue;
+      ASSERT_TRUE(runs[c].has_value()) << p.name << " call " << c;
+      const OpRun w = widen_by_layout_copies(ops, *runs[c], sorted);
+      EXPECT_EQ(copies(w.first, runs[c]->first), before) << p.name << " call " << c;
+      EXPECT_EQ(copies(runs[c]->last + 1, w.last + 1), 1) << p.name << " call " << c;
+      ++forward;
+    }
+    EXPECT_GT(forward, 0) << p.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
+}
+
+// The causal mask: HF's eager attention gets a 4-d mask built once per forward (create_causal_mask);
+// its SDPA twins pass is_causal=True with no mask (no padding in these programs): none built.
+TEST(AttentionPrep, MaskBuiltOncePerEagerForward) {
+  int checked = 0;
+  for (const Program& p : programs()) {
+    if (p.kind != "twin" || p.tracer != "torch.profiler") continue;
+    const Doctor d = doctor(p);
+    const OutermostOps ops(*d.index);
+    std::vector<OpRun> runs;
+    for (const auto& r : call_runs(ops, d.analysis.attention_calls.calls))
+      if (r) runs.push_back(*r);
+    std::int64_t builds = 0;
+    for (const MaskBuild& m : find_mask_builds(ops, runs)) builds += m.next_call != kNone;
+    EXPECT_EQ(builds, p.attention == "eager" ? p.active_steps * p.forwards_per_step : 0) << p.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 12);
+}
+
+// The fix's GPU saving covers what the fused twin does without (the calls, the copies next to them,
+// the mask): within 20% of the measured GPU-busy change between the twins (issue 36), on every
+// torch.profiler twin.
+TEST(StepTime, FusedAttentionFixGpuSavingMatchesTheFusedTwin) {
+  std::map<std::string, const Program*> fused;
+  for (const Program& p : programs())
+    if (p.kind == "twin" && p.implementation == "fused") fused[p.twin_group] = &p;
+  int checked = 0;
+  for (const Program& p : programs()) {
+    if (p.kind != "twin" || p.implementation == "fused" || p.tracer != "torch.profiler") continue;
+    const Doctor d = doctor(p);
+    const Doctor t = doctor(*fused.at(p.twin_group));
+    const auto fix = std::find_if(d.analysis.fixes.begin(), d.analysis.fixes.end(),
+                                  [](const Fix& f) { return f.id == "fused-attention"; });
+    ASSERT_NE(fix, d.analysis.fixes.end()) << p.name;
+    const double measured =
+        static_cast<double>(step_group(d).steps.median_step()->busy_ns - step_group(t).steps.median_step()->busy_ns);
+    EXPECT_NEAR(static_cast<double>(fix->gpu_ns), measured, 0.2 * std::abs(measured)) << p.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
 }
 
 }  // namespace
