@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -80,6 +81,15 @@ std::string title_of(std::string_view id) {
   return fmt::format("the fix {} names", id);
 }
 
+// A strided copy of ATen (clone / contiguous / reshape of a view: the copy without a cast), the
+// kernel of a layout copy when the trace has no CPU ops to name it.
+bool is_strided_copy(const TraceIndex& index, std::size_t activity) {
+  const GpuActivity& g = index.activities()[activity];
+  const std::string_view n = index.name(g);
+  return g.cls.op == KernelOp::Copy && n.find("direct_copy_kernel") != std::string_view::npos &&
+         n.find("nocast") != std::string_view::npos;
+}
+
 struct Planner {
   const TraceIndex& index;
   const HostCalls& host;
@@ -104,12 +114,72 @@ struct Planner {
     }
   }
 
+  // The activities launch call `k` started.
+  std::span<const std::size_t> launched_by(std::int32_t k) const {
+    if (first_act.empty()) {
+      first_act.assign(host.calls.size() + 1, 0);
+      for (std::int32_t c : host.call_of)
+        if (c != kNone) ++first_act[static_cast<std::size_t>(c) + 1];
+      for (std::size_t c = 0; c < host.calls.size(); ++c) first_act[c + 1] += first_act[c];
+      acts_of_call.resize(first_act.back());
+      std::vector<std::size_t> fill(first_act.begin(), first_act.end() - 1);
+      for (std::size_t act = 0; act < host.call_of.size(); ++act)
+        if (host.call_of[act] != kNone) acts_of_call[fill[static_cast<std::size_t>(host.call_of[act])]++] = act;
+    }
+    const auto i = static_cast<std::size_t>(k);
+    return {acts_of_call.data() + first_act[i], first_act[i + 1] - first_act[i]};
+  }
+  mutable std::vector<std::size_t> first_act, acts_of_call;
+
   // Step time saved by `change`: the median replayed step before minus after.
   Medians saved(const Change& change) const {
     const Medians after = medians(replay->run(change));
     return {base.span - after.span, base.busy - after.busy};
   }
 };
+
+// Without CPU ops: the launches next to a forward call's whose kernels are all strided copies (the
+// layout copies, as far as kernels tell), the call's interval widened over them.
+template <typename Remove>
+void widen_by_copy_launches(const Planner& p, const AttentionView& view, std::size_t c, Replacement& r, Remove remove,
+                            int& widened) {
+  const HostCalls& host = p.host;
+  std::int32_t lo = kNone, hi = kNone;
+  for (std::size_t act : view.calls[c].activities) {
+    const std::int32_t k = host.call_of[act];
+    if (k == kNone) continue;
+    lo = lo == kNone ? k : std::min(lo, k);
+    hi = hi == kNone ? k : std::max(hi, k);
+  }
+  if (lo == kNone) return;
+  // Each launch's activities, for the launches near the call.
+  const auto copies_of = [&](std::int32_t k, std::vector<std::size_t>& out) {
+    out.clear();
+    const HostCall& h = host.calls[static_cast<std::size_t>(k)];
+    if (h.kind != HostCallKind::Launch) return h.kind == HostCallKind::Other;  // skip over other runtime calls
+    for (std::size_t a : p.launched_by(k)) {
+      if (view.in_attention(a) || !is_strided_copy(p.index, a)) return false;
+      out.push_back(a);
+    }
+    return true;
+  };
+  std::vector<std::size_t> acts;
+  bool any = false;
+  for (std::int32_t k = lo - 1; k >= 0 && copies_of(k, acts); --k) {
+    if (acts.empty()) continue;
+    for (std::size_t a : acts) remove(a);
+    r.from = std::min(r.from, host.calls[static_cast<std::size_t>(k)].ts);
+    any = true;
+  }
+  for (auto k = static_cast<std::size_t>(hi) + 1;
+       k < host.calls.size() && copies_of(static_cast<std::int32_t>(k), acts); ++k) {
+    if (acts.empty()) continue;
+    for (std::size_t a : acts) remove(a);
+    r.to = std::max(r.to, host.calls[k].end);
+    any = true;
+  }
+  widened += any;
+}
 
 // Fused attention: each unfused call of a pass that unfused-attention was found
 // for replaced by one fused call: its CPU ops by one SDPA op, its kernels by one
@@ -235,6 +305,8 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
         }
       }
     }
+    if (!runs[c] && !p.index.has_cpu_ops() && call.pass == AttentionPass::Forward && r.to > r.from)
+      widen_by_copy_launches(p, a.attention_calls, c, r, [&](std::size_t act) { remove(r, act); }, widened);
     planned.push_back({std::move(r), static_cast<int>(call.pass)});
   }
   // The masks built for the replaced forward calls: with is_causal=True the fused calls need none.
