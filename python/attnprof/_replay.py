@@ -27,9 +27,12 @@ class ReplayRow:
     dtype: str
     own: bool  # stands in for what the trace ran
     ms_per_call: Optional[float]
-    saving_ms_per_call: Optional[float]  # vs the stand-in (or the traced time without one)
-    saving_ms_per_step: Optional[float]
+    saving_ms_per_call: Optional[float]  # forward, vs the stand-in (or the traced time without one)
+    backward_ms_per_call: Optional[float]  # training traces: the backward of one call
+    backward_saving_ms_per_call: Optional[float]
+    saving_ms_per_step: Optional[float]  # both passes of a training trace (None unless both were measured)
     not_run: Optional[str]  # why it did not run
+    backward_not_run: Optional[str]
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,14 @@ class ReplayShape:
     source: str  # where the shape came from, and what was assumed
     calls: int
     traced_ms_per_call: float
+    backward_calls: int  # the backward calls of these forwards (training), 0 for inference
+    traced_backward_ms_per_call: float
     stand_in: str
+    backward_stand_in: str
     own_vs_traced: Optional[float]  # replayed stand-in / traced
     carries_over: str
+    own_backward_vs_traced: Optional[float]
+    backward_carries_over: str
     fix: str
     command: str  # the attnprof bench command(s) for this shape
     problem: Optional[str]  # not replayed, why

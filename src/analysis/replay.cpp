@@ -70,11 +70,11 @@ std::string shape_line(const AttentionShape& s, const std::string& dtype, bool c
 }
 
 std::string bench_command(const AttentionShape& s, const std::string& dtype, bool causal, double dropout,
-                          const std::vector<ReplayRow>& rows) {
+                          const std::vector<ReplayRow>& rows, bool backward) {
   std::string impls;
   for (const ReplayRow& r : rows)
-    if (r.dtype == dtype) impls += (impls.empty() ? "" : ",") + r.impl;
-  return impls.empty() ? std::string() : replay_bench_command(s, dtype, causal, dropout, impls);
+    if (r.dtype == dtype && (!backward || replay_has_backward(r.impl))) impls += (impls.empty() ? "" : ",") + r.impl;
+  return impls.empty() ? std::string() : replay_bench_command(s, dtype, causal, dropout, impls, true, backward);
 }
 
 ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int steps) {
@@ -86,6 +86,10 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   r.dropout = s.dropout;
   r.traced_ms = s.calls > 0 ? static_cast<double>(s.kernel_ns) / 1e6 / s.calls : 0.0;
   r.calls_per_step = steps > 0 ? static_cast<double>(s.calls) / steps : 0.0;
+  r.backward_calls = s.backward_calls;
+  r.traced_backward_ms =
+      s.backward_calls > 0 ? static_cast<double>(s.backward_kernel_ns) / 1e6 / s.backward_calls : 0.0;
+  r.backward_calls_per_step = steps > 0 ? static_cast<double>(s.backward_calls) / steps : 0.0;
   r.source = s.shape.source();
   if (!s.causal_known)
     r.source += request.causal ? "; causal as --causal/--no-causal said (the trace does not say)"
@@ -101,16 +105,43 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
                     : fmt::format("; attention dropout p={:g} (training), replayed with it", s.dropout);
   r.fix = fix_for(s);
   const std::string own = own_stand_in(s, &r.own_note);
+  if (s.backward_calls > 0)
+    r.own_backward_note =
+        own.empty() ? "none: the alternatives' backward is compared with the traced backward time"
+        : replay_has_backward(own)
+            ? own + "'s backward: " +
+                  (own == "cudnn" ? std::string("cuDNN's fused SDPA backward, as traced")
+                                  : std::string("autograd's kernels through the same ops, as traced"))
+            : fmt::format(
+                  "none (the bench has no {} backward): the alternatives' backward is compared with the "
+                  "traced backward time",
+                  own);
   // The fused alternatives take 16-bit inputs: an fp32 trace's run in bf16, which is the fix.
   const std::string alt_dtype = r.dtype == "fp32" ? "bf16" : r.dtype;
-  if (!own.empty()) r.rows.push_back({own, own == "cudnn" ? alt_dtype : r.dtype, true, "", {}, {}, {}, {}});
+  const auto make_row = [](std::string impl, std::string dtype, bool is_own) {
+    ReplayRow x;
+    x.impl = std::move(impl);
+    x.dtype = std::move(dtype);
+    x.own = is_own;
+    return x;
+  };
+  if (!own.empty()) r.rows.push_back(make_row(own, own == "cudnn" ? alt_dtype : r.dtype, true));
   for (const char* alt : {"cudnn", "fused"})
-    if (own != alt) r.rows.push_back({alt, alt_dtype, false, "", {}, {}, {}, {}});
+    if (own != alt) r.rows.push_back(make_row(alt, alt_dtype, false));
+  if (s.backward_calls > 0)
+    for (ReplayRow& row : r.rows)
+      if (!replay_has_backward(row.impl))
+        row.backward_why_not = row.impl == "fused"
+                                   ? "the project's fused kernel has no backward yet: no saving per training step"
+                                   : fmt::format("the bench has no {} backward", row.impl);
   r.shape_text = shape_line(s.shape, r.dtype, r.causal, r.dropout);
   std::vector<std::string> parts;
-  for (const std::string& d : {r.dtype, alt_dtype}) {
-    const std::string c = bench_command(s.shape, d, r.causal, r.dropout, r.rows);
-    if (!c.empty() && std::find(parts.begin(), parts.end(), c) == parts.end()) parts.push_back(c);
+  for (const bool backward : {false, true}) {
+    if (backward && s.backward_calls == 0) continue;
+    for (const std::string& d : {r.dtype, alt_dtype}) {
+      const std::string c = bench_command(s.shape, d, r.causal, r.dropout, r.rows, backward);
+      if (!c.empty() && std::find(parts.begin(), parts.end(), c) == parts.end()) parts.push_back(c);
+    }
   }
   for (const std::string& c : parts) r.command += (r.command.empty() ? "" : "\n") + c;
   return r;
@@ -125,13 +156,18 @@ bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed
 }
 
 std::string replay_bench_command(const AttentionShape& s, std::string_view dtype, bool causal, double dropout,
-                                 std::string_view impls, bool hot) {
+                                 std::string_view impls, bool hot, bool backward) {
   return fmt::format(
-      "attnprof bench --timing {} --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
+      "attnprof bench --timing {}{} --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
       "{}{}{}{}",
-      hot ? "hot" : "cold", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim, dtype,
-      causal ? "" : " --no-causal", dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(),
+      hot ? "hot" : "cold", backward ? " --pass backward" : "", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
+      s.head_dim, dtype, causal ? "" : " --no-causal",
+      dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(),
       impls.empty() ? std::string() : fmt::format(" --impl {}", impls));
+}
+
+bool replay_has_backward(std::string_view impl) {
+  return impl == "eager" || impl == "eager-fp32-softmax" || impl == "cudnn";
 }
 
 Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request) {
@@ -154,6 +190,7 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
           in_regions[static_cast<std::size_t>(c)] = 1;
   TraceShapes found = trace_shapes(view, index, &in_regions);
   out.calls_without_shape = found.calls_without_shape + found.calls_batch_x_heads;
+  out.backward_unpaired = found.backward_unpaired;
   for (const TraceShape& s : found.shapes) out.shapes.push_back(plan_shape(s, request, out.steps));
   if (found.unshaped.calls > 0) {
     TraceShape s = found.unshaped;
@@ -192,33 +229,54 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
   return out;
 }
 
+namespace {
+
+// Whether the own replay agrees with the trace, in one line.
+std::string agreement_line(const std::string& impl, const char* pass, double replayed, double traced) {
+  const double off = replayed / traced - 1.0;
+  return std::abs(off) <= kReplayAgreement
+             ? fmt::format(
+                   "the replay of {}{} is within {:.0f}% of the traced time ({:+.0f}%): the savings measured "
+                   "here should carry over to the traced program",
+                   impl, pass, kReplayAgreement * 100, off * 100)
+             : fmt::format(
+                   "the replay of {}{} took {:.3f} ms per call against {:.3f} ms in the trace ({:+.0f}%): "
+                   "another GPU, other clocks, contention in the traced program or a different kernel "
+                   "sequence; the savings are this GPU's, not necessarily the traced program's",
+                   impl, pass, replayed, traced, off * 100);
+}
+
+}  // namespace
+
 void finish_replay(Replay& replay) {
   for (ReplayShape& s : replay.shapes) {
     const ReplayRow* own = nullptr;
-    for (const ReplayRow& r : s.rows)
+    const ReplayRow* own_backward = nullptr;
+    for (const ReplayRow& r : s.rows) {
       if (r.own && r.ms) own = &r;
+      if (r.own && r.backward_ms) own_backward = &r;
+    }
     if (own && s.traced_ms > 0) {
       s.own_vs_traced = *own->ms / s.traced_ms;
-      const double off = *s.own_vs_traced - 1.0;
-      s.carries_over =
-          std::abs(off) <= kReplayAgreement
-              ? fmt::format(
-                    "the replay of {} is within {:.0f}% of the traced time ({:+.0f}%): the savings measured "
-                    "here should carry over to the traced program",
-                    own->impl, kReplayAgreement * 100, off * 100)
-              : fmt::format(
-                    "the replay of {} took {:.3f} ms per call against {:.3f} ms in the trace ({:+.0f}%): "
-                    "another GPU, other clocks, contention in the traced program or a different kernel "
-                    "sequence; the savings are this GPU's, not necessarily the traced program's",
-                    own->impl, *own->ms, s.traced_ms, off * 100);
+      s.carries_over = agreement_line(own->impl, "", *own->ms, s.traced_ms);
     } else if (!s.rows.empty() && s.problem.empty() && replay.no_gpu.empty()) {
       s.carries_over = "no replay of the traced implementation: savings are against its traced time";
     }
+    if (own_backward && s.traced_backward_ms > 0) {
+      s.own_backward_vs_traced = *own_backward->backward_ms / s.traced_backward_ms;
+      s.backward_carries_over =
+          agreement_line(own_backward->impl, "'s backward", *own_backward->backward_ms, s.traced_backward_ms);
+    }
     const double base = own ? *own->ms : s.traced_ms;
+    const double backward_base = own_backward ? *own_backward->backward_ms : s.traced_backward_ms;
     for (ReplayRow& r : s.rows) {
-      if (!r.ms || r.own) continue;
-      r.saving_ms = base - *r.ms;
-      if (s.calls_per_step > 0) r.saving_step_ms = *r.saving_ms * s.calls_per_step;
+      if (r.own) continue;
+      if (r.ms) r.saving_ms = base - *r.ms;
+      if (r.backward_ms && s.backward_calls > 0) r.backward_saving_ms = backward_base - *r.backward_ms;
+      // A training shape's step saving needs both passes: a row without its backward says none.
+      if (!r.saving_ms || s.calls_per_step <= 0 || (s.backward_calls > 0 && !r.backward_saving_ms)) continue;
+      r.saving_step_ms = *r.saving_ms * s.calls_per_step;
+      if (r.backward_saving_ms) *r.saving_step_ms += *r.backward_saving_ms * s.backward_calls_per_step;
     }
   }
 }

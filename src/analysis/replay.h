@@ -5,6 +5,8 @@
 // what the trace ran (its "own" replay) and the fused alternatives; then the
 // saving per call and per step, and whether the replay of the trace's own
 // implementation agrees with its traced time (else the saving may not carry over).
+// A training trace's shapes are replayed backward too (the calls' backward, paired
+// with their forwards): the saving per step covers both passes.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +35,13 @@ struct ReplayRow {
   // wall_ms: the same calls timed by CUDA events (includes launch gaps when the host is the limit).
   std::optional<double> ms;
   std::optional<double> wall_ms;
-  std::optional<double> saving_ms;       // per call, vs the own replay (or the traced time without one)
-  std::optional<double> saving_step_ms;  // per profiler step
+  std::optional<double> saving_ms;  // per forward call, vs the own replay (or the traced time without one)
+  // The backward (shapes with backward calls): GPU kernel time per backward call, its saving per
+  // call (vs the own backward replay, or the traced backward time without one), or why it did not run.
+  std::optional<double> backward_ms;
+  std::optional<double> backward_saving_ms;
+  std::string backward_why_not;
+  std::optional<double> saving_step_ms;  // per profiler step: the forward's and (where measured) the backward's
 };
 
 struct ReplayShape {
@@ -46,13 +53,20 @@ struct ReplayShape {
   double dropout = 0;         // replayed with this attention dropout (the trace's, training)
   double traced_ms = 0;       // per call, in the trace
   double calls_per_step = 0;  // 0: the trace has no steps
-  std::string own_note;       // why no own stand-in, or what it is
-  std::string fix;            // what gets the saving
-  std::string command;        // the attnprof bench command for this shape
-  std::string problem;        // non-empty: not replayed at all, why (e.g. an incomplete shape)
+  // Training: the backward calls of these forwards, their traced time per call, per step.
+  int backward_calls = 0;
+  double traced_backward_ms = 0;
+  double backward_calls_per_step = 0;
+  std::string own_backward_note;  // the backward's stand-in, or why none (then: the traced time)
+  std::string own_note;           // why no own stand-in, or what it is
+  std::string fix;                // what gets the saving
+  std::string command;            // the attnprof bench command for this shape
+  std::string problem;            // non-empty: not replayed at all, why (e.g. an incomplete shape)
   std::vector<ReplayRow> rows;
-  std::optional<double> own_vs_traced;  // replayed own / traced
-  std::string carries_over;             // the verdict on own_vs_traced, one line
+  std::optional<double> own_vs_traced;           // replayed own / traced
+  std::string carries_over;                      // the verdict on own_vs_traced, one line
+  std::optional<double> own_backward_vs_traced;  // the same for the backward
+  std::string backward_carries_over;
 };
 
 struct Replay {
@@ -62,6 +76,7 @@ struct Replay {
   std::string region;               // the region group replayed: the one with the most attention time
   int steps = 0;                    // its instances (profiler steps): the per-step figures use them
   int calls_without_shape = 0;      // forward calls not replayed: no shape in the trace
+  int backward_unpaired = 0;        // backward calls with no forward before them in the region
   std::vector<ReplayShape> shapes;  // by traced time, the largest first
 };
 
@@ -73,9 +88,13 @@ inline constexpr double kReplayAgreement = 0.15;
 // an all-ones padding mask), not causal otherwise. *assumed: the mask guess was taken.
 bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed = nullptr);
 
-// The attnprof bench command that runs one shape, hot unless asked ("--impl" only when impls is not empty).
+// The attnprof bench command that runs one shape, hot unless asked ("--impl" only when impls is not empty;
+// "--pass backward" when backward).
 std::string replay_bench_command(const AttentionShape& shape, std::string_view dtype, bool causal, double dropout,
-                                 std::string_view impls = {}, bool hot = true);
+                                 std::string_view impls = {}, bool hot = true, bool backward = false);
+
+// The bench rows with a backward pass (the replay's backward runs these only).
+bool replay_has_backward(std::string_view impl);
 
 // The plan: shapes, stand-ins, alternatives and commands; no times yet.
 Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request);

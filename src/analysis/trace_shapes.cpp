@@ -70,13 +70,27 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
     return std::tuple(x.shape.batch, x.shape.q_heads, x.shape.kv_heads, x.shape.q_len, x.shape.kv_len, x.shape.head_dim,
                       x.causal, x.causal_known, x.precision, x.impl, x.family, x.fp32_softmax, x.dropout);
   };
+  // The forward calls still waiting for their backward, as indices into out.shapes (-1: unshaped).
+  std::vector<std::ptrdiff_t> pending;
   for (std::size_t i = 0; i < view.calls.size(); ++i) {
     const AttentionCall& c = view.calls[i];
-    if (c.pass != AttentionPass::Forward || (include != nullptr && !(*include)[i])) continue;
+    if (include != nullptr && !(*include)[i]) continue;
+    if (c.pass == AttentionPass::Backward) {
+      if (pending.empty()) {
+        ++out.backward_unpaired;
+        continue;
+      }
+      TraceShape& x = pending.back() < 0 ? out.unshaped : out.shapes[static_cast<std::size_t>(pending.back())];
+      pending.pop_back();
+      ++x.backward_calls;
+      x.backward_kernel_ns += c.kernel_ns;
+      continue;
+    }
     if (!c.shape.known() || c.shape.from == ShapeFrom::QkBmm) {
       ++(c.shape.known() ? out.calls_batch_x_heads : out.calls_without_shape);
       if (out.unshaped.calls == 0) out.unshaped = describe(c);  // the first such call's: what is known of them
       add(out.unshaped, c);
+      pending.push_back(-1);
       continue;
     }
     TraceShape s = describe(c);
@@ -84,6 +98,7 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
     auto it = std::find_if(out.shapes.begin(), out.shapes.end(), [&](const TraceShape& x) { return key(x) == key(s); });
     if (it == out.shapes.end()) it = out.shapes.insert(out.shapes.end(), s);
     add(*it, c);
+    pending.push_back(it - out.shapes.begin());
   }
   std::stable_sort(out.shapes.begin(), out.shapes.end(),
                    [](const TraceShape& a, const TraceShape& b) { return a.kernel_ns > b.kernel_ns; });

@@ -1,5 +1,6 @@
 // The attention shapes of a trace, for replaying them (`attnprof bench
-// --from-trace`): each distinct forward shape with the calls that had it.
+// --from-trace`): each distinct forward shape with the calls that had it, and
+// the backward calls of those forwards (training).
 // Shapes come from record_shapes inputs (the attention op's, or its QK^T
 // matmul's) or, without record_shapes, from the kernels' launch parameters
 // (shape_from_kernels); calls without one are counted apart.
@@ -16,10 +17,15 @@ namespace attnprof {
 struct TraceShape {
   AttentionShape shape;  // kv_heads filled (= q_heads where the trace cannot tell: eager repeats K and V)
   Precision precision = Precision::Unknown;
-  bool causal = false;          // the op's is_causal, or a causal mask built in the call
-  bool causal_known = false;    // false: neither said, taken as not causal
-  int calls = 0;                // forward calls of this shape
-  std::int64_t kernel_ns = 0;   // their GPU kernel time in the trace
+  bool causal = false;         // the op's is_causal, or a causal mask built in the call
+  bool causal_known = false;   // false: neither said, taken as not causal
+  int calls = 0;               // forward calls of this shape
+  std::int64_t kernel_ns = 0;  // their GPU kernel time in the trace
+  // Backward calls of those forwards: autograd runs them in reverse, so the latest forward without
+  // a backward yet is the one a backward call belongs to (a recomputed forward of activation
+  // checkpointing is followed by its own backward).
+  int backward_calls = 0;
+  std::int64_t backward_kernel_ns = 0;
   std::string implementations;  // "sdpa-math", "fused (FlashAttention) + unfused", ...
   std::vector<std::string> implementation_list;
   // The first call's: what a replay stands in for.
@@ -38,6 +44,7 @@ struct TraceShapes {
   std::vector<TraceShape> shapes;  // by total time, the largest first
   int calls_without_shape = 0;     // forward calls whose shape the trace does not say
   int calls_batch_x_heads = 0;     // forward calls with only batch x heads (aten::bmm): not replayable
+  int backward_unpaired = 0;       // backward calls with no forward call before them (the profiler began mid-step)
   TraceShape unshaped;             // those calls together (calls, time, implementations; shape: what is known)
 };
 

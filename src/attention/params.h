@@ -78,6 +78,22 @@ using AttentionFn = void (*)(const AttentionParams& params, const ExecContext& c
 // Scratch bytes an implementation needs for these params (0 if none).
 using WorkspaceFn = std::size_t (*)(const AttentionParams& params);
 
+// The backward of one call (training): given dO, the gradients of q, k and v. The forward's
+// tensors are AttentionParams' (q, k, v, and out and lse as the implementation's forward left
+// them); dq is strided like q, dk like k, dv like v and d_out like out, all in params.dtype. With
+// GQA, dk and dv are per kv head: the gradients of the query heads that share one are summed.
+struct AttentionGrads {
+  const void* d_out = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+};
+
+// The signature of every backward. `ctx.workspace` holds at least the implementation's
+// backward WorkspaceFn bytes, and its first WorkspaceFn bytes are the forward's scratch as the
+// forward of the same params left it (what autograd saves: the attention weights, a dropout mask).
+using BackwardFn = void (*)(const AttentionParams& params, const AttentionGrads& grads, const ExecContext& ctx);
+
 // Dense strides for a tensor of [batch, heads, seq, dim] stored in `layout`.
 TensorStrides dense_strides(Layout layout, int heads, int seq, int dim);
 
@@ -120,5 +136,8 @@ const char* layout_name(Layout layout);
 double attention_flops(const AttentionParams& params);
 // The rule attention_flops applied to this call, in words (the bench's footer).
 const char* attention_flops_rule(const AttentionParams& params);
+// Backward FLOPs: 2.5x the forward's (five GEMMs against two: S and dP recomputed or read,
+// dV, dQ and dK), FlashAttention's convention.
+inline double attention_backward_flops(const AttentionParams& params) { return 2.5 * attention_flops(params); }
 
 }  // namespace attnprof::attention

@@ -137,8 +137,22 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
     run.note += std::string(run.note.empty() ? "" : "; ") +
                 fmt::format("dropout {:g}: outputs are random, not checked against fp64", plan.shape.dropout);
   }
-  const double slice_flops = 4.0 * plan.shape.q_len * plan.shape.kv_len * plan.shape.head_dim;
-  const int slices = plan.shape.batch * plan.shape.q_heads;
+  // A backward pass: the rows that have one; the check is per (batch, kv head) group, every
+  // query head of it (its dK and dV need them all), at about 3x a forward slice's cost.
+  plan.pass = o.pass;
+  run.pass = pass_name(o.pass);
+  const bool backward = o.pass != Pass::Forward;
+  if (backward && !gpu)
+    throw InputError(fmt::format("--pass {}: the CPU implementations have no backward; it runs on a GPU{}",
+                                 pass_name(o.pass), why_no_gpu.empty() ? "" : " (" + why_no_gpu + ")"));
+  if (backward)
+    for (auto& impl : plan.impls)
+      if (impl.backward == nullptr && impl.unavailable.empty())
+        impl.unavailable = fmt::format("no backward in {}", impl.name);
+  const int group = plan.shape.q_heads / plan.shape.kv_heads;
+  const double slice_flops =
+      4.0 * plan.shape.q_len * plan.shape.kv_len * plan.shape.head_dim * (backward ? 3.0 * group : 1.0);
+  const int slices = plan.shape.batch * (backward ? plan.shape.kv_heads : plan.shape.q_heads);
   if (o.check.value_or(true) && plan.shape.dropout == 0.0f) {
     if (o.check.has_value()) {
       plan.check_slices = slices;  // asked for: check everything

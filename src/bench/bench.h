@@ -38,6 +38,7 @@ struct Plan {
   unsigned seed = 0;
   bool hot = false;                         // GPU timing mode (BenchOptions::hot)
   bool interleave = false;                  // GPU: samples in rounds over the implementations
+  Pass pass = Pass::Forward;                // what one timed call is; check_slices counts kv-head groups if not forward
   const BenchProgress* progress = nullptr;  // never null inside the runners
 };
 // "warning: this shape takes about N minutes on this CPU ..." when a CPU run of

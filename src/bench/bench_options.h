@@ -13,6 +13,18 @@ namespace attnprof::bench {
 
 enum class DeviceChoice { Automatic, Cuda, Cpu };
 
+// What one timed call is: the forward (inference), the backward alone (its forward run once
+// before, as autograd has it), or both (a training step's attention).
+enum class Pass { Forward, Backward, Both };
+inline const char* pass_name(Pass p) {
+  return p == Pass::Forward ? "forward" : p == Pass::Backward ? "backward" : "both";
+}
+// The FLOPs one timed call of pass p does on this shape: forward 1x, backward 2.5x, both 3.5x.
+inline double pass_flops(const attention::AttentionParams& shape, Pass p) {
+  const double f = attention::attention_flops(shape);
+  return p == Pass::Forward ? f : p == Pass::Backward ? 2.5 * f : 3.5 * f;
+}
+
 struct BenchOptions {
   std::vector<std::string> impls;  // empty: every implementation available on the device
   // Unset sizes take the device's default (the study's B=8 H=16 S=1024 D=64 on a GPU,
@@ -22,6 +34,7 @@ struct BenchOptions {
   bool causal = true;
   bool bottom_right = false;  // causal diagonal at the bottom-right corner
   float dropout = 0.0f;       // attention dropout probability (rows that cannot apply it are skipped)
+  Pass pass = Pass::Forward;  // what is timed (rows without a backward are skipped for the others)
   attention::Layout layout = attention::Layout::BHSD;
   DeviceChoice device = DeviceChoice::Automatic;
   bool json = false;

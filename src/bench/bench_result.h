@@ -17,16 +17,16 @@ struct ImplResult {
   int runs = 0;
   double tflops = 0.0;
   std::optional<double> pct_of_gemm;      // of the bf16 GEMM rate measured in this run
-  std::optional<int> kernels;             // recorded kernels per forward
+  std::optional<int> kernels;             // recorded kernels per timed call (a forward, a backward or both)
   std::vector<std::string> kernel_names;  // in launch order, when recorded
   std::vector<double> kernel_us;          // their durations in the recorded forward (hot: medians of 10)
   // GPU kernel time per forward, summed over its kernels (what a trace's kernel times add up to): the
   // recorded forward's, or with hot timing the median of 10 back-to-back recorded forwards.
   std::optional<double> kernel_ms;
-  std::string gemm_unit;            // "tensor core bf16", "cuda core fp32", ... or "n/a"
-  double bytes_model = 0.0;         // bytes the implementation's passes move (model)
-  std::optional<double> rel_error;  // vs fp64, on checked slices
-  int slices_checked = 0, slices_total = 0;
+  std::string gemm_unit;                     // "tensor core bf16", "cuda core fp32", ... or "n/a"
+  double bytes_model = 0.0;                  // bytes the implementation's passes move (model)
+  std::optional<double> rel_error;           // vs fp64, on checked slices (backward: the worst of dQ, dK and dV)
+  int slices_checked = 0, slices_total = 0;  // (batch, head) slices; backward: (batch, kv head) groups
   bool check_passed = true;
   std::string ladder_from, ladder_cause;  // the registry row's ladder step into this implementation
 };
@@ -40,6 +40,7 @@ struct BenchRun {
   std::string gemm_rate_shape;
   std::string kernel_count_source;  // "CUPTI recorder" or why kernels are "n/a"
   std::string timing;               // "cold" or "hot" (GPU, BenchOptions::hot), "cpu wall clock"
+  std::string pass = "forward";     // what one timed call is: "forward", "backward" or "both" (BenchOptions::pass)
   bool interleaved = false;         // samples taken in rounds over the implementations (--interleave)
   unsigned seed = 0;
   std::vector<ImplResult> rows;

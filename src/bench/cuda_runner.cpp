@@ -1,18 +1,21 @@
 // Timing the CUDA implementations properly: inputs generated fresh on the host
 // (normal(0,1), never zeros) and copied once; per implementation a warm-up
 // (cuBLAS heuristics, cached masks, cuDNN graph), an fp64 check on a poisoned
-// output, one recorded forward to count its kernels, then CUDA events around
-// each timed forward with the L2 flushed before it; median and spread.
+// output, one recorded call to count its kernels, then CUDA events around
+// each timed call with the L2 flushed before it; median and spread. A call is
+// a forward, or (--pass) a backward after one forward, or both.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <fmt/core.h>
 
+#include "attention/cpu/backward_check.h"
 #include "attention/cpu/check.h"
 #include "attention/cuda/cublas_check.h"
 #include "attention/cuda/device_inputs.h"
@@ -87,6 +90,47 @@ struct Session {
   DeviceBuffer flush;
   std::unique_ptr<KernelCounter> counter;
 };
+
+// A backward pass's tensors: dO (random, like the inputs) and the gradients, on the device and
+// their host copies for the check.
+struct GradBuffers {
+  std::vector<std::uint8_t> host_d_out, host_dq, host_dk, host_dv;
+  DeviceBuffer d_out, dq, dk, dv;
+  attention::AttentionGrads grads;
+};
+
+GradBuffers make_grads(const Session& s) {
+  GradBuffers g;
+  // q's strides are out's (make_params: dense, the same dims): a second draw of q is a dO.
+  g.host_d_out = attention::make_host_inputs(s.plan.shape, s.plan.seed ^ 0x9e3779b9u).q;
+  g.host_dq.resize(s.host.q.size());
+  g.host_dk.resize(s.host.k.size());
+  g.host_dv.resize(s.host.v.size());
+  g.d_out = DeviceBuffer(g.host_d_out.size());
+  g.dq = DeviceBuffer(g.host_dq.size());
+  g.dk = DeviceBuffer(g.host_dk.size());
+  g.dv = DeviceBuffer(g.host_dv.size());
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(g.d_out.get(), g.host_d_out.data(), g.host_d_out.size(), cudaMemcpyHostToDevice));
+  g.grads = {g.d_out.get(), g.dq.get(), g.dk.get(), g.dv.get()};
+  return g;
+}
+
+// The fp64 check of one backward, its gradients poisoned first.
+void check_backward(Session& s, GradBuffers& g, const std::function<void()>& backward, ImplResult& row) {
+  for (DeviceBuffer* b : {&g.dq, &g.dk, &g.dv})
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(b->get(), 0xff, b->bytes(), s.stream.get()));
+  backward();
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(g.host_dq.data(), g.dq.get(), g.host_dq.size(), cudaMemcpyDeviceToHost));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(g.host_dk.data(), g.dk.get(), g.host_dk.size(), cudaMemcpyDeviceToHost));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(g.host_dv.data(), g.dv.get(), g.host_dv.size(), cudaMemcpyDeviceToHost));
+  const auto r = attention::cpu::check_backward_against_reference(
+      s.host.params, g.host_d_out.data(), g.host_dq.data(), g.host_dk.data(), g.host_dv.data(), s.plan.check_slices);
+  row.rel_error = r.worst();
+  row.slices_checked = r.groups_checked;
+  row.slices_total = r.groups_total;
+  row.check_passed = r.passed(attention::cpu::backward_tolerance(s.plan.shape.dtype));
+}
 
 // Twice the L2, overwritten before each timed run, keeps one run's inputs from
 // being the next run's cache hits.
@@ -186,18 +230,20 @@ void fill_timing(const Session& s, const std::vector<double>& samples, ImplResul
   row.p10_ms = st.p10;
   row.p90_ms = st.p90;
   row.runs = static_cast<int>(samples.size());
-  row.tflops = attention::attention_flops(s.plan.shape) / (st.median * 1e-3) / 1e12;
+  row.tflops = pass_flops(s.plan.shape, s.plan.pass) / (st.median * 1e-3) / 1e12;
   if (run.gemm_tflops) row.pct_of_gemm = 100.0 * row.tflops / *run.gemm_tflops;
 }
 
-// An implementation warmed up, checked and recorded, with the scratch its forward uses.
+// An implementation warmed up, checked and recorded, with the scratch it uses; `call` is what
+// is timed (its forward, its backward, or both).
 struct Prepared {
   DeviceBuffer workspace;
-  std::function<void()> forward;
+  std::function<void()> call;
 };
 
-Prepared prepare(Session& s, const Implementation& impl, ImplResult& row, BenchRun& run) {
-  const std::size_t ws_bytes = impl.workspace ? impl.workspace(s.dev.params) : 0;
+Prepared prepare(Session& s, GradBuffers* grads, const Implementation& impl, ImplResult& row, BenchRun& run) {
+  const std::size_t ws_bytes = std::max(impl.workspace ? impl.workspace(s.dev.params) : 0,
+                                        grads && impl.backward_workspace ? impl.backward_workspace(s.dev.params) : 0);
   if (static_cast<double>(ws_bytes) > 0.9 * static_cast<double>(free_device_bytes()))
     throw attention::cuda::DeviceOutOfMemory(
         fmt::format("{} needs {:.1f} GiB of scratch for this shape; {:.1f} GiB are free", impl.name,
@@ -205,20 +251,34 @@ Prepared prepare(Session& s, const Implementation& impl, ImplResult& row, BenchR
   Prepared p{DeviceBuffer(ws_bytes), {}};
   const attention::ExecContext ctx{s.stream.get(), p.workspace.get(), ws_bytes};
   const attention::AttentionParams& params = s.dev.params;
-  p.forward = [&impl, &params, ctx] { impl.run(params, ctx); };
-  p.forward();  // warm-up: handles, heuristics, cached masks, cuDNN graphs
-  p.forward();
+  const std::function<void()> forward = [&impl, &params, ctx] { impl.run(params, ctx); };
+  forward();  // warm-up: handles, heuristics, cached masks, cuDNN graphs
+  forward();
   ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
-  if (s.plan.check_slices > 0) check(s, p.forward, row);
-  record_kernels(s, p.forward, impl.name, row, run);
+  if (grads == nullptr) {
+    if (s.plan.check_slices > 0) check(s, forward, row);
+    p.call = forward;
+  } else {  // the forward above left what the backward reads (out, lse, saved weights)
+    const attention::AttentionGrads g = grads->grads;
+    const std::function<void()> backward = [&impl, &params, g, ctx] { impl.backward(params, g, ctx); };
+    backward();
+    backward();
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
+    if (s.plan.check_slices > 0) check_backward(s, *grads, backward, row);
+    p.call = s.plan.pass == Pass::Backward ? backward : std::function<void()>([forward, backward] {
+      forward();
+      backward();
+    });
+  }
+  record_kernels(s, p.call, impl.name, row, run);
   row.bytes_model = impl.bytes ? impl.bytes(s.plan.shape) : 0.0;
   return p;
 }
 
 // Warm-up, check, kernels, timing of one implementation.
-void measure(Session& s, const Implementation& impl, ImplResult& row, BenchRun& run) {
-  const Prepared p = prepare(s, impl, row, run);
-  fill_timing(s, timed(s, p.forward, sample_count(s, timed(s, p.forward, 1).front())), row, run);
+void measure(Session& s, GradBuffers* grads, const Implementation& impl, ImplResult& row, BenchRun& run) {
+  const Prepared p = prepare(s, grads, impl, row, run);
+  fill_timing(s, timed(s, p.call, sample_count(s, timed(s, p.call, 1).front())), row, run);
 }
 
 // --interleave: the prepared implementations timed in rounds, one sample of each per round, so
@@ -228,9 +288,9 @@ void time_interleaved(Session& s, const std::vector<Prepared>& ps, const std::ve
                       const BenchRun& run) {
   if (ps.empty()) return;
   double slowest = 0;
-  for (const Prepared& p : ps) slowest = std::max(slowest, timed(s, p.forward, 1).front());
+  for (const Prepared& p : ps) slowest = std::max(slowest, timed(s, p.call, 1).front());
   std::vector<std::function<void()>> forwards;
-  for (const Prepared& p : ps) forwards.push_back(p.forward);
+  for (const Prepared& p : ps) forwards.push_back(p.call);
   const auto samples =
       attention::cuda::time_calls_interleaved(forwards, s.stream.get(), timing_options(s, sample_count(s, slowest)));
   for (std::size_t i = 0; i < ps.size(); ++i) fill_timing(s, samples[i], *rows[i], run);
@@ -246,8 +306,13 @@ void plugin::run(const Plan& plan, BenchRun& run) {
         fmt::format("shape needs {:.1f} GiB of device memory for q, k, v and out; "
                     "{:.1f} GiB are free",
                     gib(static_cast<double>(input_bytes)), gib(static_cast<double>(free_device_bytes()))));
-  DeviceInputs dev = attention::cuda::upload(host, attention::cuda::WithLse::No);
+  // A backward reads the forward's lse (cuDNN's softmax stats): every row's forward gets one.
+  const bool backward = plan.pass != Pass::Forward;
+  DeviceInputs dev =
+      attention::cuda::upload(host, backward ? attention::cuda::WithLse::Yes : attention::cuda::WithLse::No);
   Session s{plan, std::move(host), Stream(), std::move(dev), l2_flush_buffer(), make_kernel_counter()};
+  std::optional<GradBuffers> grads;
+  if (backward) grads = make_grads(s);
 
   const int gemm_n = free_device_bytes() > (std::size_t{1} << 30) ? 8192 : 2048;
   run.gemm_tflops = measure_gemm_tflops(s.stream.get(), gemm_n);
@@ -267,10 +332,11 @@ void plugin::run(const Plan& plan, BenchRun& run) {
     } else {
       if (progress.running) progress.running(run, impl.name);
       try {
+        GradBuffers* g = grads ? &*grads : nullptr;
         if (plan.interleave)
-          prepared.push_back(prepare(s, impl, row, run));
+          prepared.push_back(prepare(s, g, impl, row, run));
         else
-          measure(s, impl, row, run);
+          measure(s, g, impl, row, run);
       } catch (const attention::cuda::DeviceOutOfMemory& e) {
         if (plan.explicitly_asked[i])
           throw InputError(fmt::format("{}: out of device memory: {}", impl.name, e.what()));

@@ -28,6 +28,10 @@ struct Implementation {
   bool takes_every_shape = true;               // false: refuses some shapes (InputError saying why)
   bool on_request = false;                     // true: runs only when --impl names it
   bool takes_dropout = false;                  // applies AttentionParams::dropout
+  // The backward (training), null: none. Its workspace begins with the forward's (BackwardFn).
+  attention::BackwardFn backward = nullptr;
+  attention::WorkspaceFn backward_workspace = nullptr;
+  bool backward_takes_every_shape = true;  // false: its backward refuses some shapes (InputError saying why)
 };
 
 // In ladder order: the slow path first, then each fix, then the fused ones.

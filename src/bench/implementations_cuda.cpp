@@ -76,8 +76,21 @@ std::vector<Implementation> plugin::implementations() {
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.
-  for (Implementation& r : rows)
+  for (Implementation& r : rows) {
     r.takes_dropout = r.name.starts_with("math") || r.name.starts_with("eager") || r.name == "cudnn";
+    // The backward (--pass, doctor --replay of training): the eager stand-ins through autograd's
+    // kernels and cuDNN's fused backward.
+    if (r.name == "eager") {
+      r.backward = cu::eager_backward;
+      r.backward_workspace = cu::eager_backward_workspace;
+    } else if (r.name == "eager-fp32-softmax") {
+      r.backward = cu::eager_fp32_softmax_backward;
+      r.backward_workspace = cu::eager_fp32_softmax_backward_workspace;
+    } else if (r.name == "cudnn") {
+      r.backward = cu::cudnn_backward;
+      r.backward_takes_every_shape = false;  // cuDNN refuses some (bottom-right with q longer than kv)
+    }
+  }
   return rows;
 }
 

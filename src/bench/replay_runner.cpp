@@ -27,20 +27,58 @@ BenchOptions options_for(const ReplayShape& s, const std::string& dtype, const B
   return o;
 }
 
-void take(const BenchRun& run, ReplayRow& row) {
+// The bench's row for row.impl into the replay row: the forward's time, or (backward) the backward's.
+void take(const BenchRun& run, ReplayRow& row, bool backward) {
+  std::string& why = backward ? row.backward_why_not : row.why_not;
   for (const ImplResult& r : run.rows) {
     if (r.name != row.impl) continue;
     if (!r.skipped.empty()) {
-      row.why_not = r.skipped;
+      why = r.skipped;
     } else if (r.rel_error && !r.check_passed) {
-      row.why_not = fmt::format("failed its fp64 check (relative error {:.2g})", *r.rel_error);
+      why = fmt::format("failed its fp64 check (relative error {:.2g})", *r.rel_error);
+    } else if (backward) {
+      row.backward_ms = r.kernel_ms ? *r.kernel_ms : r.median_ms;
     } else {
       row.ms = r.kernel_ms ? *r.kernel_ms : r.median_ms;  // like the trace: kernel time
       row.wall_ms = r.median_ms;
     }
     return;
   }
-  row.why_not = "not run by the bench";
+  why = "not run by the bench";
+}
+
+// One bench run per dtype of the rows `wanted` picks, side by side; if it refuses, one run per row
+// for the reason.
+template <typename Wanted>
+void run_rows(Replay& replay, ReplayShape& s, const BenchOptions& base, bool backward, Wanted wanted) {
+  std::vector<std::string> dtypes;
+  for (const ReplayRow& r : s.rows)
+    if (wanted(r) && std::find(dtypes.begin(), dtypes.end(), r.dtype) == dtypes.end()) dtypes.push_back(r.dtype);
+  for (const std::string& dtype : dtypes) {
+    BenchOptions o = options_for(s, dtype, base);
+    o.pass = backward ? Pass::Backward : Pass::Forward;
+    for (const ReplayRow& r : s.rows)
+      if (r.dtype == dtype && wanted(r)) o.impls.push_back(r.impl);
+    try {
+      const BenchRun run = run_bench(o);
+      replay.device = run.device;
+      for (ReplayRow& r : s.rows)
+        if (r.dtype == dtype && wanted(r)) take(run, r, backward);
+    } catch (const std::exception&) {  // a shape, dtype, memory or library refusal: row by row, each says
+      for (ReplayRow& r : s.rows) {
+        if (r.dtype != dtype || !wanted(r)) continue;
+        BenchOptions one = o;
+        one.impls = {r.impl};
+        try {
+          const BenchRun run = run_bench(one);
+          replay.device = run.device;
+          take(run, r, backward);
+        } catch (const std::exception& e) {
+          (backward ? r.backward_why_not : r.why_not) = e.what();
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -50,37 +88,16 @@ void run_replay(Replay& replay, const BenchOptions& base) {
   for (ReplayShape& s : replay.shapes) {
     if (!s.problem.empty()) continue;
     if (!replay.no_gpu.empty()) {
-      for (ReplayRow& r : s.rows) r.why_not = "no GPU here";
+      for (ReplayRow& r : s.rows) {
+        r.why_not = "no GPU here";
+        if (s.backward_calls > 0 && r.backward_why_not.empty()) r.backward_why_not = "no GPU here";
+      }
       continue;
     }
-    // One bench run per dtype, its rows side by side; if it refuses, one run per row for the reason.
-    std::vector<std::string> dtypes;
-    for (const ReplayRow& r : s.rows)
-      if (std::find(dtypes.begin(), dtypes.end(), r.dtype) == dtypes.end()) dtypes.push_back(r.dtype);
-    for (const std::string& dtype : dtypes) {
-      BenchOptions o = options_for(s, dtype, base);
-      for (const ReplayRow& r : s.rows)
-        if (r.dtype == dtype) o.impls.push_back(r.impl);
-      try {
-        const BenchRun run = run_bench(o);
-        replay.device = run.device;
-        for (ReplayRow& r : s.rows)
-          if (r.dtype == dtype) take(run, r);
-      } catch (const std::exception&) {  // a shape, dtype, memory or library refusal: row by row, each says
-        for (ReplayRow& r : s.rows) {
-          if (r.dtype != dtype) continue;
-          BenchOptions one = o;
-          one.impls = {r.impl};
-          try {
-            const BenchRun run = run_bench(one);
-            replay.device = run.device;
-            take(run, r);
-          } catch (const std::exception& e) {
-            r.why_not = e.what();
-          }
-        }
-      }
-    }
+    run_rows(replay, s, base, false, [](const ReplayRow&) { return true; });
+    // Training: the backward of the rows that have one (the traced calls' backward paired with them).
+    if (s.backward_calls > 0)
+      run_rows(replay, s, base, true, [](const ReplayRow& r) { return replay_has_backward(r.impl); });
   }
   finish_replay(replay);
 }

@@ -66,7 +66,11 @@ bool within_noise(const ImplResult& a, const ImplResult& b) { return a.p10_ms <=
 }  // namespace
 
 void print_header(const BenchRun& run, std::FILE* out) {
-  fmt::print(out, "attnprof bench: {} on {}\n", attention::describe(run.shape), run.device);
+  fmt::print(out, "attnprof bench: {}{} on {}\n", attention::describe(run.shape),
+             run.pass == "forward" ? ""
+             : run.pass == "both"  ? ", forward + backward"
+                                   : ", backward",
+             run.device);
   if (!run.note.empty()) print_wrapped(out, "note: " + run.note);
   if (run.gemm_tflops)
     fmt::print(out, "bf16 GEMM rate in this run: {:.0f} TFLOP/s ({})\n", *run.gemm_tflops, run.gemm_rate_shape);
@@ -115,10 +119,15 @@ void print_footer(const BenchRun& run, std::FILE* out) {
     if (r.skipped.empty() && checked == nullptr) checked = &r;
   print_wrapped(
       out,
-      fmt::format("TFLOP/s counts {}; bytes: each pass reads its inputs and writes its "
-                  "outputs once (a model); rel err: ||out-ref||/||ref|| vs fp64 on {} of {} heads{}",
-                  attention::attention_flops_rule(run.shape), checked ? checked->slices_checked : 0,
-                  checked ? checked->slices_total : 0,
+      fmt::format("TFLOP/s counts {}{}; bytes: each pass reads its inputs and writes its "
+                  "outputs once (a model, of the forward); rel err: {} vs fp64 on {} of {} {}{}",
+                  attention::attention_flops_rule(run.shape),
+                  run.pass == "forward" ? ""
+                  : run.pass == "both"  ? ", x3.5 for forward + backward"
+                                        : ", x2.5 for the backward",
+                  run.pass == "forward" ? "||out-ref||/||ref||" : "the worst ||grad-ref||/||ref|| of dQ, dK, dV",
+                  checked ? checked->slices_checked : 0, checked ? checked->slices_total : 0,
+                  run.pass == "forward" ? "heads" : "(batch, kv head) groups",
                   run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores; "
                                            "timing: {}",
                                            run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source,
@@ -175,7 +184,10 @@ std::string to_json(const BenchRun& run) {
   j.boolean("bottom_right", p.causal_align == attention::CausalAlign::BottomRight);
   number("scale", p.scale);
   j.end_object();
-  number("flops", attention::attention_flops(p));
+  j.str("pass", run.pass);
+  number("flops", pass_flops(p, run.pass == "forward"    ? Pass::Forward
+                                : run.pass == "backward" ? Pass::Backward
+                                                         : Pass::Both));
   j.str("note", run.note);
   j.num("seed", run.seed);
   if (run.gemm_tflops)

@@ -30,6 +30,7 @@ struct BenchArgs {
   std::vector<std::string> impls;
   std::string dtype = "bf16";
   std::string layout = "bhsd";
+  std::string pass = "forward";
   std::string device = "auto";
   bool causal = true;
   bool check = true;
@@ -199,6 +200,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--dropout", args->options.dropout,
                   "Attention dropout probability, as in training (default 0): only the implementations that have it "
                   "run (math, eager, cudnn), unchecked (the outputs are random)");
+  cmd->add_option("--pass", args->pass,
+                  "What one timed call is: forward (the default), backward (after one forward, as autograd "
+                  "runs it; the rows that have one: eager, eager-fp32-softmax, cudnn) or both")
+      ->default_val("forward");
   cmd->add_option("--layout", args->layout, "Memory layout of q/k/v/out: bhsd or bshd")->default_val("bhsd");
   cmd->add_option("--device", args->device, "auto, cuda or cpu")->default_val("auto");
   cmd->add_flag("--json", args->options.json, "Print JSON instead of the table");
@@ -258,6 +263,14 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       o.layout = attention::Layout::BSHD;
     else
       throw InputError(fmt::format("--layout '{}' is not bhsd or bshd", args->layout));
+    if (args->pass == "forward")
+      o.pass = bench::Pass::Forward;
+    else if (args->pass == "backward")
+      o.pass = bench::Pass::Backward;
+    else if (args->pass == "both")
+      o.pass = bench::Pass::Both;
+    else
+      throw InputError(fmt::format("--pass '{}' is not forward, backward or both", args->pass));
     if (args->device == "auto")
       o.device = bench::DeviceChoice::Automatic;
     else if (args->device == "cuda")

@@ -297,24 +297,37 @@ void replay_section(std::string& s, const Replay& r) {
     fmt::format_to(out, "<h3>{}</h3>\n<p>{} forward call{} ({}), {:.3f} ms per call in the trace.", esc(sh.shape_text),
                    sh.traced.calls, report::plural(double(sh.traced.calls)), esc(sh.traced.implementations),
                    sh.traced_ms);
+    if (sh.backward_calls > 0)
+      fmt::format_to(out, " {} backward call{}, {:.3f} ms per call; saving/step covers both passes.", sh.backward_calls,
+                     report::plural(double(sh.backward_calls)), sh.traced_backward_ms);
     if (!sh.problem.empty()) {
       fmt::format_to(out, " Not replayed: {}.</p>\n", esc(sh.problem));
       continue;
     }
     fmt::format_to(out, " Shape from {}.</p>\n", esc(sh.source));
-    s += "<table><tr><th>implementation</th><th>dtype</th><th class=\"n\">ms/call</th><th class=\"n\">saving/call"
-         "</th><th class=\"n\">saving/step</th><th>note</th></tr>\n";
-    fmt::format_to(out, "<tr><td>traced</td><td>{}</td><td class=\"n\">{:.3f}</td><td></td><td></td><td>{}</td></tr>\n",
-                   esc(sh.dtype), sh.traced_ms, esc(sh.traced.implementations));
+    s += "<table><tr><th>implementation</th><th>dtype</th><th class=\"n\">ms/call</th><th class=\"n\">bwd "
+         "ms/call</th><th class=\"n\">saving/call</th><th class=\"n\">saving/step</th><th>note</th></tr>\n";
     const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string(); };
-    for (const ReplayRow& row : sh.rows)
+    fmt::format_to(out,
+                   "<tr><td>traced</td><td>{}</td><td class=\"n\">{:.3f}</td><td class=\"n\">{}</td><td></td><td>"
+                   "</td><td>{}</td></tr>\n",
+                   esc(sh.dtype), sh.traced_ms,
+                   sh.backward_calls > 0 ? fmt::format("{:.3f}", sh.traced_backward_ms) : std::string(),
+                   esc(sh.traced.implementations));
+    for (const ReplayRow& row : sh.rows) {
+      std::optional<double> saving = row.saving_ms;  // per call: forward, and backward where measured
+      if (saving && row.backward_saving_ms) *saving += *row.backward_saving_ms;
+      const std::string note = row.why_not + (row.why_not.empty() || row.backward_why_not.empty() ? "" : "; ") +
+                               (row.backward_why_not.empty() ? std::string() : "backward: " + row.backward_why_not);
       fmt::format_to(out,
                      "<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-                     "class=\"n\">{}</td><td>{}</td></tr>\n",
-                     esc(row.impl), row.own ? " (stand-in)" : "", esc(row.dtype), num(row.ms), num(row.saving_ms),
-                     num(row.saving_step_ms), esc(row.why_not));
+                     "class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                     esc(row.impl), row.own ? " (stand-in)" : "", esc(row.dtype), num(row.ms), num(row.backward_ms),
+                     num(saving), num(row.saving_step_ms), esc(note));
+    }
     s += "</table>\n";
     if (!sh.carries_over.empty()) fmt::format_to(out, "<p>{}.</p>\n", esc(sh.carries_over));
+    if (!sh.backward_carries_over.empty()) fmt::format_to(out, "<p>{}.</p>\n", esc(sh.backward_carries_over));
     fmt::format_to(out, "<p><b>Fix:</b> {}</p>\n", esc(sh.fix));
     if (!r.no_gpu.empty()) fmt::format_to(out, "<pre>{}</pre>\n", esc(sh.command));
   }

@@ -29,20 +29,39 @@ void replay_text(std::string& out, const Replay& r) {
   if (r.shapes.empty()) out += "  No forward attention calls to replay.\n";
   for (std::size_t i = 0; i < r.shapes.size(); ++i) {
     const ReplayShape& s = r.shapes[i];
-    fmt::format_to(o, "\n  Shape {} of {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace\n", i + 1,
-                   r.shapes.size(), s.shape_text, s.traced.calls, plural(double(s.traced.calls)),
-                   s.traced.implementations, s.traced_ms);
+    const bool training = s.backward_calls > 0;
+    if (training)
+      fmt::format_to(o,
+                     "\n  Shape {} of {}: {}: {} forward call{} ({}) and {} backward, {:.3f} ms per forward and {:.3f} "
+                     "ms per backward in the trace\n",
+                     i + 1, r.shapes.size(), s.shape_text, s.traced.calls, plural(double(s.traced.calls)),
+                     s.traced.implementations, s.backward_calls, s.traced_ms, s.traced_backward_ms);
+    else
+      fmt::format_to(o, "\n  Shape {} of {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace\n", i + 1,
+                     r.shapes.size(), s.shape_text, s.traced.calls, plural(double(s.traced.calls)),
+                     s.traced.implementations, s.traced_ms);
     if (!s.problem.empty()) {
       append_wrapped(out, "Not replayed: " + s.problem + ".", 4);
       continue;
     }
     append_wrapped(out, "shape from " + s.source, 4);
     if (!s.own_note.empty()) append_wrapped(out, "stand-in for the traced calls: " + s.own_note, 4);
+    if (training && !s.own_backward_note.empty())
+      append_wrapped(out, "stand-in for their backward: " + s.own_backward_note, 4);
     const bool per_step = s.calls_per_step > 0;
-    fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", "implementation", "dtype", "ms/call", "saving/call",
-                   per_step ? "saving/step" : "");
-    fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", "traced", s.dtype, fmt::format("{:.3f}", s.traced_ms),
-                   "", "");
+    const auto signed_ms = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:+.3f}", -*v) : std::string();
+    };
+    if (training) {
+      // saving/call: one forward and its backward.
+      fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>9} {:>12} {:>13}\n", "implementation", "dtype", "fwd ms", "bwd ms",
+                     "saving/call", per_step ? "saving/step" : "");
+      fmt::format_to(o, "    {:<26} {:<5} {:>9.3f} {:>9.3f}\n", "traced", s.dtype, s.traced_ms, s.traced_backward_ms);
+    } else {
+      fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", "implementation", "dtype", "ms/call", "saving/call",
+                     per_step ? "saving/step" : "");
+      fmt::format_to(o, "    {:<26} {:<5} {:>9.3f}\n", "traced", s.dtype, s.traced_ms);
+    }
     for (const ReplayRow& row : s.rows) {
       const std::string name = row.own ? row.impl + " (own)" : row.impl;
       if (!row.why_not.empty()) {
@@ -50,11 +69,19 @@ void replay_text(std::string& out, const Replay& r) {
         append_wrapped(out, "not run: " + row.why_not, 6);
         continue;
       }
-      fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", name, row.dtype, opt_ms(row.ms),
-                     row.saving_ms ? fmt::format("{:+.3f}", -*row.saving_ms) : std::string(),
-                     row.saving_step_ms ? fmt::format("{:+.3f}", -*row.saving_step_ms) : std::string());
+      if (!training) {
+        fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", name, row.dtype, opt_ms(row.ms),
+                       signed_ms(row.saving_ms), signed_ms(row.saving_step_ms));
+        continue;
+      }
+      std::optional<double> both;
+      if (row.saving_ms && row.backward_saving_ms) both = *row.saving_ms + *row.backward_saving_ms;
+      fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>9} {:>12} {:>13}\n", name, row.dtype, opt_ms(row.ms),
+                     opt_ms(row.backward_ms), signed_ms(both), signed_ms(row.saving_step_ms));
+      if (!row.backward_why_not.empty()) append_wrapped(out, "backward not run: " + row.backward_why_not, 6);
     }
     if (!s.carries_over.empty()) append_wrapped(out, s.carries_over + ".", 4);
+    if (!s.backward_carries_over.empty()) append_wrapped(out, s.backward_carries_over + ".", 4);
     append_wrapped(out, "fix: " + s.fix, 4);
     if (!r.no_gpu.empty())
       for (std::size_t at = 0; at < s.command.size();) {
@@ -65,10 +92,15 @@ void replay_text(std::string& out, const Replay& r) {
   }
   if (r.calls_without_shape > 0)
     fmt::format_to(o, "  ({} forward calls had no shape in the trace and are not replayed)\n", r.calls_without_shape);
+  if (r.backward_unpaired > 0)
+    fmt::format_to(o, "  ({} backward call{} had no forward before {} in the region and {} not replayed)\n",
+                   r.backward_unpaired, plural(r.backward_unpaired), r.backward_unpaired == 1 ? "it" : "them",
+                   r.backward_unpaired == 1 ? "is" : "are");
   if (r.no_gpu.empty() && !r.shapes.empty())
     append_wrapped(out,
                    "(saving = the stand-in's time, or the traced time without one, minus the row's; negative is "
-                   "slower. Per step: times the calls per profiler step.)",
+                   "slower. Per step: times the calls per profiler step; for a training trace, forward and backward "
+                   "together, and only where both were measured.)",
                    2);
 }
 
@@ -80,6 +112,7 @@ void replay_json(JsonWriter& j, const Replay& r) {
   j.str("region", r.region);
   j.num("steps", r.steps);
   j.num("calls_without_shape", r.calls_without_shape);
+  j.num("backward_unpaired", r.backward_unpaired);
   j.real("agreement", kReplayAgreement, 2);
   j.begin_array("shapes");
   for (const ReplayShape& s : r.shapes) {
@@ -101,6 +134,12 @@ void replay_json(JsonWriter& j, const Replay& r) {
     j.str("implementations", s.traced.implementations);
     j.real("traced_ms_per_call", s.traced_ms, 4);
     j.real("calls_per_step", s.calls_per_step, 3);
+    j.num("backward_calls", s.backward_calls);
+    j.real("traced_backward_ms_per_call", s.traced_backward_ms, 4);
+    j.real("backward_calls_per_step", s.backward_calls_per_step, 3);
+    j.str("backward_stand_in", s.own_backward_note);
+    j.real_or_null("own_backward_vs_traced", s.own_backward_vs_traced, 4);
+    j.str("backward_carries_over", s.backward_carries_over);
     j.str_or_null("problem", s.problem);
     j.str("stand_in", s.own_note);
     j.real_or_null("own_vs_traced", s.own_vs_traced, 4);
@@ -116,8 +155,11 @@ void replay_json(JsonWriter& j, const Replay& r) {
       j.real_or_null("ms_per_call", row.ms, 4);
       j.real_or_null("wall_ms_per_call", row.wall_ms, 4);
       j.real_or_null("saving_ms_per_call", row.saving_ms, 4);
+      j.real_or_null("backward_ms_per_call", row.backward_ms, 4);
+      j.real_or_null("backward_saving_ms_per_call", row.backward_saving_ms, 4);
       j.real_or_null("saving_ms_per_step", row.saving_step_ms, 4);
       j.str_or_null("not_run", row.why_not);
+      j.str_or_null("backward_not_run", row.backward_why_not);
       j.end_object();
     }
     j.end_array();

@@ -292,9 +292,16 @@ TEST(Replay, SavingsAndAgreementFromTheTimes) {
   ReplayShape s;
   s.traced_ms = 0.100;
   s.calls_per_step = 4;
-  s.rows = {{"math", "bf16", true, "", 0.110, {}, {}, {}},
-            {"cudnn", "bf16", false, "", 0.010, {}, {}, {}},
-            {"fused", "bf16", false, "out of memory", {}, {}, {}, {}}};
+  const auto row = [](const char* impl, bool own, std::optional<double> ms, const char* why_not) {
+    ReplayRow x;
+    x.impl = impl;
+    x.dtype = "bf16";
+    x.own = own;
+    x.ms = ms;
+    x.why_not = why_not;
+    return x;
+  };
+  s.rows = {row("math", true, 0.110, ""), row("cudnn", false, 0.010, ""), row("fused", false, {}, "out of memory")};
   r.shapes = {s};
   s.traced_ms = 0.080;  // the replay 37% slower than the trace: does not carry over
   r.shapes.push_back(s);
@@ -310,6 +317,42 @@ TEST(Replay, SavingsAndAgreementFromTheTimes) {
   EXPECT_NE(r.shapes[1].carries_over.find("+38%"), std::string::npos) << r.shapes[1].carries_over;
   EXPECT_FALSE(r.shapes[2].own_vs_traced.has_value());
   EXPECT_NEAR(*r.shapes[2].rows[1].saving_ms, 0.070, 1e-9);
+}
+
+// A training shape's step saving covers the forward and the backward, each against its own
+// stand-in (or the traced time without one); a row without a backward has no step saving.
+TEST(Replay, TrainingSavingsCoverBothPasses) {
+  Replay r;
+  ReplayShape s;
+  s.traced_ms = 0.100;
+  s.calls_per_step = 4;
+  s.backward_calls = 8;
+  s.traced_backward_ms = 0.250;
+  s.backward_calls_per_step = 4;
+  const auto row = [](const char* impl, bool own, std::optional<double> ms, std::optional<double> bwd) {
+    ReplayRow x;
+    x.impl = impl;
+    x.dtype = "bf16";
+    x.own = own;
+    x.ms = ms;
+    x.backward_ms = bwd;
+    return x;
+  };
+  s.rows = {row("eager", true, 0.110, 0.200), row("cudnn", false, 0.010, 0.050), row("fused", false, 0.008, {})};
+  r.shapes = {s};
+  s.rows[0].backward_ms.reset();  // no backward stand-in: the cuDNN backward against the traced time
+  r.shapes.push_back(s);
+  finish_replay(r);
+  const ReplayRow& cudnn = r.shapes[0].rows[1];
+  EXPECT_NEAR(*cudnn.saving_ms, 0.100, 1e-9);
+  EXPECT_NEAR(*cudnn.backward_saving_ms, 0.150, 1e-9);
+  EXPECT_NEAR(*cudnn.saving_step_ms, 4 * 0.100 + 4 * 0.150, 1e-9);
+  EXPECT_NEAR(*r.shapes[0].own_backward_vs_traced, 0.8, 1e-9);
+  EXPECT_NE(r.shapes[0].backward_carries_over.find("-20%"), std::string::npos) << r.shapes[0].backward_carries_over;
+  EXPECT_NEAR(*r.shapes[0].rows[2].saving_ms, 0.102, 1e-9);
+  EXPECT_FALSE(r.shapes[0].rows[2].saving_step_ms.has_value()) << "no backward: no training-step saving";
+  EXPECT_NEAR(*r.shapes[1].rows[1].backward_saving_ms, 0.200, 1e-9);
+  EXPECT_FALSE(r.shapes[1].own_backward_vs_traced.has_value());
 }
 
 TEST_P(Corpus, ShapesComeFromRecordShapes) {

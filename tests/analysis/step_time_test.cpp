@@ -19,6 +19,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/attention_prep.h"
+#include "analysis/replay.h"
 #include "analysis/step_simulation.h"
 #include "test_doctor.h"
 #include "test_paths.h"
@@ -32,7 +33,8 @@ struct Program {
   std::string name, kind, cause, twin_group, implementation, regime, tracer, attention;
   std::int64_t active_steps = 0, syncs_per_step = 0, kernels_per_step = 0;
   std::int64_t heads = 0, kv_heads = 0, forwards_per_step = 0;
-  double wall_ms = 0;  // the program's own perf_counter per step, traced
+  std::int64_t forward_calls = 0, backward_calls = 0;  // attention calls the program made in its active steps
+  double wall_ms = 0;                                  // the program's own perf_counter per step, traced
 };
 void PrintTo(const Program& p, std::ostream* os) { *os << p.name; }
 
@@ -56,6 +58,8 @@ std::vector<Program> programs() {
     if (v["heads"].get(n) == simdjson::SUCCESS) p.heads = n;
     if (v["kv_heads"].get(n) == simdjson::SUCCESS) p.kv_heads = n;
     if (v["forwards_per_step"].get(n) == simdjson::SUCCESS) p.forwards_per_step = n;
+    if (v["expected"]["forward_calls"].get(n) == simdjson::SUCCESS) p.forward_calls = n;
+    if (v["expected"]["backward_calls"].get(n) == simdjson::SUCCESS) p.backward_calls = n;
     if (v["syncs_per_step"].get(n) == simdjson::SUCCESS) p.syncs_per_step = n;
     if (v["kernels_per_step"].get(n) == simdjson::SUCCESS) p.kernels_per_step = n;
     p.wall_ms = double(v["measured"]["mean_step_ms"]);
@@ -325,6 +329,36 @@ TEST(StepTime, FusedAttentionFixGpuSavingMatchesTheFusedTwin) {
     ++checked;
   }
   EXPECT_GE(checked, 8);
+}
+
+// doctor --replay of a training trace replays each forward call's backward too: every backward
+// call the program made is paired with a forward of its shape (one per forward: no checkpointing
+// in these programs), and the plan benches the backward; inference plans none.
+TEST(Replay, TrainingTwinsReplayEachForwardsBackward) {
+  int training = 0;
+  for (const Program& p : programs()) {
+    if (p.kind != "twin") continue;
+    const Doctor d = doctor(p);
+    const Replay r = plan_replay(d.analysis, *d.index, {});
+    int forward = 0, backward = 0;
+    for (const ReplayShape& s : r.shapes) {
+      forward += s.traced.calls;
+      backward += s.backward_calls;
+      EXPECT_EQ(s.backward_calls, p.backward_calls > 0 ? s.traced.calls : 0) << p.name << " " << s.shape_text;
+      if (!s.problem.empty()) continue;
+      EXPECT_EQ(s.command.find("--pass backward") != std::string::npos, p.backward_calls > 0) << p.name << s.command;
+      if (p.backward_calls > 0) {
+        EXPECT_NEAR(s.backward_calls_per_step,
+                    static_cast<double>(p.backward_calls) / static_cast<double>(p.active_steps), 1e-9)
+            << p.name;
+      }
+    }
+    EXPECT_EQ(forward, p.forward_calls) << p.name;
+    EXPECT_EQ(backward, p.backward_calls) << p.name;
+    EXPECT_EQ(r.backward_unpaired, 0) << p.name;
+    training += p.backward_calls > 0;
+  }
+  EXPECT_GE(training, 8);
 }
 
 }  // namespace

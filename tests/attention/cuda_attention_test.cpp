@@ -4,6 +4,7 @@
 // Skips without a CUDA device. Label: gpu.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include "attention/cpu/backward_check.h"
 #include "attention/cpu/check.h"
 #include "attention/cuda/cuda_attention.h"
 #include "attention_test_data.h"
@@ -76,6 +78,53 @@ TEST_P(CudaAttention, MatchesFp64Reference) {
     const auto check = cpu::check_against_reference(host.params, host.out.data());
     EXPECT_LT(check.rel_error, cpu::tolerance(s.dtype)) << impl.name;
   }
+}
+
+// Every registry row with a backward: its forward (with an lse, which cuDNN's backward reads), then
+// its backward against the fp64 reference gradients.
+TEST_P(CudaAttention, BackwardMatchesFp64Reference) {
+  const Shape s = GetParam();
+  unsigned seed = 8765;
+  int ran = 0;
+  for (const bench::Implementation& impl : implementations()) {
+    if (impl.backward == nullptr || !impl.unavailable.empty()) continue;
+    if (!impl.takes_fp32 && s.dtype == DType::FP32) continue;
+    auto host = testing::make_host_attention(s, seed++);
+    const auto d_out_host = make_host_inputs(host.params, seed++).q;  // q's strides are out's
+    DeviceCopy q(host.q), k(host.k), v(host.v), out(host.out), d_out(d_out_host);
+    DeviceCopy lse(static_cast<std::size_t>(s.batch) * s.heads * s.q_len * sizeof(float));
+    std::vector<std::uint8_t> dq_host(host.q.size(), 0xff), dk_host(host.k.size(), 0xff), dv_host(host.v.size(), 0xff);
+    DeviceCopy dq(dq_host), dk(dk_host), dv(dv_host);  // NaN poison
+    AttentionParams p = host.params;
+    p.q = q.ptr;
+    p.k = k.ptr;
+    p.v = v.ptr;
+    p.out = out.ptr;
+    p.lse = static_cast<float*>(lse.ptr);
+    const std::size_t ws_bytes =
+        std::max(impl.workspace ? impl.workspace(p) : 0, impl.backward_workspace ? impl.backward_workspace(p) : 0);
+    DeviceCopy ws(ws_bytes);
+    const ExecContext ctx{nullptr, ws.ptr, ws_bytes};
+    try {
+      impl.run(p, ctx);
+      impl.backward(p, {d_out.ptr, dq.ptr, dk.ptr, dv.ptr}, ctx);
+    } catch (const InputError& e) {
+      // cuDNN's refusals (bottom-right with q longer than kv) say so; the eager rows take every shape.
+      if (impl.backward_takes_every_shape) ADD_FAILURE() << impl.name << " refused the shape: " << e.what();
+      continue;
+    }
+    check_cuda(cudaDeviceSynchronize(), impl.name.c_str());
+    check_cuda(cudaMemcpy(dq_host.data(), dq.ptr, dq_host.size(), cudaMemcpyDeviceToHost), "copy dq");
+    check_cuda(cudaMemcpy(dk_host.data(), dk.ptr, dk_host.size(), cudaMemcpyDeviceToHost), "copy dk");
+    check_cuda(cudaMemcpy(dv_host.data(), dv.ptr, dv_host.size(), cudaMemcpyDeviceToHost), "copy dv");
+    const auto r = cpu::check_backward_against_reference(host.params, d_out_host.data(), dq_host.data(), dk_host.data(),
+                                                         dv_host.data());
+    EXPECT_TRUE(r.passed(cpu::backward_tolerance(s.dtype)))
+        << impl.name << ": dQ " << r.dq_error << ", dK " << r.dk_error << ", dV " << r.dv_error << ", unwritten "
+        << r.unwritten;
+    ++ran;
+  }
+  EXPECT_GE(ran, 1) << "no backward ran on this shape";
 }
 
 INSTANTIATE_TEST_SUITE_P(

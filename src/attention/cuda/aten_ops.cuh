@@ -136,7 +136,7 @@ struct MaskedFillNegInf {
   }
 };
 
-// F.dropout(attn, p) in place as ATen's fused dropout kernel (fused_dropout_kernel_vec<..., 8, bool>)
+// F.dropout(attn, p) as ATen's fused dropout kernel (fused_dropout_kernel_vec<..., 8, bool>)
 // does it: 8 weights a thread, each kept with probability 1 - p and scaled by 1/(1-p), or zeroed,
 // and the keep mask written beside (what backward reads). The random numbers are a 32-bit counter
 // hash of (seed, index) (murmur3's finalizer): about the cost of PyTorch's Philox draws, not its
@@ -153,7 +153,8 @@ __device__ __forceinline__ float dropout_uniform(unsigned seed, std::int64_t i) 
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) dropout_kernel(T* x, bool* keep, std::int64_t n, float p, unsigned seed) {
+__global__ void __launch_bounds__(kThreads)
+    dropout_kernel(const T* x, T* y, bool* keep, std::int64_t n, float p, unsigned seed) {
   constexpr int kVec = 8;
   const std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * kVec;
   if (first >= n) return;
@@ -166,24 +167,57 @@ __global__ void __launch_bounds__(kThreads) dropout_kernel(T* x, bool* keep, std
       k.v[j] = dropout_uniform(seed, first + j) >= p;
       v.v[j] = from_f<T>(k.v[j] ? to_f(v.v[j]) * scale : 0.0f);
     }
-    *reinterpret_cast<Vec<T, kVec>*>(x + first) = v;
+    *reinterpret_cast<Vec<T, kVec>*>(y + first) = v;
     *reinterpret_cast<Vec<bool, kVec>*>(keep + first) = k;
     return;
   }
   for (std::int64_t i = first; i < n; ++i) {
     keep[i] = dropout_uniform(seed, i) >= p;
-    x[i] = from_f<T>(keep[i] ? to_f(x[i]) * scale : 0.0f);
+    y[i] = from_f<T>(keep[i] ? to_f(x[i]) * scale : 0.0f);
   }
 }
 
-// x and keep hold n elements from 256-byte aligned (workspace) addresses.
+// y = dropout(x) (y == x: in place); x, y and keep hold n elements from 256-byte aligned
+// (workspace) addresses.
 template <typename T>
-void launch_dropout(T* x, bool* keep, std::int64_t n, float p, unsigned seed, cudaStream_t stream) {
+void launch_dropout(const T* x, T* y, bool* keep, std::int64_t n, float p, unsigned seed, cudaStream_t stream) {
   if (n <= 0) return;
   dropout_kernel<T>
-      <<<blocks_for(n, static_cast<std::int64_t>(kThreads) * 8), kThreads, 0, stream>>>(x, keep, n, p, seed);
+      <<<blocks_for(n, static_cast<std::int64_t>(kThreads) * 8), kThreads, 0, stream>>>(x, y, keep, n, p, seed);
   ATTNPROF_CUDA_CHECK_LAUNCH();
 }
+
+// native_dropout_backward (masked_scale_kernel): grad * keep / (1 - p), in place.
+template <typename T>
+struct DropoutBackward {
+  using Out = T;
+  using In = bool;
+  T* out;          // the gradient
+  const bool* in;  // the keep mask
+  float scale;     // 1 / (1 - p)
+  __device__ __forceinline__ T apply(T g, bool keep) const { return from_f<T>(keep ? to_f(g) * scale : 0.0f); }
+};
+
+// The backward of repeat_kv (expand + reshape): dK of each kv head is the sum of its query
+// heads' dK. src is dense [batch, kv_heads * group, rows, dim]; dst strided [batch, kv_heads,
+// rows, dim]. One element of dst per index.
+template <typename T>
+struct SumHeadGroups {
+  const T* src;
+  T* dst;
+  TensorStrides dst_strides;
+  int kv_heads, group, rows, dim;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    const I c = i % dim, r = (i / dim) % rows, kvh = (i / dim / rows) % kv_heads, b = i / dim / rows / kv_heads;
+    const std::int64_t head_elems = static_cast<std::int64_t>(rows) * dim;
+    const T* s = src + ((static_cast<std::int64_t>(b) * kv_heads + kvh) * group) * head_elems +
+                 static_cast<std::int64_t>(r) * dim + c;
+    float sum = 0.0f;
+    for (int g = 0; g < group; ++g) sum += to_f(s[g * head_elems]);
+    dst[b * dst_strides.batch + kvh * dst_strides.head + r * dst_strides.row + c] = from_f<T>(sum);
+  }
+};
 
 // ATen's vt for each broadcast op (elementwise_kernel<128, vt> in PyTorch 2.11's trace).
 constexpr int kBroadcastVT = 2;   // add, where

@@ -47,7 +47,8 @@ Plan plan(const BatchedGemm& g) {
   // other in memory, the group is one (group*m) x n GEMM against one kv head.
   const bool a_rows_adjacent = g.heads == 1 || g.a.head_stride == g.m * g.a.ld;
   const bool c_rows_adjacent = g.heads == 1 || g.c_head_stride == g.m * g.ldc;
-  if (a_flat && b_flat && c_flat && a_rows_adjacent && c_rows_adjacent) return Plan::MergedGroups;
+  // (A read transposed has its m as columns: a group's heads are not one taller matrix.)
+  if (a_flat && b_flat && c_flat && a_rows_adjacent && c_rows_adjacent && !g.a_transposed) return Plan::MergedGroups;
   return Plan::PerBatch;
 }
 
@@ -79,12 +80,12 @@ void run_batched_gemm(const BatchedGemm& g, cudaStream_t stream) {
   // Row-major C = A op(B) is column-major C^T = op(B)^T A^T: cuBLAS's first
   // operand is our B, its second our A.
   const cublasOperation_t op_b = g.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = g.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   auto call = [&](const char* a, const char* b, char* c, int m, std::int64_t stride_a, std::int64_t stride_b,
                   std::int64_t stride_c, int count) {
-    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, op_b, CUBLAS_OP_N, g.n, m, g.k, &g.alpha, b, t,
-                                                     static_cast<int>(g.b.ld), stride_b, a, t, static_cast<int>(g.a.ld),
-                                                     stride_a, &beta, c, t, static_cast<int>(g.ldc), stride_c, count,
-                                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    ATTNPROF_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        h, op_b, op_a, g.n, m, g.k, &g.alpha, b, t, static_cast<int>(g.b.ld), stride_b, a, t, static_cast<int>(g.a.ld),
+        stride_a, &beta, c, t, static_cast<int>(g.ldc), stride_c, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   };
   const auto* a = static_cast<const char*>(g.a.ptr);
   const auto* b = static_cast<const char*>(g.b.ptr);

@@ -1,6 +1,7 @@
 // The two attention GEMMs through cuBLAS, batched over (batch, head) with GQA:
 //   scores = A . B^T   (B stored [N, K] per head: QK^T)
 //   out    = A . B     (B stored [K, N] per head: PV)
+//   grad   = A^T . B   (A stored [K, M] per head: the backward's dV = P^T dO, dK = dS^T Q)
 // Row-major views of strided tensors; B is indexed by kv head = head / group.
 // One cuBLAS call when the strides allow (dense BHSD, GQA rows merged), else
 // one call per batch (and per kv head under GQA). Accumulation is fp32
@@ -25,6 +26,7 @@ struct MatrixOperand {
 struct BatchedGemm {
   DType dtype = DType::BF16;  // of A, B and C
   bool b_transposed = true;   // true: C = A B^T; false: C = A B
+  bool a_transposed = false;  // true: A is stored [k, m] per head and read as its transpose
   int batch = 0, heads = 0, kv_heads = 0;
   int m = 0, n = 0, k = 0;  // C is m x n per head
   float alpha = 1.0f;

@@ -36,9 +36,18 @@ void eager(const AttentionParams& p, const ExecContext& ctx);
 void eager_fp32_softmax(const AttentionParams& p, const ExecContext& ctx);
 std::size_t eager_workspace(const AttentionParams& p);
 std::size_t eager_fp32_softmax_workspace(const AttentionParams& p);
+// Their backward, autograd's kernels through the same ops (BackwardFn: the workspace begins
+// with the forward's, as the forward left it).
+void eager_backward(const AttentionParams& p, const AttentionGrads& g, const ExecContext& ctx);
+void eager_fp32_softmax_backward(const AttentionParams& p, const AttentionGrads& g, const ExecContext& ctx);
+std::size_t eager_backward_workspace(const AttentionParams& p);
+std::size_t eager_fp32_softmax_backward_workspace(const AttentionParams& p);
 
 // cuDNN's fused SDPA; bf16/fp16 only. Graphs are built once per shape and cached.
 void cudnn(const AttentionParams& p, const ExecContext& ctx);
+// cuDNN's SDPA backward (the frontend's sdpa_backward), from the outputs and the lse (softmax
+// stats) of cudnn() on the same params: params.out and params.lse as that forward wrote them.
+void cudnn_backward(const AttentionParams& p, const AttentionGrads& g, const ExecContext& ctx);
 // Empty when cuDNN can run here, else why not (one line).
 std::string cudnn_unavailable_reason();
 

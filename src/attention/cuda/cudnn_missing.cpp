@@ -10,5 +10,8 @@ std::string cudnn_unavailable_reason() {
 }
 
 void cudnn(const AttentionParams&, const ExecContext&) { throw InputError("cudnn: " + cudnn_unavailable_reason()); }
+void cudnn_backward(const AttentionParams&, const AttentionGrads&, const ExecContext&) {
+  throw InputError("cudnn: " + cudnn_unavailable_reason());
+}
 
 }  // namespace attnprof::attention::cuda

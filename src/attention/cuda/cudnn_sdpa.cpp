@@ -1,6 +1,7 @@
 // cuDNN's fused scaled-dot-product attention through the cudnn-frontend graph
-// API: one graph per shape (dims, strides, dtype, mask, scale), built once with
-// heuristics mode A and cached with its workspace; each call is one execute().
+// API, forward and backward: one graph per shape and pass (dims, strides, dtype,
+// mask, scale), built once with heuristics mode A and cached with its workspace;
+// each call is one execute().
 // The only file that includes cudnn_frontend.h (it is heavy to compile).
 #include <map>
 #include <memory>
@@ -29,7 +30,7 @@ namespace {
       throw std::runtime_error(fmt::format("{} failed: {}", #call, cudnnGetErrorString(attnprof_st_))); \
   } while (0)
 
-enum Uid : fe::graph::Tensor_attributes::uid_t { kQ = 1, kK, kV, kO, kStats, kSeed, kOffset };
+enum Uid : fe::graph::Tensor_attributes::uid_t { kQ = 1, kK, kV, kO, kStats, kSeed, kOffset, kDO, kDQ, kDK, kDV };
 
 cudnnHandle_t handle() {
   thread_local cudnnHandle_t h = [] {
@@ -47,12 +48,15 @@ struct CachedGraph {
   std::int64_t* rng = nullptr;  // dropout's seed and offset on the device (dropout > 0 only)
 };
 
-using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, float, bool, std::int64_t, std::int64_t,
+using Key = std::tuple<bool, int, int, int, int, int, int, int, int, int, int, float, bool, std::int64_t, std::int64_t,
                        std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                        std::int64_t, std::int64_t, std::int64_t>;
 
-Key key_of(const AttentionParams& p, int device) {
-  return {device,
+// The gradients are strided as their forward tensors (AttentionGrads), so the forward's key names
+// the backward's graph too.
+Key key_of(const AttentionParams& p, int device, bool backward) {
+  return {backward,
+          device,
           p.batch,
           p.q_heads,
           p.kv_heads,
@@ -87,52 +91,97 @@ void check(fe::error_t err, const char* step, const AttentionParams& p) {
                                err.get_message()));
 }
 
-CachedGraph build(const AttentionParams& p) {
-  auto g = std::make_shared<fe::graph::Graph>();
-  const auto io = p.dtype == DType::BF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF;
-  g->set_io_data_type(io)
-      .set_intermediate_data_type(fe::DataType_t::FLOAT)
-      .set_compute_data_type(fe::DataType_t::FLOAT);
-  auto tensor = [&](const char* name, Uid uid, int heads, int len, const TensorStrides& s) {
+// What the forward and the backward graph share: the types, the [batch, heads, len, head_dim]
+// tensors, the mask, the scale and the dropout's seed and offset.
+struct GraphStart {
+  std::shared_ptr<fe::graph::Graph> g = std::make_shared<fe::graph::Graph>();
+  const AttentionParams& p;
+  explicit GraphStart(const AttentionParams& params) : p(params) {
+    g->set_io_data_type(p.dtype == DType::BF16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+  }
+  std::shared_ptr<fe::graph::Tensor_attributes> tensor(const char* name, Uid uid, int heads, int len,
+                                                       const TensorStrides& s) {
     return g->tensor(fe::graph::Tensor_attributes()
                          .set_name(name)
                          .set_uid(uid)
                          .set_dim({p.batch, heads, len, p.head_dim})
                          .set_stride(strides4(s)));
-  };
-  auto q = tensor("Q", kQ, p.q_heads, p.q_len, p.q_strides);
-  auto k = tensor("K", kK, p.kv_heads, p.kv_len, p.k_strides);
-  auto v = tensor("V", kV, p.kv_heads, p.kv_len, p.v_strides);
-  auto options =
-      fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(p.lse != nullptr).set_attn_scale(p.scale);
-  if (p.causal) {
-    if (p.causal_align == CausalAlign::TopLeft)
-      options.set_causal_mask(true);
-    else
-      options.set_causal_mask_bottom_right(true);
   }
-  if (p.dropout > 0.0f) {  // Philox dropout from a seed and an offset, as PyTorch passes them
-    auto scalar = [&](const char* name, Uid uid) {
-      return g->tensor(fe::graph::Tensor_attributes()
-                           .set_name(name)
-                           .set_uid(uid)
-                           .set_dim({1, 1, 1, 1})
-                           .set_stride({1, 1, 1, 1})
-                           .set_data_type(fe::DataType_t::INT64));
-    };
-    options.set_dropout(p.dropout, scalar("Seed", kSeed), scalar("Offset", kOffset));
+  std::shared_ptr<fe::graph::Tensor_attributes> q() { return tensor("Q", kQ, p.q_heads, p.q_len, p.q_strides); }
+  std::shared_ptr<fe::graph::Tensor_attributes> k() { return tensor("K", kK, p.kv_heads, p.kv_len, p.k_strides); }
+  std::shared_ptr<fe::graph::Tensor_attributes> v() { return tensor("V", kV, p.kv_heads, p.kv_len, p.v_strides); }
+  std::vector<std::int64_t> stats_dim() const { return {p.batch, p.q_heads, p.q_len, 1}; }
+  std::vector<std::int64_t> stats_stride() const {
+    return {static_cast<std::int64_t>(p.q_heads) * p.q_len, p.q_len, 1, 1};
   }
-  auto [o, stats] = g->sdpa(q, k, v, options);
-  o->set_output(true)
-      .set_uid(kO)
-      .set_dim({p.batch, p.q_heads, p.q_len, p.head_dim})
-      .set_stride(strides4(p.out_strides));
-  if (p.lse) {
-    stats->set_output(true)
-        .set_uid(kStats)
-        .set_data_type(fe::DataType_t::FLOAT)
-        .set_dim({p.batch, p.q_heads, p.q_len, 1})
-        .set_stride({static_cast<std::int64_t>(p.q_heads) * p.q_len, p.q_len, 1, 1});
+  // Mask, scale and dropout on either pass's attributes.
+  template <typename Options>
+  void common(Options& options) {
+    options.set_attn_scale(p.scale);
+    if (p.causal) {
+      if (p.causal_align == CausalAlign::TopLeft)
+        options.set_causal_mask(true);
+      else
+        options.set_causal_mask_bottom_right(true);
+    }
+    if (p.dropout > 0.0f) {  // Philox dropout from a seed and an offset, as PyTorch passes them
+      auto scalar = [&](const char* name, Uid uid) {
+        return g->tensor(fe::graph::Tensor_attributes()
+                             .set_name(name)
+                             .set_uid(uid)
+                             .set_dim({1, 1, 1, 1})
+                             .set_stride({1, 1, 1, 1})
+                             .set_data_type(fe::DataType_t::INT64));
+      };
+      options.set_dropout(p.dropout, scalar("Seed", kSeed), scalar("Offset", kOffset));
+    }
+  }
+};
+
+CachedGraph build(const AttentionParams& p, bool backward) {
+  GraphStart start(p);
+  auto& g = start.g;
+  if (!backward) {
+    auto options = fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(p.lse != nullptr);
+    start.common(options);
+    auto [o, stats] = g->sdpa(start.q(), start.k(), start.v(), options);
+    o->set_output(true)
+        .set_uid(kO)
+        .set_dim({p.batch, p.q_heads, p.q_len, p.head_dim})
+        .set_stride(strides4(p.out_strides));
+    if (p.lse) {
+      stats->set_output(true)
+          .set_uid(kStats)
+          .set_data_type(fe::DataType_t::FLOAT)
+          .set_dim(start.stats_dim())
+          .set_stride(start.stats_stride());
+    }
+  } else {
+    auto options = fe::graph::SDPA_backward_attributes().set_name("sdpa_backward");
+    start.common(options);
+    auto o = start.tensor("O", kO, p.q_heads, p.q_len, p.out_strides);
+    auto d_o = start.tensor("dO", kDO, p.q_heads, p.q_len, p.out_strides);
+    auto stats = g->tensor(fe::graph::Tensor_attributes()
+                               .set_name("Stats")
+                               .set_uid(kStats)
+                               .set_dim(start.stats_dim())
+                               .set_stride(start.stats_stride())
+                               .set_data_type(fe::DataType_t::FLOAT));
+    auto [dq, dk, dv] = g->sdpa_backward(start.q(), start.k(), start.v(), o, d_o, stats, options);
+    dq->set_output(true)
+        .set_uid(kDQ)
+        .set_dim({p.batch, p.q_heads, p.q_len, p.head_dim})
+        .set_stride(strides4(p.q_strides));
+    dk->set_output(true)
+        .set_uid(kDK)
+        .set_dim({p.batch, p.kv_heads, p.kv_len, p.head_dim})
+        .set_stride(strides4(p.k_strides));
+    dv->set_output(true)
+        .set_uid(kDV)
+        .set_dim({p.batch, p.kv_heads, p.kv_len, p.head_dim})
+        .set_stride(strides4(p.v_strides));
   }
   cudnnHandle_t h = handle();
   check(g->validate(), "validate", p);
@@ -193,35 +242,59 @@ bool run_sliced_bottom_right(const AttentionParams& p, const ExecContext& ctx) {
   return true;
 }
 
+// The cached graph of p's shape and pass, built on first use.
+CachedGraph& graph_for(const AttentionParams& p, bool backward) {
+  static std::mutex mutex;
+  static std::map<Key, CachedGraph> cache;  // graphs live as long as the process
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  const Key key = key_of(p, device, backward);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, build(p, backward)).first;
+  return it->second;
+}
+
+using Pack = std::unordered_map<fe::graph::Tensor_attributes::uid_t, void*>;
+
+void execute(CachedGraph& entry, Pack pack, const ExecContext& ctx) {
+  cudnnHandle_t h = handle();
+  ATTNPROF_CUDNN_CHECK(cudnnSetStream(h, static_cast<cudaStream_t>(ctx.stream)));
+  if (entry.rng) {
+    pack[kSeed] = entry.rng;
+    pack[kOffset] = entry.rng + 1;
+  }
+  auto err = entry.graph->execute(h, pack, entry.workspace);
+  if (!err.is_good()) throw std::runtime_error(fmt::format("cudnn: execute failed: {}", err.get_message()));
+}
+
 }  // namespace
 
 void cudnn(const AttentionParams& p, const ExecContext& ctx) {
   validate(p);
   if (p.dtype == DType::FP32) throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
   if (run_sliced_bottom_right(p, ctx)) return;
-  static std::mutex mutex;
-  static std::map<Key, CachedGraph> cache;  // graphs live as long as the process
-  int device = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  CachedGraph* entry = nullptr;
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    const Key key = key_of(p, device);
-    auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, build(p)).first;
-    entry = &it->second;
-  }
-  cudnnHandle_t h = handle();
-  ATTNPROF_CUDNN_CHECK(cudnnSetStream(h, static_cast<cudaStream_t>(ctx.stream)));
-  std::unordered_map<fe::graph::Tensor_attributes::uid_t, void*> pack = {
-      {kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)}, {kV, const_cast<void*>(p.v)}, {kO, p.out}};
+  Pack pack = {{kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)}, {kV, const_cast<void*>(p.v)}, {kO, p.out}};
   if (p.lse) pack[kStats] = p.lse;
-  if (entry->rng) {
-    pack[kSeed] = entry->rng;
-    pack[kOffset] = entry->rng + 1;
-  }
-  auto err = entry->graph->execute(h, pack, entry->workspace);
-  if (!err.is_good()) throw std::runtime_error(fmt::format("cudnn: execute failed: {}", err.get_message()));
+  execute(graph_for(p, false), std::move(pack), ctx);
+}
+
+void cudnn_backward(const AttentionParams& p, const AttentionGrads& g, const ExecContext& ctx) {
+  validate(p);
+  if (p.dtype == DType::FP32) throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
+  if (p.causal && p.causal_align == CausalAlign::BottomRight && p.q_len > p.kv_len)
+    throw InputError("cudnn: the backward of bottom-right causal with q longer than kv is not supported");
+  if (p.lse == nullptr) throw InputError("cudnn: the backward needs the forward's lse (softmax stats)");
+  Pack pack = {{kQ, const_cast<void*>(p.q)},
+               {kK, const_cast<void*>(p.k)},
+               {kV, const_cast<void*>(p.v)},
+               {kO, p.out},
+               {kDO, const_cast<void*>(g.d_out)},
+               {kStats, p.lse},
+               {kDQ, g.dq},
+               {kDK, g.dk},
+               {kDV, g.dv}};
+  execute(graph_for(p, true), std::move(pack), ctx);
 }
 
 }  // namespace attnprof::attention::cuda

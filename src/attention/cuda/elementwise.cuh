@@ -181,4 +181,50 @@ struct StridedIndex {
   }
 };
 
+// out[i] = f.apply(out[i], in[i]) on dense arrays, in place: a two-input map (a gradient times a
+// saved tensor), VEC elements a thread when every pointer is aligned (ATen's
+// vectorized_elementwise_kernel with two inputs: 8 when a 16-bit type is involved, else 4), else the
+// unrolled loop. F has Out, In, `Out* out`, `const In* in` and `Out apply(Out, In) const`.
+template <int VEC, typename Index, typename F>
+__global__ void __launch_bounds__(kThreads) vectorized_update_kernel(Index n, F f) {
+  using Out = typename F::Out;
+  using In = typename F::In;
+  const Index base = (static_cast<Index>(blockIdx.x) * kThreads + static_cast<Index>(threadIdx.x)) * VEC;
+  if (base + VEC <= n) {
+    Vec<Out, VEC> y = *reinterpret_cast<const Vec<Out, VEC>*>(f.out + base);
+    const Vec<In, VEC> x = *reinterpret_cast<const Vec<In, VEC>*>(f.in + base);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) y.v[k] = f.apply(y.v[k], x.v[k]);
+    *reinterpret_cast<Vec<Out, VEC>*>(f.out + base) = y;
+  } else {
+    for (Index i = base; i < n; ++i) f.out[i] = f.apply(f.out[i], f.in[i]);
+  }
+}
+
+template <typename F>
+struct UpdateAt {  // an update run by the unrolled loop
+  F f;
+  template <typename I>
+  __device__ void operator()(I i) const {
+    f.out[i] = f.apply(f.out[i], f.in[i]);
+  }
+};
+
+template <typename F>
+void launch_update(std::int64_t n, F f, cudaStream_t stream) {
+  if (n <= 0) return;
+  constexpr int vec = sizeof(typename F::Out) == 2 || sizeof(typename F::In) <= 2 ? 8 : 4;
+  if (!aligned_to(f.out, vec * sizeof(typename F::Out)) || !aligned_to(f.in, vec * sizeof(typename F::In))) {
+    launch_elementwise<4>(n, UpdateAt<F>{f}, stream);
+    return;
+  }
+  constexpr std::int64_t per_block = static_cast<std::int64_t>(kThreads) * vec;
+  if (fits_int32(n, per_block))
+    vectorized_update_kernel<vec, std::int32_t>
+        <<<blocks_for(n, per_block), kThreads, 0, stream>>>(static_cast<std::int32_t>(n), f);
+  else
+    vectorized_update_kernel<vec, std::int64_t><<<blocks_for(n, per_block), kThreads, 0, stream>>>(n, f);
+  ATTNPROF_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace attnprof::attention::cuda

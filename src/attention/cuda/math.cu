@@ -211,7 +211,7 @@ void math_forward(const AttentionParams& p, const ExecContext& ctx, MathVariant 
 
   if (p.dropout > 0.0f) {  // at::dropout(attn, dropout_p, true), in place on what the softmax wrote
     T* attn = const_cast<T*>(probs);
-    launch_dropout(attn, buf.drop_keep, ns, p.dropout, 0x5eedu, stream);
+    launch_dropout(attn, attn, buf.drop_keep, ns, p.dropout, 0x5eedu, stream);
   }
   if (upcast) launch_map(ns, Convert<T, Tin>{{probs, buf.probs_low}}, stream);  // attn.to(bf16)
 

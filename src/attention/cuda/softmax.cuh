@@ -218,4 +218,44 @@ inline void launch_all_rows(const bool* in, bool* out, std::int64_t rows, int co
   ATTNPROF_CUDA_CHECK_LAUNCH();
 }
 
+// The softmax's backward (_softmax_backward_data): dS = P * (dP - sum_j P_j dP_j) per row, fp32
+// math, in the two kernels ATen launches for it (a PyTorch 2.11 trace, rows of 512 and 2048):
+// a multiply pass dP *= P (vectorized_elementwise_kernel<4, BinaryFunctor<MulFunctor>>), then the
+// row kernel (softmax_warp_backward, cunn_SoftMaxBackwardSmem past 1024) dS = dP - P * rowsum(dP);
+// here one block per row for every length. dP is scratch (overwritten); dS may be dP (in place).
+// P, dP and dS may each be 16-bit or fp32 (softmax(dtype=float32) keeps an fp32 P; fp16's
+// half_to_float backward writes fp16 dS).
+template <typename Tp, typename Tg, typename To>
+__global__ void __launch_bounds__(1024)
+    softmax_backward_kernel(const Tp* probs, const Tg* grad, To* out, int cols) {  // grad: dP * P
+  __shared__ float red[32];
+  const std::int64_t at = static_cast<std::int64_t>(blockIdx.x) * cols;
+  const Tp* p = probs + at;
+  const Tg* g = grad + at;
+  To* o = out + at;
+  float dot = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) dot += to_f(g[c]);
+  dot = block_reduce<false>(dot, red);
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) o[c] = from_f<To>(to_f(g[c]) - to_f(p[c]) * dot);
+}
+
+template <typename Tp, typename Tg>
+struct MulByProbs {  // grad * output, in place into grad
+  using Out = Tg;
+  using In = Tp;
+  Tg* out;
+  const Tp* in;
+  __device__ __forceinline__ Tg apply(Tg g, Tp p) const { return from_f<Tg>(to_f(g) * to_f(p)); }
+};
+
+template <typename Tp, typename Tg, typename To>
+void launch_softmax_backward(const Tp* probs, Tg* grad, To* out, std::int64_t rows, int cols, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return;
+  if (rows > INT32_MAX) throw std::runtime_error("softmax backward: more than 2^31-1 rows");
+  const int block = std::clamp((cols / 8 + 31) / 32 * 32, 32, 1024);  // ~8 elements a thread
+  launch_update(rows * cols, MulByProbs<Tp, Tg>{grad, probs}, stream);
+  softmax_backward_kernel<Tp, Tg, To><<<static_cast<unsigned>(rows), block, 0, stream>>>(probs, grad, out, cols);
+  ATTNPROF_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace attnprof::attention::cuda
