@@ -145,6 +145,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     std::vector<std::string> fail_on;
     std::string shape;
     bool json = false;
+    bool brief = false;
     bool replay = false;
     bool causal = false;
     unsigned jobs = 0;
@@ -161,6 +162,9 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
                   "Range to analyse: a record_function/NVTX name, its stem (fwd for fwd0..fwd2) or a glob; "
                   "default: profiler steps, else top-level annotations, else the whole trace");
   cmd->add_flag("--json", opts->json, "Print the report as JSON");
+  cmd->add_flag("--brief", opts->brief,
+                "Print the first screen only: the step and what bounds it, the fixes with what each is worth, "
+                "attention's share, the findings' ids");
   cmd->add_option("-j,--jobs", opts->jobs, "Many traces: read this many at once (default: all cores)");
   cmd->add_option("--fail-on", opts->fail_on,
                   "Exit 1 when a finding matches: a finding id, a scope (attention, model), a severity (high, "
@@ -202,6 +206,9 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
       throw InputError(fmt::format("--html and --annotate both name {}: give each its own file", opts->html));
     std::optional<FindingGate> gate;
     if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
+    if (opts->brief && (opts->json || opts->replay))
+      throw InputError(
+          fmt::format("--brief is the text report's first screen; {} prints more", opts->json ? "--json" : "--replay"));
     if (!opts->replay && (shape->count() || causal->count()))
       throw InputError(fmt::format("{} is for --replay", shape->count() ? "--shape" : "--causal/--no-causal"));
     ReplayRequest request;
@@ -222,7 +229,9 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     // The files first: a path that cannot be written fails the run before anything is printed.
     if (!opts->html.empty()) write_file_atomically(opts->html, html_report(analysis, index, replayed));
     if (!opts->annotate.empty()) write_file_atomically(opts->annotate, annotated_trace(analysis, index));
-    const std::string report = opts->json ? json_report(analysis, replayed) : text_report(analysis, replayed);
+    const std::string report = opts->json    ? json_report(analysis, replayed)
+                               : opts->brief ? text_brief(analysis)
+                                             : text_report(analysis, replayed);
     std::fwrite(report.data(), 1, report.size(), stdout);
     exit_code = 0;
     if (gate && (!analysis.unsupported.empty() || analysis.gpu_kernels == 0)) {

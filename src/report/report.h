@@ -15,5 +15,8 @@ inline constexpr int kJsonSchemaVersion = 3;
 // text, a "replay" object of the JSON.
 std::string text_report(const Analysis& analysis, const Replay* replay = nullptr);
 std::string json_report(const Analysis& analysis, const Replay* replay = nullptr);
+// The first screen alone (doctor --brief): the trace, the step and what bounds it, the fixes with what
+// each is worth, attention's share, the findings' ids.
+std::string text_brief(const Analysis& analysis);
 
 }  // namespace attnprof

@@ -1,5 +1,6 @@
 // The terminal report: per-region table, top kernels, findings ranked by time.
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <vector>
 
@@ -111,7 +112,7 @@ std::string per_group(const GroupStats& g) {
 
 // The one line a user reads first: how much of the step is attention, what
 // ran it, and what it would take fused.
-void attention_headline(std::string& out, const GroupStats& g) {
+void attention_headline(std::string& out, const GroupStats& g, bool table = true) {
   auto o = std::back_inserter(out);
   const auto n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
   const auto per = [&](std::int64_t ns) { return ms(static_cast<std::int64_t>(static_cast<double>(ns) / n)); };
@@ -139,6 +140,7 @@ void attention_headline(std::string& out, const GroupStats& g) {
                   calls_per, report::plural(calls_per), impls);
   if (estimated) line += fmt::format("; fused: ~{} ms (estimated)", per(fused));
   append_wrapped(out, line, 2);
+  if (!table) return;
   fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7} {:>8} {:>8} {:<9} {}\n", "attention", "pass", "calls", "kernels", "ms",
                  "fused ms", "precision", "kernel / shape");
   for (const AttentionSummary& s : g.attention) {
@@ -161,7 +163,7 @@ std::string signed_ms(std::int64_t ns) {
 }
 
 // The first screen: what bounds the step, and what each fix is worth in it.
-void step_section(std::string& out, const Analysis& a) {
+void step_section(std::string& out, const Analysis& a, std::size_t max_fixes = SIZE_MAX) {
   if (a.step_group < 0) return;
   const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
   const StepModel& m = g.steps;
@@ -198,6 +200,10 @@ void step_section(std::string& out, const Analysis& a) {
       fmt::format("Fixes, by step time saved per {} (step ms, then GPU ms; ranges where the trace cannot tell)", unit),
       0);
   for (std::size_t i = 0; i < a.fixes.size(); ++i) {
+    if (i == max_fixes) {
+      append_wrapped(out, fmt::format("({} more fix{})", a.fixes.size() - i, a.fixes.size() - i == 1 ? "" : "es"), 2);
+      break;
+    }
     const Fix& f = a.fixes[i];
     const std::string range = f.step_low_ns != f.step_high_ns
                                   ? fmt::format(" ({} to {})", signed_ms(f.step_low_ns), signed_ms(f.step_high_ns))
@@ -212,8 +218,8 @@ void step_section(std::string& out, const Analysis& a) {
   }
 }
 
-std::string text_body(const Analysis& a) {
-  std::string out;
+// The trace and its GPU; false when there is nothing to diagnose (said).
+bool header(std::string& out, const Analysis& a) {
   auto o = std::back_inserter(out);
   fmt::format_to(o, "attnprof doctor: {}\n", a.label);
   if (!a.unsupported.empty())
@@ -226,7 +232,7 @@ std::string text_body(const Analysis& a) {
   if (!a.unsupported.empty()) {
     out += '\n';
     append_wrapped(out, fmt::format("Not diagnosed: {}.", a.unsupported), 0);
-    return out;
+    return false;
   }
   if (a.gpu_kernels == 0) {
     out += '\n';
@@ -235,9 +241,15 @@ std::string text_body(const Analysis& a) {
                    "torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]), or run the "
                    "program under `attnprof record -o trace.json.gz -- CMD`.",
                    0);
-    return out;
+    return false;
   }
+  return true;
+}
 
+std::string text_body(const Analysis& a) {
+  std::string out;
+  auto o = std::back_inserter(out);
+  if (!header(out, a)) return out;
   step_section(out, a);
   std::int64_t busy = 0;
   for (const GroupStats& g : a.groups) {
@@ -342,6 +354,39 @@ std::string text_body(const Analysis& a) {
 std::string text_report(const Analysis& a, const Replay* replay) {
   std::string out = text_body(a);
   if (replay) report::replay_text(out, *replay);
+  return out;
+}
+
+std::string text_brief(const Analysis& a) {
+  std::string out;
+  if (!header(out, a)) return out;
+  step_section(out, a, 5);
+  // Attention's share in the group the report leads with: the steps, else the one with the most attention.
+  const GroupStats* lead = a.step_group >= 0 ? &a.groups[static_cast<std::size_t>(a.step_group)] : nullptr;
+  for (const GroupStats& g : a.groups)
+    if (lead == nullptr || (lead->attention_ns == 0 && g.attention_ns > 0)) lead = &g;
+  if (lead != nullptr) {
+    out += '\n';
+    attention_headline(out, *lead, false);
+  }
+  // The findings' ids, each once (a rule fires per region group and per pass), with its count.
+  std::vector<std::pair<std::string, int>> ids;
+  for (const Finding& f : a.findings) {
+    auto it = std::find_if(ids.begin(), ids.end(), [&](const auto& x) { return x.first == f.id; });
+    if (it == ids.end())
+      ids.emplace_back(f.id, 1);
+    else
+      ++it->second;
+  }
+  std::string list;
+  for (const auto& [id, n] : ids)
+    list += fmt::format("{}{}{}", list.empty() ? "" : ", ", id, n > 1 ? fmt::format(" ({}x)", n) : "");
+  out += '\n';
+  append_wrapped(out,
+                 a.findings.empty() ? std::string("No findings.")
+                                    : fmt::format("{} finding{}: {}. Details without --brief.", a.findings.size(),
+                                                  report::plural(double(a.findings.size())), list),
+                 0);
   return out;
 }
 

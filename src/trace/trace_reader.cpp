@@ -37,6 +37,25 @@ std::string describe_char(char c) {
   return fmt::format("byte 0x{:02x}", u);
 }
 
+// A Perfetto trace (the protobuf `Trace` message) is a run of `TracePacket packet = 1` fields: tag 0x0a
+// (field 1, length-delimited) and a varint length, then the packet, whose own first byte is a field tag
+// (wire types 0-5). The first packet taken apart that far, and within what is read, names the format.
+bool looks_like_perfetto(const char* p, std::size_t n) {
+  if (n < 3 || static_cast<unsigned char>(p[0]) != 0x0a) return false;
+  std::uint64_t length = 0;
+  std::size_t i = 1;
+  for (int shift = 0; i < n && shift < 35; shift += 7, ++i) {
+    const auto b = static_cast<unsigned char>(p[i]);
+    length |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  if (i >= n || length == 0) return false;
+  ++i;  // the packet's first byte
+  if (i >= n) return false;
+  const auto tag = static_cast<unsigned char>(p[i]);
+  return (tag & 0x07) <= 5 && (tag >> 3) != 0 && (length <= n - i || n >= 4096);
+}
+
 class Reader {
  public:
   Reader(ByteSource& source, const ReadOptions& options) : source_(source), options_(options), view_(source.view()) {
@@ -68,6 +87,11 @@ class Reader {
     } else if (c == '{') {
       ++start_;
       read_top_object();
+    } else if (looks_like_perfetto(base_ + 1, end_ - 1)) {  // from the first byte: 0x0a reads as a newline
+      fail(
+          "a Perfetto protobuf trace, not JSON: attnprof reads the Chrome/Kineto JSON that torch.profiler writes "
+          "(prof.export_chrome_trace(\"trace.json\") or tensorboard_trace_handler); convert this one with "
+          "Perfetto's `traceconv json FILE trace.json`");
     } else {
       fail(fmt::format("not a JSON trace: expected '{{' or '[' at byte {}, found {}", offset(start_), describe(c)));
     }

@@ -51,6 +51,21 @@ TEST(TraceReaderErrors, EmptyFile) { expect_error("", "file is empty"); }
 TEST(TraceReaderErrors, OnlyWhitespace) { expect_error(" \n\t ", "empty"); }
 TEST(TraceReaderErrors, NotJson) { expect_error("hello world", "not a JSON trace"); }
 TEST(TraceReaderErrors, BinaryGarbage) { expect_error(std::string("\x00\x01\x02", 3), "not a JSON trace"); }
+
+// A Perfetto protobuf trace (Trace { repeated TracePacket packet = 1 }), as perfetto's proto
+// definitions lay it out: two packets, each tag 0x0a and its length, holding timestamp = 8 (varint)
+// and trusted_packet_sequence_id = 10 (varint) fields. Named as such, with how to get JSON.
+TEST(TraceReaderErrors, PerfettoProtobufIsNamed) {
+  const std::string packet = std::string("\x40\xe8\x07", 3) + std::string("\x50\x01", 2);  // ts 1000, seq 1
+  const std::string one = std::string("\x0a", 1) + static_cast<char>(packet.size()) + packet;
+  const std::string trace = one + one;
+  const std::string err = error_of(trace);
+  EXPECT_NE(err.find("a Perfetto protobuf trace, not JSON"), std::string::npos) << err;
+  EXPECT_NE(err.find("traceconv json"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos) << "one line";
+  // A newline-led text file is not taken for one: 0x0a then text that is no packet.
+  expect_error("\n\n\x01", "not a JSON trace");
+}
 TEST(TraceReaderErrors, MissingTraceEvents) {
   expect_error(R"({"schemaVersion": 1, "traceName": "x"})", "no \"traceEvents\"");
 }

@@ -1,0 +1,58 @@
+"""The answer on the first screen (issue 37): on every trace the tests read, the text report's first 25
+lines (a 100-column terminal) hold the step's figures and the first fix with what it is worth, and
+`doctor --brief` is that screen alone: at most 25 lines, the same fixes in the same order as --json."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "attnprof"]
+TRACES = sorted(
+    [str(p) for p in (ROOT / "examples" / "traces").glob("*.json")]
+    + [str(p) for d in ("", "corpus", "steps", "regimes") for p in (ROOT / "tests" / "data" / d).glob("*.json.gz")]
+)
+
+
+def out(*args):
+    r = subprocess.run([*CLI, "doctor", *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_there_are_traces():
+    assert len(TRACES) > 50
+
+
+@pytest.mark.parametrize("trace", TRACES, ids=lambda p: Path(p).name)
+def test_the_first_screen_carries_the_answer(trace):
+    doc = json.loads(out("--json", trace))
+    first = out(trace).splitlines()[:25]
+    brief = out("--brief", trace).splitlines()
+    assert len(brief) <= 25, "\n".join(brief)
+    assert all(len(line) <= 100 for line in brief[1:]), max(brief[1:], key=len)  # [0]: the trace's path
+    # (A trace with no GPU kernels, or not CUDA's, says so instead: nothing to diagnose.)
+    if doc["step"] is not None and doc["gpu_kernels"] > 0 and not doc["unsupported"]:
+        assert any(line.startswith("Step: ") for line in first)
+        assert any(line.startswith("Step: ") for line in brief)
+    if doc["fixes"]:
+        assert any(line.lstrip().startswith("1. step ") for line in first), "\n".join(first)
+        # The fixes, numbered in --json's order (five at most, the rest counted).
+        numbered = [int(m.group(1)) for line in brief if (m := re.match(r"\s+(\d+)\. step ", line))]
+        assert numbered == list(range(1, min(5, len(doc["fixes"])) + 1))
+        if len(doc["fixes"]) > 5:
+            assert any(f"({len(doc['fixes']) - 5} more fix" in line for line in brief)
+    ids = {f["id"] for f in doc["findings"]}
+    text = " ".join(brief)
+    assert all(i in text for i in ids), (ids, text)
+
+
+def test_brief_is_the_text_reports_alone():
+    trace = str(ROOT / "examples" / "traces" / "sdpa_math.json")
+    for other in ("--json", "--replay"):
+        r = subprocess.run([*CLI, "doctor", "--brief", other, trace], capture_output=True, text=True)
+        assert r.returncode == 2 and "--brief" in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr
