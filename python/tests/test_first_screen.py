@@ -1,6 +1,7 @@
 """The answer on the first screen (issue 37): on every trace the tests read, the text report's first 25
 lines (a 100-column terminal) hold the step's figures and the first fix with what it is worth, and
-`doctor --brief` is that screen alone: at most 25 lines, the same fixes in the same order as --json."""
+`doctor --brief` is that screen alone: at most 25 lines, the same fixes in the same order as --json.
+`doctor --markdown` carries the same fixes and findings as tables whose rows keep their columns."""
 
 import json
 import re
@@ -51,8 +52,37 @@ def test_the_first_screen_carries_the_answer(trace):
     assert all(i in text for i in ids), (ids, text)
 
 
+def tables(markdown):
+    """Each Markdown table as its rows of cells (the header first, the --- line left out)."""
+    out, rows = [], []
+    for line in markdown.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if not all(set(c) <= {"-"} and c for c in cells):
+                rows.append(cells)
+        elif rows:
+            out.append(rows)
+            rows = []
+    return out
+
+
+@pytest.mark.parametrize("trace", TRACES, ids=lambda p: Path(p).name)
+def test_markdown_carries_the_fixes_and_findings(trace):
+    doc = json.loads(out("--json", trace))
+    md = out("--markdown", trace)
+    assert md.startswith("### attnprof doctor: ")
+    found = tables(md)
+    for t in found:
+        assert all(len(row) == len(t[0]) for row in t), t
+    by_header = {t[0][1] if t[0][0] == "#" else t[0][0]: t[1:] for t in found}
+    fixes = by_header.get("fix", [])
+    assert [r[1] for r in fixes] == [f["title"].replace("|", "\\|") for f in doc["fixes"]]
+    findings = by_header.get("finding", [])
+    assert [r[0].strip("`") for r in findings] == [f["id"] for f in doc["findings"]]
+
+
 def test_brief_is_the_text_reports_alone():
     trace = str(ROOT / "examples" / "traces" / "sdpa_math.json")
-    for other in ("--json", "--replay"):
+    for other in ("--json", "--replay", "--markdown"):
         r = subprocess.run([*CLI, "doctor", "--brief", other, trace], capture_output=True, text=True)
         assert r.returncode == 2 and "--brief" in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr

@@ -146,6 +146,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     std::string shape;
     bool json = false;
     bool brief = false;
+    bool markdown = false;
     bool replay = false;
     bool causal = false;
     unsigned jobs = 0;
@@ -165,6 +166,9 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--brief", opts->brief,
                 "Print the first screen only: the step and what bounds it, the fixes with what each is worth, "
                 "attention's share, the findings' ids");
+  cmd->add_flag("--markdown", opts->markdown,
+                "Print the report as Markdown, for a pull request or an issue (the step, the fixes, attention, "
+                "the findings; with --replay its tables folded at the end)");
   cmd->add_option("-j,--jobs", opts->jobs, "Many traces: read this many at once (default: all cores)");
   cmd->add_option("--fail-on", opts->fail_on,
                   "Exit 1 when a finding matches: a finding id, a scope (attention, model), a severity (high, "
@@ -190,7 +194,8 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     if (paths.size() > 1) {
       for (const auto& [set, name] :
            {std::pair{!opts->html.empty(), "--html"}, std::pair{!opts->annotate.empty(), "--annotate"},
-            std::pair{opts->replay, "--replay"}})
+            std::pair{opts->replay, "--replay"}, std::pair{opts->brief, "--brief"},
+            std::pair{opts->markdown, "--markdown"}})
         if (set)
           throw InputError(
               fmt::format("{} reads one trace; {} were given (run it on one rank's trace)", name, paths.size()));
@@ -206,9 +211,10 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
       throw InputError(fmt::format("--html and --annotate both name {}: give each its own file", opts->html));
     std::optional<FindingGate> gate;
     if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
-    if (opts->brief && (opts->json || opts->replay))
-      throw InputError(
-          fmt::format("--brief is the text report's first screen; {} prints more", opts->json ? "--json" : "--replay"));
+    if (opts->json + opts->markdown + opts->brief > 1)
+      throw InputError("--json, --markdown and --brief each print the report another way: give one");
+    if (opts->brief && opts->replay)
+      throw InputError("--brief is the text report's first screen; --replay prints more");
     if (!opts->replay && (shape->count() || causal->count()))
       throw InputError(fmt::format("{} is for --replay", shape->count() ? "--shape" : "--causal/--no-causal"));
     ReplayRequest request;
@@ -229,9 +235,10 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     // The files first: a path that cannot be written fails the run before anything is printed.
     if (!opts->html.empty()) write_file_atomically(opts->html, html_report(analysis, index, replayed));
     if (!opts->annotate.empty()) write_file_atomically(opts->annotate, annotated_trace(analysis, index));
-    const std::string report = opts->json    ? json_report(analysis, replayed)
-                               : opts->brief ? text_brief(analysis)
-                                             : text_report(analysis, replayed);
+    const std::string report = opts->json       ? json_report(analysis, replayed)
+                               : opts->markdown ? markdown_report(analysis, replayed)
+                               : opts->brief    ? text_brief(analysis)
+                                                : text_report(analysis, replayed);
     std::fwrite(report.data(), 1, report.size(), stdout);
     exit_code = 0;
     if (gate && (!analysis.unsupported.empty() || analysis.gpu_kernels == 0)) {

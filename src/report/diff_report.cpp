@@ -69,25 +69,7 @@ std::vector<std::string> diff_caveats(const TraceDiff& d) {
 
 namespace {
 
-// Text for a Markdown table cell or line: no bar, tag or line break of its own.
-std::string md(std::string_view s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '`')
-      out += "'";
-    else if (c == '\n' || c == '\r')
-      out += ' ';
-    else
-      out.push_back(c);
-  }
-  return out;
-}
+using report::md;
 
 std::string verdict_line(const DiffGate& g) {
   if (!g.verdict.regression)

@@ -4,6 +4,25 @@
 
 namespace attnprof::report {
 
+std::string md(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '`')
+      out += "'";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
 std::string percent(double share) {
   if (share < 0) return "-";
   return fmt::format("{:.0f}%", 100.0 * share);

@@ -18,5 +18,8 @@ std::string json_report(const Analysis& analysis, const Replay* replay = nullptr
 // The first screen alone (doctor --brief): the trace, the step and what bounds it, the fixes with what
 // each is worth, attention's share, the findings' ids.
 std::string text_brief(const Analysis& analysis);
+// doctor --markdown: a pull-request or issue comment (the step, the fixes, attention, the findings;
+// with a replay, its tables folded at the end).
+std::string markdown_report(const Analysis& analysis, const Replay* replay = nullptr);
 
 }  // namespace attnprof

@@ -10,6 +10,7 @@
 #include "report/format.h"
 #include "report/replay_report.h"
 #include "report/report.h"
+#include "report/summary_text.h"
 
 namespace attnprof {
 namespace {
@@ -106,98 +107,33 @@ void regions_section(std::string& out, const GroupStats& g) {
   }
 }
 
-std::string per_group(const GroupStats& g) {
-  return g.group.instances.size() <= 1 ? fmt::format("in '{}'", g.group.name) : fmt::format("per {}", g.group.name);
-}
-
 // The one line a user reads first: how much of the step is attention, what
-// ran it, and what it would take fused.
+// ran it, and what it would take fused; then (table) a row per implementation and pass.
 void attention_headline(std::string& out, const GroupStats& g, bool table = true) {
   auto o = std::back_inserter(out);
-  const auto n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
-  const auto per = [&](std::int64_t ns) { return ms(static_cast<std::int64_t>(static_cast<double>(ns) / n)); };
-  if (g.attention.empty()) {
-    append_wrapped(out,
-                   fmt::format("Attention {}: none found (no fused attention kernel, no matmul-softmax-matmul chain)",
-                               per_group(g)),
-                   2);
-    return;
-  }
-  int calls = 0;
-  std::int64_t fused = 0;
-  bool estimated = false;
-  std::string impls;
-  for (const AttentionSummary& s : g.attention) {
-    calls += s.calls;
-    fused += s.fused_ns >= 0 ? s.fused_ns : s.kernel_ns;
-    estimated |= s.fused_ns >= 0;
-    impls += fmt::format("{}{} {}", impls.empty() ? "" : ", ", to_string(s.impl), to_string(s.pass));
-  }
-  const double calls_per = calls / n;
-  std::string line =
-      fmt::format("Attention {}: {} ms ({} of GPU time) in {:g} call{} ({})", per_group(g), per(g.attention_ns),
-                  percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1),
-                  calls_per, report::plural(calls_per), impls);
-  if (estimated) line += fmt::format("; fused: ~{} ms (estimated)", per(fused));
-  append_wrapped(out, line, 2);
-  if (!table) return;
+  append_wrapped(out, report::attention_sentence(g), 2);
+  if (g.attention.empty() || !table) return;
   fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7} {:>8} {:>8} {:<9} {}\n", "attention", "pass", "calls", "kernels", "ms",
                  "fused ms", "precision", "kernel / shape");
-  for (const AttentionSummary& s : g.attention) {
-    std::string what = s.kernel;
-    if (s.shape.any())
-      what += fmt::format("{}{}{}", what.empty() ? "" : ", ", report::shape_text(s.shape),
-                          s.one_shape ? "" : " (and others)");
-    if (what.empty()) what.push_back('-');  // no one kernel (an unfused chain) and no shapes in the trace
-    fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7.1f} {:>8} {:>8} {:<9} {}\n", to_string(s.impl), to_string(s.pass),
-                   fmt::format("{:g}", s.calls / n), static_cast<double>(s.kernels) / std::max(1, s.calls),
-                   per(s.kernel_ns), s.fused_ns >= 0 ? per(s.fused_ns) : std::string("-"), to_string(s.precision),
-                   fit(what, kWidth - 63));
-  }
-}
-
-// A saving as a change: "-1.234" (shorter), "+0.010" (longer), "0.000".
-std::string signed_ms(std::int64_t ns) {
-  if (ns == 0) return ms(0);
-  return fmt::format("{}{}", ns > 0 ? '-' : '+', ms(ns < 0 ? -ns : ns));
+  for (const report::AttentionRow& r : report::attention_rows(g))
+    fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7} {:>8} {:>8} {:<9} {}\n", r.impl, r.pass, r.calls, r.kernels_per_call,
+                   r.ms, r.fused_ms, r.precision, fit(r.what.empty() ? "-" : r.what, kWidth - 63));
 }
 
 // The first screen: what bounds the step, and what each fix is worth in it.
 void step_section(std::string& out, const Analysis& a, std::size_t max_fixes = SIZE_MAX) {
-  if (a.step_group < 0) return;
+  const std::string step = report::step_sentence(a);
+  if (step.empty()) return;
   const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
-  const StepModel& m = g.steps;
-  const StepTime* s = m.median_step();
-  if (s == nullptr || s->span_ns <= 0) return;
-  const bool steps = g.group.instances.size() > 1;
-  const std::string unit = steps ? g.group.name : std::string("region");
-  const auto share = [&](std::int64_t ns) {
-    return percent(static_cast<double>(ns) / static_cast<double>(s->span_ns));
-  };
   out += '\n';
-  append_wrapped(out,
-                 fmt::format("Step: {} ms per {} ({}{}), GPU busy {} ms ({}), idle {} ms: {}-bound", ms(s->span_ns),
-                             unit, steps ? fmt::format("median of {}: ", g.group.instances.size()) : "",
-                             g.group.instances[m.median].name, ms(s->busy_ns), share(s->busy_ns), ms(s->idle_ns),
-                             to_string(s->bound)),
-                 0);
-  std::string split;
-  for (int c = 0; c < kIdleCauses; ++c) {
-    const std::int64_t v = s->idle[static_cast<std::size_t>(c)];
-    if (v * 50 >= s->idle_ns && v > 0)
-      split += fmt::format("{}{} {} ms", split.empty() ? "" : ", ", to_string(static_cast<IdleCause>(c)), ms(v));
-  }
-  if (m.has_launches)
-    append_wrapped(out,
-                   fmt::format("idle: {}; {} launches, {} host syncs, ~{:.0f} us from a launch to its kernel",
-                               split.empty() ? "none" : split, s->launches, s->syncs,
-                               static_cast<double>(m.launch_latency_ns) / 1e3),
-                   2);
-  for (const std::string& u : m.unknowns) append_wrapped(out, fmt::format("({})", u), 2);
+  append_wrapped(out, "Step: " + step, 0);
+  if (const std::string idle = report::idle_sentence(a); !idle.empty()) append_wrapped(out, "idle: " + idle, 2);
+  for (const std::string& u : g.steps.unknowns) append_wrapped(out, fmt::format("({})", u), 2);
   if (a.fixes.empty()) return;
   append_wrapped(
       out,
-      fmt::format("Fixes, by step time saved per {} (step ms, then GPU ms; ranges where the trace cannot tell)", unit),
+      fmt::format("Fixes, by step time saved per {} (step ms, then GPU ms; ranges where the trace cannot tell)",
+                  report::step_unit(a)),
       0);
   for (std::size_t i = 0; i < a.fixes.size(); ++i) {
     if (i == max_fixes) {
@@ -205,15 +141,9 @@ void step_section(std::string& out, const Analysis& a, std::size_t max_fixes = S
       break;
     }
     const Fix& f = a.fixes[i];
-    const std::string range = f.step_low_ns != f.step_high_ns
-                                  ? fmt::format(" ({} to {})", signed_ms(f.step_low_ns), signed_ms(f.step_high_ns))
-                                  : std::string();
-    std::string ids;
-    for (const std::string& id : f.findings) ids += (ids.empty() ? "" : ", ") + id;
     append_wrapped(out,
-                   fmt::format("{}. step {}{} ms{}, GPU {} ms: {} [{}]", i + 1, f.id == "gpu-idle" ? "up to " : "",
-                               signed_ms(f.step_ns), f.id == "gpu-idle" ? std::string() : range, signed_ms(f.gpu_ns),
-                               f.title, ids),
+                   fmt::format("{}. step {}, GPU {} ms: {} [{}]", i + 1, report::fix_step_text(f),
+                               report::signed_ms(f.gpu_ns), f.title, report::fix_findings(f)),
                    2);
   }
 }
@@ -361,11 +291,7 @@ std::string text_brief(const Analysis& a) {
   std::string out;
   if (!header(out, a)) return out;
   step_section(out, a, 5);
-  // Attention's share in the group the report leads with: the steps, else the one with the most attention.
-  const GroupStats* lead = a.step_group >= 0 ? &a.groups[static_cast<std::size_t>(a.step_group)] : nullptr;
-  for (const GroupStats& g : a.groups)
-    if (lead == nullptr || (lead->attention_ns == 0 && g.attention_ns > 0)) lead = &g;
-  if (lead != nullptr) {
+  if (const GroupStats* lead = report::lead_group(a); lead != nullptr) {
     out += '\n';
     attention_headline(out, *lead, false);
   }

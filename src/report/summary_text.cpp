@@ -1,0 +1,133 @@
+#include "report/summary_text.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "report/format.h"
+
+namespace attnprof::report {
+
+namespace {
+
+const StepTime* median_step(const Analysis& a) {
+  if (a.step_group < 0) return nullptr;
+  const StepTime* s = a.groups[static_cast<std::size_t>(a.step_group)].steps.median_step();
+  return s != nullptr && s->span_ns > 0 ? s : nullptr;
+}
+
+}  // namespace
+
+std::string step_unit(const Analysis& a) {
+  if (a.step_group < 0) return "region";
+  const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
+  return g.group.instances.size() > 1 ? g.group.name : std::string("region");
+}
+
+std::string step_sentence(const Analysis& a) {
+  const StepTime* s = median_step(a);
+  if (s == nullptr) return {};
+  const GroupStats& g = a.groups[static_cast<std::size_t>(a.step_group)];
+  const bool steps = g.group.instances.size() > 1;
+  return fmt::format("{} ms per {} ({}{}), GPU busy {} ms ({}), idle {} ms: {}-bound", ms(s->span_ns), step_unit(a),
+                     steps ? fmt::format("median of {}: ", g.group.instances.size()) : "",
+                     g.group.instances[g.steps.median].name, ms(s->busy_ns),
+                     percent(static_cast<double>(s->busy_ns) / static_cast<double>(s->span_ns)), ms(s->idle_ns),
+                     to_string(s->bound));
+}
+
+std::string idle_sentence(const Analysis& a) {
+  const StepTime* s = median_step(a);
+  if (s == nullptr) return {};
+  const StepModel& m = a.groups[static_cast<std::size_t>(a.step_group)].steps;
+  if (!m.has_launches) return {};
+  std::string split;
+  for (int c = 0; c < kIdleCauses; ++c) {
+    const std::int64_t v = s->idle[static_cast<std::size_t>(c)];
+    if (v * 50 >= s->idle_ns && v > 0)
+      split += fmt::format("{}{} {} ms", split.empty() ? "" : ", ", to_string(static_cast<IdleCause>(c)), ms(v));
+  }
+  return fmt::format("{}; {} launches, {} host syncs, ~{:.0f} us from a launch to its kernel",
+                     split.empty() ? "none" : split, s->launches, s->syncs,
+                     static_cast<double>(m.launch_latency_ns) / 1e3);
+}
+
+std::string signed_ms(std::int64_t ns) {
+  if (ns == 0) return ms(0);
+  return fmt::format("{}{}", ns > 0 ? '-' : '+', ms(ns < 0 ? -ns : ns));
+}
+
+std::string fix_step_text(const Fix& f) {
+  if (f.id == "gpu-idle") return fmt::format("up to {} ms", signed_ms(f.step_ns));
+  return fmt::format("{} ms{}", signed_ms(f.step_ns),
+                     f.step_low_ns != f.step_high_ns
+                         ? fmt::format(" ({} to {})", signed_ms(f.step_low_ns), signed_ms(f.step_high_ns))
+                         : std::string());
+}
+
+std::string fix_findings(const Fix& f) {
+  std::string ids;
+  for (const std::string& id : f.findings) ids += (ids.empty() ? "" : ", ") + id;
+  return ids;
+}
+
+const GroupStats* lead_group(const Analysis& a) {
+  const GroupStats* lead = a.step_group >= 0 ? &a.groups[static_cast<std::size_t>(a.step_group)] : nullptr;
+  for (const GroupStats& g : a.groups)
+    if (lead == nullptr || (lead->attention_ns == 0 && g.attention_ns > 0)) lead = &g;
+  return lead;
+}
+
+std::string per_group(const GroupStats& g) {
+  return g.group.instances.size() <= 1 ? fmt::format("in '{}'", g.group.name) : fmt::format("per {}", g.group.name);
+}
+
+namespace {
+
+double instances(const GroupStats& g) {
+  return static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
+}
+std::string per_instance(const GroupStats& g, std::int64_t ns) {
+  return ms(static_cast<std::int64_t>(static_cast<double>(ns) / instances(g)));
+}
+
+}  // namespace
+
+std::string attention_sentence(const GroupStats& g) {
+  if (g.attention.empty())
+    return fmt::format("Attention {}: none found (no fused attention kernel, no matmul-softmax-matmul chain)",
+                       per_group(g));
+  int calls = 0;
+  std::int64_t fused = 0;
+  bool estimated = false;
+  std::string impls;
+  for (const AttentionSummary& s : g.attention) {
+    calls += s.calls;
+    fused += s.fused_ns >= 0 ? s.fused_ns : s.kernel_ns;
+    estimated |= s.fused_ns >= 0;
+    impls += fmt::format("{}{} {}", impls.empty() ? "" : ", ", to_string(s.impl), to_string(s.pass));
+  }
+  const double calls_per = calls / instances(g);
+  std::string line = fmt::format(
+      "Attention {}: {} ms ({} of GPU time) in {:g} call{} ({})", per_group(g), per_instance(g, g.attention_ns),
+      percent(g.busy_ns > 0 ? static_cast<double>(g.attention_ns) / static_cast<double>(g.busy_ns) : -1), calls_per,
+      plural(calls_per), impls);
+  if (estimated) line += fmt::format("; fused: ~{} ms (estimated)", per_instance(g, fused));
+  return line;
+}
+
+std::vector<AttentionRow> attention_rows(const GroupStats& g) {
+  std::vector<AttentionRow> rows;
+  for (const AttentionSummary& s : g.attention) {
+    std::string what = s.kernel;
+    if (s.shape.any())
+      what += fmt::format("{}{}{}", what.empty() ? "" : ", ", shape_text(s.shape), s.one_shape ? "" : " (and others)");
+    rows.push_back(
+        {std::string(to_string(s.impl)), std::string(to_string(s.pass)), fmt::format("{:g}", s.calls / instances(g)),
+         fmt::format("{:.1f}", static_cast<double>(s.kernels) / std::max(1, s.calls)), per_instance(g, s.kernel_ns),
+         s.fused_ns >= 0 ? per_instance(g, s.fused_ns) : std::string("-"), std::string(to_string(s.precision)), what});
+  }
+  return rows;
+}
+
+}  // namespace attnprof::report

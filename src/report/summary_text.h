@@ -1,0 +1,40 @@
+// The sentences the first screen is made of, shared by the terminal report and the Markdown one:
+// the step and what bounds it, the idle time by cause, a fix's worth, attention's share and its rows,
+// all per step (per instance of the region group).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.h"
+
+namespace attnprof::report {
+
+// The unit the step figures are per: the step group's name ("ProfilerStep", "fwd"), or "region".
+std::string step_unit(const Analysis& a);
+// "5.199 ms per fwd (median of 3: fwd1), GPU busy 5.170 ms (99%), idle 0.029 ms: gpu-bound"; "" when the
+// trace has no step to speak of.
+std::string step_sentence(const Analysis& a);
+// "sync 0.029 ms; 20 launches, 0 host syncs, ~10 us from a launch to its kernel"; "" without launches.
+std::string idle_sentence(const Analysis& a);
+// A change as "-1.234" (shorter), "+0.010" (longer), "0.000".
+std::string signed_ms(std::int64_t ns);
+// What a fix saves in step time: "-4.875 ms (-4.845 to -4.905)", "up to -26.586 ms" (gpu-idle).
+std::string fix_step_text(const Fix& f);
+// The findings a fix resolves, comma-separated.
+std::string fix_findings(const Fix& f);
+// The group the report leads with: the steps, else the first with attention; null without groups.
+const GroupStats* lead_group(const Analysis& a);
+// "per fwd" ("in 'x'" for one instance).
+std::string per_group(const GroupStats& g);
+// "Attention per fwd: 5.170 ms (100% of GPU time) in 1 call (sdpa-math forward); fused: ~0.157 ms
+// (estimated)", or that none was found.
+std::string attention_sentence(const GroupStats& g);
+
+// One row of the attention table, per instance of the group.
+struct AttentionRow {
+  std::string impl, pass, calls, kernels_per_call, ms, fused_ms, precision, what;
+};
+std::vector<AttentionRow> attention_rows(const GroupStats& g);
+
+}  // namespace attnprof::report
