@@ -39,15 +39,19 @@ class AttentionCall:
 
     implementation: str  # "fused", "sdpa-math", "unfused"
     pass_: str  # "forward", "backward"
-    calls: int
+    calls: int  # over the analysed regions (Region.attention: over its instances)
     kernels_per_call: float
-    time_ms: float  # over all calls
+    total_ms: float  # over all calls
     precision: Optional[str]
     kernel: Optional[str]  # fused kernel family
-    fused_estimate_ms: Optional[float]
+    fused_estimate_total_ms: Optional[float]
     shape: Optional[dict]
     # SDPA math only: (calls, why) for each reason the calls' inputs show for the fallback
     math_causes: tuple = ()
+    # In a Region's attention: per instance of the region (a step); None in Report.attention.
+    time_ms: Optional[float] = None
+    fused_estimate_ms: Optional[float] = None
+    calls_per_instance: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,10 @@ class Region:
     source: str
     instances: int
     kernels_per_instance: float
-    gpu_time_ms: float  # over all instances
-    attention_time_ms: float
+    gpu_time_ms: float  # per instance (a step)
+    attention_time_ms: float  # per instance
+    gpu_time_total_ms: float  # over all instances
+    attention_time_total_ms: float
     tensor_core_share: Optional[float]
     attention: tuple = field(default=())
 
@@ -101,9 +107,6 @@ def _md(text: str) -> str:
     )
 
 
-def _ms(us: Optional[float]) -> Optional[float]:
-    return None if us is None else us / 1e3
-
 
 def _attention(entries: Iterable[dict]) -> tuple:
     return tuple(
@@ -112,12 +115,15 @@ def _attention(entries: Iterable[dict]) -> tuple:
             pass_=a["pass"],
             calls=a["calls"],
             kernels_per_call=a["kernels_per_call"],
-            time_ms=a["time_us"] / 1e3,
+            total_ms=a["total_ms"],
             precision=a["precision"],
             kernel=a["kernel"],
-            fused_estimate_ms=_ms(a["fused_estimate_us"]),
+            fused_estimate_total_ms=a["fused_estimate_total_ms"],
             shape=a["shape"],
             math_causes=tuple((m["calls"], m["cause"]) for m in a.get("math_causes", ())),
+            time_ms=a.get("time_ms"),
+            fused_estimate_ms=a.get("fused_estimate_ms"),
+            calls_per_instance=a.get("calls_per_instance"),
         )
         for a in entries
     )
@@ -146,8 +152,10 @@ class Report:
                 source=g["source"],
                 instances=g["instances"],
                 kernels_per_instance=g["kernels_per_instance"],
-                gpu_time_ms=g["gpu_time_us"] / 1e3,
-                attention_time_ms=g["attention_time_us"] / 1e3,
+                gpu_time_ms=g["gpu_time_ms"],
+                attention_time_ms=g["attention_time_ms"],
+                gpu_time_total_ms=g["gpu_time_total_ms"],
+                attention_time_total_ms=g["attention_time_total_ms"],
                 tensor_core_share=g["tensor_core_share"],
                 attention=_attention(g["attention"]),
             )
@@ -182,21 +190,18 @@ class Report:
             )
             for f in doc["fixes"]
         )
-        instances = {g["name"]: max(1, g["instances"]) for g in doc["groups"]}
         self.findings = tuple(
             Finding(
                 id=f["id"],
                 scope=f["scope"],
                 severity=f["severity"],
                 region=f["region"],
-                time_ms=f["time_us"] / 1e3 / instances.get(f["region"], 1),
+                time_ms=f["time_ms"],
                 share=f["share"],
                 message=f["title"],
                 detail=f["detail"],
                 fix=f["fix"],
-                after_fix_ms=None
-                if f["after_fix_us"] is None
-                else f["after_fix_us"] / 1e3 / instances.get(f["region"], 1),
+                after_fix_ms=f["after_fix_ms"],
                 evidence=tuple(f["evidence"]),
             )
             for f in doc["findings"]
@@ -219,11 +224,10 @@ class Report:
         if self.unsupported:
             return "\n".join(lines + [f"Not diagnosed: {_md(self.unsupported)}."])
         for r in self.regions:
-            per = max(1, r.instances)
             impls = ", ".join(f"{a.implementation} {a.pass_}" for a in r.attention) or "none found"
             lines.append(
-                f"Region {_md(repr(r.name))} ({r.instances} instances): attention **{r.attention_time_ms / per:.3f} ms** "
-                f"of {r.gpu_time_ms / per:.3f} ms GPU time per instance ({impls})."
+                f"Region {_md(repr(r.name))} ({r.instances} instances): attention **{r.attention_time_ms:.3f} ms** "
+                f"of {r.gpu_time_ms:.3f} ms GPU time per instance ({impls})."
             )
         lines.append("")
         if not self.findings:

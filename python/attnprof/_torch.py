@@ -17,10 +17,9 @@ from ._report import Report, check, doctor
 def _summary(path: str, report: Report) -> str:
     parts = []
     for r in report.regions:
-        per = max(1, r.instances)
         impls = ", ".join(sorted({a.implementation for a in r.attention})) or "none found"
         share = f" ({100 * r.attention_time_ms / r.gpu_time_ms:.0f}%)" if r.gpu_time_ms > 0 else ""
-        parts.append(f"attention {r.attention_time_ms / per:.3f} ms per {r.name}{share}, {impls}")
+        parts.append(f"attention {r.attention_time_ms:.3f} ms per {r.name}{share}, {impls}")
     ids = ", ".join(f"{f.id} ({f.scope})" for f in report.findings)
     found = f"{len(report.findings)} finding(s): {ids}" if report.findings else "no findings"
     return f"attnprof: {path}: {'; '.join(parts) or 'no regions'}; {found}"

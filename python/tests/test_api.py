@@ -67,7 +67,7 @@ def test_report_forms_match_the_cli():
     r = attnprof.doctor(MATH)
     assert r.to_json() == cli("doctor", "--json", MATH).stdout
     assert str(r) == cli("doctor", MATH).stdout
-    assert json.loads(r.to_json())["schema_version"] == attnprof._core.json_schema_version == 3
+    assert json.loads(r.to_json())["schema_version"] == attnprof._core.json_schema_version == 4
     md = r.to_markdown()
     assert "| `unfused-attention` | attention | high |" in md
     html = r._repr_html_()

@@ -119,6 +119,9 @@ def test_per_step_in_text_json_and_python(folder):
     report = api.doctor(str(folder / "a.json"))
     f = doc["findings"][0]
     steps = next(g["instances"] for g in doc["groups"] if g["name"] == f["region"])
-    per_step = f["time_us"] / 1e3 / steps  # time_us: the total over the region's instances
-    assert f"{f['id']} ({f['scope']}): {per_step:.3f} ms per fwd" in text
-    assert abs(report.findings[0].time_ms - per_step) < 1e-6
+    assert abs(f["time_ms"] * steps - f["total_ms"]) < 1e-3  # per step, and the total named so
+    assert f"{f['id']} ({f['scope']}): {f['time_ms']:.3f} ms per fwd" in text
+    assert report.findings[0].time_ms == f["time_ms"]
+    region = report.regions[0]
+    assert abs(region.gpu_time_ms * region.instances - region.gpu_time_total_ms) < 1e-3
+    assert region.attention[0].time_ms == pytest.approx(region.attention[0].total_ms / region.instances, abs=1e-4)

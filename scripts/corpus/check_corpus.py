@@ -86,18 +86,18 @@ def main():
         fused = [f for f in group if f["expected"]["implementation"] == "fused" and f["name"] in reports]
         if not fused:
             continue
-        measured = {a["pass"]: a["time_us"] / a["calls"] for a in reports[fused[0]["name"]]["attention"]}
+        measured = {a["pass"]: a["total_ms"] * 1e3 / a["calls"] for a in reports[fused[0]["name"]]["attention"]}
         for f in group:
             if f["expected"]["implementation"] == "fused" or f["name"] not in reports:
                 continue
             for a in reports[f["name"]]["attention"]:
-                if a["fused_estimate_us"] is None or a["pass"] not in measured:
+                if a["fused_estimate_total_ms"] is None or a["pass"] not in measured:
                     continue
-                est = a["fused_estimate_us"] / a["calls"]
+                est = a["fused_estimate_total_ms"] * 1e3 / a["calls"]
                 src = "shape" if a["shape"] else "matmuls"
                 if a["precision"] == "fp32":
                     src += " (modelled in bf16: not comparable with the fp32 twin)"
-                print(f"{f['name']:40} {a['pass']:9} {a['time_us'] / a['calls']:15.1f} {est:9.1f} "
+                print(f"{f['name']:40} {a['pass']:9} {a['total_ms'] * 1e3 / a['calls']:15.1f} {est:9.1f} "
                       f"{measured[a['pass']]:9.1f} {est / measured[a['pass']]:8.2f}  {src}")
     return 1 if failed else 0
 

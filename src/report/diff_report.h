@@ -11,7 +11,7 @@
 namespace attnprof {
 
 // Bumped when a field of the diff --json report changes meaning or goes away.
-inline constexpr int kDiffJsonSchemaVersion = 3;  // the same number as doctor's (kJsonSchemaVersion)
+inline constexpr int kDiffJsonSchemaVersion = 4;  // the same number as doctor's (kJsonSchemaVersion)
 
 struct DiffGate {
   double max_growth_pct = kDefaultRegressionPct;

@@ -1,4 +1,6 @@
-// The --json report. Field names are part of the interface: keep them stable.
+// The --json report. Field names are part of the interface: keep them stable. One unit: every time
+// is in ms, per instance of its region (a step) unless its name says total (`total_ms`).
+#include <algorithm>
 #include <iterator>
 #include <vector>
 
@@ -11,7 +13,10 @@
 namespace attnprof {
 namespace {
 
-double us(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
+double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+// Per instance of a region group of n instances.
+double ms_per(std::int64_t ns, std::size_t n) { return ms(ns) / static_cast<double>(std::max<std::size_t>(1, n)); }
+constexpr int kMsDecimals = 4;  // 0.1 us
 
 // Share of GEMM and attention time on tensor cores; null where there was none.
 void share(JsonWriter& j, double tensor_core_share) {
@@ -23,19 +28,29 @@ void share(JsonWriter& j, double tensor_core_share) {
 
 std::string_view or_null_text(Precision p) { return p == Precision::Unknown ? std::string_view() : to_string(p); }
 
-void attention_entry(JsonWriter& j, const AttentionSummary& s) {
+// One implementation and pass: totals over the analysed regions, and with `instances` (a region
+// group's entry) the same per instance.
+void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t instances = 0) {
   j.begin_object();
   j.str("implementation", to_string(s.impl));
   j.str("pass", to_string(s.pass));
   j.num("calls", s.calls);
   j.real("kernels_per_call", s.calls > 0 ? static_cast<double>(s.kernels) / s.calls : 0.0, 2);
-  j.real("time_us", us(s.kernel_ns));
+  j.real("total_ms", ms(s.kernel_ns), kMsDecimals);
+  if (s.fused_ns < 0)
+    j.null("fused_estimate_total_ms");
+  else
+    j.real("fused_estimate_total_ms", ms(s.fused_ns), kMsDecimals);
+  if (instances > 0) {
+    j.real("calls_per_instance", static_cast<double>(s.calls) / static_cast<double>(instances), 3);
+    j.real("time_ms", ms_per(s.kernel_ns, instances), kMsDecimals);
+    if (s.fused_ns < 0)
+      j.null("fused_estimate_ms");
+    else
+      j.real("fused_estimate_ms", ms_per(s.fused_ns, instances), kMsDecimals);
+  }
   j.str_or_null("precision", or_null_text(s.precision));
   j.str_or_null("kernel", s.kernel);
-  if (s.fused_ns < 0)
-    j.null("fused_estimate_us");
-  else
-    j.real("fused_estimate_us", us(s.fused_ns));
   if (s.impl == AttentionImpl::SdpaMath) {  // what kept the calls off the fused backends, from their inputs
     j.begin_array("math_causes");
     for (const auto& [cause, calls] : s.math_causes) {
@@ -79,8 +94,6 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s) {
   }
   j.end_object();
 }
-
-double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
 // The step-time model of the group doctor reports on, per step (its median instance).
 void step_object(JsonWriter& j, const Analysis& a) {
@@ -181,13 +194,16 @@ std::string json_report(const Analysis& a, const Replay* replay) {
     j.begin_object();
     j.str("name", gs.group.name);
     j.str("source", gs.group.source);
-    j.num("instances", gs.group.instances.size());
+    const std::size_t n = gs.group.instances.size();
+    j.num("instances", n);
     j.real("kernels_per_instance", gs.kernels_per_instance);
-    j.real("gpu_time_us", us(gs.busy_ns));
+    j.real("gpu_time_ms", ms_per(gs.busy_ns, n), kMsDecimals);
+    j.real("gpu_time_total_ms", ms(gs.busy_ns), kMsDecimals);
     share(j, gs.tensor_core_share);
-    j.real("attention_time_us", us(gs.attention_ns));
+    j.real("attention_time_ms", ms_per(gs.attention_ns, n), kMsDecimals);
+    j.real("attention_time_total_ms", ms(gs.attention_ns), kMsDecimals);
     j.begin_array("attention");
-    for (const AttentionSummary& s : gs.attention) attention_entry(j, s);
+    for (const AttentionSummary& s : gs.attention) attention_entry(j, s, std::max<std::size_t>(1, n));
     j.end_array();
     j.end_object();
   }
@@ -202,10 +218,10 @@ std::string json_report(const Analysis& a, const Replay* replay) {
       j.num("kernels", s.kernels);
       j.num("memcpys", s.memcpys);
       j.num("memsets", s.memsets);
-      j.real("gpu_time_us", us(s.busy_ns));
-      j.real("span_us", us(s.span_ns));
-      j.real("idle_us", us(s.idle_ns));
-      j.real("launch_api_us", us(s.launch_api_ns));
+      j.real("gpu_time_ms", ms(s.busy_ns), kMsDecimals);
+      j.real("span_ms", ms(s.span_ns), kMsDecimals);
+      j.real("idle_ms", ms(s.idle_ns), kMsDecimals);
+      j.real("launch_api_ms", ms(s.launch_api_ns), kMsDecimals);
       share(j, s.matmul_ns > 0 ? static_cast<double>(s.tensor_core_ns) / static_cast<double>(s.matmul_ns) : -1.0);
       j.end_object();
     }
@@ -220,23 +236,27 @@ std::string json_report(const Analysis& a, const Replay* replay) {
     j.str("op", to_string(k.cls.op));
     j.str("rule", k.cls.rule);
     j.num("count", k.count);
-    j.real("total_us", us(k.total_ns));
+    j.real("total_ms", ms(k.total_ns), kMsDecimals);
     j.end_object();
   }
   j.end_array();
   j.begin_array("findings");
   for (const Finding& f : a.findings) {
+    const auto group =
+        std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
+    const std::size_t n = group == a.groups.end() ? 1 : group->group.instances.size();
     j.begin_object();
     j.str("id", f.id);
     j.str("scope", to_string(f.scope));
     j.str("severity", to_string(f.severity));
     j.str("region", f.group);
-    j.real("time_us", us(f.time_ns));
+    j.real("time_ms", ms_per(f.time_ns, n), kMsDecimals);
+    j.real("total_ms", ms(f.time_ns), kMsDecimals);
     j.real("share", f.share, 4);
     if (f.after_ns < 0)
-      j.null("after_fix_us");
+      j.null("after_fix_ms");
     else
-      j.real("after_fix_us", us(f.after_ns));
+      j.real("after_fix_ms", ms_per(f.after_ns, n), kMsDecimals);
     j.num("instances", f.instances);
     j.str("title", f.title);
     j.str("detail", f.detail);
@@ -245,7 +265,7 @@ std::string json_report(const Analysis& a, const Replay* replay) {
       j.begin_object();
       j.str("what", e.what);
       j.num("count", e.count);
-      j.real("total_us", us(e.total_ns));
+      j.real("total_ms", ms(e.total_ns), kMsDecimals);
       j.end_object();
     }
     j.end_array();
@@ -259,7 +279,7 @@ std::string json_report(const Analysis& a, const Replay* replay) {
   j.begin_object("setup_copies");
   j.num("count", a.setup_copies.count);
   j.num("bytes", a.setup_copies.bytes);
-  j.real("time_us", us(a.setup_copies.ns));
+  j.real("total_ms", ms(a.setup_copies.ns), kMsDecimals);
   j.end_object();
   j.end_object();
   out += '\n';

@@ -9,7 +9,7 @@
 namespace attnprof {
 
 // Bumped when a field of the --json report changes meaning or goes away.
-inline constexpr int kJsonSchemaVersion = 3;
+inline constexpr int kJsonSchemaVersion = 4;
 
 // With a replay (doctor --replay), the measured savings follow: a section of the
 // text, a "replay" object of the JSON.

@@ -56,7 +56,7 @@ TEST(DiffCli, JsonAndMarkdown) {
   const auto j = run_command(diff("--json --fail-on regression:5 " + pair("manual.json", "sdpa_math.json")));
   EXPECT_EQ(j.exit_code, 1) << j.err;
   EXPECT_EQ(j.out.front(), '{');
-  EXPECT_NE(j.out.find("\"schema_version\": 3"), std::string::npos);
+  EXPECT_NE(j.out.find("\"schema_version\": 4"), std::string::npos);
   EXPECT_NE(j.out.find("\"metric\": \"step\""), std::string::npos) << j.out;
   EXPECT_NE(j.out.find("\"step_span_ms\": "), std::string::npos) << j.out;
   EXPECT_NE(j.out.find("\"implementation\": \"unfused\""), std::string::npos) << j.out;
