@@ -286,22 +286,27 @@ TEST_P(Corpus, ReplayPlanStandsInForWhatRan) {
       << s.command;
 }
 
+// A bf16 replay row as the bench would fill it: its forward and backward times, or why it did not run.
+ReplayRow replay_row(const char* impl, bool own, std::optional<double> ms, std::optional<double> backward_ms = {},
+                     const char* why_not = "") {
+  ReplayRow x;
+  x.impl = impl;
+  x.dtype = "bf16";
+  x.own = own;
+  x.ms = ms;
+  x.backward_ms = backward_ms;
+  x.why_not = why_not;
+  return x;
+}
+
 // Savings and the verdict on the traced time, from the rows' times.
 TEST(Replay, SavingsAndAgreementFromTheTimes) {
   Replay r;
   ReplayShape s;
   s.traced_ms = 0.100;
   s.calls_per_step = 4;
-  const auto row = [](const char* impl, bool own, std::optional<double> ms, const char* why_not) {
-    ReplayRow x;
-    x.impl = impl;
-    x.dtype = "bf16";
-    x.own = own;
-    x.ms = ms;
-    x.why_not = why_not;
-    return x;
-  };
-  s.rows = {row("math", true, 0.110, ""), row("cudnn", false, 0.010, ""), row("fused", false, {}, "out of memory")};
+  s.rows = {replay_row("math", true, 0.110), replay_row("cudnn", false, 0.010),
+            replay_row("fused", false, {}, {}, "out of memory")};
   r.shapes = {s};
   s.traced_ms = 0.080;  // the replay 37% slower than the trace: does not carry over
   r.shapes.push_back(s);
@@ -329,16 +334,8 @@ TEST(Replay, TrainingSavingsCoverBothPasses) {
   s.backward_calls = 8;
   s.traced_backward_ms = 0.250;
   s.backward_calls_per_step = 4;
-  const auto row = [](const char* impl, bool own, std::optional<double> ms, std::optional<double> bwd) {
-    ReplayRow x;
-    x.impl = impl;
-    x.dtype = "bf16";
-    x.own = own;
-    x.ms = ms;
-    x.backward_ms = bwd;
-    return x;
-  };
-  s.rows = {row("eager", true, 0.110, 0.200), row("cudnn", false, 0.010, 0.050), row("fused", false, 0.008, {})};
+  s.rows = {replay_row("eager", true, 0.110, 0.200), replay_row("cudnn", false, 0.010, 0.050),
+            replay_row("fused", false, 0.008)};
   r.shapes = {s};
   s.rows[0].backward_ms.reset();  // no backward stand-in: the cuDNN backward against the traced time
   r.shapes.push_back(s);
