@@ -100,13 +100,6 @@ class Fix:
         return f"{self.id}: step -{self.step_ms:.3f} ms, GPU -{self.gpu_ms:.3f} ms ({self.title})"
 
 
-def _md(text: str) -> str:
-    """Text for a Markdown table cell or line: no bar, tag, backtick or line break of its own."""
-    return (
-        text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'").replace("\n", " ")
-    )
-
-
 
 def _attention(entries: Iterable[dict]) -> tuple:
     return tuple(
@@ -133,8 +126,8 @@ class Report:
     """What `attnprof doctor` says about one trace.
 
     str(report) is the terminal report, report.to_json() the `doctor --json`
-    document, report.to_markdown() a summary for a pull request, and in Jupyter
-    the report shows as the `doctor --html` page.
+    document, report.to_markdown() the `doctor --markdown` report, report.brief()
+    its first screen, and in Jupyter the report shows as the `doctor --html` page.
     """
 
     def __init__(self, engine: "_core.Doctor"):
@@ -220,24 +213,12 @@ class Report:
         return self._engine.annotated_trace()
 
     def to_markdown(self) -> str:
-        lines = [f"### attnprof doctor: {_md(self.trace)}", ""]
-        if self.unsupported:
-            return "\n".join(lines + [f"Not diagnosed: {_md(self.unsupported)}."])
-        for r in self.regions:
-            impls = ", ".join(f"{a.implementation} {a.pass_}" for a in r.attention) or "none found"
-            lines.append(
-                f"Region {_md(repr(r.name))} ({r.instances} instances): attention **{r.attention_time_ms:.3f} ms** "
-                f"of {r.gpu_time_ms:.3f} ms GPU time per instance ({impls})."
-            )
-        lines.append("")
-        if not self.findings:
-            lines.append("No findings: nothing here looks slower than it needs to be.")
-        else:
-            lines += ["| finding | scope | severity | ms per instance | what |", "| --- | --- | --- | --- | --- |"]
-            lines += [
-                f"| `{f.id}` | {f.scope} | {f.severity} | {f.time_ms:.3f} | {_md(f.message)} |" for f in self.findings
-            ]
-        return "\n".join(lines) + "\n"
+        """The `attnprof doctor --markdown` report (a pull-request or issue comment)."""
+        return self._engine.markdown()
+
+    def brief(self) -> str:
+        """The `attnprof doctor --brief` first screen: the step, the fixes with what each is worth."""
+        return self._engine.brief()
 
     def _repr_html_(self) -> str:
         return self.to_html()

@@ -65,6 +65,8 @@ NB_MODULE(_core, m) {
            nb::arg("region") = "", nb::arg("label") = "")
       .def("json", [](const Doctor& d) { return json_report(d.analysis); })
       .def("text", [](const Doctor& d) { return text_report(d.analysis); })
+      .def("brief", [](const Doctor& d) { return text_brief(d.analysis); })
+      .def("markdown", [](const Doctor& d) { return markdown_report(d.analysis); })
       .def("html", [](const Doctor& d) { return html_report(d.analysis, *d.index); })
       .def("annotated_trace", [](const Doctor& d) { return annotated_trace(d.analysis, *d.index); })
       .def("caught", &Doctor::caught, nb::arg("fail_on"));

@@ -68,8 +68,9 @@ def test_report_forms_match_the_cli():
     assert r.to_json() == cli("doctor", "--json", MATH).stdout
     assert str(r) == cli("doctor", MATH).stdout
     assert json.loads(r.to_json())["schema_version"] == attnprof._core.json_schema_version == 4
-    md = r.to_markdown()
-    assert "| `unfused-attention` | attention | high |" in md
+    assert r.to_markdown() == cli("doctor", "--markdown", MATH).stdout
+    assert "| `unfused-attention` | high | attention |" in r.to_markdown()
+    assert r.brief() == cli("doctor", "--brief", MATH).stdout
     html = r._repr_html_()
     assert html.startswith("<!DOCTYPE html>") and 'class="timeline"' in html
     assert "<script" not in html

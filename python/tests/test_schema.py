@@ -68,3 +68,25 @@ def test_the_schema_catches_a_changed_field():
     del doc["step"]
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate(doc)
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [
+        "tests/data/steps/llama-large_eager_bf16_train.json.gz",  # training: forward and backward replayed
+        "tests/data/steps/llama-small_sdpa-math_bf16_infer.json.gz",
+        "tests/data/steps/llama-small_eager_bf16_infer_record.json.gz",  # no shapes: asked for
+    ],
+    ids=lambda p: Path(p).name,
+)
+def test_replay_json_follows_the_schema(trace):
+    doc = run("doctor", "--replay", "--json", str(ROOT / trace))
+    VALIDATOR.validate(doc)
+    shapes = doc["replay"]["shapes"]
+    assert shapes
+    training = "train" in trace
+    for s in shapes:
+        assert (s["backward_calls"] > 0) == training  # every forward of these programs has its backward in training
+        if training:
+            assert "--pass backward" in s["command"]
+
