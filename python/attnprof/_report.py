@@ -28,6 +28,7 @@ class Finding:
     fix: str
     after_fix_ms: Optional[float]  # the same work after the fix, per instance; None when unknown
     evidence: tuple = ()
+    part_of: Optional[int] = None  # index of the finding whose GPU work holds this one's (inside unfused-attention)
 
     def __str__(self) -> str:
         return f"[{self.severity}] {self.id} ({self.scope}): {self.message}"
@@ -196,6 +197,7 @@ class Report:
                 fix=f["fix"],
                 after_fix_ms=f["after_fix_ms"],
                 evidence=tuple(f["evidence"]),
+                part_of=f["part_of"],
             )
             for f in doc["findings"]
         )

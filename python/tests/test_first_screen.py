@@ -52,6 +52,27 @@ def test_the_first_screen_carries_the_answer(trace):
     assert all(i in text for i in ids), (ids, text)
 
 
+@pytest.mark.parametrize("trace", TRACES, ids=lambda p: Path(p).name)
+def test_grouped_shares_add_up(trace):
+    """A cause inside the unfused calls (fp32-upcast, safe-softmax, ... of the same region) is part of
+    unfused-attention, and says so; the rest of each region's findings share its GPU time without
+    counting it twice (gpu-idle's share is of wall time)."""
+    doc = json.loads(out("--json", trace))
+    findings = doc["findings"]
+    text = out(trace)
+    share = {}
+    for i, f in enumerate(findings):
+        p = f["part_of"]
+        if p is not None:
+            parent = findings[p]
+            assert parent["id"] == "unfused-attention" and parent["region"] == f["region"] and f["scope"] == "attention"
+            assert f"{i + 1}. [{f['severity']}] {f['id']} ({f['scope']}): " in text
+            assert f", part of unfused-attention (#{p + 1})" in text
+        elif f["id"] != "gpu-idle":
+            share[f["region"]] = share.get(f["region"], 0) + f["share"]
+    assert all(v <= 1.005 for v in share.values()), share
+
+
 def tables(markdown):
     """Each Markdown table as its rows of cells (the header first, the --- line left out)."""
     out, rows = [], []

@@ -9,6 +9,7 @@
 #include "common/json.h"
 #include "report/replay_report.h"
 #include "report/report.h"
+#include "report/summary_text.h"
 
 namespace attnprof {
 namespace {
@@ -241,7 +242,9 @@ std::string json_report(const Analysis& a, const Replay* replay) {
   }
   j.end_array();
   j.begin_array("findings");
-  for (const Finding& f : a.findings) {
+  const std::vector<int> parents = report::finding_parents(a);
+  for (std::size_t fi = 0; fi < a.findings.size(); ++fi) {
+    const Finding& f = a.findings[fi];
     const auto group =
         std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
     const std::size_t n = group == a.groups.end() ? 1 : group->group.instances.size();
@@ -253,6 +256,11 @@ std::string json_report(const Analysis& a, const Replay* replay) {
     j.real("time_ms", ms_per(f.time_ns, n), kMsDecimals);
     j.real("total_ms", ms(f.time_ns), kMsDecimals);
     j.real("share", f.share, 4);
+    // The finding whose GPU work holds all of this one's (a cause inside the unfused calls), or null.
+    if (parents[fi] >= 0)
+      j.num("part_of", parents[fi]);
+    else
+      j.null("part_of");
     if (f.after_ns < 0)
       j.null("after_fix_ms");
     else

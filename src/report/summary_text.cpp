@@ -116,6 +116,29 @@ std::string attention_sentence(const GroupStats& g) {
   return line;
 }
 
+std::vector<int> finding_parents(const Analysis& a) {
+  std::vector<int> parent(a.findings.size(), -1);
+  for (std::size_t i = 0; i < a.findings.size(); ++i) {
+    const Finding& f = a.findings[i];
+    if (f.id == "unfused-attention" || f.activities.empty()) continue;
+    // The unfused calls of f's group, all passes: their GPU work together.
+    std::vector<std::size_t> held;
+    int first = -1;
+    for (std::size_t k = 0; k < a.findings.size(); ++k) {
+      const Finding& u = a.findings[k];
+      if (u.id != "unfused-attention" || u.group != f.group) continue;
+      if (first < 0) first = static_cast<int>(k);
+      held.insert(held.end(), u.activities.begin(), u.activities.end());
+    }
+    if (first < 0) continue;
+    std::sort(held.begin(), held.end());
+    const bool inside = std::all_of(f.activities.begin(), f.activities.end(),
+                                    [&](std::size_t act) { return std::binary_search(held.begin(), held.end(), act); });
+    if (inside) parent[i] = first;
+  }
+  return parent;
+}
+
 std::vector<AttentionRow> attention_rows(const GroupStats& g) {
   std::vector<AttentionRow> rows;
   for (const AttentionSummary& s : g.attention) {

@@ -31,6 +31,11 @@ std::string per_group(const GroupStats& g);
 // (estimated)", or that none was found.
 std::string attention_sentence(const GroupStats& g);
 
+// For each finding (by index), the index of the finding whose GPU work holds all of its own (a cause
+// inside the unfused calls: fp32-upcast, safe-softmax, ... inside unfused-attention of the same
+// group), or -1: the findings a report groups under another, so shares add up.
+std::vector<int> finding_parents(const Analysis& a);
+
 // One row of the attention table, per instance of the group.
 struct AttentionRow {
   std::string impl, pass, calls, kernels_per_call, ms, fused_ms, precision, what;

@@ -239,6 +239,7 @@ std::string text_body(const Analysis& a) {
     return out;
   }
   out += "\nFindings, by GPU time they cost\n";
+  const std::vector<int> parents = report::finding_parents(a);
   for (std::size_t i = 0; i < a.findings.size(); ++i) {
     const Finding& f = a.findings[i];
     const auto group =
@@ -248,9 +249,12 @@ std::string text_body(const Analysis& a) {
     out += '\n';
     append_wrapped(
         out,
-        fmt::format("{}. [{}] {} ({}): {} ms {} ({} of its {}; seen in {} of {})", i + 1, to_string(f.severity), f.id,
-                    to_string(f.scope), ms(f.time_ns / static_cast<std::int64_t>(n)), where, percent(f.share),
-                    f.id == "gpu-idle" ? "wall time" : "GPU time", f.instances, n),
+        fmt::format("{}. [{}] {} ({}): {} ms {}{} ({} of its {}; seen in {} of {})", i + 1, to_string(f.severity), f.id,
+                    to_string(f.scope), ms(f.time_ns / static_cast<std::int64_t>(n)), where,
+                    parents[i] >= 0 ? fmt::format(", part of {} (#{})",
+                                                  a.findings[static_cast<std::size_t>(parents[i])].id, parents[i] + 1)
+                                    : std::string(),
+                    percent(f.share), f.id == "gpu-idle" ? "wall time" : "GPU time", f.instances, n),
         2);
     append_wrapped(out, f.title, 5);
     if (!f.detail.empty()) append_wrapped(out, f.detail, 5);
