@@ -110,6 +110,8 @@ for v in [
     # Added with doctor --replay: cuDNN with attention dropout (GPT-2 trains with p=0.1), eager in fp16.
     ("gpt2", "sdpa", None, "bf16", "training"),
     ("llama", "eager", None, "fp16", "inference"),
+    # An encoder on SDPA math (not causal): the fix must not say is_causal.
+    ("bert", "sdpa", "math", "bf16", "inference"),
 ]:
     variant(*v)
 for v in [
@@ -117,6 +119,7 @@ for v in [
     ("llama", "sdpa", None, "bf16", "training"),
     ("llama", "sdpa", "math", "bf16", "inference"),
     ("gpt2", "eager", None, "bf16", "inference"),
+    ("bert", "sdpa", "math", "bf16", "inference"),
 ]:
     variant(*v, tracer="attnprof record")
 

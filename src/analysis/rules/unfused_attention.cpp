@@ -32,6 +32,20 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
     f.after_ns = s.fused_ns;
     f.activities = acts;
     f.pass = s.pass;
+    // Causality from the calls themselves: a triangular mask built inside one (SDPA math's is_causal, a
+    // decoder's mask), or the op's is_causal argument; else not known.
+    bool causal = false, not_causal = false;
+    for (const std::size_t i : acts)
+      if (const AttentionCall* c = ctx.call_of(i)) {
+        causal |= c->causal_mask || c->shape.causal.value_or(false);
+        not_causal |= c->shape.causal.has_value() && !*c->shape.causal && !c->causal_mask;
+      }
+    const char* mask_fix = causal ? "pass is_causal=True instead of a materialized mask"
+                           : not_causal
+                               ? "pass no mask where nothing is masked (the calls are not causal: an encoder's), or a "
+                                 "boolean padding mask"
+                               : "pass is_causal=True instead of a materialized mask if the model is causal (the trace "
+                                 "does not say; an encoder's calls need no mask, or a boolean padding mask)";
     const auto n = static_cast<double>(std::max<std::size_t>(1, ctx.group.group.instances.size()));
     const double per_call = static_cast<double>(s.kernels) / s.calls;
     const bool math = s.impl == AttentionImpl::SdpaMath;
@@ -62,18 +76,21 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
           "SDPBackend.EFFICIENT_ATTENTION]) raises instead of falling back, with PyTorch's reason. `attnprof bench` "
           "compares the backends on your shape.";
     } else if (math)
-      f.fix =
+      f.fix = fmt::format(
           "PyTorch fell back to SDPA's math backend: let it dispatch to a fused one. Remove a "
           "sdpa_kernel(SDPBackend.MATH) context, keep q, k, v in bf16/fp16 and contiguous in the last dim, and "
-          "pass is_causal=True instead of a materialized mask; torch.nn.attention.sdpa_kernel([SDPBackend."
-          "FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]) then raises if it still cannot. `attnprof bench` "
-          "compares the backends on your shape.";
+          "{}; torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]) then "
+          "raises if it still cannot. `attnprof bench` compares the backends on your shape.",
+          mask_fix);
     else
-      f.fix =
+      f.fix = fmt::format(
           "Replace the hand-written matmul/softmax/matmul with torch.nn.functional.scaled_dot_product_attention "
-          "(is_causal=True for a causal mask) so it runs a fused kernel (flash, cuDNN, efficient); in Hugging Face "
-          "transformers, attn_implementation=\"sdpa\" (or \"flash_attention_2\"). `attnprof bench` compares the "
-          "fused kernels on your shape.";
+          "({}) so it runs a fused kernel (flash, cuDNN, efficient); in Hugging Face transformers, "
+          "attn_implementation=\"sdpa\" (or \"flash_attention_2\"). `attnprof bench` compares the fused kernels on "
+          "your shape.",
+          causal       ? "is_causal=True for its causal mask"
+          : not_causal ? "no mask where nothing is masked: the calls are not causal"
+                       : "is_causal=True for a causal mask");
     add_kernel_evidence(f, ctx, acts);
     out.push_back(std::move(f));
   }
