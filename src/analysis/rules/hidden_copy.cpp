@@ -18,6 +18,14 @@ std::string fix_for(std::string_view op) {
     return "The trace has no CPU ops to name the source: profile with torch.profiler (record_shapes=True) "
            "to find it. Usual causes: an out-of-place op such as masked_fill (use masked_fill_), .clone(), "
            ".contiguous() on a transposed tensor.";
+  // DDP's reducer copies each all-reduced bucket back into the parameters' .grad unless the grads
+  // are views into the buckets (torch.nn.parallel.DistributedDataParallel's gradient_as_bucket_view).
+  if (op.find("copy_bucket_to_grad") != std::string_view::npos)
+    return fmt::format(
+        "{} is DistributedDataParallel copying each all-reduced gradient bucket back into the parameters' "
+        ".grad: construct it with DistributedDataParallel(model, gradient_as_bucket_view=True), so the "
+        "gradients are views into the buckets and this copy (and its memory) goes away.",
+        op);
   std::string_view base = op;
   if (base.starts_with("aten::")) base.remove_prefix(6);
   if (base == "clone" || base == "contiguous" || base == "copy_" || base == "to" || base == "_to_copy")
