@@ -237,7 +237,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
         const auto rows = gpu ? bench::cuda_implementations() : bench::cpu_implementations();
         fmt::print("{}:\n", gpu ? "cuda" : "cpu");
         for (const auto& impl : rows)
-          fmt::print("  {:<19} {}{}\n", impl.name, impl.about,
+          fmt::print("  {:<19} {}{}{}\n", impl.name, impl.about, impl.backward ? "; has a backward (--pass)" : "",
                      impl.unavailable.empty() ? std::string() : " (unavailable: " + impl.unavailable + ")");
       }
       exit_code = 0;
