@@ -245,9 +245,7 @@ std::string json_report(const Analysis& a, const Replay* replay) {
   const std::vector<int> parents = report::finding_parents(a);
   for (std::size_t fi = 0; fi < a.findings.size(); ++fi) {
     const Finding& f = a.findings[fi];
-    const auto group =
-        std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
-    const std::size_t n = group == a.groups.end() ? 1 : group->group.instances.size();
+    const std::size_t n = report::finding_instances(a, f);
     j.begin_object();
     j.str("id", f.id);
     j.str("scope", to_string(f.scope));

@@ -66,13 +66,11 @@ std::string markdown_report(const Analysis& a, const Replay* replay) {
     const std::vector<int> parents = report::finding_parents(a);
     for (std::size_t i = 0; i < a.findings.size(); ++i) {
       const Finding& f = a.findings[i];
-      const auto group =
-          std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
-      const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
+      const std::size_t n = report::finding_instances(a, f);
       fmt::format_to(
           out, "| `{}` | {} | {} | {} ms {} | {} | {} |\n", f.id, to_string(f.severity), to_string(f.scope),
-          report::ms(f.time_ns / static_cast<std::int64_t>(n)),
-          md(n == 1 ? fmt::format("in '{}'", f.group) : fmt::format("per {}", f.group)), report::percent(f.share),
+          report::ms(f.time_ns / static_cast<std::int64_t>(n)), md(report::finding_where(a, f)),
+          report::percent(f.share),
           (parents[i] >= 0 ? fmt::format("(part of `{}`) ", a.findings[static_cast<std::size_t>(parents[i])].id)
                            : std::string()) +
               md(f.title));

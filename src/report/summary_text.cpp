@@ -116,6 +116,16 @@ std::string attention_sentence(const GroupStats& g) {
   return line;
 }
 
+std::size_t finding_instances(const Analysis& a, const Finding& f) {
+  const auto group =
+      std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
+  return group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
+}
+
+std::string finding_where(const Analysis& a, const Finding& f) {
+  return finding_instances(a, f) == 1 ? fmt::format("in '{}'", f.group) : fmt::format("per {}", f.group);
+}
+
 std::vector<int> finding_parents(const Analysis& a) {
   std::vector<int> parent(a.findings.size(), -1);
   for (std::size_t i = 0; i < a.findings.size(); ++i) {

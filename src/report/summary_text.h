@@ -31,6 +31,11 @@ std::string per_group(const GroupStats& g);
 // (estimated)", or that none was found.
 std::string attention_sentence(const GroupStats& g);
 
+// The instances of a finding's region group (at least 1: its figures per instance divide by it), and
+// "per fwd" ("in 'x'" for one instance).
+std::size_t finding_instances(const Analysis& a, const Finding& f);
+std::string finding_where(const Analysis& a, const Finding& f);
+
 // For each finding (by index), the index of the finding whose GPU work holds all of its own (a cause
 // inside the unfused calls: fp32-upcast, safe-softmax, ... inside unfused-attention of the same
 // group), or -1: the findings a report groups under another, so shares add up.

@@ -242,10 +242,8 @@ std::string text_body(const Analysis& a) {
   const std::vector<int> parents = report::finding_parents(a);
   for (std::size_t i = 0; i < a.findings.size(); ++i) {
     const Finding& f = a.findings[i];
-    const auto group =
-        std::find_if(a.groups.begin(), a.groups.end(), [&](const GroupStats& g) { return g.group.name == f.group; });
-    const std::size_t n = group == a.groups.end() ? 1 : std::max<std::size_t>(1, group->group.instances.size());
-    const std::string where = n == 1 ? fmt::format("in '{}'", f.group) : fmt::format("per {}", f.group);
+    const std::size_t n = report::finding_instances(a, f);
+    const std::string where = report::finding_where(a, f);
     out += '\n';
     append_wrapped(
         out,
