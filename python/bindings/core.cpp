@@ -120,7 +120,8 @@ NB_MODULE(_core, m) {
         const CrossRank cross = compare_ranks(ranks);
         if (form == "json") return json_ranks_report(ranks, cross);
         if (form == "text") return text_ranks_report(ranks, cross);
-        throw InputError("ranks_report: form must be json or text, not '" + form + "'");
+        if (form == "markdown") return markdown_ranks_report(ranks, cross);
+        throw InputError("ranks_report: form must be json, text or markdown, not '" + form + "'");
       },
       nb::arg("summaries"), nb::arg("form") = "json");
 }

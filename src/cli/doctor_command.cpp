@@ -99,8 +99,8 @@ std::vector<std::string> trace_paths(const std::vector<std::string>& given) {
 }
 
 // doctor DIR / doctor TRACE...: one report across the ranks of a job. Returns the exit code.
-int doctor_many(const std::vector<std::string>& paths, const std::string& region, bool json, unsigned jobs,
-                const std::optional<FindingGate>& gate) {
+int doctor_many(const std::vector<std::string>& paths, const std::string& region, bool json, bool markdown,
+                unsigned jobs, const std::optional<FindingGate>& gate) {
   for (const std::string& p : paths)
     if (p == "-") throw InputError("doctor: standard input ('-') is for one trace, not among many");
   const bool terminal = isatty(fileno(stderr)) != 0;
@@ -114,7 +114,9 @@ int doctor_many(const std::vector<std::string>& paths, const std::string& region
   };
   std::vector<RankSummary> ranks = summarize_ranks(paths, RegionOptions{region}, jobs, progress);
   const CrossRank cross = compare_ranks(ranks);
-  const std::string report = json ? json_ranks_report(ranks, cross) : text_ranks_report(ranks, cross);
+  const std::string report = json       ? json_ranks_report(ranks, cross)
+                             : markdown ? markdown_ranks_report(ranks, cross)
+                                        : text_ranks_report(ranks, cross);
   std::fwrite(report.data(), 1, report.size(), stdout);
   std::fflush(stdout);
   if (cross.bad > 0) {
@@ -194,14 +196,15 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     if (paths.size() > 1) {
       for (const auto& [set, name] :
            {std::pair{!opts->html.empty(), "--html"}, std::pair{!opts->annotate.empty(), "--annotate"},
-            std::pair{opts->replay, "--replay"}, std::pair{opts->brief, "--brief"},
-            std::pair{opts->markdown, "--markdown"}})
+            std::pair{opts->replay, "--replay"}, std::pair{opts->brief, "--brief"}})
         if (set)
           throw InputError(
               fmt::format("{} reads one trace; {} were given (run it on one rank's trace)", name, paths.size()));
       std::optional<FindingGate> gate;
       if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
-      exit_code = doctor_many(paths, opts->region, opts->json, opts->jobs, gate);
+      if (opts->json && opts->markdown)
+        throw InputError("--json, --markdown and --brief each print the report another way: give one");
+      exit_code = doctor_many(paths, opts->region, opts->json, opts->markdown, opts->jobs, gate);
       return;
     }
     const std::string& path = paths.front();

@@ -32,40 +32,67 @@ std::string attention_text(const RankSummary& r) {
   return r.attention.empty() ? "none" : fmt::format("{} ms: {}", ms(ns), r.dispatch());
 }
 
-}  // namespace
-
-std::string text_ranks_report(const std::vector<RankSummary>& ranks, const CrossRank& c) {
-  std::string out;
-  out += fmt::format("attnprof doctor: {} trace{} of one job", ranks.size(), report::plural(double(ranks.size())));
+// The title and the verdict (the slowest rank, stragglers, ranks whose attention dispatch differs), one
+// sentence a line: what the text and the Markdown report open with.
+std::string title_of(const std::vector<RankSummary>& ranks, const CrossRank& c) {
+  std::string out = fmt::format("{} trace{} of one job", ranks.size(), report::plural(double(ranks.size())));
   if (c.world_size >= 0) out += fmt::format(" (world size {}", c.world_size);
   if (!c.backend.empty()) out += fmt::format("{}{}", c.world_size >= 0 ? ", " : " (", c.backend);
   if (c.world_size >= 0 || !c.backend.empty()) out += ")";
-  out += "; each rank's median step, per step\n";
+  return out;
+}
+
+std::vector<std::string> verdict_of(const std::vector<RankSummary>& ranks, const CrossRank& c) {
+  std::vector<std::string> out;
   if (c.bad > 0)
-    out += fmt::format("{} trace{} could not be read (below); the others are analysed\n", c.bad, report::plural(c.bad));
-  // The verdict first: the slowest rank and the ranks that dispatch differently.
+    out.push_back(
+        fmt::format("{} trace{} could not be read (below); the others are analysed", c.bad, report::plural(c.bad)));
   if (c.slowest_rank >= 0) {
     const bool straggles = std::find(c.stragglers.begin(), c.stragglers.end(), c.slowest_rank) != c.stragglers.end();
-    out += fmt::format("slowest rank: {}, {} ms of compute a step, {:.2f}x the median rank's ({} ms more)",
-                       c.slowest_rank, ms(c.compute.max), c.slowest_over_median, ms(c.slowest_excess_ns));
+    std::string line = fmt::format("slowest rank: {}, {} ms of compute a step, {:.2f}x the median rank's ({} ms more)",
+                                   c.slowest_rank, ms(c.compute.max), c.slowest_over_median, ms(c.slowest_excess_ns));
     const RankSummary* slow = nullptr;
     for (const RankSummary& r : ranks)
       if (r.ok() && r.rank == c.slowest_rank) slow = &r;
     if (straggles && slow != nullptr)
-      out += fmt::format(
+      line += fmt::format(
           ": a straggler, it waits {} ms less on communication than the median rank, the others wait "
-          "for it; evening it out saves up to {} ms a step ({} of the step)\n",
+          "for it; evening it out saves up to {} ms a step ({} of the step)",
           ms(c.comm_exposed.median - slow->comm_exposed_ns), ms(c.slowest_excess_ns),
           report::percent(c.span.median > 0 ? double(c.slowest_excess_ns) / double(c.span.median) : 0));
     else
-      out += ": not a straggler (under 10% more, or it waits on communication as long as the others)\n";
+      line += ": not a straggler (under 10% more, or it waits on communication as long as the others)";
+    out.push_back(std::move(line));
   }
   if (c.slowest_rank < 0 && c.ranks >= 2)
-    out += fmt::format("no slowest rank: every rank computes {} ms a step\n", ms(c.compute.median));
+    out.push_back(fmt::format("no slowest rank: every rank computes {} ms a step", ms(c.compute.median)));
   for (const DispatchDiffers& d : c.dispatch_differs)
-    out +=
-        fmt::format("rank{} {} dispatch{} attention differently: {} (the others: {})\n", d.ranks.size() == 1 ? "" : "s",
-                    ranks_text(d.ranks), d.ranks.size() == 1 ? "es" : "", d.dispatch, d.usual);
+    out.push_back(fmt::format("rank{} {} dispatch{} attention differently: {} (the others: {})",
+                              d.ranks.size() == 1 ? "" : "s", ranks_text(d.ranks), d.ranks.size() == 1 ? "es" : "",
+                              d.dispatch, d.usual));
+  return out;
+}
+
+std::string findings_text(const RankSummary& r) {
+  std::string out;
+  for (const std::string& f : r.findings) out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
+
+// The spreads across ranks: (what, spread).
+std::vector<std::pair<const char*, const Spread*>> spreads_of(const CrossRank& c) {
+  return {{"step span", &c.span},
+          {"GPU busy", &c.busy},
+          {"compute", &c.compute},
+          {"communication", &c.comm},
+          {"comm exposed", &c.comm_exposed}};
+}
+
+}  // namespace
+
+std::string text_ranks_report(const std::vector<RankSummary>& ranks, const CrossRank& c) {
+  std::string out = "attnprof doctor: " + title_of(ranks, c) + "; each rank's median step, per step\n";
+  for (const std::string& line : verdict_of(ranks, c)) out += line + '\n';
   out += '\n';
   out += fmt::format("{:>4}  {:>8}  {:>8}  {:>8}  {:>15}  {:<7}  {}\n", "rank", "step ms", "busy ms", "compute",
                      "comm (exposed)", "bound", "attention; findings");
@@ -75,19 +102,14 @@ std::string text_ranks_report(const std::vector<RankSummary>& ranks, const Cross
       out += fmt::format("{:>4}  {}{}\n", rank, r.error.starts_with(r.path) ? "" : r.path + ": ", r.error);
       continue;
     }
-    std::string findings;
-    for (const std::string& f : r.findings) findings += (findings.empty() ? "; " : ", ") + f;
-    out += fmt::format("{:>4}  {:>8}  {:>8}  {:>8}  {:>15}  {:<7}  {}{}\n", rank, ms(r.span_ns), ms(r.busy_ns),
+    const std::string findings = findings_text(r);
+    out += fmt::format("{:>4}  {:>8}  {:>8}  {:>8}  {:>15}  {:<7}  {}{}{}\n", rank, ms(r.span_ns), ms(r.busy_ns),
                        ms(r.compute_ns), fmt::format("{} ({})", ms(r.comm_ns), ms(r.comm_exposed_ns)),
-                       to_string(r.bound), attention_text(r), findings);
+                       to_string(r.bound), attention_text(r), findings.empty() ? "" : "; ", findings);
   }
   if (c.ranks >= 2) {
     out += "\nacross ranks, min / median / max per step:\n";
-    out += fmt::format("  step span        {}\n", spread_text(c.span));
-    out += fmt::format("  GPU busy         {}\n", spread_text(c.busy));
-    out += fmt::format("  compute          {}\n", spread_text(c.compute));
-    out += fmt::format("  communication    {}\n", spread_text(c.comm));
-    out += fmt::format("  comm exposed     {}\n", spread_text(c.comm_exposed));
+    for (const auto& [what, spread] : spreads_of(c)) out += fmt::format("  {:<16} {}\n", what, spread_text(*spread));
   }
   out +=
       "\ncompute = GPU busy without exposed communication and copies; exposed = communication with no compute "
@@ -185,6 +207,38 @@ std::string json_ranks_report(const std::vector<RankSummary>& ranks, const Cross
   j.end_object();
   j.end_object();
   out += '\n';
+  return out;
+}
+
+std::string markdown_ranks_report(const std::vector<RankSummary>& ranks, const CrossRank& c) {
+  using report::md;
+  std::string out = "### attnprof doctor: " + md(title_of(ranks, c)) + "\n\nEach rank's median step, per step.\n\n";
+  for (const std::string& line : verdict_of(ranks, c)) out += "- " + md(line) + "\n";
+  out +=
+      "\n| rank | step ms | GPU busy ms | compute ms | comm ms (exposed) | bound | attention | findings |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const RankSummary& r : ranks) {
+    const std::string rank = r.rank >= 0 ? fmt::format("{}", r.rank) : "?";
+    if (!r.ok()) {
+      out += fmt::format("| {} | {} | | | | | | |\n", rank,
+                         md(r.error.starts_with(r.path) ? r.error : r.path + ": " + r.error));
+      continue;
+    }
+    std::string findings;
+    for (const std::string& f : r.findings) findings += fmt::format("{}`{}`", findings.empty() ? "" : ", ", f);
+    out += fmt::format("| {} | {} | {} | {} | {} ({}) | {} | {} | {} |\n", rank, ms(r.span_ns), ms(r.busy_ns),
+                       ms(r.compute_ns), ms(r.comm_ns), ms(r.comm_exposed_ns), to_string(r.bound),
+                       md(attention_text(r)), findings);
+  }
+  if (c.ranks >= 2) {
+    out += "\n| across ranks, per step | min | median | max |\n| --- | --- | --- | --- |\n";
+    for (const auto& [what, spread] : spreads_of(c))
+      out += fmt::format("| {} | {} ms (rank {}) | {} ms | {} ms (rank {}) |\n", what, ms(spread->min),
+                         spread->min_rank, ms(spread->median), ms(spread->max), spread->max_rank);
+  }
+  out +=
+      "\nCompute = GPU busy without exposed communication and copies; exposed = communication with no compute "
+      "running. Each rank in detail: `attnprof doctor TRACE`.\n";
   return out;
 }
 

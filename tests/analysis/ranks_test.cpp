@@ -2,6 +2,7 @@
 // tests/data/steps (make_steps.py's idle_comm: 2 ranks on one H200, 4 bf16 4096^3
 // matmuls then a 64 MiB all_reduce a step) and, where present, the 4-rank DDP job
 // of tests/data/ranks (make_ranks.py; facts.json says which rank was made different).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -107,6 +108,15 @@ TEST(Ranks, DdpJobNamesTheRankThatDiffersAndTheSlowest) {
   }
   EXPECT_EQ(c.slowest_rank, slowest);
   EXPECT_EQ(c.stragglers, std::vector<int>{slowest});
+  // The Markdown report (doctor DIR --markdown) says the same first, then a table row per rank.
+  const std::string md = markdown_ranks_report(ranks, c);
+  EXPECT_EQ(md.find("### attnprof doctor: 4 traces of one job (world size 4, gloo)"), 0u) << md;
+  EXPECT_NE(md.find(fmt::format("- slowest rank: {}, ", slowest)), std::string::npos) << md;
+  EXPECT_NE(md.find(fmt::format("- rank {} dispatches attention differently: unfused fwd+bwd", differs)),
+            std::string::npos)
+      << md;
+  for (int r = 0; r < 4; ++r) EXPECT_NE(md.find(fmt::format("\n| {} | ", r)), std::string::npos) << r;
+  EXPECT_NE(md.find(fmt::format("| compute | ")), std::string::npos);
 }
 
 // A summary made elsewhere (a worker of attnprof.doctor_many) comes back as JSON: the report made
