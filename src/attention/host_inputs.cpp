@@ -26,6 +26,13 @@ void fill_normal(std::vector<std::uint8_t>& buf, attention::DType dtype, unsigne
 
 }  // namespace
 
+std::vector<std::uint8_t> random_like_out(const attention::AttentionParams& shape, unsigned seed) {
+  std::vector<std::uint8_t> out(attention::dtype_bytes(shape.dtype) * shape.batch * shape.q_heads * shape.q_len *
+                                shape.head_dim);
+  fill_normal(out, shape.dtype, seed);
+  return out;
+}
+
 void poison(std::vector<std::uint8_t>& bytes) { std::fill(bytes.begin(), bytes.end(), std::uint8_t{0xff}); }
 
 HostInputs make_host_inputs(const attention::AttentionParams& shape, unsigned seed) {

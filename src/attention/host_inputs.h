@@ -17,6 +17,9 @@ struct HostInputs {
 
 // `shape` supplies sizes, dtype, layout, causal and scale; its pointers are ignored.
 HostInputs make_host_inputs(const AttentionParams& shape, unsigned seed);
+// A random tensor the size of `shape`'s output (normal(0,1), out's dense strides): the dO a
+// backward is given.
+std::vector<std::uint8_t> random_like_out(const AttentionParams& shape, unsigned seed);
 // 0xff bytes: NaN in bf16, fp16 and fp32.
 void poison(std::vector<std::uint8_t>& bytes);
 

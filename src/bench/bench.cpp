@@ -140,7 +140,7 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
   // A backward pass: the rows that have one; the check is per (batch, kv head) group, every
   // query head of it (its dK and dV need them all), at about 3x a forward slice's cost.
   plan.pass = o.pass;
-  run.pass = pass_name(o.pass);
+  run.pass = o.pass;
   const bool backward = o.pass != Pass::Forward;
   if (backward && !gpu)
     throw InputError(fmt::format("--pass {}: the CPU implementations have no backward; it runs on a GPU{}",

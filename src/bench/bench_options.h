@@ -19,10 +19,10 @@ enum class Pass { Forward, Backward, Both };
 inline const char* pass_name(Pass p) {
   return p == Pass::Forward ? "forward" : p == Pass::Backward ? "backward" : "both";
 }
-// The FLOPs one timed call of pass p does on this shape: forward 1x, backward 2.5x, both 3.5x.
+// The FLOPs one timed call of pass p does on this shape: the forward's, the backward's (2.5x) or both.
 inline double pass_flops(const attention::AttentionParams& shape, Pass p) {
-  const double f = attention::attention_flops(shape);
-  return p == Pass::Forward ? f : p == Pass::Backward ? 2.5 * f : 3.5 * f;
+  const double forward = attention::attention_flops(shape), backward = attention::attention_backward_flops(shape);
+  return p == Pass::Forward ? forward : p == Pass::Backward ? backward : forward + backward;
 }
 
 struct BenchOptions {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attention/params.h"
+#include "bench/bench_options.h"
 
 namespace attnprof::bench {
 
@@ -40,7 +41,7 @@ struct BenchRun {
   std::string gemm_rate_shape;
   std::string kernel_count_source;  // "CUPTI recorder" or why kernels are "n/a"
   std::string timing;               // "cold" or "hot" (GPU, BenchOptions::hot), "cpu wall clock"
-  std::string pass = "forward";     // what one timed call is: "forward", "backward" or "both" (BenchOptions::pass)
+  Pass pass = Pass::Forward;        // what one timed call is (BenchOptions::pass)
   bool interleaved = false;         // samples taken in rounds over the implementations (--interleave)
   unsigned seed = 0;
   std::vector<ImplResult> rows;

@@ -101,8 +101,7 @@ struct GradBuffers {
 
 GradBuffers make_grads(const Session& s) {
   GradBuffers g;
-  // q's strides are out's (make_params: dense, the same dims): a second draw of q is a dO.
-  g.host_d_out = attention::make_host_inputs(s.plan.shape, s.plan.seed ^ 0x9e3779b9u).q;
+  g.host_d_out = attention::random_like_out(s.plan.shape, s.plan.seed ^ 0x9e3779b9u);
   g.host_dq.resize(s.host.q.size());
   g.host_dk.resize(s.host.k.size());
   g.host_dv.resize(s.host.v.size());

@@ -67,9 +67,9 @@ bool within_noise(const ImplResult& a, const ImplResult& b) { return a.p10_ms <=
 
 void print_header(const BenchRun& run, std::FILE* out) {
   fmt::print(out, "attnprof bench: {}{} on {}\n", attention::describe(run.shape),
-             run.pass == "forward" ? ""
-             : run.pass == "both"  ? ", forward + backward"
-                                   : ", backward",
+             run.pass == Pass::Forward ? ""
+             : run.pass == Pass::Both  ? ", forward + backward"
+                                       : ", backward",
              run.device);
   if (!run.note.empty()) print_wrapped(out, "note: " + run.note);
   if (run.gemm_tflops)
@@ -122,12 +122,12 @@ void print_footer(const BenchRun& run, std::FILE* out) {
       fmt::format("TFLOP/s counts {}{}; bytes: each pass reads its inputs and writes its "
                   "outputs once (a model, of the forward); rel err: {} vs fp64 on {} of {} {}{}",
                   attention::attention_flops_rule(run.shape),
-                  run.pass == "forward" ? ""
-                  : run.pass == "both"  ? ", x3.5 for forward + backward"
-                                        : ", x2.5 for the backward",
-                  run.pass == "forward" ? "||out-ref||/||ref||" : "the worst ||grad-ref||/||ref|| of dQ, dK, dV",
+                  run.pass == Pass::Forward ? ""
+                  : run.pass == Pass::Both  ? ", x3.5 for forward + backward"
+                                            : ", x2.5 for the backward",
+                  run.pass == Pass::Forward ? "||out-ref||/||ref||" : "the worst ||grad-ref||/||ref|| of dQ, dK, dV",
                   checked ? checked->slices_checked : 0, checked ? checked->slices_total : 0,
-                  run.pass == "forward" ? "heads" : "(batch, kv head) groups",
+                  run.pass == Pass::Forward ? "heads" : "(batch, kv head) groups",
                   run.on_gpu ? fmt::format("; kernels: {}; TC: tensor cores, CUDA: FP32 FFMA on CUDA cores; "
                                            "timing: {}",
                                            run.kernel_count_source.empty() ? "n/a" : run.kernel_count_source,
@@ -184,10 +184,8 @@ std::string to_json(const BenchRun& run) {
   j.boolean("bottom_right", p.causal_align == attention::CausalAlign::BottomRight);
   number("scale", p.scale);
   j.end_object();
-  j.str("pass", run.pass);
-  number("flops", pass_flops(p, run.pass == "forward"    ? Pass::Forward
-                                : run.pass == "backward" ? Pass::Backward
-                                                         : Pass::Both));
+  j.str("pass", pass_name(run.pass));
+  number("flops", pass_flops(p, run.pass));
   j.str("note", run.note);
   j.num("seed", run.seed);
   if (run.gemm_tflops)

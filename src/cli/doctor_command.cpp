@@ -192,6 +192,8 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
                                "With --replay: whether the calls whose trace does not say are causal (default: not)");
   cmd->footer(doctor_footer());
   cmd->callback([opts, &exit_code, shape, causal] {
+    if (opts->json + opts->markdown + opts->brief > 1)
+      throw InputError("--json, --markdown and --brief each print the report another way: give one");
     const std::vector<std::string> paths = trace_paths(opts->traces);
     if (paths.size() > 1) {
       for (const auto& [set, name] :
@@ -202,8 +204,6 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
               fmt::format("{} reads one trace; {} were given (run it on one rank's trace)", name, paths.size()));
       std::optional<FindingGate> gate;
       if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
-      if (opts->json && opts->markdown)
-        throw InputError("--json, --markdown and --brief each print the report another way: give one");
       exit_code = doctor_many(paths, opts->region, opts->json, opts->markdown, opts->jobs, gate);
       return;
     }
@@ -214,8 +214,6 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
       throw InputError(fmt::format("--html and --annotate both name {}: give each its own file", opts->html));
     std::optional<FindingGate> gate;
     if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
-    if (opts->json + opts->markdown + opts->brief > 1)
-      throw InputError("--json, --markdown and --brief each print the report another way: give one");
     if (opts->brief && opts->replay)
       throw InputError("--brief is the text report's first screen; --replay prints more");
     if (!opts->replay && (shape->count() || causal->count()))

@@ -1,6 +1,8 @@
 #include "report/summary_text.h"
 
 #include <algorithm>
+#include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -127,24 +129,29 @@ std::string finding_where(const Analysis& a, const Finding& f) {
 }
 
 std::vector<int> finding_parents(const Analysis& a) {
+  // Per group, the unfused calls' GPU work (all passes together, sorted) and its first finding.
+  struct Held {
+    int first = -1;
+    std::vector<std::size_t> activities;
+  };
+  std::map<std::string_view, Held> held;
+  for (std::size_t k = 0; k < a.findings.size(); ++k) {
+    const Finding& u = a.findings[k];
+    if (u.id != "unfused-attention") continue;
+    Held& h = held[u.group];
+    if (h.first < 0) h.first = static_cast<int>(k);
+    h.activities.insert(h.activities.end(), u.activities.begin(), u.activities.end());
+  }
+  for (auto& [group, h] : held) std::sort(h.activities.begin(), h.activities.end());
   std::vector<int> parent(a.findings.size(), -1);
   for (std::size_t i = 0; i < a.findings.size(); ++i) {
     const Finding& f = a.findings[i];
-    if (f.id == "unfused-attention" || f.activities.empty()) continue;
-    // The unfused calls of f's group, all passes: their GPU work together.
-    std::vector<std::size_t> held;
-    int first = -1;
-    for (std::size_t k = 0; k < a.findings.size(); ++k) {
-      const Finding& u = a.findings[k];
-      if (u.id != "unfused-attention" || u.group != f.group) continue;
-      if (first < 0) first = static_cast<int>(k);
-      held.insert(held.end(), u.activities.begin(), u.activities.end());
-    }
-    if (first < 0) continue;
-    std::sort(held.begin(), held.end());
-    const bool inside = std::all_of(f.activities.begin(), f.activities.end(),
-                                    [&](std::size_t act) { return std::binary_search(held.begin(), held.end(), act); });
-    if (inside) parent[i] = first;
+    const auto h = held.find(f.group);
+    if (f.id == "unfused-attention" || f.activities.empty() || h == held.end()) continue;
+    const std::vector<std::size_t>& in = h->second.activities;
+    if (std::all_of(f.activities.begin(), f.activities.end(),
+                    [&](std::size_t act) { return std::binary_search(in.begin(), in.end(), act); }))
+      parent[i] = h->second.first;
   }
   return parent;
 }
