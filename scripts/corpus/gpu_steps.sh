@@ -10,7 +10,8 @@
 # PACK_DIR: OUT_DIR's traces and facts also as tars of at most 15 MiB there (for a
 # device tool that returns few files). STEPS_ONLY=NAME,... makes those programs alone.
 # STEPS_ROUNDS=R (default 1): each twin group's members in one process, traced in turn R times
-# (make_steps.py --rounds; the record twins R rounds of one process each, in turn).
+# (make_steps.py --rounds; the record twins likewise: one recording of each twin group's turn,
+# make_steps.py --run-group, cut into a trace per member and round by --split-record).
 set -uo pipefail
 B=${1:?carry dir}
 O=${2:?out dir}
@@ -39,9 +40,24 @@ else
   echo "SKIP: no attnprof and libattnprof_inject.so in $B"; status=1
 fi
 R=${STEPS_ROUNDS:-1}
-if [ -n "$A" ]; then
+record_names=$(python3 "$here/make_steps.py" --list --tracer "attnprof record" | python3 -c 'import json, sys; only = [x for x in sys.argv[1].split(",") if x]; print(" ".join(f["name"] + ":" + f["twin_group"] for f in json.load(sys.stdin) if not only or f["name"] in only))' "${STEPS_ONLY:-}")
+if [ -n "$A" ] && [ "$R" -gt 1 ]; then
+  # Each record twin group in one process, its members in turn R rounds (as the torch.profiler twins):
+  # one recording of the whole turn, cut into a trace per member and round.
+  for group in $(for x in $record_names; do echo "${x#*:}"; done | sort -u); do
+    t0=$SECONDS
+    if timeout 240 "$A" record --capture-range nvtx:twins -o "$O/$group.group.json.gz" -- \
+        python3 "$here/make_steps.py" --run-group "$group" --rounds "$R" --out "$O" >"$O/$group.log" 2>&1 &&
+        python3 "$here/make_steps.py" --split-record "$O/$group.group.json.gz" --out "$O" >>"$O/$group.log" 2>&1; then
+      echo "ok   $group: $(grep -c ^wrote "$O/$group.log") traces in $((SECONDS - t0)) s"
+      rm -f "$O/$group.group.json.gz"
+    else
+      echo "FAIL $group: $(tail -3 "$O/$group.log" | tr '\n' ' ')"; status=1
+    fi
+  done
+elif [ -n "$A" ]; then
   for r in $(seq 0 $((R - 1))); do
-  for name in $(python3 "$here/make_steps.py" --list --tracer "attnprof record" | python3 -c 'import json, sys; only = [x for x in sys.argv[1].split(",") if x]; print(" ".join(f["name"] for f in json.load(sys.stdin) if not only or f["name"] in only))' "${STEPS_ONLY:-}"); do
+  for name in $(for x in $record_names; do echo "${x%%:*}"; done); do
     if [ "$SECONDS" -gt "${STEPS_DEADLINE:-500}" ]; then echo "SKIP $name: past ${STEPS_DEADLINE:-500} s"; status=1; continue; fi
     t0=$SECONDS
     stem=$name; [ "$r" = 0 ] || stem=$name.round$r

@@ -348,6 +348,84 @@ def run_recorded(name, out_dir, r=0):
     finish(trace_name(name, r), out_dir, measured)
 
 
+def record_group(group):
+    """The `attnprof record` twins of one twin group, in list order."""
+    return [n for n in NAMES if n in MODEL_PROGRAMS and MODEL_PROGRAMS[n]["tracer"] == "attnprof record"
+            and MODEL_PROGRAMS[n]["twin_group"] == group]
+
+
+def run_recorded_group(group, out_dir, rounds):
+    """A record twin group in one process (under `attnprof record --capture-range nvtx:twins`): each
+    member's untraced loop, then inside one NVTX range "twins" the members in turn, R rounds (the order
+    rotated each round as run_all does), each round of a member inside an NVTX range "twin:<stem>"
+    holding its TOTAL "step" ranges. split_record cuts the trace into one per member and round."""
+    import torch
+
+    members = record_group(group)
+    if not members:
+        raise SystemExit(f"--run-group {group}: no attnprof record twins in that group")
+    built = {n: build(n) for n in members}
+    untraced = {n: timed_loop(built[n][0]) for n in members}
+    torch.cuda.nvtx.range_push("twins")
+    for r in range(rounds):
+        for n in members[r % len(members):] + members[: r % len(members)]:
+            step, extra = built[n]
+            measured = dict(environment())
+            measured["unprofiled"] = untraced[n]
+            measured["recorded_in_turn"] = dict(members=members, rounds=rounds, round=r)
+            torch.cuda.nvtx.range_push(f"twin:{trace_name(n, r)}")
+            measured["traced"] = timed_loop(step, begin=lambda i: torch.cuda.nvtx.range_push("step"),
+                                            end=lambda i: torch.cuda.nvtx.range_pop())
+            torch.cuda.nvtx.range_pop()
+            measured.update(extra)
+            finish(trace_name(n, r), out_dir, measured)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+
+
+def split_record(path, out_dir):
+    """One trace per "twin:<stem>" range of a group recording (run_recorded_group), as `attnprof record
+    --capture-range nvtx:step --steps FIRST:TOTAL-1` would have written it for that member alone: the
+    runtime, driver and sync calls and NVTX ranges from the push of its step FIRST to the pop of its
+    last step, the GPU work those calls launched, and the trace's header."""
+    with gzip.open(path, "rt") if path.endswith(".gz") else open(path) as fh:
+        t = json.load(fh)
+    ev = t["traceEvents"]
+    twins = sorted((e for e in ev if e.get("cat") == "user_annotation" and e.get("name", "").startswith("twin:")),
+                   key=lambda e: float(e["ts"]))
+    if not twins:
+        raise SystemExit(f"{path}: no twin:<name> NVTX ranges (not a run_recorded_group trace)")
+    steps = sorted((e for e in ev if e.get("cat") == "user_annotation" and e.get("name") == "step"),
+                   key=lambda e: float(e["ts"]))
+    cpu_cats = {"cuda_runtime", "cuda_driver", "cuda_sync"}
+    gpu_cats = {"kernel", "gpu_memcpy", "gpu_memset"}
+    written = []
+    for tw in twins:
+        lo, hi = float(tw["ts"]), float(tw["ts"]) + float(tw["dur"])
+        mine = [e for e in steps if lo <= float(e["ts"]) and float(e["ts"]) + float(e["dur"]) <= hi]
+        if len(mine) != TOTAL:
+            raise SystemExit(f"{path}: {tw['name']} holds {len(mine)} step ranges, not {TOTAL}")
+        w0, w1 = float(mine[FIRST]["ts"]), float(mine[-1]["ts"]) + float(mine[-1]["dur"])
+        keep, corr = [], set()
+        for e in ev:
+            cat, ts = e.get("cat"), float(e.get("ts", 0))
+            if (cat in cpu_cats or (cat == "user_annotation" and e.get("name") == "step")) and w0 <= ts <= w1:
+                keep.append(e)
+                if "correlation" in e.get("args", {}):
+                    corr.add(e["args"]["correlation"])
+            elif cat not in cpu_cats | gpu_cats | {"user_annotation"} and e.get("ph") == "M":
+                keep.append(e)
+        keep += [e for e in ev if e.get("cat") in gpu_cats and e.get("args", {}).get("correlation") in corr]
+        keep.sort(key=lambda e: float(e.get("ts", 0)))
+        stem = tw["name"][len("twin:"):]
+        out = dict(t, traceEvents=keep, traceName=stem)
+        dest = os.path.join(out_dir, stem + ".json.gz")
+        with gzip.open(dest, "wt", compresslevel=9) as fh:
+            json.dump(out, fh)
+        written.append(dest)
+    return written
+
+
 def finish(name, out_dir, measured):
     t, u = measured["traced"]["mean_step_ms"], measured["unprofiled"]["mean_step_ms"]
     measured["mean_step_ms"] = round(t, 4)
@@ -579,6 +657,8 @@ def main():
     ap.add_argument("--run")
     ap.add_argument("--round", type=int, default=0, help="with --run: the round it is (its file names)")
     ap.add_argument("--rounds", type=int, default=1, help="each twin group in one process, R rounds in turn")
+    ap.add_argument("--run-group", help="the attnprof record twins of TWIN_GROUP in one process (with --rounds)")
+    ap.add_argument("--split-record", help="cut a --run-group recording into one trace per twin and round")
     ap.add_argument("--facts")
     ap.add_argument("--summary")
     ap.add_argument("--pack", nargs=2)
@@ -600,6 +680,14 @@ def main():
         return 0
     if a.comm_rank is not None:
         run_comm_rank(a.comm_rank, a.out, a.init)
+        return 0
+    if a.split_record:
+        for p in split_record(a.split_record, a.out or os.path.dirname(a.split_record)):
+            print(f"wrote {p}")
+        return 0
+    if a.run_group:
+        os.makedirs(a.out, exist_ok=True)
+        run_recorded_group(a.run_group, a.out, a.rounds)
         return 0
     if a.run:
         os.makedirs(a.out, exist_ok=True)

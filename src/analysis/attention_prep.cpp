@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <span>
 
 namespace attnprof {
 namespace {
@@ -58,7 +59,83 @@ bool in_runs(std::size_t p, const std::vector<OpRun>& runs) {
   return it != runs.begin() && p <= std::prev(it)->last;
 }
 
+// Without CPU ops, what a kernel does in building a mask, as its name tells: decides entries
+// (comparisons of index ranges, where / masked_fill, triu / tril, logical and bitwise ops), joins
+// them (fills, copies and casts, memcpy / memset), or neither.
+enum class MaskPart : std::uint8_t { None, Decides, Joins };
+MaskPart mask_part(const TraceIndex& index, std::size_t activity) {
+  const KernelClass& k = index.activities()[activity].cls;
+  if (k.op == KernelOp::Where || k.op == KernelOp::MaskedFill || k.op == KernelOp::TriangularMask)
+    return MaskPart::Decides;
+  const std::string_view n = index.name(index.activities()[activity]);
+  const auto has = [&](std::string_view s) { return n.find(s) != std::string_view::npos; };
+  if ((has("Compare") && has("Functor")) || has("logical_and") || has("logical_or") || has("logical_not") ||
+      has("bitwise_and") || has("bitwise_or") || has("bitwise_not") || has("BitwiseAnd") || has("BitwiseOr") ||
+      has("BitwiseNot"))
+    return MaskPart::Decides;
+  if (k.op == KernelOp::Fill || k.category == KernelCategory::CopyCast || k.category == KernelCategory::Memcpy ||
+      k.category == KernelCategory::Memset)
+    return MaskPart::Joins;
+  return MaskPart::None;
+}
+
 }  // namespace
+
+std::vector<MaskLaunches> find_mask_launches(const TraceIndex& index, const HostCalls& host,
+                                             const AttentionView& view) {
+  const auto& events = index.trace().events;
+  const LaunchedBy launched_by(host);
+  const auto same_thread = [&](std::size_t x, std::size_t y) {
+    const Event& ex = events[static_cast<std::size_t>(host.calls[x].event)];
+    const Event& ey = events[static_cast<std::size_t>(host.calls[y].event)];
+    return ex.pid == ey.pid && ex.tid == ey.tid;
+  };
+  // What launch call k does for a mask: decides (a kernel of it does), joins, or neither.
+  const auto part_of = [&](std::size_t k) {
+    const auto acts = launched_by(k);
+    if (acts.empty()) return host.calls[k].kind == HostCallKind::Launch ? MaskPart::None : MaskPart::Joins;
+    MaskPart part = MaskPart::Joins;
+    for (std::size_t a : acts) {
+      if (view.in_attention(a)) return MaskPart::None;
+      const MaskPart m = mask_part(index, a);
+      if (m == MaskPart::None) return MaskPart::None;
+      if (m == MaskPart::Decides) part = MaskPart::Decides;
+    }
+    return part;
+  };
+  std::vector<MaskLaunches> out;
+  for (std::size_t k = 0; k < host.calls.size(); ++k) {
+    if (part_of(k) != MaskPart::Decides) continue;
+    std::vector<std::size_t> run{k};
+    std::size_t last = k;
+    int decides = 1;
+    for (std::size_t j = k + 1; j < host.calls.size(); ++j) {
+      if (!same_thread(j, k)) continue;
+      const MaskPart m = part_of(j);
+      if (m == MaskPart::None) break;
+      run.push_back(j);
+      if (m == MaskPart::Decides) {
+        last = j;
+        ++decides;
+      }
+    }
+    if (decides >= 2) {
+      while (run.back() != last) run.pop_back();
+      MaskLaunches m{std::move(run), kNone};
+      for (std::size_t n = last + 1; n < host.calls.size() && m.next_call == kNone; ++n) {
+        if (!same_thread(n, k)) continue;
+        for (std::size_t a : launched_by(n))
+          if (view.in_attention(a)) {
+            m.next_call = view.call_of[a];
+            break;
+          }
+      }
+      out.push_back(m);
+    }
+    k = last;
+  }
+  return out;
+}
 
 bool is_layout_op(std::string_view name) {
   if (name.starts_with(kBackwardPrefix)) return one_of(bare(name), kLayoutBackward);

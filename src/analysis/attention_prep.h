@@ -9,7 +9,9 @@
 //     ranges, where / masked_fill, the scalar fills and copies between them):
 //     with is_causal=True a fused call needs none.
 // What is between them is a run of whole ops on one thread, with the GPU work
-// they launched; the step-time model replaces it with the fused call's.
+// they launched; the step-time model replaces it with the fused call's. Without
+// CPU ops (attnprof record) the mask is told by its launches' kernels instead
+// (find_mask_launches).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "analysis/attention.h"
+#include "analysis/host_calls.h"
 #include "analysis/trace_index.h"
 
 namespace attnprof {
@@ -70,6 +73,18 @@ struct MaskBuild {
   std::int32_t next_call = kNone;  // index into `calls`
 };
 std::vector<MaskBuild> find_mask_builds(const OutermostOps& ops, const std::vector<OpRun>& calls);
+
+// A mask build told by launches alone (a trace without CPU ops): runtime calls on one thread, from
+// one launching a kernel that decides mask entries (a comparison, where / masked_fill, triu / tril,
+// a logical or bitwise op) to the last such (two at least), with only launches of joining work
+// (fills, copies and casts, memcpy / memset) and runtime calls without GPU work (a host
+// synchronization) between them, none of it attention; `next_call` is the attention call whose GPU
+// work the thread launches next (kNone when none).
+struct MaskLaunches {
+  std::vector<std::size_t> calls;  // indices into HostCalls::calls, first to last
+  std::int32_t next_call = kNone;  // index into view.calls
+};
+std::vector<MaskLaunches> find_mask_launches(const TraceIndex& index, const HostCalls& host, const AttentionView& view);
 
 // Whether an op name is a view or layout copy (forward or its autograd backward).
 bool is_layout_op(std::string_view name);

@@ -119,4 +119,15 @@ HostCalls host_calls(const TraceIndex& index) {
   return h;
 }
 
+LaunchedBy::LaunchedBy(const HostCalls& host) : first_(host.calls.size() + 1, 0), acts_(host.call_of.size()) {
+  std::size_t n = 0;
+  for (std::int32_t c : host.call_of)
+    if (c != kNone) ++first_[static_cast<std::size_t>(c) + 1], ++n;
+  for (std::size_t c = 0; c < host.calls.size(); ++c) first_[c + 1] += first_[c];
+  acts_.resize(n);
+  std::vector<std::size_t> fill(first_.begin(), first_.end() - 1);
+  for (std::size_t a = 0; a < host.call_of.size(); ++a)
+    if (host.call_of[a] != kNone) acts_[fill[static_cast<std::size_t>(host.call_of[a])]++] = a;
+}
+
 }  // namespace attnprof

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -34,6 +35,19 @@ struct HostCalls {
 };
 
 HostCalls host_calls(const TraceIndex& index);
+
+// The GPU activities each runtime call launched: HostCalls::call_of inverted.
+class LaunchedBy {
+ public:
+  explicit LaunchedBy(const HostCalls& host);
+  std::span<const std::size_t> operator()(std::size_t call) const {
+    return {acts_.data() + first_[call], first_[call + 1] - first_[call]};
+  }
+
+ private:
+  std::vector<std::size_t> first_;  // CSR offsets into acts_, by call
+  std::vector<std::size_t> acts_;
+};
 
 // Host synchronizations, copies and communication by name (the trace's spelling).
 bool is_sync_call(std::string_view runtime_call);

@@ -56,7 +56,7 @@ std::int64_t median_of(std::vector<std::int64_t> v) {
 
 StepReplay::StepReplay(const TraceIndex& index, const HostCalls& host, const RegionGroup& group,
                        std::int64_t launch_latency_ns)
-    : index_(index), host_(host), group_(group), latency_(launch_latency_ns) {
+    : index_(index), host_(host), group_(group), latency_(launch_latency_ns), launched_(host) {
   const Trace& t = index.trace();
   const auto& acts = index.activities();
   const std::size_t n = acts.size();
@@ -66,17 +66,6 @@ StepReplay::StepReplay(const TraceIndex& index, const HostCalls& host, const Reg
   instance_of_.assign(n, kNone);
   for (std::size_t i = 0; i < group.instances.size(); ++i)
     for (std::size_t a : group.instances[i].activities) instance_of_[a] = static_cast<std::int32_t>(i);
-
-  // Launch call -> its activities, as offsets.
-  first_act_.assign(host.calls.size() + 1, 0);
-  for (std::size_t a = 0; a < n; ++a)
-    if (host.call_of[a] != kNone) ++first_act_[static_cast<std::size_t>(host.call_of[a]) + 1];
-  for (std::size_t c = 0; c < host.calls.size(); ++c) first_act_[c + 1] += first_act_[c];
-  acts_of_call_.resize(static_cast<std::size_t>(first_act_.back()));
-  std::vector<std::int32_t> fill(first_act_.begin(), first_act_.end() - 1);
-  for (std::size_t a = 0; a < n; ++a)
-    if (host.call_of[a] != kNone)
-      acts_of_call_[static_cast<std::size_t>(fill[static_cast<std::size_t>(host.call_of[a])]++)] = a;
 
   // What each activity waited on beyond its launch and its stream: the activity of
   // another stream that ended last before it started, when that explains the delay.
@@ -140,10 +129,7 @@ std::vector<ReplayedStep> StepReplay::run(const Change& change) const {
   ShiftLine line;
   std::int64_t shift = 0;
   std::size_t r = 0;
-  const auto activities_of = [&](std::size_t c) {
-    return std::span<const std::size_t>(acts_of_call_.data() + first_act_[c],
-                                        static_cast<std::size_t>(first_act_[c + 1] - first_act_[c]));
-  };
+  const auto activities_of = [&](std::size_t c) { return launched_(c); };
   const auto start_on = [&](std::int64_t stream, std::int64_t ready) {
     const auto it = stream_free.find(stream);
     return it == stream_free.end() ? ready : std::max(ready, it->second);

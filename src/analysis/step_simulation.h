@@ -56,8 +56,7 @@ class StepReplay {
   std::vector<std::int32_t> waited_on_;    // by activity: the activity it waited for on another stream, or kNone
   std::vector<std::int64_t> latency_of_;   // by activity: from its launch to its start when nothing held it
   std::vector<std::int32_t> instance_of_;  // by activity: the group's instance holding it, or kNone
-  std::vector<std::int32_t> first_act_;    // by host call: CSR offsets into acts_of_call_
-  std::vector<std::size_t> acts_of_call_;
+  LaunchedBy launched_;                    // by host call: the activities it launched
 };
 
 // The median of `v` (0 when empty); v is taken by value.

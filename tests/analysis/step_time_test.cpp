@@ -32,7 +32,7 @@ using test::Doctor;
 struct Program {
   std::string name, kind, cause, twin_group, implementation, regime, tracer, attention;
   std::int64_t active_steps = 0, syncs_per_step = 0, kernels_per_step = 0;
-  std::int64_t heads = 0, kv_heads = 0, forwards_per_step = 0;
+  std::int64_t heads = 0, kv_heads = 0, layers = 0, forwards_per_step = 0;
   std::int64_t forward_calls = 0, backward_calls = 0;  // attention calls the program made in its active steps
   double wall_ms = 0;                                  // the program's own perf_counter per step, traced
 };
@@ -57,6 +57,7 @@ std::vector<Program> programs() {
     std::int64_t n = 0;
     if (v["heads"].get(n) == simdjson::SUCCESS) p.heads = n;
     if (v["kv_heads"].get(n) == simdjson::SUCCESS) p.kv_heads = n;
+    if (v["layers"].get(n) == simdjson::SUCCESS) p.layers = n;
     if (v["forwards_per_step"].get(n) == simdjson::SUCCESS) p.forwards_per_step = n;
     if (v["expected"]["forward_calls"].get(n) == simdjson::SUCCESS) p.forward_calls = n;
     if (v["expected"]["backward_calls"].get(n) == simdjson::SUCCESS) p.backward_calls = n;
@@ -308,16 +309,43 @@ TEST(AttentionPrep, MaskBuiltOncePerEagerForward) {
   EXPECT_GE(checked, 12);
 }
 
+// The same mask told by its launches alone (`attnprof record`: no CPU ops), once per eager forward,
+// before that forward's first call; none in the SDPA twins.
+TEST(AttentionPrep, MaskBuiltOncePerEagerForwardByLaunches) {
+  int checked = 0;
+  for (const Program& p : programs()) {
+    if (p.kind != "twin" || p.tracer != "attnprof record") continue;
+    const Doctor d = doctor(p);
+    ASSERT_FALSE(d.index->has_cpu_ops()) << p.name;
+    const HostCalls host = host_calls(*d.index);
+    const AttentionView& view = d.analysis.attention_calls;
+    std::vector<std::size_t> next;  // the call after each build
+    for (const MaskLaunches& m : find_mask_launches(*d.index, host, view))
+      if (m.next_call != kNone) next.push_back(static_cast<std::size_t>(m.next_call));
+    EXPECT_EQ(std::ssize(next), p.attention == "eager" ? p.active_steps * p.forwards_per_step : 0) << p.name;
+    // Each opens a forward: its layers' forward calls come before the next build.
+    std::sort(next.begin(), next.end());
+    for (std::size_t i = 0; i < next.size(); ++i) {
+      const std::size_t end = i + 1 < next.size() ? next[i + 1] : view.calls.size();
+      std::int64_t forward = 0;
+      for (std::size_t c = next[i]; c < end; ++c) forward += view.calls[c].pass == AttentionPass::Forward;
+      EXPECT_EQ(forward, p.layers) << p.name << " build " << i;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
 // The fix's GPU saving covers what the fused twin does without (the calls, the copies next to them,
 // the mask): within 20% of the measured GPU-busy change between the twins (issue 36), on every
-// torch.profiler twin.
+// twin, torch.profiler's and `attnprof record`'s (copies and mask told by their kernels).
 TEST(StepTime, FusedAttentionFixGpuSavingMatchesTheFusedTwin) {
   std::map<std::string, const Program*> fused;
   for (const Program& p : programs())
     if (p.kind == "twin" && p.implementation == "fused") fused[p.twin_group] = &p;
   int checked = 0;
   for (const Program& p : programs()) {
-    if (p.kind != "twin" || p.implementation == "fused" || p.tracer != "torch.profiler") continue;
+    if (p.kind != "twin" || p.implementation == "fused") continue;
     const Doctor d = doctor(p);
     const Doctor t = doctor(*fused.at(p.twin_group));
     const auto fix = std::find_if(d.analysis.fixes.begin(), d.analysis.fixes.end(),
@@ -328,7 +356,7 @@ TEST(StepTime, FusedAttentionFixGpuSavingMatchesTheFusedTwin) {
     EXPECT_NEAR(static_cast<double>(fix->gpu_ns), measured, 0.2 * std::abs(measured)) << p.name;
     ++checked;
   }
-  EXPECT_GE(checked, 8);
+  EXPECT_GE(checked, 10);
 }
 
 // doctor --replay of a training trace replays each forward call's backward too: every backward
