@@ -66,6 +66,16 @@ WILD_MODELS = {
     "vit": (4, 197, 12, 12, 64, False),  # 224x224 pixels in 16x16 patches, plus [CLS]
 }
 MODELS.update(WILD_MODELS)
+# Attention forms beyond softmax(QK^T / sqrt(d)) V (--set forms): Gemma 2's soft-capped logits (tanh),
+# GPT-OSS's sink logits (a learned column beside the scores), and torch.nn.MultiheadAttention
+# returning its weights (need_weights=True, the default) against need_weights=False.
+FORM_MODELS = {
+    "gemma2": (2, 512, 8, 4, 128, True),  # attn_logit_softcapping 50
+    "gpt_oss": (2, 512, 8, 2, 64, True),  # sinks; every layer full attention (no sliding window)
+    "mha": (4, 256, 8, 8, 64, False),  # nn.MultiheadAttention(batch_first=True), self-attention, no mask
+}
+MODELS.update(FORM_MODELS)
+SOFTCAP = 50.0
 ENCODER_DECODER = {"t5", "bart"}  # per forward: encoder self, decoder self and cross attention
 DEC_LEN = 128
 GEN_TOKENS = 16  # generate(): one prefill and 15 decode forwards per step
@@ -211,13 +221,25 @@ variant("llama", "sdpa", None, "bf16", "inference", tracer="attnprof record", in
 variant("llama", "eager", None, "bf16", "inference", tracer="attnprof record", into=WILD, kind="compile")
 variant("gpt2", "eager", None, "bf16", "training", tracer="attnprof record", into=WILD, kind="compile")
 variant("llama", "sdpa", None, "bf16", "inference", tracer="attnprof record", into=WILD, kind="cudagraph")
-ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD}
+# The forms: each unfused form in both passes, beside what runs it fused where transformers offers one
+# (flex_attention soft-caps through a score_mod and applies sinks through its log-sum-exp; for MHA,
+# need_weights=False lets it call SDPA). Gemma 2 on "sdpa" runs SDPA without the soft-capping (kept to
+# show it: fused, but not the same scores); transformers refuses "sdpa" for GPT-OSS.
+FORMS = {}
+for fam, impls in [("gemma2", ["eager", "flex_attention", "sdpa"]), ("gpt_oss", ["eager", "flex_attention"]),
+                   ("mha", ["need_weights", "no_weights"])]:
+    for impl in impls:
+        for mode in ["inference", "training"]:
+            variant(fam, impl, None, "bf16", mode, into=FORMS)
+variant("mha", "need_weights", None, "bf16", "training", into=FORMS, kind="stack")
+variant("gemma2", "eager", None, "bf16", "training", tracer="attnprof record", into=FORMS)
+ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS}
 
 
 def facts(name):
     v = ALL[name]
     b, s, h, hkv, d, causal = MODELS[v["family"]]
-    if v["impl"] == "eager":
+    if v["impl"] in ("eager", "need_weights"):
         implementation = "unfused"
     elif v["backend"] == "math":
         implementation = "sdpa-math"
@@ -256,6 +278,14 @@ def facts(name):
             "sdpa-math": {"forward": 2 * LAYERS * forwards, "backward": 0},
             "fused": {"forward": LAYERS * forwards, "backward": 0},
         }
+    # flex_attention computes Gemma 2's soft-capping; for GPT-OSS, transformers 5.17's flex path gives other
+    # logits than eager's (scripts/corpus/forms_check.py): not the sinks.
+    form = {("gemma2", "eager"): "softcap", ("gemma2", "flex_attention"): "softcap",
+            ("gpt_oss", "eager"): "sinks"}.get((v["family"], v["impl"]))
+    if form:
+        expected["form"] = form  # what the scores get before the softmax (the unfused calls show it)
+    if v["family"] == "mha" and v["impl"] == "need_weights":
+        expected["form"] = "weights"  # the averaged attention weights returned: the module's math path
     shape = dict(batch=b, q_heads=h, kv_heads=hkv, q_len=s, kv_len=s, head_dim=d, causal=causal)
     if v["family"] in ENCODER_DECODER:
         shape["decoder_len"] = DEC_LEN  # the decoder's self-attention is DEC_LEN x DEC_LEN, its cross DEC_LEN x s
@@ -342,6 +372,20 @@ def build_model(v, shape=None, layers=None):
                             encoder_attention_heads=h, decoder_attention_heads=h, encoder_ffn_dim=2 * hidden,
                             decoder_ffn_dim=2 * hidden, max_position_embeddings=1024)
         cls = tf.BartForConditionalGeneration
+    elif fam == "gemma2":
+        cfg = tf.Gemma2Config(vocab_size=4096, hidden_size=h * d, intermediate_size=2 * h * d, num_hidden_layers=layers,
+                              num_attention_heads=h, num_key_value_heads=hkv, head_dim=d, max_position_embeddings=4096,
+                              attn_logit_softcapping=SOFTCAP, final_logit_softcapping=None, sliding_window=4096,
+                              query_pre_attn_scalar=d)
+        cls = tf.Gemma2ForCausalLM
+    elif fam == "gpt_oss":
+        cfg = tf.GptOssConfig(vocab_size=4096, hidden_size=h * d, intermediate_size=h * d, num_hidden_layers=layers,
+                              num_attention_heads=h, num_key_value_heads=hkv, head_dim=d, num_local_experts=4,
+                              num_experts_per_tok=2, max_position_embeddings=4096, sliding_window=4096,
+                              layer_types=["full_attention"] * layers)
+        cls = tf.GptOssForCausalLM
+    elif fam == "mha":
+        return build_mha(v, dtype, b, s, h, d, layers), (b, s)
     elif fam == "vit":
         cfg = tf.ViTConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=h,
                            intermediate_size=2 * hidden, image_size=224, patch_size=16, num_labels=10)
@@ -358,6 +402,49 @@ def build_model(v, shape=None, layers=None):
     else:
         model.eval()
     return model, (b, s)
+
+
+def build_mha(v, dtype, b, s, h, d, layers):
+    """A pre-norm encoder of torch.nn.MultiheadAttention blocks (batch_first), called as a user writes it:
+    need_weights=True, the default (the module returns the head-averaged weights, so it runs its math
+    path), or need_weights=False (it calls scaled_dot_product_attention)."""
+    import torch
+    from torch import nn
+
+    need_weights = v["impl"] == "need_weights"
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm1, self.norm2 = nn.LayerNorm(h * d), nn.LayerNorm(h * d)
+            self.attn = nn.MultiheadAttention(h * d, h, batch_first=True)
+            self.mlp = nn.Sequential(nn.Linear(h * d, 2 * h * d), nn.GELU(), nn.Linear(2 * h * d, h * d))
+
+        def forward(self, x):
+            y = self.norm1(x)
+            x = x + self.attn(y, y, y, need_weights=need_weights)[0]
+            return x + self.mlp(self.norm2(x))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(4096, h * d)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.head = nn.Linear(h * d, 4096)
+
+        def forward(self, input_ids, labels=None):
+            x = self.embed(input_ids)
+            for blk in self.blocks:
+                x = blk(x)
+            logits = self.head(x)
+            loss = None if labels is None else nn.functional.cross_entropy(logits.float().flatten(0, 1),
+                                                                           labels.flatten())
+            return type("Out", (), dict(logits=logits, loss=loss))()
+
+    torch.manual_seed(0)
+    model = Encoder().to(device="cuda", dtype=dtype)
+    model.train(v["mode"] == "training")
+    return model
 
 
 def backend_context(backend):
@@ -489,9 +576,9 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--run")
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--set", choices=["corpus", "unseen", "replay", "wild"], default="corpus")
+    ap.add_argument("--set", choices=["corpus", "unseen", "replay", "wild", "forms"], default="corpus")
     a = ap.parse_args()
-    chosen = {"corpus": VARIANTS, "unseen": UNSEEN, "replay": REPLAY, "wild": WILD}[a.set]
+    chosen = {"corpus": VARIANTS, "unseen": UNSEEN, "replay": REPLAY, "wild": WILD, "forms": FORMS}[a.set]
     if a.list:
         json.dump([facts(n) for n in chosen], sys.stdout, indent=1)
         return 0

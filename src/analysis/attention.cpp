@@ -12,8 +12,10 @@
 #include "analysis/attention.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/attention_ops.h"
+#include "analysis/attention_prep.h"
 #include "analysis/kernel_shapes.h"
 
 namespace attnprof {
@@ -70,8 +72,8 @@ bool chain_kernel(const KernelClass& c, std::string_view name) {
       return has(name, "DtoD");
     case KernelCategory::Softmax:  // a softmax split over kernels (Inductor's reduction + pointwise)
       return c.op == KernelOp::Softmax;
-    case KernelCategory::Reduction:
-      return c.op == KernelOp::AllReduce;
+    case KernelCategory::Reduction:  // the safe-softmax checks; a row max subtracted before the softmax
+      return c.op == KernelOp::AllReduce || has(name, "MaxOps<");
     default:
       return false;
   }
@@ -417,6 +419,7 @@ class Finder {
         c.shape.from_forward = true;
       }
     }
+    score_forms();
     std::vector<std::size_t> order(view_.calls.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -431,12 +434,87 @@ class Finder {
       for (std::size_t i : view_.calls[c].activities) view_.call_of[i] = static_cast<std::int32_t>(c);
   }
 
+  // The forms of the unfused calls' scores (AttentionCall::softcap, sinks, mha_module): from each
+  // forward call's kernels before its softmax and the CPU ranges around its launches; a backward call
+  // takes what every forward call of its implementation has.
+  void score_forms() {
+    bool all[3][3] = {{true, true, true}, {true, true, true}, {true, true, true}};  // by impl: softcap, sinks, mha
+    bool any_forward[3] = {false, false, false};
+    for (AttentionCall& c : view_.calls) {
+      if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Forward) continue;
+      bool gemm = false;
+      for (std::size_t a : c.activities) {
+        const KernelClass& k = cls(a);
+        if (k.op == KernelOp::Softmax) break;
+        gemm |= k.category == KernelCategory::Gemm;
+        if (!gemm) continue;
+        const std::string_view n = name(a);
+        c.softcap |= has(n, "tanh_kernel");
+        c.sinks |= has(n, "CatArrayBatchedCopy");
+      }
+      for (std::size_t a = 0; a < c.activities.size() && !c.mha_module; ++a)
+        c.mha_module = inside_mha(index_.activities()[c.activities[a]].range);
+      if (!c.mha_module && c.shape.from == ShapeFrom::QkBmm) c.mha_module = averages_weights(c);
+      const auto k = static_cast<std::size_t>(c.impl);
+      any_forward[k] = true;
+      all[k][0] &= c.softcap;
+      all[k][1] &= c.sinks;
+      all[k][2] &= c.mha_module;
+    }
+    for (AttentionCall& c : view_.calls) {
+      const auto k = static_cast<std::size_t>(c.impl);
+      if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Backward || !any_forward[k]) continue;
+      c.softcap = all[k][0];
+      c.sinks = all[k][1];
+      c.mha_module = all[k][2];
+    }
+  }
+  // Whether the ops right after call c average its weights over the heads: an aten::mean of a
+  // [B, H, Sq, Skv] tensor among the next few ops on its thread. With QK^T from aten::bmm on
+  // [B*H, Sq, D] (batch x heads in one), that is torch.nn.MultiheadAttention's math path returning
+  // its weights, as its op names tell it without Python frames.
+  bool averages_weights(const AttentionCall& c) {
+    if (!outermost_) outermost_.emplace(index_);
+    const OutermostOps& ops = *outermost_;
+    std::int32_t last = kNone;
+    for (std::size_t a : c.activities) last = std::max(last, ops.op_of(a));
+    if (last == kNone) return false;
+    const auto lane = ops.ops()[static_cast<std::size_t>(last)].lane;
+    constexpr std::size_t kReach = 12;
+    for (auto p = static_cast<std::size_t>(last) + 1;
+         p < ops.ops().size() && p <= static_cast<std::size_t>(last) + kReach; ++p) {
+      if (ops.ops()[p].lane != lane) break;
+      if (ops.name(p) != "aten::mean") continue;
+      const OpInputs* in = ops_.inputs_of(ops.ops()[p].range);
+      if (in == nullptr || in->dims.empty() || in->dims[0].size() != 4) continue;
+      const auto& d = in->dims[0];
+      if (d[0] * d[1] == c.shape.batch * std::max<std::int64_t>(1, c.shape.q_heads) && d[2] == c.shape.q_len &&
+          d[3] == c.shape.kv_len)
+        return true;
+    }
+    return false;
+  }
+  // Whether CPU range r or one around it is torch.nn.MultiheadAttention's: its native op (the
+  // inference fast path), its Python frames (with_stack) or module range.
+  bool inside_mha(std::int32_t r) const {
+    for (int depth = 0; r != kNone && depth < 64; ++depth) {
+      const CpuRange& range = index_.ranges()[static_cast<std::size_t>(r)];
+      const std::string_view n = t_.strings.view(range.name);
+      if (n == "aten::_native_multi_head_attention" || has(n, "nn.Module: MultiheadAttention") ||
+          has(n, "multi_head_attention_forward"))
+        return true;
+      r = range.parent;
+    }
+    return false;
+  }
+
   const TraceIndex& index_;
   const Trace& t_;
   const AttentionOps ops_;  // what the CPU ops say (names, record_shapes)
   AttentionView view_;
   std::vector<std::vector<std::size_t>> streams_;
-  std::vector<std::int8_t> roles_;  // by name id: FusedRole, -1 not yet known
+  std::vector<std::int8_t> roles_;         // by name id: FusedRole, -1 not yet known
+  std::optional<OutermostOps> outermost_;  // built when a call needs the ops after it
 };
 
 }  // namespace

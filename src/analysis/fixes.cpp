@@ -371,7 +371,25 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   }
   Fix fix;
   fix.id = "fused-attention";
-  fix.title = "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)";
+  // What runs these calls fused, as their form allows (the unfused-attention finding's fix says it in full).
+  bool softcap = true, sinks = true, mha = true, any = false;
+  for (std::size_t c = 0; c < a.attention_calls.calls.size(); ++c)
+    if (replaced[c]) {
+      const AttentionCall& call = a.attention_calls.calls[c];
+      any = true;
+      softcap &= call.softcap;
+      sinks &= call.sinks;
+      mha &= call.mha_module;
+    }
+  fix.title = !any ? "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)"
+              : softcap || sinks
+                  ? fmt::format("run attention as one fused kernel per call ({}: SDPA has no {})",
+                                softcap ? "flex_attention" : "flex_attention with the sink through its LSE",
+                                softcap && sinks ? "soft-capping or sink logits"
+                                : softcap        ? "soft-capping"
+                                                 : "sink logits")
+              : mha ? "run attention as one fused kernel per call (nn.MultiheadAttention with need_weights=False)"
+                    : "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)";
   for (std::size_t i : resolved) fix.finding_of.push_back(i);
   // The findings inside the calls: their work goes with them.
   for (std::size_t i = 0; i < a.findings.size(); ++i) {

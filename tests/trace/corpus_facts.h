@@ -20,6 +20,7 @@ namespace attnprof::test {
 struct Facts {
   std::string name, family, impl, dtype, mode, tracer, expected_impl;
   std::string kind = "plain";  // the wild set's: generate, amp, padded, compile, cudagraph, checkpoint, stack
+  std::string form;            // the forms set's: softcap, sinks, weights (what the unfused calls' scores show)
   std::int64_t layers = 0, steps = 0, forwards = 0, forward_calls = 0, backward_calls = 0;
   AttentionShape shape;
   std::int64_t decoder_len = 0;  // encoder-decoders: the decoder's length (shape.q_len is the encoder's)
@@ -63,6 +64,8 @@ inline std::vector<Facts> corpus_facts(const std::string& file = "corpus/facts.j
     std::int64_t dec = 0;
     if (s["decoder_len"].get(dec) == simdjson::SUCCESS) f.decoder_len = dec;
     const auto e = v["expected"];
+    std::string_view form;
+    if (e["form"].get(form) == simdjson::SUCCESS) f.form = std::string(form);
     simdjson::dom::array accepted;
     if (e["precision"].get(accepted) == simdjson::SUCCESS)
       for (auto a : accepted) f.precisions.emplace_back(std::string_view(a));

@@ -35,10 +35,16 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
     // Causality from the calls themselves: a triangular mask built inside one (SDPA math's is_causal, a
     // decoder's mask), or the op's is_causal argument; else not known.
     bool causal = false, not_causal = false;
+    // The scores' form, when every call has it: what SDPA cannot compute, or the module that keeps a
+    // call off it.
+    bool softcap = true, sinks = true, mha = true;
     for (const std::size_t i : acts)
       if (const AttentionCall* c = ctx.call_of(i)) {
         causal |= c->causal_mask || c->shape.causal.value_or(false);
         not_causal |= c->shape.causal.has_value() && !*c->shape.causal && !c->causal_mask;
+        softcap &= c->softcap;
+        sinks &= c->sinks;
+        mha &= c->mha_module;
       }
     const char* mask_fix = causal ? "pass is_causal=True instead of a materialized mask"
                            : not_causal
@@ -60,7 +66,32 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
         "Each call writes and reads the full score matrix several times (GEMM, scale, mask, softmax, casts, GEMM); "
         "a fused kernel keeps it on chip. Fused estimate {}.",
         s.estimate_source);
-    if (s.precision == Precision::FP32)
+    if (softcap || sinks) {
+      // SDPA has neither: the fix is a fused kernel that computes the same scores, not SDPA.
+      const std::string cap =
+          "The scores are soft-capped (tanh(s / cap) * cap, as Gemma 2's attn_logit_softcapping): "
+          "torch.nn.functional.scaled_dot_product_attention cannot compute that (in Hugging Face transformers, "
+          "\"sdpa\" runs without it: other logits). Use flex_attention with the soft-capping as a score_mod "
+          "(transformers: attn_implementation=\"flex_attention\", the same logits) or FlashAttention 2 / 3, whose "
+          "softcap argument does it (attn_implementation=\"flash_attention_2\").";
+      const std::string sink =
+          "Each row's softmax takes a learned sink logit (a column concatenated to the scores, as GPT-OSS's sinks): "
+          "scaled_dot_product_attention has no such term (transformers refuses \"sdpa\" for such a model, and its "
+          "\"flex_attention\" gave other logits than eager's for GPT-OSS in our check). Run a fused kernel that "
+          "returns its log-sum-exp (flex_attention(..., return_lse=True)) and scale its output by sigmoid(lse - "
+          "sink) per head: the same as the sink column; or a FlashAttention-3 build with sinks (vLLM's).";
+      f.fix = softcap && sinks ? cap + " " + sink : softcap ? cap : sink;
+      f.fix +=
+          " The estimate above is a cuDNN-class kernel's; flex_attention's Triton kernel can be slower (`attnprof "
+          "bench` measures SDPA's kernels only).";
+    } else if (mha)
+      f.fix = fmt::format(
+          "These calls are torch.nn.MultiheadAttention's math path: called with need_weights=True (its default) it "
+          "returns the head-averaged attention weights, so it cannot use a fused kernel. Pass need_weights=False "
+          "where the weights are not used (module(q, k, v, need_weights=False)): the module then calls "
+          "scaled_dot_product_attention{}.",
+          causal ? " (with is_causal=True and a causal attn_mask for its causal mask)" : "");
+    else if (s.precision == Precision::FP32)
       f.fix =
           "Run attention in bf16 or fp16 (torch.autocast('cuda', dtype=torch.bfloat16)) through "
           "torch.nn.functional.scaled_dot_product_attention, so it runs a fused kernel on tensor cores: the "
