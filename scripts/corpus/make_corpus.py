@@ -232,6 +232,11 @@ for fam, impls in [("gemma2", ["eager", "flex_attention", "sdpa"]), ("gpt_oss", 
         for mode in ["inference", "training"]:
             variant(fam, impl, None, "bf16", mode, into=FORMS)
 variant("mha", "need_weights", None, "bf16", "training", into=FORMS, kind="stack")
+# Position biases added to the scores: Bloom's ALiBi (through baddbmm's input), T5's learned relative
+# bias per head (added before the softmax; its SDPA twin hands the bias to SDPA as attn_mask).
+for fam, impls in [("bloom", ["eager"]), ("t5", ["eager", "sdpa"])]:
+    for impl in impls:
+        variant(fam, impl, None, "bf16", "training", into=FORMS)
 variant("gemma2", "eager", None, "bf16", "training", tracer="attnprof record", into=FORMS)
 ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS}
 
@@ -274,14 +279,16 @@ def facts(name):
         # and the decoder's self-attention run on math. Cross-attention's bias is a fresh zeros tensor,
         # contiguous: fused.
         expected["implementation"] = "mixed"
+        back = 1 if v["mode"] == "training" else 0
         expected["calls_by_implementation"] = {
-            "sdpa-math": {"forward": 2 * LAYERS * forwards, "backward": 0},
-            "fused": {"forward": LAYERS * forwards, "backward": 0},
+            "sdpa-math": {"forward": 2 * LAYERS * forwards, "backward": back * 2 * LAYERS * forwards},
+            "fused": {"forward": LAYERS * forwards, "backward": back * LAYERS * forwards},
         }
     # flex_attention computes Gemma 2's soft-capping; for GPT-OSS, transformers 5.17's flex path gives other
     # logits than eager's (scripts/corpus/forms_check.py): not the sinks.
     form = {("gemma2", "eager"): "softcap", ("gemma2", "flex_attention"): "softcap",
-            ("gpt_oss", "eager"): "sinks"}.get((v["family"], v["impl"]))
+            ("gpt_oss", "eager"): "sinks", ("bloom", "eager"): "alibi", ("t5", "eager"): "bias"}.get(
+        (v["family"], v["impl"]))
     if form:
         expected["form"] = form  # what the scores get before the softmax (the unfused calls show it)
     if v["family"] == "mha" and v["impl"] == "need_weights":

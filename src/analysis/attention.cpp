@@ -438,7 +438,9 @@ class Finder {
   // forward call's kernels before its softmax and the CPU ranges around its launches; a backward call
   // takes what every forward call of its implementation has.
   void score_forms() {
-    bool all[3][3] = {{true, true, true}, {true, true, true}, {true, true, true}};  // by impl: softcap, sinks, mha
+    constexpr int kForms = 5;  // softcap, sinks, mha, alibi, position bias
+    bool all[3][kForms];
+    for (auto& row : all) std::fill(std::begin(row), std::end(row), true);
     bool any_forward[3] = {false, false, false};
     for (AttentionCall& c : view_.calls) {
       if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Forward) continue;
@@ -451,6 +453,9 @@ class Finder {
         const std::string_view n = name(a);
         c.softcap |= has(n, "tanh_kernel");
         c.sinks |= has(n, "CatArrayBatchedCopy");
+        const AttentionOps::ScoreBias bias = ops_.score_bias(a);
+        c.alibi |= bias == AttentionOps::ScoreBias::Alibi;
+        c.position_bias |= bias == AttentionOps::ScoreBias::PerHead;
       }
       for (std::size_t a = 0; a < c.activities.size() && !c.mha_module; ++a)
         c.mha_module = inside_mha(index_.activities()[c.activities[a]].range);
@@ -460,6 +465,8 @@ class Finder {
       all[k][0] &= c.softcap;
       all[k][1] &= c.sinks;
       all[k][2] &= c.mha_module;
+      all[k][3] &= c.alibi;
+      all[k][4] &= c.position_bias;
     }
     for (AttentionCall& c : view_.calls) {
       const auto k = static_cast<std::size_t>(c.impl);
@@ -467,6 +474,8 @@ class Finder {
       c.softcap = all[k][0];
       c.sinks = all[k][1];
       c.mha_module = all[k][2];
+      c.alibi = all[k][3];
+      c.position_bias = all[k][4];
     }
   }
   // Whether the ops right after call c average its weights over the heads: an aten::mean of a

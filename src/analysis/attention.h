@@ -68,11 +68,15 @@ struct AttentionCall {
   // whether a dropout kernel ran in the call.
   std::optional<double> dropout;
   bool dropout_pass = false;
-  // What the scores get beyond scale and mask, from the forward's kernels (a backward call takes its
-  // forwards'): tanh soft-capping (Gemma 2's attn_logit_softcapping), a sink column concatenated to
+  // What the scores get beyond scale and mask, from the forward's kernels and ops (a backward call
+  // takes its forwards'): tanh soft-capping (Gemma 2's attn_logit_softcapping), a sink column concatenated to
   // the scores before the softmax (GPT-OSS's sinks).
   bool softcap = false;
   bool sinks = false;
+  // A position bias added to the scores (record_shapes): ALiBi's through baddbmm's input (Bloom), or a
+  // learned per-head term (T5's relative attention bias).
+  bool alibi = false;
+  bool position_bias = false;
   // Inside torch.nn.MultiheadAttention's own math path (its op or its Python frames say so): the module
   // returns the head-averaged weights (need_weights=True, the default) and so runs no fused kernel.
   bool mha_module = false;

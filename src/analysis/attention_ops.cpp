@@ -189,6 +189,25 @@ std::int32_t AttentionOps::innermost_op(std::size_t i) const {
   return kNone;
 }
 
+AttentionOps::ScoreBias AttentionOps::score_bias(std::size_t i) const {
+  const std::int32_t op = innermost_op(i);
+  if (op == kNone) return ScoreBias::None;
+  const OpInputs* in = inputs_of(op);
+  if (in == nullptr) return ScoreBias::None;
+  const std::string_view name = index_.name(index_.ranges()[static_cast<std::size_t>(op)]);
+  const auto& d = in->dims;
+  if (name == "aten::baddbmm" && d.size() >= 3 && d[0].size() == 3 && d[2].size() == 3) {
+    if (d[0][0] * d[0][1] * d[0][2] <= 0) return ScoreBias::None;
+    return d[0][1] == 1 && d[0][2] == d[2][2] ? ScoreBias::Alibi : ScoreBias::PerHead;
+  }
+  if ((name == "aten::add" || name == "aten::add_") && d.size() >= 2 && d[0].size() == 4 && d[1].size() == 4) {
+    const auto& s = d[0];
+    const auto& t = d[1];
+    if (t[1] > 1 && t[1] == s[1] && t[2] == s[2] && t[3] == s[3]) return ScoreBias::PerHead;
+  }
+  return ScoreBias::None;
+}
+
 bool AttentionOps::attention_matmul(std::size_t i) const {
   if (!index_.has_cpu_ops()) return true;
   const std::int32_t op = innermost_op(i);

@@ -56,6 +56,12 @@ class AttentionOps {
   bool linear_matmul(std::size_t i) const;
   // The dtype of GEMM i's left operand, from its batched matmul op's record_shapes types.
   Precision operand_precision(std::size_t i) const;
+  // What the op that launched activity i adds to attention scores, from its record_shapes inputs: a
+  // bias through aten::baddbmm's input ([B*H, 1, Skv], constant over the queries: ALiBi's; any other
+  // shape: a bias), or an aten::add / add_ of a term with a head dim over [Sq, Skv] (a learned
+  // per-head position bias such as T5's; a mask has one head). None without inputs.
+  enum class ScoreBias : std::uint8_t { None, Alibi, PerHead };
+  ScoreBias score_bias(std::size_t i) const;
   // Whether GEMM pv multiplies the scores of GEMM qk: its left operand is qk's
   // [..., Sq, Skv] product and its right one has Skv rows. The proof a chain
   // needs when it stepped over a linear layer's GEMM.

@@ -372,7 +372,7 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   Fix fix;
   fix.id = "fused-attention";
   // What runs these calls fused, as their form allows (the unfused-attention finding's fix says it in full).
-  bool softcap = true, sinks = true, mha = true, any = false;
+  bool softcap = true, sinks = true, mha = true, alibi = true, bias = true, any = false;
   for (std::size_t c = 0; c < a.attention_calls.calls.size(); ++c)
     if (replaced[c]) {
       const AttentionCall& call = a.attention_calls.calls[c];
@@ -380,6 +380,8 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
       softcap &= call.softcap;
       sinks &= call.sinks;
       mha &= call.mha_module;
+      alibi &= call.alibi;
+      bias &= call.position_bias;
     }
   fix.title = !any ? "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)"
               : softcap || sinks
@@ -388,8 +390,10 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
                                 softcap && sinks ? "soft-capping or sink logits"
                                 : softcap        ? "soft-capping"
                                                  : "sink logits")
-              : mha ? "run attention as one fused kernel per call (nn.MultiheadAttention with need_weights=False)"
-                    : "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)";
+              : alibi ? "run attention as one fused kernel per call (FlashAttention's alibi_slopes or flex_attention)"
+              : bias ? "run attention as one fused kernel per call (SDPA with the bias as a contiguous float attn_mask)"
+              : mha  ? "run attention as one fused kernel per call (nn.MultiheadAttention with need_weights=False)"
+                     : "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)";
   for (std::size_t i : resolved) fix.finding_of.push_back(i);
   // The findings inside the calls: their work goes with them.
   for (std::size_t i = 0; i < a.findings.size(); ++i) {

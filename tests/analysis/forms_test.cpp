@@ -1,6 +1,7 @@
 // Attention whose scores are more than softmax(QK^T / sqrt(d)) V, and a module that keeps attention
 // off the fused kernels: Gemma 2's soft-capped logits (tanh(s / cap) * cap), GPT-OSS's sink logit per
-// row (a learned column concatenated to the scores before the softmax), torch.nn.MultiheadAttention
+// row (a learned column concatenated to the scores before the softmax), Bloom's ALiBi (a bias through
+// baddbmm's input), T5's learned per-head position bias (added before the softmax), torch.nn.MultiheadAttention
 // called with need_weights=True (its default: it returns the head-averaged weights, so it runs its own
 // math path), each in both passes, beside the program that runs it fused (flex_attention;
 // need_weights=False). Hugging Face transformers models with random weights and a plain PyTorch encoder,
@@ -28,6 +29,13 @@ std::vector<Program> programs() { return test::corpus_facts("forms/facts.json");
 
 Doctor doctor(const Program& p) { return Doctor(test::data_file("forms/" + p.name + ".json.gz")); }
 
+// What the fix of a form without soft-capping or sinks must say.
+std::string expected_fix(const Program& p) {
+  if (p.form == "alibi") return "alibi_slopes";
+  if (p.form == "bias") return "attn_mask";
+  return "need_weights=False";
+}
+
 class Forms : public ::testing::TestWithParam<Program> {};
 
 TEST_P(Forms, CallsAsBuilt) {
@@ -51,6 +59,8 @@ TEST_P(Forms, EveryUnfusedCallHasItsForm) {
     EXPECT_EQ(c.softcap, !fused && p.form == "softcap");
     EXPECT_EQ(c.sinks, !fused && p.form == "sinks");
     EXPECT_EQ(c.mha_module, !fused && p.form == "weights");
+    EXPECT_EQ(c.alibi, !fused && p.form == "alibi");
+    EXPECT_EQ(c.position_bias, !fused && p.form == "bias");
   }
   EXPECT_EQ(unfused, p.expected_impl == "unfused" ? p.forward_calls + p.backward_calls : 0);
 }
@@ -69,13 +79,14 @@ TEST_P(Forms, FixFitsTheForm) {
       EXPECT_EQ(f.fix.find("attn_implementation=\"sdpa\""), std::string::npos) << f.fix;
       EXPECT_NE(f.fix.find(p.form == "softcap" ? "soft-capped" : "sink logit"), std::string::npos) << f.fix;
     } else {
-      EXPECT_NE(f.fix.find("need_weights=False"), std::string::npos) << f.fix;
+      EXPECT_NE(f.fix.find(expected_fix(p)), std::string::npos) << f.fix;
     }
   }
   EXPECT_EQ(findings, p.expected_impl == "unfused" ? (p.backward_calls > 0 ? 2 : 1) : 0);
   for (const Fix& x : d.analysis.fixes) {
     if (x.id != "fused-attention") continue;
-    EXPECT_NE(x.title.find(p.form == "weights" ? "need_weights=False" : "flex_attention"), std::string::npos)
+    EXPECT_NE(x.title.find(p.form == "softcap" || p.form == "sinks" ? "flex_attention" : expected_fix(p)),
+              std::string::npos)
         << x.title;
   }
 }

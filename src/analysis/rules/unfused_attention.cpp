@@ -37,7 +37,7 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
     bool causal = false, not_causal = false;
     // The scores' form, when every call has it: what SDPA cannot compute, or the module that keeps a
     // call off it.
-    bool softcap = true, sinks = true, mha = true;
+    bool softcap = true, sinks = true, mha = true, alibi = true, bias = true;
     for (const std::size_t i : acts)
       if (const AttentionCall* c = ctx.call_of(i)) {
         causal |= c->causal_mask || c->shape.causal.value_or(false);
@@ -45,6 +45,8 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
         softcap &= c->softcap;
         sinks &= c->sinks;
         mha &= c->mha_module;
+        alibi &= c->alibi;
+        bias &= c->position_bias;
       }
     const char* mask_fix = causal ? "pass is_causal=True instead of a materialized mask"
                            : not_causal
@@ -84,7 +86,22 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
       f.fix +=
           " The estimate above is a cuDNN-class kernel's; flex_attention's Triton kernel can be slower (`attnprof "
           "bench` measures SDPA's kernels only).";
-    } else if (mha)
+    } else if (alibi && !math)
+      f.fix =
+          "The scores get ALiBi's linear position bias (through baddbmm's input, as Bloom's). FlashAttention 2 "
+          "computes "
+          "it inside the kernel from the slopes (flash_attn_func(..., alibi_slopes=slopes)), as does flex_attention "
+          "with it as a score_mod (score + slope[h] * (kv_idx - q_idx)); scaled_dot_product_attention takes it only as "
+          "a materialized float attn_mask (its memory-efficient backend reads the [B, H, Sq, Skv] bias once per call).";
+    else if (bias && !math)
+      f.fix =
+          "The scores get a learned per-head position bias (added before the softmax, as T5's relative attention "
+          "bias). Pass it to torch.nn.functional.scaled_dot_product_attention as a float attn_mask made contiguous "
+          "(bias.contiguous(): the fused backends need stride 1 in its last dim; transformers' T5 hands SDPA a "
+          "permuted view, which falls back to the math backend): it then runs the memory-efficient kernel, gradient "
+          "of the bias included; or flex_attention with the bias table read in a score_mod (no [B, H, Sq, Skv] "
+          "tensor).";
+    else if (mha)
       f.fix = fmt::format(
           "These calls are torch.nn.MultiheadAttention's math path: called with need_weights=True (its default) it "
           "returns the head-averaged attention weights, so it cannot use a fused kernel. Pass need_weights=False "
