@@ -53,6 +53,11 @@ class AttentionCall:
     time_ms: Optional[float] = None
     fused_estimate_ms: Optional[float] = None
     calls_per_instance: Optional[float] = None
+    # In an inference trace that generates: "prefill" or "decode" (None: training, encoders, a plain forward);
+    # decode: the bytes a call must move and the achieved share of the GPU's peak memory bandwidth.
+    phase: Optional[str] = None
+    bytes_per_call: Optional[float] = None
+    bandwidth_share: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,9 @@ def _attention(entries: Iterable[dict]) -> tuple:
             time_ms=a.get("time_ms"),
             fused_estimate_ms=a.get("fused_estimate_ms"),
             calls_per_instance=a.get("calls_per_instance"),
+            phase=a.get("phase"),
+            bytes_per_call=a.get("bytes_per_call"),
+            bandwidth_share=a.get("bandwidth_share"),
         )
         for a in entries
     )

@@ -238,7 +238,13 @@ for fam, impls in [("bloom", ["eager"]), ("t5", ["eager", "sdpa"])]:
     for impl in impls:
         variant(fam, impl, None, "bf16", "training", into=FORMS)
 variant("gemma2", "eager", None, "bf16", "training", tracer="attnprof record", into=FORMS)
-ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS}
+# Inference as served (--set serving): generate() with a dynamic cache, eager against SDPA (the fused
+# twin measures what the decode calls' fused estimate should be), GQA at two sizes.
+SERVING = {}
+for fam in ["llama", "qwen2"]:
+    for impl in ["eager", "sdpa"]:
+        variant(fam, impl, None, "bf16", "inference", into=SERVING, kind="generate")
+ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS, **SERVING}
 
 
 def facts(name):
@@ -268,6 +274,11 @@ def facts(name):
         forward_calls=per_pass * (2 if v.get("kind") == "checkpoint" else 1),
         backward_calls=per_pass if v["mode"] == "training" else 0,
     )
+    if v.get("kind") == "generate" and v["family"] not in ENCODER_DECODER:
+        # One prefill forward over the prompt, then a decode forward per further token, each reading the
+        # cache of the prompt and the tokens so far: q_len 1, kv_len s+1 .. s+GEN_TOKENS-1.
+        expected["phases"] = {"prefill": steps * LAYERS, "decode": steps * LAYERS * (GEN_TOKENS - 1)}
+        expected["decode_kv_len"] = [s + 1, s + GEN_TOKENS - 1]
     if v.get("kind") == "cudagraph" and v["dtype"] in ("bf16", "fp16"):
         # A graph replay's kernels have no ATen op (no record_shapes types) and Inductor's Triton,
         # cuBLAS's and cuDNN's kernel names say only "half": which one, only other kernels of the
@@ -583,9 +594,10 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--run")
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--set", choices=["corpus", "unseen", "replay", "wild", "forms"], default="corpus")
+    ap.add_argument("--set", choices=["corpus", "unseen", "replay", "wild", "forms", "serving"], default="corpus")
     a = ap.parse_args()
-    chosen = {"corpus": VARIANTS, "unseen": UNSEEN, "replay": REPLAY, "wild": WILD, "forms": FORMS}[a.set]
+    chosen = {"corpus": VARIANTS, "unseen": UNSEEN, "replay": REPLAY, "wild": WILD, "forms": FORMS,
+              "serving": SERVING}[a.set]
     if a.list:
         json.dump([facts(n) for n in chosen], sys.stdout, indent=1)
         return 0

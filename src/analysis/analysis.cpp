@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -103,12 +104,15 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       const AttentionCall& call = view.calls[static_cast<std::size_t>(c)];
       if (call.activities.front() != i) continue;  // counted where it starts
       seen[static_cast<std::size_t>(c)] = 1;
-      auto it = std::find_if(out.begin(), out.end(),
-                             [&](const AttentionSummary& s) { return s.impl == call.impl && s.pass == call.pass; });
+      auto it = std::find_if(out.begin(), out.end(), [&](const AttentionSummary& s) {
+        return s.impl == call.impl && s.pass == call.pass && s.phase == call.phase;
+      });
       if (it == out.end()) {
         it = out.insert(out.end(), AttentionSummary{});
         it->impl = call.impl;
         it->pass = call.pass;
+        it->phase = call.phase;
+        it->peak_tb_per_s = peak_memory_tb_per_s(device.name);
         it->precision = call.precision;
         it->kernel = std::string(call.family);
         if (call.impl != AttentionImpl::Fused) it->fused_ns = 0;
@@ -122,6 +126,10 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       }
       it->kernels += call.kernels;
       it->kernel_ns += call.kernel_ns;
+      if (call.phase == AttentionPhase::Decode && call.shape.known()) {
+        it->bytes += attention_bytes(call.shape, call.precision);
+        it->bytes_ns += call.kernel_ns;
+      }
       if (call.shape.any()) {
         if (!it->shape.any())
           it->shape = call.shape;
@@ -135,7 +143,7 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       }
     }
   std::stable_sort(out.begin(), out.end(), [](const AttentionSummary& a, const AttentionSummary& b) {
-    return std::pair(a.pass, a.impl) < std::pair(b.pass, b.impl);
+    return std::tuple(a.pass, a.impl, a.phase) < std::tuple(b.pass, b.impl, b.phase);
   });
   return out;
 }

@@ -33,6 +33,7 @@ struct InstanceStats {
 struct AttentionSummary {
   AttentionImpl impl = AttentionImpl::Unfused;
   AttentionPass pass = AttentionPass::Forward;
+  AttentionPhase phase = AttentionPhase::None;
   int calls = 0;
   int kernels = 0;             // over all calls
   std::int64_t kernel_ns = 0;  // over all calls
@@ -43,6 +44,17 @@ struct AttentionSummary {
   std::int64_t fused_ns = -1;  // estimated, as fused kernels (not fused calls only)
   std::string estimate_source;
   std::vector<std::pair<std::string, int>> math_causes;  // SDPA math: each distinct cause and its calls
+  // Decode: the bytes its calls must move (attention_bytes, summed over the calls with a known shape),
+  // the kernel time of those calls, and the GPU's peak bandwidth (0: not known).
+  double bytes = 0;
+  std::int64_t bytes_ns = 0;
+  double peak_tb_per_s = 0;
+  // The achieved share of the peak, -1 when not known.
+  double bandwidth_share() const {
+    return bytes > 0 && bytes_ns > 0 && peak_tb_per_s > 0
+               ? bytes / static_cast<double>(bytes_ns) / (peak_tb_per_s * 1e3)
+               : -1;
+  }
 };
 
 struct GroupStats {

@@ -420,6 +420,8 @@ class Finder {
       }
     }
     score_forms();
+    kv_heads_from_repeat();
+    label_phases();
     std::vector<std::size_t> order(view_.calls.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -477,6 +479,55 @@ class Finder {
       c.alibi = all[k][3];
       c.position_bias = all[k][4];
     }
+  }
+  // The K/V heads of an unfused forward call whose QK^T saw them repeated (grouped-query attention
+  // written as Hugging Face's repeat_kv: expand to [B, Hkv, n_rep, S, D], then reshape to
+  // [B, Hkv * n_rep, S, D], a copy): from that reshape's record_shapes among the few ops before the
+  // call on its thread. The bytes a fused call must move read K and V once per KV head.
+  void kv_heads_from_repeat() {
+    if (!index_.has_cpu_ops()) return;
+    for (AttentionCall& c : view_.calls) {
+      if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Forward || c.shape.kv_heads > 0 ||
+          !c.shape.known() || c.shape.from == ShapeFrom::QkBmm)
+        continue;
+      if (!outermost_) outermost_.emplace(index_);
+      const OutermostOps& ops = *outermost_;
+      std::int32_t first = kNone;
+      for (std::size_t a : c.activities)
+        if (const std::int32_t o = ops.op_of(a); o != kNone) first = first == kNone ? o : std::min(first, o);
+      if (first == kNone) continue;
+      const auto lane = ops.ops()[static_cast<std::size_t>(first)].lane;
+      constexpr std::int32_t kReach = 16;
+      for (std::int32_t p = first - 1; p >= 0 && p >= first - kReach; --p) {
+        if (ops.ops()[static_cast<std::size_t>(p)].lane != lane) break;
+        if (ops.name(static_cast<std::size_t>(p)) != "aten::reshape") continue;
+        const OpInputs* in = ops_.inputs_of(ops.ops()[static_cast<std::size_t>(p)].range);
+        if (in == nullptr || in->dims.empty() || in->dims[0].size() != 5) continue;
+        const auto& d = in->dims[0];  // [B, Hkv, n_rep, S, D]
+        if (d[0] == c.shape.batch && d[1] * d[2] == c.shape.q_heads && d[2] > 1 && d[3] == c.shape.kv_len &&
+            d[4] == c.shape.head_dim) {
+          c.shape.kv_heads = d[1];
+          break;
+        }
+      }
+    }
+  }
+  // Prefill and decode, in a trace without backward calls that has decode calls: a forward call with
+  // at most kDecodeMaxQueryRows query rows against a longer KV cache decodes, one with more query rows
+  // is a prefill; a call without a shape has no phase.
+  void label_phases() {
+    const auto decodes = [](const AttentionCall& c) {
+      return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&
+             c.shape.kv_len > c.shape.q_len;
+    };
+    bool any_decode = false;
+    for (const AttentionCall& c : view_.calls) {
+      if (c.pass == AttentionPass::Backward) return;
+      any_decode |= decodes(c);
+    }
+    if (!any_decode) return;
+    for (AttentionCall& c : view_.calls)
+      if (c.shape.any() && c.shape.q_len > 0) c.phase = decodes(c) ? AttentionPhase::Decode : AttentionPhase::Prefill;
   }
   // Whether the ops right after call c average its weights over the heads: an aten::mean of a
   // [B, H, Sq, Skv] tensor among the next few ops on its thread. With QK^T from aten::bmm on
@@ -562,6 +613,18 @@ std::string AttentionShape::source() const {
 }
 
 std::string_view to_string(AttentionPass pass) { return pass == AttentionPass::Forward ? "forward" : "backward"; }
+
+std::string_view to_string(AttentionPhase phase) {
+  switch (phase) {
+    case AttentionPhase::Prefill:
+      return "prefill";
+    case AttentionPhase::Decode:
+      return "decode";
+    case AttentionPhase::None:
+      break;
+  }
+  return "";
+}
 
 AttentionView find_attention(const TraceIndex& index) { return Finder(index).run(); }
 

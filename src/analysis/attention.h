@@ -19,8 +19,15 @@ namespace attnprof {
 
 enum class AttentionImpl : std::uint8_t { Fused, SdpaMath, Unfused };
 enum class AttentionPass : std::uint8_t { Forward, Backward };
+// The phase of an inference call in a program that generates: the prompt's forward (prefill) or one
+// of the forwards per generated token (decode: a few query rows against a longer KV cache). None in
+// training, and where no call of the trace decodes (a plain forward, an encoder).
+enum class AttentionPhase : std::uint8_t { None, Prefill, Decode };
 std::string_view to_string(AttentionImpl impl);
 std::string_view to_string(AttentionPass pass);
+std::string_view to_string(AttentionPhase phase);  // "" for None
+// The query rows up to which a call against a longer KV cache decodes (speculative decoding's few).
+inline constexpr std::int64_t kDecodeMaxQueryRows = 16;
 
 // Where a shape came from: an attention op's record_shapes inputs, those of
 // the QK^T matmul (4-d aten::matmul, or aten::bmm with batch x heads in one),
@@ -55,6 +62,7 @@ struct AttentionShape {
 struct AttentionCall {
   AttentionImpl impl = AttentionImpl::Unfused;
   AttentionPass pass = AttentionPass::Forward;
+  AttentionPhase phase = AttentionPhase::None;
   std::vector<std::size_t> activities;            // indices into TraceIndex::activities(), GPU order
   int kernels = 0;                                // of which kernels (not memcpy/memset)
   std::int64_t kernel_ns = 0;                     // summed durations

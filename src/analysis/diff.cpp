@@ -71,7 +71,12 @@ AttentionSide attention_side(const Analysis& a, AttentionPass pass, int steps) {
     calls += s.calls;
     kernels += s.kernels;
     ns += s.kernel_ns;
-    names.emplace_back(s.kernel_ns, implementation_name(s));
+    const std::string name = implementation_name(s);  // one name for its phases (prefill and decode)
+    const auto same = std::find_if(names.begin(), names.end(), [&](const auto& x) { return x.second == name; });
+    if (same != names.end())
+      same->first += s.kernel_ns;
+    else
+      names.emplace_back(s.kernel_ns, name);
   }
   if (!side.present) return side;
   std::stable_sort(names.begin(), names.end(), [](const auto& x, const auto& y) { return x.first > y.first; });

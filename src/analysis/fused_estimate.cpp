@@ -58,7 +58,8 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
   if (s.causal.value_or(false) && tiles > slots) keys = keys / 2 + 64;
   // Decode (a few query rows, fewer tiles than SMs): the keys are split over the idle SMs
   // (split-KV). Longer queries are not: cuDNN ran B2 H8 S512 (64 tiles) in one pass, 8 us.
-  if (tiles < slots && s.q_len <= 64) keys = std::max(64.0, keys * tiles / slots);
+  const bool split_kv = tiles < slots && s.q_len <= 64;
+  if (split_kv) keys = std::max(64.0, keys * tiles / slots);
   const double tile_ns = rows * keys * static_cast<double>(s.head_dim) * 4.0 / (tflops * 1e12 / slots) * 1e9;
   // Every kernel reads q, k, v and writes the output once: no faster than the memory allows.
   const double bytes =
@@ -69,9 +70,45 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
            static_cast<double>(s.kv_len));
   const double memory_ns = bytes / (r.tb_per_s * 1e12) * 1e9;
   double ns = kLaunchNs + std::max(waves * tile_ns, memory_ns);
+  // Decode split over the KV sequence (a few query rows against a longer cache): its partial results
+  // are combined by a second kernel (FlashDecoding; cuDNN ran two kernels a decode call on the H200).
+  if (!backward && split_kv && s.q_len <= kDecodeMaxQueryRows && s.kv_len > s.q_len) ns += kLaunchNs;
   // Backward: 2.5x the matmul work at about 3/4 of the rate, twice the bytes, and three kernels.
   if (backward) ns = 3 * kLaunchNs + std::max(waves * tile_ns * 2.5 / 0.75, 2 * memory_ns);
   return static_cast<std::int64_t>(std::min(ns, 9.2e18));
+}
+
+double attention_bytes(const AttentionShape& s, Precision precision) {
+  if (!s.known()) return 0;
+  const auto n = [](std::int64_t v) { return static_cast<double>(v); };
+  const double kv_heads = n(s.kv_heads > 0 ? s.kv_heads : s.q_heads);
+  return n(bytes_per_element(precision == Precision::Unknown ? Precision::BF16 : precision)) * n(s.head_dim) *
+         (2.0 * n(s.batch) * n(s.q_heads) * n(s.q_len) + 2.0 * n(s.batch) * kv_heads * n(s.kv_len));
+}
+
+double peak_memory_tb_per_s(std::string_view name) {
+  // Longest names first where one holds another ("H100 NVL" before "H100").
+  struct Peak {
+    std::string_view part;
+    double tb_per_s;
+  };
+  constexpr Peak kPeaks[] = {
+      {"GB200", 8.0},       {"B200", 8.0},
+      {"B100", 8.0},        {"GH200", 4.0},
+      {"H200", 4.8},        {"H100 NVL", 3.9},
+      {"H100 PCIe", 2.0},   {"H100", 3.35},
+      {"H800", 3.35},       {"A100-SXM4-80GB", 2.039},
+      {"A100 80GB", 1.935}, {"A100-PCIE-40GB", 1.555},
+      {"A100", 1.555},      {"A800", 2.039},
+      {"L40S", 0.864},      {"L40", 0.864},
+      {"L4", 0.3},          {"A10G", 0.6},
+      {"A10", 0.6},         {"RTX 4090", 1.008},
+      {"RTX 3090", 0.936},  {"V100", 0.9},
+      {"T4", 0.32},
+  };
+  for (const Peak& p : kPeaks)
+    if (name.find(p.part) != std::string_view::npos) return p.tb_per_s;
+  return 0;
 }
 
 MeasuredFused::MeasuredFused(std::span<const AttentionCall> calls) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/attention.h"
@@ -27,6 +28,15 @@ std::string describe(const FusedEstimate& e, const AttentionCall& call);
 
 // Model of a fused kernel on a GPU with `sms` multiprocessors of compute capability `cc` (90 for sm_90).
 std::int64_t model_fused_ns(const AttentionShape& shape, bool backward, Precision precision, int cc, int sms);
+
+// The bytes one attention call must move at least: q and the output once, K and V once per KV head
+// (kv_heads, or q_heads where the shape does not say), in `precision` (bf16 where unknown); 0 when
+// the shape is not known.
+double attention_bytes(const AttentionShape& shape, Precision precision);
+
+// A GPU's peak memory bandwidth, TB/s, by its name as the trace spells it (the vendors' datasheets);
+// 0 when the table does not hold it.
+double peak_memory_tb_per_s(std::string_view gpu_name);
 
 // The median time of the trace's fused calls, per pass and shape: what a
 // call of that shape and pass measured, fused, in this very trace.

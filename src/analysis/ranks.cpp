@@ -75,9 +75,18 @@ RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string&
     r.bound = s->bound;
   }
   const double steps = std::max(1, r.steps);
-  for (const AttentionSummary& s : g.attention)
-    r.attention.push_back(RankAttention{s.impl, s.pass, s.kernel, s.calls / steps,
-                                        static_cast<std::int64_t>(static_cast<double>(s.kernel_ns) / steps)});
+  for (const AttentionSummary& s : g.attention) {  // phases of one implementation and pass as one
+    const auto same = std::find_if(r.attention.begin(), r.attention.end(), [&](const RankAttention& x) {
+      return x.impl == s.impl && x.pass == s.pass && x.kernel == s.kernel;
+    });
+    const auto ns = static_cast<std::int64_t>(static_cast<double>(s.kernel_ns) / steps);
+    if (same != r.attention.end()) {
+      same->calls += s.calls / steps;
+      same->ns += ns;
+    } else {
+      r.attention.push_back(RankAttention{s.impl, s.pass, s.kernel, s.calls / steps, ns});
+    }
+  }
   for (const Finding& f : a.findings) {
     if (std::find(r.findings.begin(), r.findings.end(), f.id) == r.findings.end()) r.findings.push_back(f.id);
     Finding kept;  // what the gate reads and the summary's JSON carries; the trace is gone

@@ -35,6 +35,7 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
   j.begin_object();
   j.str("implementation", to_string(s.impl));
   j.str("pass", to_string(s.pass));
+  j.str_or_null("phase", to_string(s.phase));
   j.num("calls", s.calls);
   j.real("kernels_per_call", s.calls > 0 ? static_cast<double>(s.kernels) / s.calls : 0.0, 2);
   j.real("total_ms", ms(s.kernel_ns), kMsDecimals);
@@ -52,6 +53,16 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
   }
   j.str_or_null("precision", or_null_text(s.precision));
   j.str_or_null("kernel", s.kernel);
+  if (s.phase == AttentionPhase::Decode) {  // memory-bound: what the calls must move, and how fast they did
+    if (s.bytes > 0)
+      j.real("bytes_per_call", s.bytes / std::max(1, s.calls), 0);
+    else
+      j.null("bytes_per_call");
+    if (s.bandwidth_share() >= 0)
+      j.real("bandwidth_share", s.bandwidth_share(), 3);
+    else
+      j.null("bandwidth_share");
+  }
   if (s.impl == AttentionImpl::SdpaMath) {  // what kept the calls off the fused backends, from their inputs
     j.begin_array("math_causes");
     for (const auto& [cause, calls] : s.math_causes) {

@@ -107,7 +107,8 @@ std::string attention_sentence(const GroupStats& g) {
     calls += s.calls;
     fused += s.fused_ns >= 0 ? s.fused_ns : s.kernel_ns;
     estimated |= s.fused_ns >= 0;
-    impls += fmt::format("{}{} {}", impls.empty() ? "" : ", ", to_string(s.impl), to_string(s.pass));
+    impls += fmt::format("{}{} {}{}{}", impls.empty() ? "" : ", ", to_string(s.impl), to_string(s.pass),
+                         s.phase == AttentionPhase::None ? "" : " ", to_string(s.phase));
   }
   const double calls_per = calls / instances(g);
   std::string line = fmt::format(
@@ -162,12 +163,28 @@ std::vector<AttentionRow> attention_rows(const GroupStats& g) {
     std::string what = s.kernel;
     if (s.shape.any())
       what += fmt::format("{}{}{}", what.empty() ? "" : ", ", shape_text(s.shape), s.one_shape ? "" : " (and others)");
-    rows.push_back(
-        {std::string(to_string(s.impl)), std::string(to_string(s.pass)), fmt::format("{:g}", s.calls / instances(g)),
-         fmt::format("{:.1f}", static_cast<double>(s.kernels) / std::max(1, s.calls)), per_instance(g, s.kernel_ns),
-         s.fused_ns >= 0 ? per_instance(g, s.fused_ns) : std::string("-"), std::string(to_string(s.precision)), what});
+    std::string pass(to_string(s.pass));
+    if (s.phase != AttentionPhase::None) pass = std::string(to_string(s.phase));  // a phase is a forward's
+    rows.push_back({std::string(to_string(s.impl)), pass, fmt::format("{:g}", s.calls / instances(g)),
+                    fmt::format("{:.1f}", static_cast<double>(s.kernels) / std::max(1, s.calls)),
+                    per_instance(g, s.kernel_ns), s.fused_ns >= 0 ? per_instance(g, s.fused_ns) : std::string("-"),
+                    std::string(to_string(s.precision)), what});
   }
   return rows;
+}
+
+std::vector<std::string> decode_bandwidth_lines(const GroupStats& g) {
+  std::vector<std::string> out;
+  for (const AttentionSummary& s : g.attention) {
+    if (s.phase != AttentionPhase::Decode || s.bytes <= 0 || s.bytes_ns <= 0) continue;
+    const double tb_per_s = s.bytes / static_cast<double>(s.bytes_ns) / 1e3;
+    std::string line = fmt::format("{} decode: {:.2f} MB a call (q, K, V, output once), {:.2f} TB/s", to_string(s.impl),
+                                   s.bytes / std::max(1, s.calls) / 1e6, tb_per_s);
+    if (const double share = s.bandwidth_share(); share >= 0)
+      line += fmt::format(", {:.0f}% of the GPU's {:g} TB/s", 100 * share, s.peak_tb_per_s);
+    out.push_back(std::move(line));
+  }
+  return out;
 }
 
 }  // namespace attnprof::report

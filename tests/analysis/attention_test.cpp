@@ -372,8 +372,10 @@ TEST_P(Corpus, ShapesComeFromRecordShapes) {
     EXPECT_EQ(s.shape.kv_len, facts.shape.kv_len);
     EXPECT_EQ(s.shape.head_dim, facts.shape.head_dim);
     if (!from_sdpa_op) {
-      // Eager attention expands the kv heads (repeat_kv) before its matmul: the trace cannot say them.
-      EXPECT_EQ(s.shape.kv_heads, 0) << "unknown, not a guess";
+      // Eager attention expands the kv heads (repeat_kv) before its matmul: the repeat's reshape says
+      // how many there were; without a repeat (as many kv heads as query heads) nothing says it.
+      EXPECT_EQ(s.shape.kv_heads, facts.shape.kv_heads < facts.shape.q_heads ? facts.shape.kv_heads : 0)
+          << "the repeat's, or unknown; never a guess";
     } else {
       // The SDPA op sees the real kv heads (GQA).
       EXPECT_EQ(s.shape.kv_heads, facts.shape.kv_heads);

@@ -68,7 +68,10 @@ TEST_P(Regimes, ShapeOfTheCallsAsBuilt) {
       EXPECT_EQ(s.shape.q_heads, p.shape.q_heads);
       EXPECT_EQ(s.shape.kv_heads, p.shape.kv_heads);
     }
-    if (p.decoder_len > 0 && s.impl == AttentionImpl::Fused) {  // T5's fused calls: cross-attention
+    if (s.phase == AttentionPhase::Decode) {  // generate()'s decode forwards: one token against the cache
+      EXPECT_EQ(s.shape.q_len, 1);
+      EXPECT_EQ(s.shape.kv_len, p.shape.kv_len + 1);                   // the first decode call's (the summary's shape)
+    } else if (p.decoder_len > 0 && s.impl == AttentionImpl::Fused) {  // T5's fused calls: cross-attention
       EXPECT_EQ(s.shape.q_len, p.decoder_len);
       EXPECT_EQ(s.shape.kv_len, p.shape.q_len);
     } else if (p.decoder_len == 0) {

@@ -1,0 +1,98 @@
+// Inference as served: generate() with a dynamic KV cache, one prefill forward over the prompt and a
+// decode forward per further token (q_len 1 against the cache), eager attention against SDPA (cuDNN),
+// Qwen2 with grouped-query attention (16 query heads, 4 K/V heads, D128, a 2048-token prompt), traced
+// by torch.profiler on an H200 (scripts/corpus/make_corpus.py --set serving; the Llama pair of that set
+// stays out of the repository for validation). tests/data/serving/facts.json says how each was built:
+// every expectation comes from it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "analysis/analysis.h"
+#include "analysis/kernel_classifier.h"
+#include "corpus_facts.h"
+#include "test_doctor.h"
+#include "test_paths.h"
+
+namespace attnprof {
+namespace {
+
+using test::Doctor;
+using Program = test::Facts;
+
+std::vector<Program> programs() { return test::corpus_facts("serving/facts.json"); }
+Doctor doctor(const Program& p) { return Doctor(test::data_file("serving/" + p.name + ".json.gz")); }
+
+const AttentionSummary* phase_of(const Analysis& a, AttentionPhase phase) {
+  for (const AttentionSummary& s : a.attention)
+    if (s.phase == phase) return &s;
+  return nullptr;
+}
+
+class Serving : public ::testing::TestWithParam<Program> {};
+
+// Prefill and decode calls counted as built: layers x forwards of each phase.
+TEST_P(Serving, CallsPerPhaseAsBuilt) {
+  const Program& p = GetParam();
+  const Doctor d = doctor(p);
+  std::map<AttentionPhase, std::int64_t> calls;
+  for (const AttentionCall& c : d.analysis.attention_calls.calls) calls[c.phase] += 1;
+  EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
+  EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
+  EXPECT_EQ(calls[AttentionPhase::None], 0);
+}
+
+// What a decode call must move: q and the output once, K and V once per K/V head (the eager program's
+// QK^T sees them repeated; the repeat's reshape says how many there are), over the KV lengths the
+// cache had: within 5% of the construction's mean.
+TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
+  const Program& p = GetParam();
+  const Doctor d = doctor(p);
+  const AttentionSummary* s = phase_of(d.analysis, AttentionPhase::Decode);
+  ASSERT_NE(s, nullptr);
+  const double elem = bytes_per_element(Precision::BF16);
+  const double b = static_cast<double>(p.shape.batch), hq = static_cast<double>(p.shape.q_heads);
+  const double hkv = static_cast<double>(p.shape.kv_heads), dim = static_cast<double>(p.shape.head_dim);
+  const double kv = 0.5 * static_cast<double>(p.decode_kv_first + p.decode_kv_last);
+  const double expected = elem * dim * (2 * b * hq * 1 + 2 * b * hkv * kv);
+  EXPECT_NEAR(s->bytes / s->calls, expected, 0.05 * expected);
+  EXPECT_EQ(s->peak_tb_per_s, 4.8);  // the trace's GPU: an H200
+  EXPECT_GT(s->bandwidth_share(), 0);
+  EXPECT_LT(s->bandwidth_share(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(RealPrograms, Serving, ::testing::ValuesIn(programs()),
+                         [](const ::testing::TestParamInfo<Program>& param) { return param.param.name; });
+
+// The eager program's decode calls as fused kernels: within 25% of what its SDPA twin's fused decode
+// calls measured (a split-KV kernel and its combine each).
+TEST(ServingEstimate, DecodeFusedEstimateAgainstTheFusedTwin) {
+  const Doctor eager(test::data_file("serving/qwen2_eager_bf16_infer_generate.json.gz"));
+  const Doctor sdpa(test::data_file("serving/qwen2_sdpa_bf16_infer_generate.json.gz"));
+  const AttentionSummary* e = phase_of(eager.analysis, AttentionPhase::Decode);
+  const AttentionSummary* f = phase_of(sdpa.analysis, AttentionPhase::Decode);
+  ASSERT_TRUE(e != nullptr && f != nullptr);
+  ASSERT_EQ(e->impl, AttentionImpl::Unfused);
+  ASSERT_EQ(f->impl, AttentionImpl::Fused);
+  const double estimate = static_cast<double>(e->fused_ns) / e->calls;
+  const double measured = static_cast<double>(f->kernel_ns) / f->calls;
+  EXPECT_NEAR(estimate, measured, 0.25 * measured);
+}
+
+// The control: no call of the corpus (single forwards and training steps) has a phase.
+TEST(ServingControl, PlainForwardsAndTrainingHaveNoPhase) {
+  int calls = 0;
+  for (const Program& p : test::corpus_facts()) {
+    const Doctor d(test::data_file("corpus/" + p.name + ".json.gz"));
+    for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+      ++calls;
+      EXPECT_EQ(c.phase, AttentionPhase::None) << p.name;
+    }
+  }
+  EXPECT_GT(calls, 100);
+}
+
+}  // namespace
+}  // namespace attnprof
