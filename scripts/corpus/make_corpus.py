@@ -79,6 +79,8 @@ SOFTCAP = 50.0
 ENCODER_DECODER = {"t5", "bart"}  # per forward: encoder self, decoder self and cross attention
 DEC_LEN = 128
 GEN_TOKENS = 16  # generate(): one prefill and 15 decode forwards per step
+# Kinds whose programs run another shape than their family's: (batch, seq, heads, kv_heads, head_dim, causal).
+KIND_SHAPES = {"generate_b32": (32, 2048, 16, 4, 128, True)}
 
 # name -> (family, attn_implementation, forced SDPA backend or None, dtype, mode, tracer)
 VARIANTS = {}
@@ -244,12 +246,16 @@ SERVING = {}
 for fam in ["llama", "qwen2"]:
     for impl in ["eager", "sdpa"]:
         variant(fam, impl, None, "bf16", "inference", into=SERVING, kind="generate")
+# Decode where the bytes count: 32 sequences of a 2048-token prompt (K and V: 134 MB a decode call in bf16).
+for impl in ["eager", "sdpa"]:
+    variant("qwen2", impl, None, "bf16", "inference", into=SERVING, kind="generate_b32")
+variant("qwen2", "sdpa", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="generate")
 ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS, **SERVING}
 
 
 def facts(name):
     v = ALL[name]
-    b, s, h, hkv, d, causal = MODELS[v["family"]]
+    b, s, h, hkv, d, causal = KIND_SHAPES.get(v.get("kind"), MODELS[v["family"]])
     if v["impl"] in ("eager", "need_weights"):
         implementation = "unfused"
     elif v["backend"] == "math":
@@ -274,7 +280,8 @@ def facts(name):
         forward_calls=per_pass * (2 if v.get("kind") == "checkpoint" else 1),
         backward_calls=per_pass if v["mode"] == "training" else 0,
     )
-    if v.get("kind") == "generate" and v["family"] not in ENCODER_DECODER:
+    if v.get("kind", "").startswith("generate") and v.get("kind") != "generate_static" and \
+            v["family"] not in ENCODER_DECODER:
         # One prefill forward over the prompt, then a decode forward per further token, each reading the
         # cache of the prompt and the tokens so far: q_len 1, kv_len s+1 .. s+GEN_TOKENS-1.
         expected["phases"] = {"prefill": steps * LAYERS, "decode": steps * LAYERS * (GEN_TOKENS - 1)}
@@ -324,7 +331,7 @@ def build_model(v, shape=None, layers=None):
     layers = LAYERS if layers is None else layers
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[v["dtype"]]
-    b, s, h, hkv, d, causal = shape or MODELS[v["family"]]
+    b, s, h, hkv, d, causal = shape or KIND_SHAPES.get(v.get("kind"), MODELS[v["family"]])
     hidden = h * d
     fam = v["family"]
     if fam == "llama":

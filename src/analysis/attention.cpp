@@ -515,19 +515,48 @@ class Finder {
   // Prefill and decode, in a trace without backward calls that has decode calls: a forward call with
   // at most kDecodeMaxQueryRows query rows against a longer KV cache decodes, one with more query rows
   // is a prefill; a call without a shape has no phase.
+  //
+  // Without a shape (attnprof record), a fused forward call decodes when it combines split-KV partial
+  // results (a combine kernel after the main one: FlashAttention's, cuDNN's, flex_attention's
+  // decoding), or runs the same main kernel as calls that do; a fused call running another main kernel
+  // in such a trace is a prefill. Unfused calls without a shape keep no phase.
   void label_phases() {
     const auto decodes = [](const AttentionCall& c) {
       return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&
              c.shape.kv_len > c.shape.q_len;
     };
+    std::vector<StringId> decode_kernels;  // the main kernels of fused calls that combine split-KV partials
     bool any_decode = false;
     for (const AttentionCall& c : view_.calls) {
       if (c.pass == AttentionPass::Backward) return;
       any_decode |= decodes(c);
+      if (c.impl != AttentionImpl::Fused || c.shape.any()) continue;
+      bool combines = false;
+      StringId main = kNoString;
+      for (std::size_t a : c.activities) {
+        const FusedRole r = fused_role(name(a));
+        if (r == FusedRole::After) combines = true;
+        if (r == FusedRole::Main && main == kNoString && cls(a).category == KernelCategory::FusedAttention)
+          main = event(a).name;
+      }
+      if (combines && main != kNoString) {
+        any_decode = true;
+        if (std::find(decode_kernels.begin(), decode_kernels.end(), main) == decode_kernels.end())
+          decode_kernels.push_back(main);
+      }
     }
     if (!any_decode) return;
-    for (AttentionCall& c : view_.calls)
-      if (c.shape.any() && c.shape.q_len > 0) c.phase = decodes(c) ? AttentionPhase::Decode : AttentionPhase::Prefill;
+    for (AttentionCall& c : view_.calls) {
+      if (c.shape.any() && c.shape.q_len > 0) {
+        c.phase = decodes(c) ? AttentionPhase::Decode : AttentionPhase::Prefill;
+        continue;
+      }
+      if (c.impl != AttentionImpl::Fused || decode_kernels.empty()) continue;
+      bool same = false;
+      for (std::size_t a : c.activities)
+        same |= std::find(decode_kernels.begin(), decode_kernels.end(), event(a).name) != decode_kernels.end();
+      c.phase = same ? AttentionPhase::Decode : AttentionPhase::Prefill;
+    }
   }
   // Whether the ops right after call c average its weights over the heads: an aten::mean of a
   // [B, H, Sq, Skv] tensor among the next few ops on its thread. With QK^T from aten::bmm on
