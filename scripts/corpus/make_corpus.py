@@ -286,6 +286,8 @@ def facts(name):
         # cache of the prompt and the tokens so far: q_len 1, kv_len s+1 .. s+GEN_TOKENS-1.
         expected["phases"] = {"prefill": steps * LAYERS, "decode": steps * LAYERS * (GEN_TOKENS - 1)}
         expected["decode_kv_len"] = [s + 1, s + GEN_TOKENS - 1]
+        # transformers' default DynamicCache appends each token's K and V with torch.cat, per layer
+        expected["kv_cache"] = "dynamic"
     if v.get("kind") == "cudagraph" and v["dtype"] in ("bf16", "fp16"):
         # A graph replay's kernels have no ATen op (no record_shapes types) and Inductor's Triton,
         # cuBLAS's and cuDNN's kernel names say only "half": which one, only other kernels of the

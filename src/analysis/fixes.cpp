@@ -78,6 +78,7 @@ std::string title_of(std::string_view id) {
   if (id == "mask-rebuilt") return "build the mask once, or pass is_causal=True";
   if (id == "safe-softmax") return "leave SDPA's math backend (its _safe_softmax passes go with it)";
   if (id == "hidden-copy") return "drop the device-to-device copies (in-place ops)";
+  if (id == "kv-cache-cat") return "preallocate the KV cache (a static cache: no copy of it per token)";
   return fmt::format("the fix {} names", id);
 }
 

@@ -188,13 +188,31 @@ void EventParser::read_op_inputs(od::object args, OpInputs& out) {
         check_unread(e);
         continue;
       }
+      const bool first_list = shapes == &out.dims && out.list_dims.empty();
+      bool in_list = false;
       for (auto size : sizes) {
         if (auto err = size.error(); err) json_error(err);
         std::int64_t n = 0;
-        if (arg_int(size.value_unsafe(), n))
+        if (!in_list && arg_int(size.value_unsafe(), n)) {
           shape.push_back(n);
-        else
-          shape.clear();  // a tensor list: not one shape
+          continue;
+        }
+        in_list = true;  // a tensor list: not one shape; the first one's tensors are kept
+        shape.clear();
+        od::array tensor;
+        if (!first_list || size.value_unsafe().get_array().get(tensor) != simdjson::SUCCESS) {
+          check_unread(size.value_unsafe());
+          continue;
+        }
+        std::vector<std::int64_t>& t = out.list_dims.emplace_back();
+        for (auto d : tensor) {
+          if (auto err = d.error(); err) json_error(err);
+          std::int64_t m = 0;
+          if (arg_int(d.value_unsafe(), m))
+            t.push_back(m);
+          else
+            check_unread(d.value_unsafe());
+        }
       }
     }
   }

@@ -17,11 +17,12 @@ namespace attnprof {
 // values, in argument order. Kept only for the ops the attention view reads
 // (scaled_dot_product_attention and its backends, the batched matmuls).
 struct OpInputs {
-  std::uint32_t event = 0;                         // index into Trace::events
-  std::vector<std::vector<std::int64_t>> dims;     // [] for a non-tensor argument
-  std::vector<std::vector<std::int64_t>> strides;  // the same, when the trace has them (torch 2.4+)
-  std::vector<std::string> types;                  // "c10::BFloat16", "float", "Scalar", ...
-  std::vector<std::string> concrete;               // scalar values as written ("True", "0.125"), else ""
+  std::uint32_t event = 0;                           // index into Trace::events
+  std::vector<std::vector<std::int64_t>> dims;       // [] for a non-tensor argument (and for a tensor list)
+  std::vector<std::vector<std::int64_t>> list_dims;  // the tensors of the first tensor-list argument (aten::cat's)
+  std::vector<std::vector<std::int64_t>> strides;    // the same, when the trace has them (torch 2.4+)
+  std::vector<std::string> types;                    // "c10::BFloat16", "float", "Scalar", ...
+  std::vector<std::string> concrete;                 // scalar values as written ("True", "0.125"), else ""
   friend bool operator==(const OpInputs&, const OpInputs&) = default;
 };
 

@@ -70,6 +70,24 @@ TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
   EXPECT_LT(s->bandwidth_share(), 1);
 }
 
+// The dynamic cache's torch.cat of K and V per layer and decode forward: one copy each (the prefill's
+// cat into an empty cache is none), where the decode calls' KV length says they are the cache; without
+// record_shapes (attnprof record) nothing says what a cat holds: no finding.
+TEST_P(Serving, KvCacheCatPerDecodeForward) {
+  const Program& p = GetParam();
+  ASSERT_EQ(p.kv_cache, "dynamic");
+  const Doctor d = doctor(p);
+  const Finding* f = d.find("kv-cache-cat");
+  if (p.tracer != "torch.profiler") {
+    EXPECT_EQ(f, nullptr);
+    return;
+  }
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(std::ssize(f->activities), 2 * p.decode_calls);  // K and V
+  EXPECT_LT(f->after_ns, f->time_ns);
+  EXPECT_NE(f->fix.find("cache_implementation=\"static\""), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(RealPrograms, Serving, ::testing::ValuesIn(programs()),
                          [](const ::testing::TestParamInfo<Program>& param) { return param.param.name; });
 
@@ -88,11 +106,13 @@ TEST(ServingEstimate, DecodeFusedEstimateAgainstTheFusedTwin) {
   EXPECT_NEAR(estimate, measured, 0.25 * measured);
 }
 
-// The control: no call of the corpus (single forwards and training steps) has a phase.
+// The control: no call of the corpus (single forwards and training steps) has a phase, and no
+// program of it a KV cache.
 TEST(ServingControl, PlainForwardsAndTrainingHaveNoPhase) {
   int calls = 0;
   for (const Program& p : test::corpus_facts()) {
     const Doctor d(test::data_file("corpus/" + p.name + ".json.gz"));
+    EXPECT_EQ(d.find("kv-cache-cat"), nullptr) << p.name;
     for (const AttentionCall& c : d.analysis.attention_calls.calls) {
       ++calls;
       EXPECT_EQ(c.phase, AttentionPhase::None) << p.name;

@@ -23,6 +23,7 @@ struct Facts {
   std::string form;            // the forms set's: softcap, sinks, weights (what the unfused calls' scores show)
   // The serving set's generate() programs: calls per phase, and the decode calls' KV lengths (first, last).
   std::int64_t prefill_calls = 0, decode_calls = 0, decode_kv_first = 0, decode_kv_last = 0;
+  std::string kv_cache;  // "dynamic": grown by torch.cat every token (transformers' DynamicCache)
   std::int64_t layers = 0, steps = 0, forwards = 0, forward_calls = 0, backward_calls = 0;
   AttentionShape shape;
   std::int64_t decoder_len = 0;  // encoder-decoders: the decoder's length (shape.q_len is the encoder's)
@@ -68,6 +69,7 @@ inline std::vector<Facts> corpus_facts(const std::string& file = "corpus/facts.j
     const auto e = v["expected"];
     std::string_view form;
     if (e["form"].get(form) == simdjson::SUCCESS) f.form = std::string(form);
+    if (std::string_view cache; e["kv_cache"].get(cache) == simdjson::SUCCESS) f.kv_cache = std::string(cache);
     if (std::int64_t n = 0; e["phases"]["prefill"].get(n) == simdjson::SUCCESS) f.prefill_calls = n;
     if (std::int64_t n = 0; e["phases"]["decode"].get(n) == simdjson::SUCCESS) f.decode_calls = n;
     if (simdjson::dom::array kv; e["decode_kv_len"].get(kv) == simdjson::SUCCESS && kv.size() == 2) {

@@ -13,6 +13,7 @@ void rule_safe_softmax(const RuleContext&, std::vector<Finding>&);
 void rule_unfused_attention(const RuleContext&, std::vector<Finding>&);
 void rule_hidden_copy(const RuleContext&, std::vector<Finding>&);
 void rule_gpu_idle(const RuleContext&, std::vector<Finding>&);
+void rule_kv_cache_cat(const RuleContext&, std::vector<Finding>&);
 
 std::span<const RuleEntry> all_rules() {
   static constexpr std::array kDiagnosisRules = {
@@ -24,6 +25,8 @@ std::span<const RuleEntry> all_rules() {
       RuleEntry{"unfused-attention", rule_unfused_attention,
                 "attention run as many kernels where one fused kernel would do, and what fusing saves"},
       RuleEntry{"hidden-copy", rule_hidden_copy, "device-to-device copies, named by the op that made them"},
+      RuleEntry{"kv-cache-cat", rule_kv_cache_cat,
+                "a KV cache grown by torch.cat every generated token: the whole cache copied per decode step"},
       RuleEntry{"gpu-idle", rule_gpu_idle,
                 "the GPU idle for much of each step, and why: launches, CPU work, host syncs, copies, communication"},
   };
