@@ -302,3 +302,21 @@ def test_doctor_many_bad_and_mixed(tmp_path):
     assert doc["cross_rank"]["bad_traces"] == 1
     with pytest.raises(attnprof.InputError, match="are both rank 0"):
         attnprof.doctor_many([good, good])
+
+
+def test_prefill_and_decode_of_a_generate_program():
+    """Qwen2 generate() (tests/data/serving/facts.json): per step one prefill and 15 decode forwards of
+    2 layers, SDPA (cuDNN); decode entries carry the bytes a call moves and the bandwidth share."""
+    facts = {f["name"]: f for f in json.loads((ROOT / "tests/data/serving/facts.json").read_text())}
+    f = facts["qwen2_sdpa_bf16_infer_generate"]
+    r = attnprof.doctor(str(ROOT / "tests/data/serving" / (f["name"] + ".json.gz")))
+    by_phase = {a.phase: a for a in r.attention}
+    assert set(by_phase) == {"prefill", "decode"}
+    assert by_phase["prefill"].calls == f["expected"]["phases"]["prefill"]
+    assert by_phase["decode"].calls == f["expected"]["phases"]["decode"]
+    d, s = by_phase["decode"], f["shape"]
+    kv = sum(f["expected"]["decode_kv_len"]) / 2
+    implied = 2 * s["head_dim"] * (2 * s["batch"] * s["q_heads"] + 2 * s["batch"] * s["kv_heads"] * kv)  # bf16
+    assert d.bytes_per_call == pytest.approx(implied, rel=0.05)
+    assert 0 < d.bandwidth_share < 1
+    assert by_phase["prefill"].bytes_per_call is None

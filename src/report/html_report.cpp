@@ -13,6 +13,7 @@
 #include "report/format.h"
 #include "report/gpu_lanes.h"
 #include "report/html_page.h"
+#include "report/summary_text.h"
 
 namespace attnprof {
 namespace {
@@ -223,26 +224,18 @@ std::string causes_svg(const Analysis& a, const GroupStats& g) {
 }
 
 void attention_table(std::string& s, const GroupStats& g) {
-  const double n = static_cast<double>(std::max<std::size_t>(1, g.group.instances.size()));
   auto out = std::back_inserter(s);
   s += "<table class=\"attention\"><tr><th>implementation</th><th>pass</th><th class=\"n\">calls</th>"
        "<th class=\"n\">kernels / call</th><th class=\"n\">ms</th><th class=\"n\">fused ms (est.)</th>"
        "<th>precision</th><th>kernel / shape</th></tr>\n";
-  for (const AttentionSummary& a : g.attention) {
-    std::string what = a.kernel;
-    if (a.shape.any())
-      what += fmt::format("{}{}{}", what.empty() ? "" : ", ", report::shape_text(a.shape),
-                          a.one_shape ? "" : " (and others)");
+  for (const report::AttentionRow& r : report::attention_rows(g))  // the text report's rows (a phase for a pass)
     fmt::format_to(out,
-                   "<tr><td>{}</td><td>{}</td><td class=\"n\">{:g}</td><td class=\"n\">{:.1f}</td><td "
+                   "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
                    "class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                   to_string(a.impl), to_string(a.pass), a.calls / n,
-                   static_cast<double>(a.kernels) / std::max(1, a.calls),
-                   ms(static_cast<std::int64_t>(static_cast<double>(a.kernel_ns) / n)),
-                   a.fused_ns >= 0 ? ms(static_cast<std::int64_t>(static_cast<double>(a.fused_ns) / n)) : "-",
-                   to_string(a.precision), esc(what.empty() ? "-" : what));
-  }
+                   r.impl, r.pass, r.calls, r.kernels_per_call, r.ms, r.fused_ms, r.precision,
+                   esc(r.what.empty() ? "-" : r.what));
   s += "</table>\n";
+  for (const std::string& line : report::decode_bandwidth_lines(g)) fmt::format_to(out, "<p>{}</p>\n", esc(line));
 }
 
 // The finding's element id: id, pass (unfused-attention has one per pass) and scope; a
