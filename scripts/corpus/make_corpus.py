@@ -250,6 +250,8 @@ for fam in ["llama", "qwen2"]:
 for impl in ["eager", "sdpa"]:
     variant("qwen2", impl, None, "bf16", "inference", into=SERVING, kind="generate_b32")
 variant("qwen2", "sdpa", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="generate")
+# A static cache (preallocated, written in place: no torch.cat), which generate() runs compiled.
+variant("qwen2", "sdpa", None, "bf16", "inference", into=SERVING, kind="generate_static")
 ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS, **SERVING}
 
 
@@ -280,14 +282,15 @@ def facts(name):
         forward_calls=per_pass * (2 if v.get("kind") == "checkpoint" else 1),
         backward_calls=per_pass if v["mode"] == "training" else 0,
     )
-    if v.get("kind", "").startswith("generate") and v.get("kind") != "generate_static" and \
-            v["family"] not in ENCODER_DECODER:
+    if v.get("kind", "").startswith("generate") and v["family"] not in ENCODER_DECODER:
         # One prefill forward over the prompt, then a decode forward per further token, each reading the
         # cache of the prompt and the tokens so far: q_len 1, kv_len s+1 .. s+GEN_TOKENS-1.
         expected["phases"] = {"prefill": steps * LAYERS, "decode": steps * LAYERS * (GEN_TOKENS - 1)}
-        expected["decode_kv_len"] = [s + 1, s + GEN_TOKENS - 1]
-        # transformers' default DynamicCache appends each token's K and V with torch.cat, per layer
-        expected["kv_cache"] = "dynamic"
+        if v.get("kind") != "generate_static":  # a static cache's calls read all of it, masked
+            expected["decode_kv_len"] = [s + 1, s + GEN_TOKENS - 1]
+        # transformers' default DynamicCache appends each token's K and V with torch.cat, per layer; a
+        # static cache is written in place
+        expected["kv_cache"] = "static" if v.get("kind") == "generate_static" else "dynamic"
     if v.get("kind") == "cudagraph" and v["dtype"] in ("bf16", "fp16"):
         # A graph replay's kernels have no ATen op (no record_shapes types) and Inductor's Triton,
         # cuBLAS's and cuDNN's kernel names say only "half": which one, only other kernels of the
