@@ -514,7 +514,7 @@ class Finder {
   }
   // Prefill and decode, in a trace without backward calls that has decode calls: a forward call with
   // at most kDecodeMaxQueryRows query rows against a longer KV cache decodes, one with more query rows
-  // is a prefill; a call without a shape has no phase.
+  // is a prefill (unless it is known not to be causal: an encoder's).
   //
   // Without a shape (attnprof record), a fused forward call decodes when it combines split-KV partial
   // results (a combine kernel after the main one: FlashAttention's, cuDNN's, flex_attention's
@@ -548,7 +548,10 @@ class Finder {
     if (!any_decode) return;
     for (AttentionCall& c : view_.calls) {
       if (c.shape.any() && c.shape.q_len > 0) {
-        c.phase = decodes(c) ? AttentionPhase::Decode : AttentionPhase::Prefill;
+        // A call known not to be causal with more query rows is an encoder's (an encoder-decoder's
+        // generate()): no phase.
+        const bool encoder = !decodes(c) && c.shape.causal.has_value() && !*c.shape.causal;
+        if (!encoder) c.phase = decodes(c) ? AttentionPhase::Decode : AttentionPhase::Prefill;
         continue;
       }
       if (c.impl != AttentionImpl::Fused || decode_kernels.empty()) continue;
