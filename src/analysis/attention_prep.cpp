@@ -122,7 +122,11 @@ std::vector<MaskLaunches> find_mask_launches(const TraceIndex& index, const Host
     if (decides >= 2) {
       while (run.back() != last) run.pop_back();
       MaskLaunches m{std::move(run), kNone};
-      for (std::size_t n = last + 1; n < host.calls.size() && m.next_call == kNone; ++n) {
+      // The next attention call, looked for among the next few thousand runtime calls (a mask is built
+      // right before the forward's first layer; one that no attention follows soon is no call's).
+      constexpr std::size_t kReach = 4096;
+      const std::size_t end = std::min(host.calls.size(), last + 1 + kReach);
+      for (std::size_t n = last + 1; n < end && m.next_call == kNone; ++n) {
         if (!same_thread(n, k)) continue;
         for (std::size_t a : launched_by(n))
           if (view.in_attention(a)) {

@@ -126,8 +126,12 @@ struct Planner {
     const HostCall& h = host.calls[k];
     const Event& e = index.trace().events[static_cast<std::size_t>(h.event)];
     std::int64_t floor = h.ts;
-    for (const RegionInstance& inst : g.group.instances)
-      if (inst.start_ns <= h.ts && h.ts < inst.end_ns) floor = inst.start_ns;
+    if (windows.empty()) {  // the instances' CPU windows by start, once
+      for (const RegionInstance& inst : g.group.instances) windows.push_back({inst.start_ns, inst.end_ns});
+      std::sort(windows.begin(), windows.end());
+    }
+    auto it = std::upper_bound(windows.begin(), windows.end(), Interval{h.ts, INT64_MAX});
+    if (it != windows.begin() && std::prev(it)->second > h.ts) floor = std::prev(it)->first;
     for (std::size_t j = k; j > 0;) {
       --j;
       const HostCall& prev = host.calls[j];
@@ -137,6 +141,8 @@ struct Planner {
     }
     return floor;
   }
+
+  mutable std::vector<Interval> windows;
 
   // Step time saved by `change`: the median replayed step before minus after.
   Medians saved(const Change& change) const {
