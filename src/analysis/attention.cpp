@@ -436,9 +436,10 @@ class Finder {
       for (std::size_t i : view_.calls[c].activities) view_.call_of[i] = static_cast<std::int32_t>(c);
   }
 
-  // The forms of the unfused calls' scores (AttentionCall::softcap, sinks, mha_module): from each
-  // forward call's kernels before its softmax and the CPU ranges around its launches; a backward call
-  // takes what every forward call of its implementation has.
+  // The forms of the unfused calls' scores (AttentionCall::softcap, sinks, alibi, position_bias,
+  // mha_module): from each forward call's kernels and ops between its QK^T GEMM and its softmax, and
+  // the CPU ranges around its launches; a backward call takes what every forward call of its
+  // implementation has.
   void score_forms() {
     constexpr int kForms = 5;  // softcap, sinks, mha, alibi, position bias
     bool all[3][kForms];
