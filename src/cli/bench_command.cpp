@@ -4,8 +4,11 @@
 // implementation fails its fp64 check.
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -40,6 +43,21 @@ struct BenchArgs {
   std::string timing;  // "" : cold, hot with --from-trace
   int batch = 0, heads = 0, kv_heads = 0, seq = 0, kv_seq = 0, head_dim = 0;
 };
+
+// The value of an option that names one of `choices`, else the one-line error that lists them
+// ("--pass 'x' is not forward, backward or both").
+template <typename T>
+T choice(std::string_view option, const std::string& value,
+         std::initializer_list<std::pair<std::string_view, T>> choices) {
+  std::string names;
+  std::size_t i = 0;
+  for (const auto& [name, v] : choices) {
+    if (name == value) return v;
+    names += std::string(i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(name);
+    ++i;
+  }
+  throw InputError(fmt::format("{} '{}' is not {}", option, value, names));
+}
 
 std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   std::vector<std::string> out;
@@ -257,36 +275,21 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     o.dtype = attention::parse_dtype(args->dtype);
     o.causal = args->causal;
     if (o.bottom_right && !o.causal) throw InputError("--bottom-right needs --causal");
-    if (args->layout == "bhsd")
-      o.layout = attention::Layout::BHSD;
-    else if (args->layout == "bshd")
-      o.layout = attention::Layout::BSHD;
-    else
-      throw InputError(fmt::format("--layout '{}' is not bhsd or bshd", args->layout));
-    if (args->pass == "forward")
-      o.pass = bench::Pass::Forward;
-    else if (args->pass == "backward")
-      o.pass = bench::Pass::Backward;
-    else if (args->pass == "both")
-      o.pass = bench::Pass::Both;
-    else
-      throw InputError(fmt::format("--pass '{}' is not forward, backward or both", args->pass));
-    if (args->device == "auto")
-      o.device = bench::DeviceChoice::Automatic;
-    else if (args->device == "cuda")
-      o.device = bench::DeviceChoice::Cuda;
-    else if (args->device == "cpu")
-      o.device = bench::DeviceChoice::Cpu;
-    else
-      throw InputError(fmt::format("--device '{}' is not auto, cuda or cpu", args->device));
+    o.layout = choice<attention::Layout>("--layout", args->layout,
+                                         {{"bhsd", attention::Layout::BHSD}, {"bshd", attention::Layout::BSHD}});
+    o.pass = choice<bench::Pass>(
+        "--pass", args->pass,
+        {{"forward", bench::Pass::Forward}, {"backward", bench::Pass::Backward}, {"both", bench::Pass::Both}});
+    o.device = choice<bench::DeviceChoice>("--device", args->device,
+                                           {{"auto", bench::DeviceChoice::Automatic},
+                                            {"cuda", bench::DeviceChoice::Cuda},
+                                            {"cpu", bench::DeviceChoice::Cpu}});
     if (check->count()) o.check = args->check;
     if (o.repeats < 0) throw InputError("--repeats must be positive");
     if (args->timing.empty())
       o.hot = !args->from_trace.empty();  // a trace's calls ran back to back: compare like with like
-    else if (args->timing == "hot" || args->timing == "cold")
-      o.hot = args->timing == "hot";
     else
-      throw InputError(fmt::format("--timing '{}' is not cold or hot", args->timing));
+      o.hot = choice<bool>("--timing", args->timing, {{"cold", false}, {"hot", true}});
 
     // No NVIDIA driver or GPU: said in those words, before any CUDA library is loaded.
     if (o.device != bench::DeviceChoice::Cpu) {
