@@ -62,13 +62,7 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
   if (split_kv) keys = std::max(64.0, keys * tiles / slots);
   const double tile_ns = rows * keys * static_cast<double>(s.head_dim) * 4.0 / (tflops * 1e12 / slots) * 1e9;
   // Every kernel reads q, k, v and writes the output once: no faster than the memory allows.
-  const double bytes =
-      static_cast<double>(bytes_per_element(precision == Precision::Unknown ? Precision::BF16 : precision)) *
-      static_cast<double>(s.head_dim) *
-      (2.0 * static_cast<double>(s.batch) * static_cast<double>(s.q_heads) * static_cast<double>(s.q_len) +
-       2.0 * static_cast<double>(s.batch) * static_cast<double>(s.kv_heads > 0 ? s.kv_heads : s.q_heads) *
-           static_cast<double>(s.kv_len));
-  const double memory_ns = bytes / (r.tb_per_s * 1e12) * 1e9;
+  const double memory_ns = attention_bytes(s, precision) / (r.tb_per_s * 1e12) * 1e9;
   double ns = kLaunchNs + std::max(waves * tile_ns, memory_ns);
   // Decode split over the KV sequence (a few query rows against a longer cache): its partial results
   // are combined by a second kernel (FlashDecoding; cuDNN ran two kernels a decode call on the H200).
