@@ -441,10 +441,7 @@ class Finder {
   // the CPU ranges around its launches; a backward call takes what every forward call of its
   // implementation has.
   void score_forms() {
-    constexpr int kForms = 5;  // softcap, sinks, mha, alibi, position bias
-    bool all[3][kForms];
-    for (auto& row : all) std::fill(std::begin(row), std::end(row), true);
-    bool any_forward[3] = {false, false, false};
+    SharedForms forward[3];  // by implementation
     for (AttentionCall& c : view_.calls) {
       if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Forward) continue;
       bool gemm = false;
@@ -463,22 +460,11 @@ class Finder {
       for (std::size_t a = 0; a < c.activities.size() && !c.mha_module; ++a)
         c.mha_module = inside_mha(index_.activities()[c.activities[a]].range);
       if (!c.mha_module && c.shape.from == ShapeFrom::QkBmm) c.mha_module = averages_weights(c);
-      const auto k = static_cast<std::size_t>(c.impl);
-      any_forward[k] = true;
-      all[k][0] &= c.softcap;
-      all[k][1] &= c.sinks;
-      all[k][2] &= c.mha_module;
-      all[k][3] &= c.alibi;
-      all[k][4] &= c.position_bias;
+      forward[static_cast<std::size_t>(c.impl)].add(c);
     }
     for (AttentionCall& c : view_.calls) {
-      const auto k = static_cast<std::size_t>(c.impl);
-      if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Backward || !any_forward[k]) continue;
-      c.softcap = all[k][0];
-      c.sinks = all[k][1];
-      c.mha_module = all[k][2];
-      c.alibi = all[k][3];
-      c.position_bias = all[k][4];
+      const SharedForms& f = forward[static_cast<std::size_t>(c.impl)];
+      if (c.impl != AttentionImpl::Fused && c.pass == AttentionPass::Backward && f.calls > 0) f.apply(c);
     }
   }
   // The K/V heads of an unfused forward call whose QK^T saw them repeated (grouped-query attention

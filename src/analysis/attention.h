@@ -93,6 +93,28 @@ struct AttentionCall {
   std::string math_cause;
 };
 
+// Of a set of calls, the forms of the scores (AttentionCall::softcap, sinks, alibi, position_bias,
+// mha_module) that every one of them has; all true while none was added (`calls` says how many were).
+struct SharedForms {
+  bool softcap = true, sinks = true, alibi = true, position_bias = true, mha_module = true;
+  int calls = 0;
+  void add(const AttentionCall& c) {
+    softcap &= c.softcap;
+    sinks &= c.sinks;
+    alibi &= c.alibi;
+    position_bias &= c.position_bias;
+    mha_module &= c.mha_module;
+    ++calls;
+  }
+  void apply(AttentionCall& c) const {  // a backward call takes what its forwards share
+    c.softcap = softcap;
+    c.sinks = sinks;
+    c.alibi = alibi;
+    c.position_bias = position_bias;
+    c.mha_module = mha_module;
+  }
+};
+
 struct AttentionView {
   std::vector<AttentionCall> calls;   // in GPU order of their first activity
   std::vector<std::int32_t> call_of;  // by activity index: index into calls, or kNone

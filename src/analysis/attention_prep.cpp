@@ -82,9 +82,8 @@ MaskPart mask_part(const TraceIndex& index, std::size_t activity) {
 }  // namespace
 
 std::vector<MaskLaunches> find_mask_launches(const TraceIndex& index, const HostCalls& host,
-                                             const AttentionView& view) {
+                                             const LaunchedBy& launched_by, const AttentionView& view) {
   const auto& events = index.trace().events;
-  const LaunchedBy launched_by(host);
   const auto same_thread = [&](std::size_t x, std::size_t y) {
     const Event& ex = events[static_cast<std::size_t>(host.calls[x].event)];
     const Event& ey = events[static_cast<std::size_t>(host.calls[y].event)];

@@ -84,7 +84,8 @@ struct MaskLaunches {
   std::vector<std::size_t> calls;  // indices into HostCalls::calls, first to last
   std::int32_t next_call = kNone;  // index into view.calls
 };
-std::vector<MaskLaunches> find_mask_launches(const TraceIndex& index, const HostCalls& host, const AttentionView& view);
+std::vector<MaskLaunches> find_mask_launches(const TraceIndex& index, const HostCalls& host,
+                                             const LaunchedBy& launched_by, const AttentionView& view);
 
 // Whether an op name is a view or layout copy (forward or its autograd backward).
 bool is_layout_op(std::string_view name);

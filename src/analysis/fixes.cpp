@@ -347,7 +347,7 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   }
   // The masks built for the replaced forward calls: with is_causal=True the fused calls need none.
   if (!cpu_ops && p.replay) {
-    for (const MaskLaunches& m : find_mask_launches(p.index, p.host, a.attention_calls)) {
+    for (const MaskLaunches& m : find_mask_launches(p.index, p.host, p.launched, a.attention_calls)) {
       if (m.next_call == kNone) continue;
       const auto next = static_cast<std::size_t>(m.next_call);
       if (!replaced[next] || a.attention_calls.calls[next].pass != AttentionPass::Forward) continue;
@@ -379,28 +379,22 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   Fix fix;
   fix.id = "fused-attention";
   // What runs these calls fused, as their form allows (the unfused-attention finding's fix says it in full).
-  bool softcap = true, sinks = true, mha = true, alibi = true, bias = true, any = false;
+  SharedForms forms;
   for (std::size_t c = 0; c < a.attention_calls.calls.size(); ++c)
-    if (replaced[c]) {
-      const AttentionCall& call = a.attention_calls.calls[c];
-      any = true;
-      softcap &= call.softcap;
-      sinks &= call.sinks;
-      mha &= call.mha_module;
-      alibi &= call.alibi;
-      bias &= call.position_bias;
-    }
-  fix.title = !any ? "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)"
-              : softcap || sinks
-                  ? fmt::format("run attention as one fused kernel per call ({}: SDPA has no {})",
-                                softcap ? "flex_attention" : "flex_attention with the sink through its LSE",
-                                softcap && sinks ? "soft-capping or sink logits"
-                                : softcap        ? "soft-capping"
-                                                 : "sink logits")
-              : alibi ? "run attention as one fused kernel per call (FlashAttention's alibi_slopes or flex_attention)"
-              : bias ? "run attention as one fused kernel per call (SDPA with the bias as a contiguous float attn_mask)"
-              : mha  ? "run attention as one fused kernel per call (nn.MultiheadAttention with need_weights=False)"
-                     : "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)";
+    if (replaced[c]) forms.add(a.attention_calls.calls[c]);
+  const bool softcap = forms.softcap, sinks = forms.sinks;
+  fix.title =
+      forms.calls == 0   ? "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)"
+      : softcap || sinks ? fmt::format("run attention as one fused kernel per call ({}: SDPA has no {})",
+                                       softcap ? "flex_attention" : "flex_attention with the sink through its LSE",
+                                       softcap && sinks ? "soft-capping or sink logits"
+                                       : softcap        ? "soft-capping"
+                                                        : "sink logits")
+      : forms.alibi ? "run attention as one fused kernel per call (FlashAttention's alibi_slopes or flex_attention)"
+      : forms.position_bias
+          ? "run attention as one fused kernel per call (SDPA with the bias as a contiguous float attn_mask)"
+      : forms.mha_module ? "run attention as one fused kernel per call (nn.MultiheadAttention with need_weights=False)"
+                         : "run attention as one fused kernel per call (SDPA's flash / cuDNN backends)";
   for (std::size_t i : resolved) fix.finding_of.push_back(i);
   // The findings inside the calls: their work goes with them.
   for (std::size_t i = 0; i < a.findings.size(); ++i) {

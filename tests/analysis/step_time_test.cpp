@@ -320,7 +320,7 @@ TEST(AttentionPrep, MaskBuiltOncePerEagerForwardByLaunches) {
     const HostCalls host = host_calls(*d.index);
     const AttentionView& view = d.analysis.attention_calls;
     std::vector<std::size_t> next;  // the call after each build
-    for (const MaskLaunches& m : find_mask_launches(*d.index, host, view))
+    for (const MaskLaunches& m : find_mask_launches(*d.index, host, LaunchedBy(host), view))
       if (m.next_call != kNone) next.push_back(static_cast<std::size_t>(m.next_call));
     EXPECT_EQ(std::ssize(next), p.attention == "eager" ? p.active_steps * p.forwards_per_step : 0) << p.name;
     // Each opens a forward: its layers' forward calls come before the next build.

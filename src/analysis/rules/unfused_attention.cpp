@@ -37,16 +37,12 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
     bool causal = false, not_causal = false;
     // The scores' form, when every call has it: what SDPA cannot compute, or the module that keeps a
     // call off it.
-    bool softcap = true, sinks = true, mha = true, alibi = true, bias = true;
+    SharedForms forms;
     for (const std::size_t i : acts)
       if (const AttentionCall* c = ctx.call_of(i)) {
         causal |= c->causal_mask || c->shape.causal.value_or(false);
         not_causal |= c->shape.causal.has_value() && !*c->shape.causal && !c->causal_mask;
-        softcap &= c->softcap;
-        sinks &= c->sinks;
-        mha &= c->mha_module;
-        alibi &= c->alibi;
-        bias &= c->position_bias;
+        forms.add(*c);
       }
     const char* mask_fix = causal ? "pass is_causal=True instead of a materialized mask"
                            : not_causal
@@ -68,6 +64,7 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
         "Each call writes and reads the full score matrix several times (GEMM, scale, mask, softmax, casts, GEMM); "
         "a fused kernel keeps it on chip. Fused estimate {}.",
         s.estimate_source);
+    const bool softcap = forms.softcap, sinks = forms.sinks;
     if (softcap || sinks) {
       // SDPA has neither: the fix is a fused kernel that computes the same scores, not SDPA.
       const std::string cap =
@@ -86,14 +83,14 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
       f.fix +=
           " The estimate above is a cuDNN-class kernel's; flex_attention's Triton kernel can be slower (`attnprof "
           "bench` measures SDPA's kernels only).";
-    } else if (alibi && !math)
+    } else if (forms.alibi && !math)
       f.fix =
           "The scores get ALiBi's linear position bias (through baddbmm's input, as Bloom's). FlashAttention 2 "
           "computes "
           "it inside the kernel from the slopes (flash_attn_func(..., alibi_slopes=slopes)), as does flex_attention "
           "with it as a score_mod (score + slope[h] * (kv_idx - q_idx)); scaled_dot_product_attention takes it only as "
           "a materialized float attn_mask (its memory-efficient backend reads the [B, H, Sq, Skv] bias once per call).";
-    else if (bias && !math)
+    else if (forms.position_bias && !math)
       f.fix =
           "The scores get a learned per-head position bias (added before the softmax, as T5's relative attention "
           "bias). Pass it to torch.nn.functional.scaled_dot_product_attention as a float attn_mask made contiguous "
@@ -101,7 +98,7 @@ void rule_unfused_attention(const RuleContext& ctx, std::vector<Finding>& out) {
           "permuted view, which falls back to the math backend): it then runs the memory-efficient kernel, gradient "
           "of the bias included; or flex_attention with the bias table read in a score_mod (no [B, H, Sq, Skv] "
           "tensor).";
-    else if (mha)
+    else if (forms.mha_module)
       f.fix = fmt::format(
           "These calls are torch.nn.MultiheadAttention's math path: called with need_weights=True (its default) it "
           "returns the head-averaged attention weights, so it cannot use a fused kernel. Pass need_weights=False "
