@@ -7,6 +7,11 @@ from ._cli import binary
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["mcp"]:  # the MCP server is Python (the SDK); everything else is the C++ CLI
+        from .mcp import main as mcp_main
+
+        mcp_main(sys.argv[2:])
+        return
     exe = binary()
     if not exe.is_file():
         sys.stderr.write(f"attnprof: the CLI is missing from the installed package ({exe}); reinstall attnprof\n")

@@ -10,6 +10,7 @@ __version__: str
 json_schema_version: int
 diff_json_schema_version: int
 default_regression_pct: float
+kernel_categories: List[str]  # the categories of doctor's kernel table
 
 class InputError(ValueError):
     """Bad input (a missing, truncated or malformed trace, a bad option): the CLI's one-line message."""

@@ -36,6 +36,23 @@ def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[str]:
     return out
 
 
+def summaries(
+    paths: Union[PathLike, Iterable[PathLike]],
+    executor: Optional[concurrent.futures.Executor] = None,
+    region: Optional[str] = None,
+) -> List[str]:
+    """Each rank trace reduced to its summary (JSON text) on `executor` (default: a process pool)."""
+    files = _paths(paths)
+    if not files:
+        raise _core.InputError("doctor_many: no traces given")
+    reg = region or ""
+    if executor is None:
+        workers = min(len(files), os.cpu_count() or 1)
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(_summarize, files, [reg] * len(files)))
+    return list(executor.map(_summarize, files, [reg] * len(files)))
+
+
 def doctor_many(
     paths: Union[PathLike, Iterable[PathLike]],
     executor: Optional[concurrent.futures.Executor] = None,
@@ -48,14 +65,4 @@ def doctor_many(
     only the summaries travel back. A bad trace is named in its rank's row (`error`); a set that is
     not one job (a rank twice, world sizes that differ) raises InputError.
     """
-    files = _paths(paths)
-    if not files:
-        raise _core.InputError("doctor_many: no traces given")
-    reg = region or ""
-    if executor is None:
-        workers = min(len(files), os.cpu_count() or 1)
-        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-            summaries = list(pool.map(_summarize, files, [reg] * len(files)))
-    else:
-        summaries = list(executor.map(_summarize, files, [reg] * len(files)))
-    return json.loads(_core.ranks_report(summaries, "json"))
+    return json.loads(_core.ranks_report(summaries(paths, executor, region), "json"))

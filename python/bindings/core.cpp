@@ -14,6 +14,7 @@
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
 #include "analysis/finding_gate.h"
+#include "analysis/kernel_classifier.h"
 #include "analysis/ranks.h"
 #include "common/input_error.h"
 #include "report/annotate.h"
@@ -59,6 +60,10 @@ NB_MODULE(_core, m) {
   m.attr("json_schema_version") = kJsonSchemaVersion;
   m.attr("diff_json_schema_version") = kDiffJsonSchemaVersion;
   m.attr("default_regression_pct") = kDefaultRegressionPct;
+  std::vector<std::string> categories;  // the kernel table's categories, in the enum's order
+  for (int c = 0; c <= static_cast<int>(KernelCategory::Other); ++c)
+    categories.emplace_back(to_string(static_cast<KernelCategory>(c)));
+  m.attr("kernel_categories") = categories;
 
   nb::class_<Doctor>(m, "Doctor")
       .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"),

@@ -14,5 +14,6 @@ void add_record_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_diff_command(CLI::App& app, int& exit_code);
 void add_completion_command(CLI::App& app, int& exit_code);
+void add_mcp_command(CLI::App& app, int& exit_code);
 
 }  // namespace attnprof::cli

@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   attnprof::cli::add_bench_command(app, exit_code);
   attnprof::cli::add_diff_command(app, exit_code);
   attnprof::cli::add_completion_command(app, exit_code);
+  attnprof::cli::add_mcp_command(app, exit_code);
   if (argc < 2) {  // a bare call: the usage, as a failed call
     fmt::print(stderr, "{}", app.help());
     return 2;

@@ -1,0 +1,388 @@
+"""`attnprof mcp` / `python -m attnprof.mcp`: attnprof as a Model Context Protocol server over stdio.
+
+An agent asks doctor, diff, check, replay and bench questions through typed tools and gets the
+report as Markdown beside the `--json` document, so it never parses a trace itself. Each trace is
+read once per session (a bounded cache keyed by path, region and the file's size and mtime); the
+follow-up questions (attention_calls, kernels) answer from the cached analysis.
+
+Paths are read only inside the allowed folders: the roots the client declares (clients on MCP
+protocols before 2026-07-28 declare them), and the server's own `--root DIR` options; with neither,
+the folder the server was started in. Nothing is written. Bad input comes back as a tool error
+carrying the CLI's one-line message, never as a crash of the server.
+
+Needs the MCP SDK: pip install "attnprof[mcp]".
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.parse
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import _core
+from ._cli import binary
+from ._ranks import summaries as _rank_summaries
+from ._replay import replay as _replay
+from ._report import Diff, Report
+
+INSTALL_HINT = "attnprof mcp: the MCP server needs the MCP SDK: pip install \"attnprof[mcp]\""
+
+# `attnprof diff --fail-on`'s gates: regression[:PCT], step-regression[:PCT], attention-regression[:PCT].
+_DIFF_GATES = {"regression": "auto", "step-regression": "step", "attention-regression": "attention"}
+
+
+class ToolInputError(ValueError):
+    """A tool's input is bad (outside the roots, not a trace, a bad option): the message is one line."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the tools do, without the SDK: a session's roots, its cache, and one function per tool. The
+# server below wraps these; python/tests/test_mcp.py drives them through the SDK's client.
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
+
+
+class Roots:
+    """The folders a session may read: every boundary given (the server's --root folders, the
+    client's roots) must hold a path; with neither, the server's working directory."""
+
+    def __init__(self, server_roots: Sequence[str]):
+        self.server = [os.path.realpath(r) for r in server_roots]
+        self.cwd = os.path.realpath(os.getcwd())
+
+    @staticmethod
+    def client_folders(uris: Sequence[str]) -> List[str]:
+        """The client's roots (file:// URIs) as folders; other schemes allow nothing local."""
+        out = []
+        for uri in uris:
+            u = urllib.parse.urlparse(uri)
+            if u.scheme == "file":
+                out.append(os.path.realpath(urllib.parse.unquote(u.path)))
+        return out
+
+    def resolve(self, path: str, client: Optional[List[str]]) -> str:
+        """The real path of `path` (a relative one: in the first allowed folder), or ToolInputError.
+        `client`: the client's root folders, None where it declares none."""
+        if not isinstance(path, str) or not path.strip():
+            raise ToolInputError("path: empty; give a trace file (.json, .json.gz) or a folder of rank traces")
+        boundaries = [b for b in (self.server, client) if b] or [[self.cwd]]
+        full = os.path.realpath(os.path.join(boundaries[0][0], os.path.expanduser(path)))
+        for folders in boundaries:
+            if not any(_inside(full, f) for f in folders):
+                raise ToolInputError(f"{path}: outside the folders this server may read ({', '.join(folders)})")
+        return full
+
+
+class TraceCache:
+    """Analysed traces of the session, the least recently asked dropped first (`size` of them kept).
+    A trace is read again when its file changed (size or mtime)."""
+
+    def __init__(self, size: int):
+        self.size = max(1, size)
+        self._items: "collections.OrderedDict[Tuple[str, str], Tuple[Tuple[int, int], Any]]" = (
+            collections.OrderedDict()
+        )
+        self._lock = threading.Lock()
+        self.reads = 0  # traces read (a cache miss each): the tests see the cache work through it
+
+    def get(self, path: str, region: str, load: Callable[[], Any]) -> Any:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return load()  # not cached: the reader names what is wrong, as the CLI does
+        stamp = (st.st_size, st.st_mtime_ns)
+        key = (path, region)
+        with self._lock:  # one reader at a time: two questions on a new trace read it once
+            hit = self._items.get(key)
+            if hit is not None and hit[0] == stamp:
+                self._items.move_to_end(key)
+                return hit[1]
+            value = load()
+            self.reads += 1
+            self._items[key] = (stamp, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+            return value
+
+
+def _brief_document(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """The first screen's figures of a doctor document: the step, the fixes, the attention, the findings' heads."""
+    keep = ("schema_version", "trace", "device", "unsupported", "gpu_kernels", "step", "fixes", "attention")
+    out = {k: doc[k] for k in keep if k in doc}
+    out["findings"] = [
+        {k: f[k] for k in ("id", "scope", "severity", "time_ms", "title")} for f in doc.get("findings", [])
+    ]
+    return out
+
+
+def _capped(doc: Dict[str, Any], instances: int) -> Tuple[Dict[str, Any], int]:
+    """The document with its per-instance rows (`regions`, `step.steps`) cut to the first `instances`
+    (a long trace has thousands: megabytes no reader wants), and how many rows were left out."""
+    left = 0
+    out = dict(doc)
+    if len(doc.get("regions") or ()) > instances:
+        left += len(doc["regions"]) - instances
+        out["regions"] = doc["regions"][:instances]
+    step = doc.get("step")
+    if step is not None and len(step.get("steps") or ()) > instances:
+        left += len(step["steps"]) - instances
+        out["step"] = dict(step, steps=step["steps"][:instances])
+    return out, left
+
+
+def _finding_heads(report: Report, indices: Sequence[int]) -> List[Dict[str, Any]]:
+    return [
+        {"id": f.id, "scope": f.scope, "severity": f.severity, "time_ms": f.time_ms, "title": f.message}
+        for f in (report.findings[i] for i in indices)
+    ]
+
+
+def _diff_gate(fail_on: Optional[str]) -> Tuple[Optional[float], str]:
+    """`fail_on` of the diff tool, read as `attnprof diff --fail-on` reads it: (percent or None, metric)."""
+    if fail_on is None or fail_on == "":
+        return None, "auto"
+    m = re.fullmatch(r"([a-z-]+)(?::(.*))?", fail_on.strip())
+    if m is None or m.group(1) not in _DIFF_GATES:
+        raise ToolInputError(
+            f"fail_on '{fail_on}': expected regression[:PCT], step-regression[:PCT] or attention-regression[:PCT]"
+        )
+    pct = _core.default_regression_pct
+    if m.group(2) is not None:
+        try:
+            pct = float(m.group(2))
+        except ValueError:
+            pct = -1.0
+        if not (0 <= pct < 1e6):
+            raise ToolInputError(f"fail_on '{fail_on}': PCT must be a number >= 0 (the growth per step allowed)")
+    return pct, _DIFF_GATES[m.group(1)]
+
+
+class Session:
+    """The tools' work for one server: reads inside the roots, through the cache."""
+
+    def __init__(self, roots: Roots, cache_size: int = 4, cli: Optional[str] = None):
+        self.roots = roots
+        self.cache = TraceCache(cache_size)
+        self.cli = cli or str(binary())
+
+    # -- reading --------------------------------------------------------------------------------
+    def report(self, path: str, region: Optional[str]) -> Report:
+        def load() -> Report:
+            try:
+                return Report(_core.Doctor(path, region or ""))
+            except _core.InputError as e:
+                raise ToolInputError(str(e)) from None
+
+        return self.cache.get(path, region or "", load)
+
+    def _ranks(self, folder: str, region: Optional[str]) -> List[str]:
+        def load() -> List[str]:
+            try:
+                return _rank_summaries(folder, region=region)
+            except _core.InputError as e:
+                raise ToolInputError(str(e)) from None
+
+        return self.cache.get(folder, "ranks:" + (region or ""), load)
+
+    # -- the tools ------------------------------------------------------------------------------
+    def doctor(
+        self, path: str, region: Optional[str], brief: bool, client: Optional[List[str]], instances: int = 20
+    ) -> Dict[str, Any]:
+        if instances < 1:
+            raise ToolInputError(f"instances {instances}: expected 1 or more rows per instance kept")
+        full = self.roots.resolve(path, client)
+        if os.path.isdir(full):
+            summaries = self._ranks(full, region)
+            try:
+                return {
+                    "markdown": _core.ranks_report(summaries, "markdown"),
+                    "report": json.loads(_core.ranks_report(summaries, "json")),
+                    "instances_left_out": 0,
+                }
+            except _core.InputError as e:
+                raise ToolInputError(str(e)) from None
+        r = self.report(full, region)
+        doc, left = _capped(_brief_document(r.document) if brief else r.document, instances)
+        return {"markdown": r.brief() if brief else r.to_markdown(), "report": doc, "instances_left_out": left}
+
+    def check(self, path: str, fail_on: List[str], region: Optional[str], client: Optional[List[str]]) -> Dict[str, Any]:
+        full = self.roots.resolve(path, client)
+        if os.path.isdir(full):
+            raise ToolInputError(f"{path}: a folder; check takes one trace (doctor on the folder reports its ranks)")
+        items = [part for item in fail_on for part in item.split(",") if part]
+        if not items:
+            raise ToolInputError("fail_on: empty; give finding ids, scopes (attention, model), severities or any")
+        r = self.report(full, region)
+        try:
+            caught = r._engine.caught(items)
+        except _core.InputError as e:
+            raise ToolInputError(str(e)) from None
+        reason = None
+        if r.unsupported:
+            reason = f"the trace was not diagnosed: {r.unsupported}"
+        elif r.document["gpu_kernels"] == 0:
+            reason = "the trace has no GPU kernels"
+        found = _finding_heads(r, caught)
+        return {"passed": reason is None and not found, "caught": found, "not_checked": reason}
+
+    def diff(
+        self, before: str, after: str, fail_on: Optional[str], region: Optional[str], client: Optional[List[str]]
+    ) -> Dict[str, Any]:
+        pct, metric = _diff_gate(fail_on)
+        a, b = (self.report(self.roots.resolve(p, client), region) for p in (before, after))
+        try:
+            d = Diff(a._engine, b._engine, pct, metric)
+            return {"markdown": d.to_markdown(), "regression": d.regression, "report": d.document}
+        except _core.InputError as e:
+            raise ToolInputError(str(e)) from None
+
+    def attention_calls(self, path: str, region: Optional[str], client: Optional[List[str]]) -> Dict[str, Any]:
+        r = self.report(self.roots.resolve(path, client), region)
+        doc = r.document
+        return {
+            "trace": doc["trace"],
+            "step": None if doc["step"] is None else {k: v for k, v in doc["step"].items() if k != "steps"},
+            "calls": doc["attention"],
+            "per_region": [
+                {"name": g["name"], "instances": g["instances"], "attention": g["attention"]} for g in doc["groups"]
+            ],
+        }
+
+    def kernels(
+        self, path: str, category: Optional[str], limit: int, region: Optional[str], client: Optional[List[str]]
+    ) -> Dict[str, Any]:
+        r = self.report(self.roots.resolve(path, client), region)
+        rows = r.document["kernels"]
+        present = sorted({k["category"] for k in rows})
+        if category:
+            if category not in _core.kernel_categories:
+                raise ToolInputError(f"category '{category}': not one of {', '.join(_core.kernel_categories)}")
+            rows = [k for k in rows if k["category"] == category]
+        if limit < 1:
+            raise ToolInputError(f"limit {limit}: expected 1 or more kernels")
+        rows = sorted(rows, key=lambda k: -k["total_ms"])
+        return {"trace": r.trace, "categories": present, "kernels": rows[:limit], "more": max(0, len(rows) - limit)}
+
+    def replay(
+        self,
+        path: str,
+        shape: Optional[str],
+        causal: Optional[bool],
+        region: Optional[str],
+        client: Optional[List[str]],
+    ) -> Dict[str, Any]:
+        full = self.roots.resolve(path, client)
+        try:
+            rep = _replay(full, shape=shape, causal=causal, region=region)
+        except _core.InputError as e:
+            raise ToolInputError(str(e)) from None
+        text = str(rep)
+        if rep.not_run:
+            cmd = shlex.join(["attnprof", "doctor", "--replay", full] + (["--shape", shape] if shape else []))
+            text = f"No GPU here ({rep.not_run}): run this where there is one: {cmd}\n" + text
+        return {"ran": rep.device is not None, "text": text, "report": rep.document["replay"]}
+
+    def gpu(self) -> Optional[str]:
+        """None where this machine can run CUDA programs, else why not (`attnprof bench --list` says)."""
+        out = subprocess.run([self.cli, "bench", "--list"], capture_output=True, text=True)
+        for line in out.stdout.splitlines():
+            if line.startswith("cuda: none here"):
+                return line.removeprefix("cuda: none here").strip().removeprefix("(").removesuffix(")")
+        return None if out.returncode == 0 else (out.stderr.strip() or f"attnprof bench --list exited {out.returncode}")
+
+    def bench(self, args: List[str]) -> Dict[str, Any]:
+        command = shlex.join(["attnprof", "bench", *args])
+        why = self.gpu()
+        if why is not None:
+            return {
+                "ran": False,
+                "command": command,
+                "text": f"No GPU here ({why}): run this where there is one: {command}",
+                "report": None,
+            }
+        with tempfile.TemporaryDirectory(prefix="attnprof-mcp-") as tmp:
+            doc = os.path.join(tmp, "bench.json")
+            out = subprocess.run(
+                [self.cli, "bench", *args, "--device", "cuda", "--json-file", doc], capture_output=True, text=True
+            )
+            if out.returncode != 0:
+                raise ToolInputError(
+                    out.stderr.strip().removeprefix("attnprof: ") or f"attnprof bench exited {out.returncode}"
+                )
+            with open(doc, encoding="utf-8") as f:
+                report = json.load(f)
+        return {"ran": True, "command": command, "text": out.stdout, "report": report}
+
+
+def bench_args(
+    batch: int,
+    heads: int,
+    seq: int,
+    head_dim: int,
+    kv_heads: Optional[int],
+    kv_seq: Optional[int],
+    dtype: str,
+    causal: bool,
+    bottom_right: bool,
+    pass_: str,
+    impl: Optional[List[str]],
+) -> List[str]:
+    """The `attnprof bench` options of one shape (the CLI checks them when it runs)."""
+    args = ["-b", str(batch), "--heads", str(heads), "-s", str(seq), "-d", str(head_dim), "--dtype", dtype]
+    if kv_heads is not None:
+        args += ["--kv-heads", str(kv_heads)]
+    if kv_seq is not None:
+        args += ["--kv-seq", str(kv_seq)]
+    args.append("--causal" if causal else "--no-causal")
+    if bottom_right:
+        args.append("--bottom-right")
+    args += ["--pass", pass_]
+    if impl:
+        args += ["--impl", ",".join(impl)]
+    return args
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="attnprof mcp",
+        description="attnprof as a Model Context Protocol server over stdio (doctor, check, diff, attention_calls, "
+        "kernels, replay, bench).",
+    )
+    parser.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder the tools may read (repeatable); the client's roots also bound them; "
+        "with neither, the folder the server starts in",
+    )
+    parser.add_argument("--cache", type=int, default=4, metavar="N", help="analysed traces kept in memory (default 4)")
+    args = parser.parse_args(argv)
+    for r in args.root:
+        if not os.path.isdir(r):
+            parser.exit(2, f"attnprof mcp: --root {r}: not a folder\n")
+    if args.cache < 1:
+        parser.exit(2, f"attnprof mcp: --cache {args.cache}: expected 1 or more traces\n")
+    try:
+        from ._mcp_server import build_server
+    except ImportError:
+        parser.exit(2, INSTALL_HINT + "\n")
+    build_server(Session(Roots(args.root), args.cache)).run("stdio")
+
+
+if __name__ == "__main__":  # python -m attnprof.mcp: run it as attnprof.mcp, the module _mcp_server imports
+    from attnprof.mcp import main as _main
+
+    _main()
