@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -10,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
+#include "analysis/ranks_diff.h"
 #include "cli/commands.h"
 #include "cli/trace_input.h"
 #include "common/input_error.h"
@@ -17,6 +19,7 @@
 #include "common/write_file.h"
 #include "report/diff_report.h"
 #include "report/html_report.h"
+#include "report/ranks_diff_report.h"
 
 namespace attnprof::cli {
 namespace {
@@ -41,6 +44,36 @@ DiffGate parse_fail_on(const std::string& v) {
                   did_you_mean(v.substr(0, v.find(':')), {"regression", "step-regression", "attention-regression"})));
 }
 
+bool is_folder(const std::string& path) {
+  std::error_code ec;
+  return path != "-" && std::filesystem::is_directory(path, ec);
+}
+
+// diff DIR_A DIR_B: two runs of one job, rank by rank, from each rank's summary (read in parallel, one
+// trace per worker at a time). Returns the exit code.
+int diff_folders(const std::string& a, const std::string& b, const std::string& region, bool json, bool markdown,
+                 std::optional<DiffGate> gate) {
+  std::vector<RankSummary> before = summarize_ranks(job_traces(a), RegionOptions{region}, 0);
+  std::vector<RankSummary> after = summarize_ranks(job_traces(b), RegionOptions{region}, 0);
+  for (const auto* run : {&before, &after})
+    if (run->empty()) throw InputError(fmt::format("diff: {}: no traces in this folder", run == &before ? a : b));
+  const RanksDiff d = diff_ranks(before, after);
+  if (gate) gate->verdict = ranks_regression_gate(d, gate->max_growth_pct, gate->metric);
+  const std::string report =
+      json ? json_ranks_diff(d, gate) : markdown ? markdown_ranks_diff(d, gate) : text_ranks_diff(d, gate);
+  std::fwrite(report.data(), 1, report.size(), stdout);
+  std::fflush(stdout);
+  bool bad = false;
+  for (const auto* run : {&before, &after})
+    for (const RankSummary& r : *run)
+      if (!r.ok()) {
+        fmt::print(stderr, "attnprof: {}{}\n", r.error.starts_with(r.path) ? "" : r.path + ": ", r.error);
+        bad = true;
+      }
+  if (bad) return 2;
+  return gate && gate->verdict.regression ? 1 : 0;
+}
+
 Analysis analyse(const std::string& path, const std::string& region) {
   const Trace trace = read_trace_input(path);
   const TraceIndex index(trace);
@@ -57,7 +90,9 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "diff", "Compare two traces of one program (before and after a change): attention, findings, kernels per step");
-  cmd->add_option("before", opts->before, "The trace before the change (.json, .json.gz; - for standard input)")
+  cmd->add_option("before", opts->before,
+                  "The trace before the change (.json, .json.gz; - for standard input), or a folder of one job's "
+                  "rank traces (the other a folder too: the two runs compared rank by rank)")
       ->required();
   cmd->add_option("after", opts->after, "The trace after the change")->required();
   cmd->add_option("--region", opts->region, "Range to analyse in both (as doctor --region)");
@@ -77,10 +112,24 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       "2 bad input or usage (one line on stderr).\n"
       "Examples:\n"
       "  attnprof diff before.json.gz after.json.gz\n"
-      "  attnprof diff --markdown --fail-on regression:5 main.json.gz pr.json.gz > comment.md\n");
+      "  attnprof diff --markdown --fail-on regression:5 main.json.gz pr.json.gz > comment.md\n"
+      "  attnprof diff --fail-on regression run1/ run2/   # two runs of a job: each rank, the slowest rank's step\n");
   cmd->callback([opts, &exit_code] {
     if (opts->before == "-" && opts->after == "-")
       throw InputError("diff: only one of the two traces can come from standard input");
+    if (is_folder(opts->before) || is_folder(opts->after)) {
+      if (!is_folder(opts->before) || !is_folder(opts->after))
+        throw InputError(fmt::format("diff: {} is a folder and {} is not: give two traces, or two folders of rank "
+                                     "traces (two runs of one job)",
+                                     is_folder(opts->before) ? opts->before : opts->after,
+                                     is_folder(opts->before) ? opts->after : opts->before));
+      if (!opts->html.empty())
+        throw InputError("--html compares two traces; for two folders of rank traces use --markdown or --json");
+      std::optional<DiffGate> gate;
+      if (!opts->fail_on.empty()) gate = parse_fail_on(opts->fail_on);
+      exit_code = diff_folders(opts->before, opts->after, opts->region, opts->json, opts->markdown, gate);
+      return;
+    }
     if (!opts->html.empty()) check_output("--html", opts->html, {opts->before, opts->after}, true);
     std::optional<DiffGate> gate;
     if (!opts->fail_on.empty()) gate = parse_fail_on(opts->fail_on);

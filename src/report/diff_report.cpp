@@ -14,17 +14,7 @@
 namespace attnprof {
 namespace {
 
-// "-94.0%, 16.6x less" / "+12.0%" / "no attention"
-std::string change(double before, double after) {
-  if (before <= 0 && after <= 0) return "none in either";
-  if (before <= 0) return "appeared";
-  if (after <= 0) return "gone";
-  const double pct = 100.0 * (after - before) / before;
-  if (after < before && before / after >= 1.5) return fmt::format("{:+.1f}%, {:.1f}x less", pct, before / after);
-  if (after > before && after / before >= 1.5) return fmt::format("{:+.1f}%, {:.1f}x more", pct, after / before);
-  return fmt::format("{:+.1f}%", pct);
-}
-
+using report::change;
 using report::fit;  // the text form cuts titles; --json and --markdown carry them whole
 
 std::string ms_or_dash(double v) { return v < 0 ? "-" : fmt::format("{:.3f}", v); }

@@ -4,6 +4,16 @@
 
 namespace attnprof::report {
 
+std::string change(double before, double after) {
+  if (before <= 0 && after <= 0) return "none in either";
+  if (before <= 0) return "appeared";
+  if (after <= 0) return "gone";
+  const double pct = 100.0 * (after - before) / before;
+  if (after < before && before / after >= 1.5) return fmt::format("{:+.1f}%, {:.1f}x less", pct, before / after);
+  if (after > before && after / before >= 1.5) return fmt::format("{:+.1f}%, {:.1f}x more", pct, after / before);
+  return fmt::format("{:+.1f}%", pct);
+}
+
 std::string md(std::string_view text) {
   std::string out;
   for (const char c : text) {

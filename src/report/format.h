@@ -17,6 +17,8 @@ using text::ms;
 using text::plural;
 // A share as a whole percent ("97%"), "-" when negative (unknown).
 std::string percent(double share);
+// How a figure changed: "-94.0%, 16.6x less" / "+12.0%" / "appeared" / "gone" / "none in either".
+std::string change(double before, double after);
 // `text` cut to `width` characters, "..." marking the cut.
 std::string fit(std::string text, std::size_t width);
 // "B2 H8/2 S512 D64 causal" ("B*H 16 ..." when only batch x heads is known, "S512x700" when the key
