@@ -107,23 +107,30 @@ def _shape_arg(shape: Shape) -> str:
     raise _core.InputError(f"attnprof.replay: shape {tuple(v)} is not (B, H, S, D) or (B, H, H_KV, S, S_KV, D)")
 
 
-def _run(args: Sequence[str]) -> str:
+def _run(args: Sequence[str], timeout: Optional[float] = None) -> str:
     exe = binary()
     if not exe.is_file():
         raise _core.InputError(f"attnprof: the CLI is missing from the installed package ({exe}); reinstall attnprof")
-    out = subprocess.run([str(exe), *args], capture_output=True, text=True)
+    try:
+        out = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise _core.InputError(f"attnprof {' '.join(args)}: stopped after {timeout:g} s") from None
     if out.returncode != 0:
         raise _core.InputError(out.stderr.strip().removeprefix("attnprof: ") or f"attnprof exited {out.returncode}")
     return out.stdout
 
 
 def replay(
-    source: Source, shape: Optional[Shape] = None, causal: Optional[bool] = None, region: Optional[str] = None
+    source: Source,
+    shape: Optional[Shape] = None,
+    causal: Optional[bool] = None,
+    region: Optional[str] = None,
+    timeout: Optional[float] = None,
 ) -> Replay:
     """Replays a trace's attention shapes on this machine's GPU (`attnprof doctor --replay`).
 
     shape: for calls whose trace does not say it (no record_shapes); causal: for calls whose trace
-    does not say whether they are causal. Without a GPU the result says so (.not_run) and each
+    does not say whether they are causal; timeout: seconds before the run is stopped (InputError). Without a GPU the result says so (.not_run) and each
     shape carries the `attnprof bench` command to run where there is one.
     """
     with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
@@ -144,7 +151,7 @@ def replay(
             args.append("--causal" if causal else "--no-causal")
         if region:
             args += ["--region", region]
-        document = json.loads(_run(args))
+        document = json.loads(_run(args, timeout))
     return Replay(document, _replay_text(document))
 
 

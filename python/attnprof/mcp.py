@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import re
@@ -54,29 +55,44 @@ def _inside(path: str, folder: str) -> bool:
 
 
 class Roots:
-    """The folders a session may read: every boundary given (the server's --root folders, the
-    client's roots) must hold a path; with neither, the server's working directory."""
+    """The folders a session may read: a path must lie inside every boundary given (the server's --root
+    folders; the client's roots, where it declares them). With neither, the folder the server started
+    in, unless that is / or the home folder (MCP clients often start servers there): then nothing."""
 
     def __init__(self, server_roots: Sequence[str]):
         self.server = [os.path.realpath(r) for r in server_roots]
-        self.cwd = os.path.realpath(os.getcwd())
+        cwd = os.path.realpath(os.getcwd())
+        self.fallback = [] if cwd in ("/", os.path.realpath(os.path.expanduser("~"))) else [cwd]
 
     @staticmethod
     def client_folders(uris: Sequence[str]) -> List[str]:
-        """The client's roots (file:// URIs) as folders; other schemes allow nothing local."""
+        """The client's roots as folders: absolute file:// URIs only (others allow nothing local)."""
         out = []
         for uri in uris:
             u = urllib.parse.urlparse(uri)
-            if u.scheme == "file":
-                out.append(os.path.realpath(urllib.parse.unquote(u.path)))
+            path = urllib.parse.unquote(u.path)
+            if u.scheme == "file" and u.netloc in ("", "localhost") and os.path.isabs(path) and "\0" not in path:
+                out.append(os.path.realpath(path))
         return out
 
     def resolve(self, path: str, client: Optional[List[str]]) -> str:
         """The real path of `path` (a relative one: in the first allowed folder), or ToolInputError.
-        `client`: the client's root folders, None where it declares none."""
+        `client`: the client's root folders ([] allows nothing), None where it declares no roots."""
         if not isinstance(path, str) or not path.strip():
             raise ToolInputError("path: empty; give a trace file (.json, .json.gz) or a folder of rank traces")
-        boundaries = [b for b in (self.server, client) if b] or [[self.cwd]]
+        if "\0" in path:
+            raise ToolInputError(f"{path!r}: a path with a NUL character")
+        boundaries = [b for b in (self.server or None, client) if b is not None] or [self.fallback]
+        for folders in boundaries:
+            if not folders:
+                raise ToolInputError(
+                    f"{path}: no folder to read from: "
+                    + (
+                        "the client declared no local folders as roots"
+                        if folders is client
+                        else "start the server with --root DIR (it started in / or the home folder)"
+                    )
+                )
         full = os.path.realpath(os.path.join(boundaries[0][0], os.path.expanduser(path)))
         for folders in boundaries:
             if not any(_inside(full, f) for f in folders):
@@ -84,36 +100,49 @@ class Roots:
         return full
 
 
+def _stamp(paths: Sequence[str]) -> Optional[Tuple]:
+    """What says the files changed: each one's size and mtime (None when one cannot be read)."""
+    try:
+        return tuple((p, st.st_size, st.st_mtime_ns) for p in paths for st in (os.stat(p),))
+    except OSError:
+        return None
+
+
 class TraceCache:
-    """Analysed traces of the session, the least recently asked dropped first (`size` of them kept).
-    A trace is read again when its file changed (size or mtime)."""
+    """Analysed traces of the session, the least recently asked dropped first (`size` of them kept),
+    read again when a file of theirs changed (size or mtime). A trace being read blocks only the
+    questions on that trace; the others answer meanwhile."""
 
     def __init__(self, size: int):
         self.size = max(1, size)
-        self._items: "collections.OrderedDict[Tuple[str, str], Tuple[Tuple[int, int], Any]]" = (
-            collections.OrderedDict()
-        )
-        self._lock = threading.Lock()
+        self._items: "collections.OrderedDict[Tuple[str, str], Tuple[Tuple, Any]]" = collections.OrderedDict()
+        self._lock = threading.Lock()  # guards _items and _loading
+        self._loading: Dict[Tuple[str, str], threading.Lock] = {}
         self.reads = 0  # traces read (a cache miss each): the tests see the cache work through it
 
-    def get(self, path: str, region: str, load: Callable[[], Any]) -> Any:
-        try:
-            st = os.stat(path)
-        except OSError:
+    def get(self, key: Tuple[str, str], files: Sequence[str], load: Callable[[], Any]) -> Any:
+        stamp = _stamp(files)
+        if stamp is None:
             return load()  # not cached: the reader names what is wrong, as the CLI does
-        stamp = (st.st_size, st.st_mtime_ns)
-        key = (path, region)
-        with self._lock:  # one reader at a time: two questions on a new trace read it once
+        with self._lock:
             hit = self._items.get(key)
             if hit is not None and hit[0] == stamp:
                 self._items.move_to_end(key)
                 return hit[1]
+            gate = self._loading.setdefault(key, threading.Lock())
+        with gate:  # two questions on a new trace read it once
+            with self._lock:
+                hit = self._items.get(key)
+                if hit is not None and hit[0] == stamp:
+                    return hit[1]
             value = load()
-            self.reads += 1
-            self._items[key] = (stamp, value)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            with self._lock:
+                self.reads += 1
+                self._items[key] = (stamp, value)
+                self._items.move_to_end(key)
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
+                self._loading.pop(key, None)
             return value
 
 
@@ -127,9 +156,10 @@ def _brief_document(doc: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def _capped(doc: Dict[str, Any], instances: int) -> Tuple[Dict[str, Any], int]:
+def _capped(doc: Dict[str, Any], instances: int, kernels: int) -> Tuple[Dict[str, Any], int, int]:
     """The document with its per-instance rows (`regions`, `step.steps`) cut to the first `instances`
-    (a long trace has thousands: megabytes no reader wants), and how many rows were left out."""
+    and its kernel table (by GPU time) to the first `kernels`: a long trace has thousands of rows, a
+    real model hundreds of kernels, megabytes no reader wants. Returns how many rows of each were left out."""
     left = 0
     out = dict(doc)
     if len(doc.get("regions") or ()) > instances:
@@ -139,7 +169,10 @@ def _capped(doc: Dict[str, Any], instances: int) -> Tuple[Dict[str, Any], int]:
     if step is not None and len(step.get("steps") or ()) > instances:
         left += len(step["steps"]) - instances
         out["step"] = dict(step, steps=step["steps"][:instances])
-    return out, left
+    kernels_left = max(0, len(doc.get("kernels") or ()) - kernels)
+    if kernels_left:
+        out["kernels"] = doc["kernels"][:kernels]
+    return out, left, kernels_left
 
 
 def _finding_heads(report: Report, indices: Sequence[int]) -> List[Dict[str, Any]]:
@@ -176,6 +209,7 @@ class Session:
         self.roots = roots
         self.cache = TraceCache(cache_size)
         self.cli = cli or str(binary())
+        self._gpu = threading.Lock()
 
     # -- reading --------------------------------------------------------------------------------
     def report(self, path: str, region: Optional[str]) -> Report:
@@ -185,43 +219,66 @@ class Session:
             except _core.InputError as e:
                 raise ToolInputError(str(e)) from None
 
-        return self.cache.get(path, region or "", load)
+        return self.cache.get((path, region or ""), [path], load)
 
-    def _ranks(self, folder: str, region: Optional[str]) -> List[str]:
+    def _ranks(self, folder: str, region: Optional[str], client: Optional[List[str]]) -> List[str]:
+        try:
+            files = _core.job_traces(folder)
+        except _core.InputError as e:
+            raise ToolInputError(str(e)) from None
+        if not files:
+            raise ToolInputError(f"{folder}: no traces in this folder (.json, .json.gz)")
+        files = [self.roots.resolve(f, client) for f in files]  # a link out of the roots is refused
+
         def load() -> List[str]:
-            try:
-                return _rank_summaries(folder, region=region)
-            except _core.InputError as e:
-                raise ToolInputError(str(e)) from None
+            # Threads, not processes: the reader releases the GIL, and forking a threaded server is unsafe.
+            with concurrent.futures.ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1)) as pool:
+                try:
+                    return _rank_summaries(files, executor=pool, region=region)
+                except _core.InputError as e:
+                    raise ToolInputError(str(e)) from None
 
-        return self.cache.get(folder, "ranks:" + (region or ""), load)
+        return self.cache.get((folder, "ranks:" + (region or "")), files, load)
 
     # -- the tools ------------------------------------------------------------------------------
     def doctor(
-        self, path: str, region: Optional[str], brief: bool, client: Optional[List[str]], instances: int = 20
+        self,
+        path: str,
+        region: Optional[str],
+        brief: bool,
+        client: Optional[List[str]],
+        instances: int = 20,
+        kernels: int = 20,
     ) -> Dict[str, Any]:
-        if instances < 1:
-            raise ToolInputError(f"instances {instances}: expected 1 or more rows per instance kept")
+        for name, v in (("instances", instances), ("top_kernels", kernels)):
+            if v < 0:
+                raise ToolInputError(f"{name} {v}: expected 0 or more rows kept")
         full = self.roots.resolve(path, client)
         if os.path.isdir(full):
-            summaries = self._ranks(full, region)
+            summaries = self._ranks(full, region, client)
             try:
                 return {
                     "markdown": _core.ranks_report(summaries, "markdown"),
                     "report": json.loads(_core.ranks_report(summaries, "json")),
                     "instances_left_out": 0,
+                    "kernels_left_out": 0,
                 }
             except _core.InputError as e:
                 raise ToolInputError(str(e)) from None
         r = self.report(full, region)
-        doc, left = _capped(_brief_document(r.document) if brief else r.document, instances)
-        return {"markdown": r.brief() if brief else r.to_markdown(), "report": doc, "instances_left_out": left}
+        doc, left, kernels_left = _capped(_brief_document(r.document) if brief else r.document, instances, kernels)
+        return {
+            "markdown": r.brief() if brief else r.to_markdown(),
+            "report": doc,
+            "instances_left_out": left,
+            "kernels_left_out": kernels_left,
+        }
 
     def check(self, path: str, fail_on: List[str], region: Optional[str], client: Optional[List[str]]) -> Dict[str, Any]:
         full = self.roots.resolve(path, client)
         if os.path.isdir(full):
             raise ToolInputError(f"{path}: a folder; check takes one trace (doctor on the folder reports its ranks)")
-        items = [part for item in fail_on for part in item.split(",") if part]
+        items = [part.strip() for item in fail_on for part in item.split(",") if part.strip()]
         if not items:
             raise ToolInputError("fail_on: empty; give finding ids, scopes (attention, model), severities or any")
         r = self.report(full, region)
@@ -282,27 +339,32 @@ class Session:
         causal: Optional[bool],
         region: Optional[str],
         client: Optional[List[str]],
+        timeout_s: float = 600,
     ) -> Dict[str, Any]:
         full = self.roots.resolve(path, client)
-        try:
-            rep = _replay(full, shape=shape, causal=causal, region=region)
-        except _core.InputError as e:
-            raise ToolInputError(str(e)) from None
+        with self._gpu:  # one GPU run at a time: two would time each other
+            try:
+                rep = _replay(full, shape=shape, causal=causal, region=region, timeout=timeout_s)
+            except _core.InputError as e:
+                raise ToolInputError(str(e)) from None
         text = str(rep)
         if rep.not_run:
-            cmd = shlex.join(["attnprof", "doctor", "--replay", full] + (["--shape", shape] if shape else []))
-            text = f"No GPU here ({rep.not_run}): run this where there is one: {cmd}\n" + text
+            cmd = ["attnprof", "doctor", "--replay", full] + (["--shape", shape] if shape else [])
+            cmd += ([] if causal is None else ["--causal" if causal else "--no-causal"]) + (
+                ["--region", region] if region else []
+            )
+            text = f"No GPU here ({rep.not_run}): run this where there is one: {shlex.join(cmd)}\n" + text
         return {"ran": rep.device is not None, "text": text, "report": rep.document["replay"]}
 
     def gpu(self) -> Optional[str]:
         """None where this machine can run CUDA programs, else why not (`attnprof bench --list` says)."""
-        out = subprocess.run([self.cli, "bench", "--list"], capture_output=True, text=True)
+        out = subprocess.run([self.cli, "bench", "--list"], capture_output=True, text=True, timeout=60)
         for line in out.stdout.splitlines():
             if line.startswith("cuda: none here"):
                 return line.removeprefix("cuda: none here").strip().removeprefix("(").removesuffix(")")
         return None if out.returncode == 0 else (out.stderr.strip() or f"attnprof bench --list exited {out.returncode}")
 
-    def bench(self, args: List[str]) -> Dict[str, Any]:
+    def bench(self, args: List[str], timeout_s: float = 600) -> Dict[str, Any]:
         command = shlex.join(["attnprof", "bench", *args])
         why = self.gpu()
         if why is not None:
@@ -312,11 +374,17 @@ class Session:
                 "text": f"No GPU here ({why}): run this where there is one: {command}",
                 "report": None,
             }
-        with tempfile.TemporaryDirectory(prefix="attnprof-mcp-") as tmp:
+        with self._gpu, tempfile.TemporaryDirectory(prefix="attnprof-mcp-") as tmp:
             doc = os.path.join(tmp, "bench.json")
-            out = subprocess.run(
-                [self.cli, "bench", *args, "--device", "cuda", "--json-file", doc], capture_output=True, text=True
-            )
+            try:
+                out = subprocess.run(
+                    [self.cli, "bench", *args, "--device", "cuda", "--json-file", doc],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout_s,
+                )
+            except subprocess.TimeoutExpired:
+                raise ToolInputError(f"{command}: stopped after {timeout_s:g} s (timeout_s)") from None
             if out.returncode != 0:
                 raise ToolInputError(
                     out.stderr.strip().removeprefix("attnprof: ") or f"attnprof bench exited {out.returncode}"

@@ -48,7 +48,8 @@ async def server_seconds(trace: str) -> dict:
             out[name] = time.perf_counter() - t
             if r.is_error:
                 sys.exit(f"mcp_latency: {tool} failed: {r.content[0].text}")
-            out[name + " bytes"] = len(json.dumps(r.structured_content))
+            # what travels: the text a model reads and the structured content
+            out[name + " bytes"] = len(json.dumps(r.structured_content)) + sum(len(c.text) for c in r.content)
     return out
 
 

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-
 namespace attnprof {
 namespace {
 
@@ -85,10 +84,10 @@ GateVerdict ranks_regression_gate(const RanksDiff& d, double max_growth_pct, Gat
   const std::int64_t b = step ? d.job_after.step_ns : d.job_after.attention_ns;
   if (growth_pct(a, b) > max_growth_pct) {
     v.regression = true;
-    v.reasons.push_back(fmt::format("{} {:.3f} -> {:.3f} ms per step (+{:.1f}%, over {:g}%)",
-                                    step ? "the job's step (its slowest rank's median step)"
-                                         : "the most attention time of a rank",
-                                    as_ms(a), as_ms(b), growth_pct(a, b), max_growth_pct));
+    v.reasons.push_back(
+        fmt::format("{} {:.3f} -> {:.3f} ms per step (+{:.1f}%, over {:g}%)",
+                    step ? "the job's step (its slowest rank's median step)" : "the most attention time of a rank",
+                    as_ms(a), as_ms(b), growth_pct(a, b), max_growth_pct));
     for (const RankPair& p : d.pairs) {  // which ranks grew past it
       if (p.before == nullptr || p.after == nullptr) continue;
       const std::int64_t x = step ? p.before->span_ns : p.attention_ns(false);

@@ -59,8 +59,9 @@ int diff_folders(const std::string& a, const std::string& b, const std::string& 
     if (run->empty()) throw InputError(fmt::format("diff: {}: no traces in this folder", run == &before ? a : b));
   const RanksDiff d = diff_ranks(before, after);
   if (gate) gate->verdict = ranks_regression_gate(d, gate->max_growth_pct, gate->metric);
-  const std::string report =
-      json ? json_ranks_diff(d, gate) : markdown ? markdown_ranks_diff(d, gate) : text_ranks_diff(d, gate);
+  const std::string report = json       ? json_ranks_diff(d, gate)
+                             : markdown ? markdown_ranks_diff(d, gate)
+                                        : text_ranks_diff(d, gate);
   std::fwrite(report.data(), 1, report.size(), stdout);
   std::fflush(stdout);
   bool bad = false;
@@ -119,10 +120,11 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       throw InputError("diff: only one of the two traces can come from standard input");
     if (is_folder(opts->before) || is_folder(opts->after)) {
       if (!is_folder(opts->before) || !is_folder(opts->after))
-        throw InputError(fmt::format("diff: {} is a folder and {} is not: give two traces, or two folders of rank "
-                                     "traces (two runs of one job)",
-                                     is_folder(opts->before) ? opts->before : opts->after,
-                                     is_folder(opts->before) ? opts->after : opts->before));
+        throw InputError(
+            fmt::format("diff: {} is a folder and {} is not: give two traces, or two folders of rank "
+                        "traces (two runs of one job)",
+                        is_folder(opts->before) ? opts->before : opts->after,
+                        is_folder(opts->before) ? opts->after : opts->before));
       if (!opts->html.empty())
         throw InputError("--html compares two traces; for two folders of rank traces use --markdown or --json");
       std::optional<DiffGate> gate;

@@ -52,8 +52,8 @@ std::vector<std::string> verdict_of(const RanksDiff& d) {
       for (int r : x.ranks) ranks += fmt::format("{}{}", ranks.empty() ? "" : ", ", r);
     return ranks.empty() ? std::string("none") : ranks;
   };
-  out.push_back(fmt::format("ranks whose dispatch differs from the others: {} -> {}", differs(d.before),
-                            differs(d.after)));
+  out.push_back(
+      fmt::format("ranks whose dispatch differs from the others: {} -> {}", differs(d.before), differs(d.after)));
   return out;
 }
 
