@@ -58,6 +58,9 @@ class AttentionCall:
     phase: Optional[str] = None
     bytes_per_call: Optional[float] = None
     bandwidth_share: Optional[float] = None
+    # Serving engines' kernels on a paged KV cache: how many calls, the page size in tokens (None: not said).
+    paged_calls: int = 0
+    page_size: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,8 @@ def _attention(entries: Iterable[dict]) -> tuple:
             phase=a.get("phase"),
             bytes_per_call=a.get("bytes_per_call"),
             bandwidth_share=a.get("bandwidth_share"),
+            paged_calls=a.get("paged_calls", 0),
+            page_size=a.get("page_size"),
         )
         for a in entries
     )

@@ -126,6 +126,11 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       }
       it->kernels += call.kernels;
       it->kernel_ns += call.kernel_ns;
+      if (call.paged) {
+        ++it->paged_calls;
+        if (call.page_size > 0)
+          it->page_size = it->page_size == 0 || it->page_size == call.page_size ? call.page_size : -1;
+      }
       if (call.phase == AttentionPhase::Decode && call.shape.known()) {
         it->bytes += attention_bytes(call.shape, call.precision);
         it->bytes_ns += call.kernel_ns;

@@ -44,6 +44,10 @@ struct AttentionSummary {
   std::int64_t fused_ns = -1;  // estimated, as fused kernels (not fused calls only)
   std::string estimate_source;
   std::vector<std::pair<std::string, int>> math_causes;  // SDPA math: each distinct cause and its calls
+  // Calls whose kernel reads a paged KV cache (AttentionCall::paged), and their page size in tokens
+  // where every one that says it says the same (0: not said, -1: sizes differ).
+  int paged_calls = 0;
+  int page_size = 0;
   // Decode: the bytes its calls must move (attention_bytes, summed over the calls with a known shape),
   // the kernel time of those calls, and the GPU's peak bandwidth (0: not known).
   double bytes = 0;

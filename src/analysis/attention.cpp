@@ -50,6 +50,12 @@ FusedRole fused_role(std::string_view n) {
   if (has(n, "convert_dq") || has(n, "ConvertdQ") || has(n, "BwdPostprocess") || has(n, "splitkv_combine") ||
       has(n, "FwdCombine") || has(n, "reduce_head") || has(n, "cudnn::fusion::"))
     return FusedRole::After;
+  // Serving engines' combines of split-KV partial results: FlashInfer's merges, trtllm-gen's and
+  // CUTLASS MLA's reductions, vLLM's v2 reduce and Triton segments, SGLang's stage 2, FlashMLA's.
+  if (has(n, "MergeState") || has(n, "AttentionSumKernel") || has(n, "fmhaReductionKernel") ||
+      has(n, "MlaReductionKernel") || has(n, "paged_attention_v2_reduce_kernel") || n == "reduce_segments" ||
+      n == "_fwd_kernel_stage2" || has(n, "mla_combine"))
+    return FusedRole::After;
   return FusedRole::Main;
 }
 
@@ -134,7 +140,19 @@ class Finder {
     return static_cast<FusedRole>(roles_[n]);
   }
 
+  // The main fused kernel of a call (its first fused kernel that is no helper), else none.
+  std::optional<std::size_t> main_kernel(const AttentionCall& c) {
+    for (std::size_t a : c.activities)
+      if (cls(a).category == KernelCategory::FusedAttention && role(a) == FusedRole::Main) return a;
+    return std::nullopt;
+  }
+
   void add(AttentionCall call) {
+    if (const auto main = main_kernel(call)) {
+      const AttentionKernelName said = read_attention_kernel_name(name(*main));
+      call.paged = said.paged;
+      call.page_size = said.page_size;
+    }
     const auto id = static_cast<std::int32_t>(view_.calls.size());
     for (std::size_t i : call.activities) view_.call_of[i] = id;
     view_.calls.push_back(std::move(call));
@@ -506,11 +524,17 @@ class Finder {
   // Without a shape (attnprof record), a fused forward call decodes when it combines split-KV partial
   // results (a combine kernel after the main one: FlashAttention's, cuDNN's, flex_attention's
   // decoding), or runs the same main kernel as calls that do; a fused call running another main kernel
-  // in such a trace is a prefill. Unfused calls without a shape keep no phase.
+  // in such a trace is a prefill; a serving engine's kernel says its phase by name. Unfused calls
+  // without a shape keep no phase.
   void label_phases() {
     const auto decodes = [](const AttentionCall& c) {
       return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&
              c.shape.kv_len > c.shape.q_len;
+    };
+    // A serving engine's kernel name says its phase (decode and context kernels apart).
+    const auto said = [this](const AttentionCall& c) {
+      const auto main = main_kernel(c);
+      return main ? read_attention_kernel_name(name(*main)).phase : KernelPhase::Unknown;
     };
     std::vector<StringId> decode_kernels;  // the main kernels of fused calls that combine split-KV partials
     bool any_decode = false;
@@ -518,6 +542,7 @@ class Finder {
       if (c.pass == AttentionPass::Backward) return;
       any_decode |= decodes(c);
       if (c.impl != AttentionImpl::Fused || c.shape.any()) continue;
+      any_decode |= said(c) == KernelPhase::Decode;
       bool combines = false;
       StringId main = kNoString;
       for (std::size_t a : c.activities) {
@@ -541,7 +566,12 @@ class Finder {
         if (!encoder) c.phase = decodes(c) ? AttentionPhase::Decode : AttentionPhase::Prefill;
         continue;
       }
-      if (c.impl != AttentionImpl::Fused || decode_kernels.empty()) continue;
+      if (c.impl != AttentionImpl::Fused) continue;
+      if (const KernelPhase p = said(c); p != KernelPhase::Unknown) {
+        c.phase = p == KernelPhase::Decode ? AttentionPhase::Decode : AttentionPhase::Prefill;
+        continue;
+      }
+      if (decode_kernels.empty()) continue;
       bool same = false;
       for (std::size_t a : c.activities)
         same |= std::find(decode_kernels.begin(), decode_kernels.end(), event(a).name) != decode_kernels.end();

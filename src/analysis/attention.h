@@ -70,6 +70,10 @@ struct AttentionCall {
   Precision gemm_precision = Precision::Unknown;  // of its matmuls (unfused calls)
   std::string_view family;                        // fused kernel family ("FlashAttention", "cuDNN", ...)
   AttentionShape shape;
+  // A paged KV cache (block table), where its fused kernel's name says so (serving engines'), and the
+  // page size in tokens where the name holds it (0: not said).
+  bool paged = false;
+  int page_size = 0;
   std::int64_t gemm16_ns = 0;  // unfused: its matmuls' time as 16-bit tensor-core GEMMs (estimated)
   bool causal_mask = false;    // a triangular mask was built inside the call
   // Attention dropout: dropout_p of the SDPA op or of the dropout op in the call (record_shapes), and

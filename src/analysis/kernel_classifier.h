@@ -84,4 +84,14 @@ struct KernelRule {
 };
 std::span<const KernelRule> kernel_rules();
 
+// What a fused attention kernel's name says beyond its family: serving engines name their decode and
+// their context (prefill) kernels apart, and some the paged KV cache they read and its page size.
+enum class KernelPhase : std::uint8_t { Unknown, Prefill, Decode };
+struct AttentionKernelName {
+  KernelPhase phase = KernelPhase::Unknown;
+  bool paged = false;
+  int page_size = 0;  // tokens a page, 0 when the name does not say
+};
+AttentionKernelName read_attention_kernel_name(std::string_view name);
+
 }  // namespace attnprof

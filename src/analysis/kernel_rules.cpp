@@ -67,6 +67,60 @@ bool log_softmax(std::string_view n) {
   return false;
 }
 
+// The `index`-th top-level template argument after `token` ("<" included in it), "" when absent.
+std::string_view template_arg(std::string_view n, std::string_view token, int index) {
+  const auto at = n.find(token);
+  if (at == std::string_view::npos) return {};
+  std::size_t p = at + token.size(), from = p;
+  int depth = 0, commas = 0;
+  for (; p < n.size(); ++p) {
+    const char c = n[p];
+    if (c == '<' || c == '(') {
+      ++depth;
+    } else if ((c == '>' || c == ')') && depth > 0) {
+      --depth;
+    } else if ((c == ',' && depth == 0) || c == '>') {
+      if (commas == index) {
+        std::string_view arg = n.substr(from, p - from);
+        while (!arg.empty() && arg.front() == ' ') arg.remove_prefix(1);
+        return arg;
+      }
+      if (c == '>') return {};
+      ++commas;
+      from = p + 1;
+    }
+  }
+  return {};
+}
+
+// The number a template argument starts with, past a cast ("16", "(int)16", "128u"); 0 when none.
+int leading_int(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  if (!s.empty() && s.front() == '(') {
+    const auto close = s.find(')');
+    if (close == std::string_view::npos) return 0;
+    s.remove_prefix(close + 1);
+  }
+  int v = 0;
+  std::size_t i = 0;
+  for (; i < s.size() && i < 7 && std::isdigit(static_cast<unsigned char>(s[i])); ++i) v = v * 10 + (s[i] - '0');
+  return v;
+}
+
+// Serving engines' attention kernels (FlashInfer, vLLM, TensorRT-LLM, FlashMLA, SGLang), by the
+// identifiers their names keep in every tool's spelling (Kineto's "128u", Nsight's "(unsigned int)128").
+bool flashinfer_attention(std::string_view n) { return has(n, "flashinfer::") && !has(n, "AppendPagedKV"); }
+bool flashmla(std::string_view n) {
+  return has(n, "splitkv_mla") || has(n, "mla_combine") || has(n, "sparse_attn_fwd");
+}
+bool triton_decode(std::string_view n) {  // SGLang's (and vLLM's TRITON_MLA) decode_attention.py
+  return starts(n, "_fwd_kernel_stage1") || starts(n, "_fwd_grouped_kernel_stage1") || n == "_fwd_kernel_stage2";
+}
+bool kv_cache_write(std::string_view n) {
+  return has(n, "reshape_and_cache") || has(n, "concat_and_cache_mla") || has(n, "AppendPagedKV") ||
+         has(n, "applyBiasRopeUpdateKVCache");
+}
+
 // Convolution kernels (cuDNN, cuBLAS-generated implicit GEMMs): their names say fprop/dgrad/wgrad
 // like cuDNN's attention kernels say fprop/bprop, so attention names are ruled out first.
 bool convolution(std::string_view n) {
@@ -81,7 +135,62 @@ constexpr std::array kKernelTable = {
     KernelRule{"convolution", "cuDNN / cuBLAS convolution", KernelCategory::Convolution, KernelOp::Other, convolution,
                "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_"
                "warpsize2x2x1_g1_tensor16x8x8_execute_kernel__5x_cudnn"},
-    // Fused attention: one kernel for the whole of softmax(QK^T)V.
+    // Fused attention: one kernel for the whole of softmax(QK^T)V. Serving engines' first: their names
+    // also hold the generic words below ("flash::", "fmha", "AttentionKernel<").
+    KernelRule{"attn-scheduler", "attention scheduler (FlashAttention 3, FlashMLA)", KernelCategory::Other,
+               KernelOp::Other,
+               [](std::string_view n) { return has(n, "prepare_varlen_num_blocks") || has(n, "get_mla_metadata"); },
+               "void flash::prepare_varlen_num_blocks_kernel<1, true>(int, int, int, int const*, int const*, int "
+               "const*, int const*, int const*, int const*, int, int, int, int, int, cutlass::FastDivmod, "
+               "cutlass::FastDivmod, int*, int*, int*, int*, bool)"},
+    KernelRule{"kv-cache-write", "KV-cache write (vLLM, FlashInfer, TensorRT-LLM)", KernelCategory::CopyCast,
+               KernelOp::Other, kv_cache_write,
+               "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>"
+               "(__nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, __nv_bfloat16*, long const*, long, "
+               "long, long, long, long, int, int, int, float const*, float const*, int)"},
+    KernelRule{"attn-flashmla", "FlashMLA", KernelCategory::FusedAttention, KernelOp::Attention, flashmla,
+               "void flash::flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8, "
+               "cutlass::bfloat16_t, 512>, true, flash::SharedStorageMLA<Flash_fwd_kernel_traits_mla<576, 64, 64, "
+               "8, cutlass::bfloat16_t, 512> > >(Flash_fwd_mla_params)"},
+    KernelRule{"attn-flashinfer", "FlashInfer", KernelCategory::FusedAttention, KernelOp::Attention,
+               flashinfer_attention,
+               "void flashinfer::BatchDecodeWithPagedKVCacheKernel<(flashinfer::PosEncodingMode)0, (unsigned int)2, "
+               "(unsigned int)1, (unsigned int)8, (unsigned int)16, (unsigned int)2, (unsigned int)4, "
+               "flashinfer::DefaultAttention<(bool)0, (bool)0, (bool)0, (bool)0>, Params>(T9)"},
+    KernelRule{"attn-trtllm-gen", "TensorRT-LLM trtllm-gen", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) { return starts(n, "fmhaSm1") || has(n, "fmhaReductionKernel"); },
+               "fmhaSm100fKernel_QkvBfloat16OBfloat16H128PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen"},
+    KernelRule{"attn-trtllm-fmha-v2", "TensorRT-LLM fmha_v2", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) { return starts(n, "fmha_v2_"); },
+               "fmha_v2_flash_attention_fp16_64_32_S_qkv_128_causal_sm86_kernel_nl"},
+    KernelRule{"attn-xqa", "TensorRT-LLM XQA", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) { return n == "kernel_mha"; }, "kernel_mha"},
+    KernelRule{"attn-mmha", "TensorRT-LLM MMHA", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) { return has(n, "masked_multihead_attention_kernel"); },
+               "void tensorrt_llm::kernels::mmha::masked_multihead_attention_kernel<__nv_bfloat16, __nv_bfloat16, "
+               "__nv_bfloat16, tensorrt_llm::kernels::KVBlockArray, tensorrt_llm::kernels::KVBlockArray, 128u, 256u, "
+               "false, false, true, false, false, false, false, 4u, 16u, 4u, 8u, 256u, 1u>(tensorrt_llm::kernels::"
+               "Multihead_attention_params<__nv_bfloat16, false>, tensorrt_llm::kernels::KVBlockArray, "
+               "tensorrt_llm::kernels::KVBlockArray)"},
+    KernelRule{"attn-cutlass-fmha", "CUTLASS FMHA (Blackwell)", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) { return has(n, "Sm100Fmha") || has(n, "cutlass::fmha::kernel"); },
+               "void cutlass::device_kernel<cutlass::fmha::kernel::Sm100FmhaMlaReductionKernel<__nv_bfloat16, float, "
+               "float, 128ul, 512ul, 256> >(cutlass::fmha::kernel::Sm100FmhaMlaReductionKernel<__nv_bfloat16, float, "
+               "float, 128ul, 512ul, 256>::Params)"},
+    KernelRule{"attn-vllm-paged", "vLLM paged attention", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) { return has(n, "vllm::paged_attention_v"); },
+               "void vllm::paged_attention_v2_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128, "
+               "(vllm::Fp8KVCacheDataType)0, false, 512>(float*, float*, __nv_bfloat16*, __nv_bfloat16 const*, "
+               "__nv_bfloat16 const*, __nv_bfloat16 const*, int, float, int const*, int const*, int, float const*, "
+               "int, int, int, float const*, float const*, int, int, int, int, int)"},
+    KernelRule{"attn-vllm-triton", "vLLM Triton attention", KernelCategory::FusedAttention, KernelOp::Attention,
+               [](std::string_view n) {
+                 return starts(n, "kernel_unified_attention") || starts(n, "kernel_paged_attention_2d") ||
+                        n == "reduce_segments";
+               },
+               "kernel_unified_attention_3d"},
+    KernelRule{"attn-triton-decode", "Triton decode attention (SGLang, vLLM)", KernelCategory::FusedAttention,
+               KernelOp::Attention, triton_decode, "_fwd_grouped_kernel_stage1"},
     KernelRule{"attn-flash", "FlashAttention", KernelCategory::FusedAttention, KernelOp::Attention,
                [](std::string_view n) {
                  return has(n, "flash_fwd") || has(n, "flash_bwd") || has(n, "pytorch_flash::") ||
@@ -337,6 +446,59 @@ KernelOp copy_direction(std::string_view n) {
 }  // namespace
 
 std::span<const KernelRule> kernel_rules() { return kKernelTable; }
+
+AttentionKernelName read_attention_kernel_name(std::string_view n) {
+  AttentionKernelName out;
+  const auto decode = [&out](bool paged) {
+    out.phase = KernelPhase::Decode;
+    out.paged = paged;
+  };
+  if (has(n, "BatchDecodeWithPagedKVCacheKernel")) {
+    decode(true);
+  } else if (has(n, "SingleDecodeWithKVCacheKernel")) {
+    decode(false);
+  } else if (n == "kernel_mha") {  // XQA reads TensorRT-LLM's paged cache
+    decode(true);
+  } else if (has(n, "masked_multihead_attention_kernel")) {
+    decode(has(n, "KVBlockArray"));
+  } else if (has(n, "vllm::paged_attention_v1_kernel") || has(n, "vllm::paged_attention_v2_kernel")) {
+    decode(true);
+    out.page_size =
+        leading_int(template_arg(n, has(n, "_v1_") ? "paged_attention_v1_kernel<" : "paged_attention_v2_kernel<", 3));
+  } else if (has(n, "splitkv_mla")) {  // FlashMLA's paged latent cache; v1's kBlockN is its page size
+    decode(true);
+    out.page_size = leading_int(template_arg(n, "Flash_fwd_kernel_traits_mla<", 2));
+  } else if (starts(n, "_fwd_kernel_stage1") || starts(n, "_fwd_grouped_kernel_stage1")) {
+    decode(true);  // SGLang's token-indexed cache (a page of one token)
+    out.page_size = 1;
+  } else if (has(n, "Sm100FmhaGen") || has(n, "Sm100FmhaMlaKernel")) {
+    decode(true);
+  } else if (starts(n, "fmhaSm1")) {  // trtllm-gen: ...PagedKv<mask>P<page>...ForGen / ...Context
+    if (n.ends_with("Context")) out.phase = KernelPhase::Prefill;
+    if (has(n, "ForGen")) out.phase = KernelPhase::Decode;
+    if (const auto at = n.find("PagedKv"); at != std::string_view::npos) {
+      out.paged = true;
+      for (std::size_t p = at + 7; p + 2 < n.size(); ++p)
+        if (n[p] == 'P' && std::islower(static_cast<unsigned char>(n[p - 1])) &&
+            std::isdigit(static_cast<unsigned char>(n[p + 1]))) {
+          out.page_size = leading_int(n.substr(p + 1));
+          break;
+        }
+    }
+  } else if (starts(n, "fmha_v2_")) {
+    out.phase = KernelPhase::Prefill;
+    out.paged = has(n, "q_paged_kv");
+  } else if (has(n, "BatchPrefillWithRaggedKVCacheKernel") || has(n, "SinglePrefillWithKVCacheKernel") ||
+             has(n, "sparse_attn_fwd") || has(n, "Sm100FmhaFwd")) {
+    out.phase = KernelPhase::Prefill;
+  } else if (has(n, "BatchPrefillWithPagedKVCacheKernel") || has(n, "SparseCollectiveMainloop") ||
+             has(n, "flashinfer::mla::") || has(n, "PODWithKVCacheTensorKernel") ||
+             has(n, "BlockBatchPagedAttentionPersistent") || starts(n, "kernel_unified_attention") ||
+             starts(n, "kernel_paged_attention_2d")) {
+    out.paged = true;  // prefill and decode alike
+  }
+  return out;
+}
 
 KernelClass classify_kernel(std::string_view name) {
   KernelClass c;

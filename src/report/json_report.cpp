@@ -53,6 +53,13 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
   }
   j.str_or_null("precision", or_null_text(s.precision));
   j.str_or_null("kernel", s.kernel);
+  if (s.paged_calls > 0) {  // a serving engine's kernels on a paged KV cache
+    j.num("paged_calls", s.paged_calls);
+    if (s.page_size > 0)
+      j.num("page_size", s.page_size);
+    else
+      j.null("page_size");
+  }
   if (s.phase == AttentionPhase::Decode) {  // memory-bound: what the calls must move, and how fast they did
     if (s.bytes > 0)
       j.real("bytes_per_call", s.bytes / std::max(1, s.calls), 0);

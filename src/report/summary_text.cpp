@@ -161,6 +161,8 @@ std::vector<AttentionRow> attention_rows(const GroupStats& g) {
   std::vector<AttentionRow> rows;
   for (const AttentionSummary& s : g.attention) {
     std::string what = s.kernel;
+    if (s.paged_calls > 0)
+      what += s.page_size > 0 ? fmt::format(", paged KV ({} tokens a page)", s.page_size) : ", paged KV";
     if (s.shape.any())
       what += fmt::format("{}{}{}", what.empty() ? "" : ", ", shape_text(s.shape), s.one_shape ? "" : " (and others)");
     std::string pass(to_string(s.pass));

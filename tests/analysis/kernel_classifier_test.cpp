@@ -258,5 +258,137 @@ TEST(KernelClassifier, RealTracesClassifyAsTheExperimentRan) {
   }
 }
 
+// Serving engines' attention kernels, as traces spell them (Kineto's "128u", Nsight's "(unsigned int)128",
+// Triton's bare names): each under its engine, with what its name says of the phase, a paged KV cache
+// and its page size. The names are from profiler output of vLLM, SGLang and TensorRT-LLM runs and from
+// the engines' sources (flashinfer, vllm, FlashMLA, TensorRT-LLM, sglang).
+struct ServingCase {
+  const char* name;
+  const char* rule;
+  KernelPhase phase;
+  bool paged;
+  int page_size;
+};
+
+void PrintTo(const ServingCase& c, std::ostream* os) { *os << c.name; }
+
+class ServingKernelTest : public ::testing::TestWithParam<ServingCase> {};
+
+TEST_P(ServingKernelTest, EngineAndWhatTheNameSays) {
+  const ServingCase& c = GetParam();
+  EXPECT_EQ(classify_kernel(c.name).rule, std::string_view(c.rule));
+  const AttentionKernelName said = read_attention_kernel_name(c.name);
+  EXPECT_EQ(said.phase, c.phase);
+  EXPECT_EQ(said.paged, c.paged);
+  EXPECT_EQ(said.page_size, c.page_size);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Engines, ServingKernelTest,
+    ::testing::Values(
+        // FlashInfer: decode by name; the paged prefill kernel serves both phases; MLA's name holds
+        // "AttentionKernel<" (PyTorch's mem-efficient kernel's word).
+        ServingCase{"void flashinfer::BatchDecodeWithPagedKVCacheKernel<(flashinfer::PosEncodingMode)0, (unsigned "
+                    "int)2, (unsigned int)1, (unsigned int)8, (unsigned int)16, (unsigned int)2, (unsigned int)4, "
+                    "flashinfer::DefaultAttention<(bool)0, (bool)0, (bool)0, (bool)0>, Params>(T9)",
+                    "attn-flashinfer", KernelPhase::Decode, true, 0},
+        ServingCase{"void flashinfer::BatchPrefillWithPagedKVCacheKernel<flashinfer::KernelTraits<(flashinfer::"
+                    "MaskMode)1, (unsigned int)128, (unsigned int)2, (unsigned int)2, (unsigned int)8, (unsigned "
+                    "int)8, (unsigned int)4, (unsigned int)1, (flashinfer::PosEncodingMode)0, __nv_bfloat16, "
+                    "__nv_bfloat16, __nv_bfloat16, float, int, flashinfer::DefaultAttention<(bool)0, (bool)0, (bool)0, "
+                    "(bool)0>>, PagedParams>(T2)",
+                    "attn-flashinfer", KernelPhase::Unknown, true, 0},
+        ServingCase{"void flashinfer::BatchPrefillWithRaggedKVCacheKernel<flashinfer::KernelTraits<(flashinfer::"
+                    "MaskMode)1, (unsigned int)128, (unsigned int)2, (unsigned int)2, (unsigned int)8, (unsigned "
+                    "int)8, (unsigned int)4, (unsigned int)1, (flashinfer::PosEncodingMode)0, __nv_bfloat16, "
+                    "__nv_bfloat16, __nv_bfloat16, float, int, flashinfer::DefaultAttention<(bool)0, (bool)0, (bool)0, "
+                    "(bool)0>>, RaggedParams>(T2)",
+                    "attn-flashinfer", KernelPhase::Prefill, false, 0},
+        ServingCase{"void flashinfer::mla::BatchMLAPagedAttentionKernel<flashinfer::mla::KernelTraits<true, 2u, "
+                    "true, 512u, 64u, 64u, 64u, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int>, "
+                    "flashinfer::MLAParams<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int> >(flashinfer::"
+                    "MLAParams<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, int>)",
+                    "attn-flashinfer", KernelPhase::Unknown, true, 0},
+        ServingCase{"void flashinfer::PersistentVariableLengthMergeStatesKernel<8u, 16u, 8u, 4u, __nv_bfloat16, "
+                    "__nv_bfloat16, int>(__nv_bfloat16*, float*, int*, __nv_bfloat16*, float*, unsigned int, "
+                    "unsigned int*, unsigned int)",
+                    "attn-flashinfer", KernelPhase::Unknown, false, 0},
+        // trtllm-gen (TensorRT-LLM, and through FlashInfer vLLM's and SGLang's Blackwell backends): the
+        // name says the phase (ForGen / Context), the paged cache and its page (P64); its "fmha" is not
+        // PyTorch's mem-efficient kernel.
+        ServingCase{"fmhaSm100fKernel_QkvBfloat16OBfloat16H128PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAb"
+                    "ForGen",
+                    "attn-trtllm-gen", KernelPhase::Decode, true, 64},
+        ServingCase{"fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvSlidingOrChunkedCausalP16VarSeqQ128Kv128Persistent"
+                    "Context",
+                    "attn-trtllm-gen", KernelPhase::Prefill, true, 16},
+        ServingCase{"fmha_v2_flash_attention_fp16_64_32_S_qkv_128_causal_sm86_kernel_nl", "attn-trtllm-fmha-v2",
+                    KernelPhase::Prefill, false, 0},
+        ServingCase{"kernel_mha", "attn-xqa", KernelPhase::Decode, true, 0},
+        ServingCase{"void tensorrt_llm::kernels::mmha::masked_multihead_attention_kernel<__nv_bfloat16, "
+                    "__nv_bfloat16, __nv_bfloat16, tensorrt_llm::kernels::KVBlockArray, tensorrt_llm::kernels::"
+                    "KVBlockArray, 128u, 256u, false, false, true, false, false, false, false, 4u, 16u, 4u, 8u, 256u, "
+                    "1u>(tensorrt_llm::kernels::Multihead_attention_params<__nv_bfloat16, false>, tensorrt_llm::"
+                    "kernels::KVBlockArray, tensorrt_llm::kernels::KVBlockArray)",
+                    "attn-mmha", KernelPhase::Decode, true, 0},
+        // vLLM: paged attention's page size is its 4th template argument; its v2 reduce is no ATen reduction.
+        ServingCase{"void vllm::paged_attention_v1_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128, "
+                    "(vllm::Fp8KVCacheDataType)0, false>(__nv_bfloat16*, __nv_bfloat16 const*, __nv_bfloat16 const*, "
+                    "__nv_bfloat16 const*, int, float, int const*, int const*, int, float const*, int, int, int, float "
+                    "const*, float const*, int, int, int, int, int)",
+                    "attn-vllm-paged", KernelPhase::Decode, true, 16},
+        ServingCase{"void vllm::paged_attention_v2_reduce_kernel<__nv_bfloat16, 128, 128, 512>(__nv_bfloat16*, "
+                    "float const*, float const*, __nv_bfloat16 const*, int const*, int)",
+                    "attn-vllm-paged", KernelPhase::Unknown, false, 0},
+        ServingCase{"kernel_unified_attention_2d", "attn-vllm-triton", KernelPhase::Unknown, true, 0},
+        ServingCase{"reduce_segments", "attn-vllm-triton", KernelPhase::Unknown, false, 0},
+        // SGLang's Triton decode (a token-indexed cache: a page of one token) and its split-KV reduce.
+        ServingCase{"_fwd_grouped_kernel_stage1", "attn-triton-decode", KernelPhase::Decode, true, 1},
+        ServingCase{"_fwd_kernel_stage2", "attn-triton-decode", KernelPhase::Unknown, false, 0},
+        // FlashMLA: its v1 kernel's kBlockN (the traits' 3rd argument) is the page size; FlashAttention's
+        // words in its names ("flash::", "flash_fwd") are not FlashAttention.
+        ServingCase{"void flash::flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8, "
+                    "cutlass::bfloat16_t, 512>, true, flash::SharedStorageMLA<Flash_fwd_kernel_traits_mla<576, 64, 64, "
+                    "8, cutlass::bfloat16_t, 512> > >(Flash_fwd_mla_params)",
+                    "attn-flashmla", KernelPhase::Decode, true, 64},
+        ServingCase{"void smxx::decode::flash_fwd_mla_combine_kernel<cutlass::bfloat16_t, (int)512, (int)8, "
+                    "(int)160, (int)256>(CombineParams)",
+                    "attn-flashmla", KernelPhase::Unknown, false, 0},
+        // FlashAttention 3 as vLLM and SGLang run it: FlashAttention (the name says no phase); its
+        // scheduler kernel is no attention call's.
+        ServingCase{"void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::"
+                    "CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::"
+                    "C<64>, cute::C<128>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, "
+                    "false, false, true, true, false, false, true, true, true, true, false, cutlass::bfloat16_t, 1>, "
+                    "flash::CollectiveEpilogueFwd<cute::tuple<cute::C<64>, cute::C<128>, cute::C<128> >, cute::tuple<"
+                    "cute::C<1>, cute::C<1>, cute::C<1> >, cutlass::bfloat16_t, cutlass::arch::Sm90, 128, true, true, "
+                    "true, false>, flash::VarlenDynamicPersistentTileScheduler<64, 128, 128, 128, true, true, true, "
+                    "true, true, true> > > >",
+                    "attn-flash", KernelPhase::Unknown, false, 0},
+        ServingCase{"void flash::prepare_varlen_num_blocks_kernel<1, true>(int, int, int, int const*, int const*, "
+                    "int const*, int const*, int const*, int const*, int, int, int, int, int, cutlass::FastDivmod, "
+                    "cutlass::FastDivmod, int*, int*, int*, int*, bool)",
+                    "attn-scheduler", KernelPhase::Unknown, false, 0},
+        // Writes into the KV cache are copies, not attention (the word "flash" in vLLM's is its layout).
+        ServingCase{"void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char, "
+                    "(vllm::Fp8KVCacheDataType)1>(__nv_bfloat16 const*, __nv_bfloat16 const*, unsigned char*, "
+                    "unsigned char*, long const*, long, long, long, long, long, int, int, int, float const*, float "
+                    "const*, int)",
+                    "kv-cache-write", KernelPhase::Unknown, false, 0}));
+
+// PyTorch's own kernels say nothing of a phase or a paged cache: FlashAttention's split-KV kernel decodes
+// only when its combine runs, which the attention view sees, not the name.
+TEST(ServingKernels, PyTorchsKernelsSayNoPhase) {
+  for (const char* n :
+       {"void pytorch_flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, "
+        "cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, false, false, false, "
+        "false, true, false, true, false>(pytorch_flash::Flash_fwd_params)",
+        "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0"}) {
+    const AttentionKernelName said = read_attention_kernel_name(n);
+    EXPECT_EQ(said.phase, KernelPhase::Unknown) << n;
+    EXPECT_FALSE(said.paged) << n;
+  }
+}
+
 }  // namespace
 }  // namespace attnprof
