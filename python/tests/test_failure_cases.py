@@ -62,7 +62,7 @@ def refused(r, *words):
         (["doctor", "--regoin", "fwd", "a.json"], ["did you mean '--region'"]),
         (["doctor", "--fail-on", "atention", "a.json"], ["did you mean 'attention'"]),
         (["doctr", "a.json"], ["did you mean 'doctor'"]),
-        (["doctor", "--html", "r.html", "a.json", "b.json"], ["--html reads one trace"]),
+        (["doctor", "--annotate", "x.json", "a.json", "b.json"], ["--annotate reads one trace"]),
         (["doctor", "--brief", "--json", "a.json"], ["--brief"]),
         (["doctor", "nothing-here.json"], ["nothing-here.json"]),
     ],

@@ -105,3 +105,29 @@ def test_the_document_follows_the_schema(runs):
     for args in ([], ["--fail-on", "regression"]):
         _, out, _ = diff("--json", *args, str(first), str(second))
         jsonschema.Draft202012Validator(schema).validate(json.loads(out))
+
+
+def test_doctor_dir_html_draws_each_ranks_median_step(runs, tmp_path):
+    """doctor DIR --html: a row per rank and its median step as a strip of 120 bins (the JSON's
+    median_step_strip): rank 2 (eager attention, unfused) shows attention in more of its step than any
+    other rank, and rank 3 (4x the batch) computes in more of it."""
+    first, _ = runs
+    page = tmp_path / "job.html"
+    r = subprocess.run([*CLI, "doctor", "--json", "--html", str(page), str(first)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    strips = {x["rank"]: x["median_step_strip"] for x in doc["ranks"]}
+    assert all(len(s) == 120 and set(s) <= set(".canmCANM") for s in strips.values())
+    odd, slow = FACTS["dispatch_differs_rank"], FACTS["slowest_rank"]
+    attention = {r_: sum(c in "aA" for c in s) for r_, s in strips.items()}  # eager: the most attention time
+    assert attention[odd] == max(attention.values()) and list(attention.values()).count(attention[odd]) == 1
+    compute = {r_: sum(c in "cC" for c in s) for r_, s in strips.items()}
+    assert compute[slow] == max(compute.values()) and list(compute.values()).count(compute[slow]) == 1
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<script" not in html
+    assert html.count("aria-label=\"median step of rank") == len(FACTS["ranks"])
+    # The page never overwrites a trace of the job.
+    trace = first / FACTS["traces"][0]
+    before = trace.read_bytes()
+    r = subprocess.run([*CLI, "doctor", "--html", str(trace), str(first)], capture_output=True, text=True)
+    assert r.returncode == 2 and "--html" in r.stderr and trace.read_bytes() == before

@@ -5,6 +5,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <map>
@@ -47,7 +48,48 @@ std::string RankSummary::dispatch() const {
   return out;
 }
 
-RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string& path) {
+namespace {
+
+// RankSummary::strip: each activity of the window adds its overlap with a bin to that bin's kind; a bin
+// is idle under 5% covered, else its largest kind, in capitals from half covered.
+std::string median_step_strip(const Analysis& a, const TraceIndex& index, std::int64_t start, std::int64_t end) {
+  if (end <= start) return {};
+  constexpr std::size_t kKinds = 4;  // compute, attention, comm, copy
+  std::vector<std::array<std::int64_t, kKinds>> bins(kStripBins, std::array<std::int64_t, kKinds>{});
+  const double width = static_cast<double>(end - start) / kStripBins;
+  const auto& acts = index.activities();
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    const Event& e = index.event(acts[i]);
+    if (e.end_ns() <= start || e.ts_ns >= end) continue;
+    const KernelCategory c = acts[i].cls.category;
+    const std::size_t kind = c == KernelCategory::Communication                           ? 2
+                             : c == KernelCategory::Memcpy || c == KernelCategory::Memset ? 3
+                             : a.attention_calls.in_attention(i)                          ? 1
+                                                                                          : 0;
+    const std::int64_t from = std::max(e.ts_ns, start), to = std::min(e.end_ns(), end);
+    for (auto b = static_cast<std::size_t>(static_cast<double>(from - start) / width);
+         b < bins.size() && start + static_cast<std::int64_t>(static_cast<double>(b) * width) < to; ++b) {
+      const auto lo = std::max(from, start + static_cast<std::int64_t>(static_cast<double>(b) * width));
+      const auto hi = std::min(to, start + static_cast<std::int64_t>(static_cast<double>(b + 1) * width));
+      if (hi > lo) bins[b][kind] += hi - lo;
+    }
+  }
+  std::string out;
+  for (const auto& b : bins) {
+    const auto top = std::max_element(b.begin(), b.end());
+    std::int64_t covered = 0;
+    for (std::int64_t v : b) covered += v;
+    const char kind = "canm"[top - b.begin()];
+    const double share = static_cast<double>(covered) / width;
+    out += share < 0.05 ? '.' : share < 0.5 ? kind : static_cast<char>(std::toupper(kind));
+  }
+  return out;
+}
+
+}  // namespace
+
+RankSummary summarize_rank(const Analysis& a, const TraceIndex& index, const std::string& path) {
+  const Trace& t = index.trace();
   RankSummary r;
   r.path = path;
   r.rank = t.rank >= 0 ? static_cast<int>(t.rank) : -1;
@@ -73,6 +115,7 @@ RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string&
     r.comm_ns = s->comm_ns;
     r.comm_exposed_ns = s->comm_exposed_ns + s->cause_ns(IdleCause::Comm);
     r.bound = s->bound;
+    r.strip = median_step_strip(a, index, s->start_ns, s->end_ns);
   }
   const double steps = std::max(1, r.steps);
   for (const AttentionSummary& s : g.attention) {  // phases of one implementation and pass as one
@@ -107,7 +150,7 @@ RankSummary summarize_read(const std::string& label, const RegionOptions& option
     const Trace t = read();
     const TraceIndex index(t);
     const Analysis a = analyze(index, options, label);
-    RankSummary r = summarize_rank(a, t, label);
+    RankSummary r = summarize_rank(a, index, label);
     r.bytes = t.source_bytes;
     return r;
   } catch (const InputError& e) {
@@ -317,6 +360,7 @@ std::string rank_summary_json(const RankSummary& r) {
     j.num(k, v);
   j.str("bound", to_string(r.bound));
   j.num("bytes", r.bytes);
+  j.str("strip", r.strip);
   j.begin_array("attention");
   for (const RankAttention& a : r.attention) {
     j.begin_object();
@@ -373,6 +417,9 @@ RankSummary rank_summary_from_json(std::string_view json) {
   r.comm_exposed_ns = integer(doc, "comm_exposed_ns");
   r.bound = parse_named<StepBound>(text(doc, "bound"), 7, "step bound");
   r.bytes = static_cast<std::uint64_t>(integer(doc, "bytes"));
+  r.strip = text(doc, "strip");
+  if (!r.strip.empty() && (r.strip.size() != kStripBins || r.strip.find_first_not_of(".canmCANM") != std::string::npos))
+    throw InputError(fmt::format("rank summary: 'strip' is not {} of . c a n m C A N M", kStripBins));
   simdjson::dom::array list;
   if (doc["attention"].get(list)) throw InputError("rank summary: no 'attention' list");
   for (simdjson::dom::element a : list) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/analysis.h"
+#include "analysis/trace_index.h"
 
 namespace attnprof {
 
@@ -22,6 +23,12 @@ struct RankAttention {
   std::int64_t ns = 0;           // kernel time per step
   std::string dispatch() const;  // "fused (FlashAttention)", "sdpa-math", "unfused"
 };
+
+// The median step of a rank drawn as kStripBins bins of equal time, each by what mostly ran in it: one
+// character a bin, '.' idle (under 5% of it busy), 'c' compute, 'a' attention, 'n' communication, 'm'
+// copies, in capitals where the GPU was busy half the bin or more. What doctor DIR --html draws, and
+// small enough to travel in the summary.
+inline constexpr int kStripBins = 120;
 
 struct RankSummary {
   std::string path;
@@ -44,12 +51,13 @@ struct RankSummary {
   std::vector<std::string> findings;  // ids, in the report's order
   std::vector<Finding> finding_list;  // for --fail-on: id, scope and severity only
   std::uint64_t bytes = 0;            // of JSON text read
+  std::string strip;                  // the median step, kStripBins characters; "" when unknown
   bool ok() const { return error.empty(); }
   // The attention dispatch in words ("fused (FlashAttention) fwd+bwd"): what a rank compares on.
   std::string dispatch() const;
 };
 
-RankSummary summarize_rank(const Analysis& a, const Trace& t, const std::string& path);
+RankSummary summarize_rank(const Analysis& a, const TraceIndex& index, const std::string& path);
 // Reads, analyses and summarizes one trace file (or its bytes, named `label`); a bad trace becomes a
 // summary with its error.
 RankSummary summarize_trace(const std::string& path, const RegionOptions& options);

@@ -100,7 +100,7 @@ std::vector<std::string> trace_paths(const std::vector<std::string>& given) {
 
 // doctor DIR / doctor TRACE...: one report across the ranks of a job. Returns the exit code.
 int doctor_many(const std::vector<std::string>& paths, const std::string& region, bool json, bool markdown,
-                unsigned jobs, const std::optional<FindingGate>& gate) {
+                const std::string& html, unsigned jobs, const std::optional<FindingGate>& gate) {
   for (const std::string& p : paths)
     if (p == "-") throw InputError("doctor: standard input ('-') is for one trace, not among many");
   const bool terminal = isatty(fileno(stderr)) != 0;
@@ -114,6 +114,7 @@ int doctor_many(const std::vector<std::string>& paths, const std::string& region
   };
   std::vector<RankSummary> ranks = summarize_ranks(paths, RegionOptions{region}, jobs, progress);
   const CrossRank cross = compare_ranks(ranks);
+  if (!html.empty()) write_file_atomically(html, html_ranks_report(ranks, cross));
   const std::string report = json       ? json_ranks_report(ranks, cross)
                              : markdown ? markdown_ranks_report(ranks, cross)
                                         : text_ranks_report(ranks, cross);
@@ -177,7 +178,8 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
                   "medium, low, info: that or above) or any; comma-separated")
       ->delimiter(',');
   cmd->add_option("--html", opts->html,
-                  "Also write the report as one self-contained HTML file (timelines, time by cause, findings)");
+                  "Also write the report as one self-contained HTML file (timelines, time by cause, findings; for "
+                  "many ranks: the table and each rank's median step)");
   cmd->add_option("--annotate", opts->annotate,
                   "Also write a small Chrome trace of the analysed regions (3 instances of each) with a track of "
                   "findings linked to their kernels, for the Perfetto UI");
@@ -196,15 +198,15 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
       throw InputError("--json, --markdown and --brief each print the report another way: give one");
     const std::vector<std::string> paths = trace_paths(opts->traces);
     if (paths.size() > 1) {
-      for (const auto& [set, name] :
-           {std::pair{!opts->html.empty(), "--html"}, std::pair{!opts->annotate.empty(), "--annotate"},
-            std::pair{opts->replay, "--replay"}, std::pair{opts->brief, "--brief"}})
+      for (const auto& [set, name] : {std::pair{!opts->annotate.empty(), "--annotate"},
+                                      std::pair{opts->replay, "--replay"}, std::pair{opts->brief, "--brief"}})
         if (set)
           throw InputError(
               fmt::format("{} reads one trace; {} were given (run it on one rank's trace)", name, paths.size()));
+      if (!opts->html.empty()) check_output("--html", opts->html, paths, true);
       std::optional<FindingGate> gate;
       if (!opts->fail_on.empty()) gate = parse_finding_gate(opts->fail_on);
-      exit_code = doctor_many(paths, opts->region, opts->json, opts->markdown, opts->jobs, gate);
+      exit_code = doctor_many(paths, opts->region, opts->json, opts->markdown, opts->html, opts->jobs, gate);
       return;
     }
     const std::string& path = paths.front();

@@ -273,21 +273,25 @@ std::string json_diff(const TraceDiff& d, const std::optional<DiffGate>& gate) {
     j.end_object();
   }
   j.end_array();
-  if (gate) {
-    j.begin_object("gate");
-    j.real("max_growth_pct", gate->max_growth_pct, 2);
-    j.str("metric", to_string(gate->verdict.metric));
-    j.boolean("regression", gate->verdict.regression);
-    j.begin_array("reasons");
-    for (const std::string& r : gate->verdict.reasons) j.str({}, r);
-    j.end_array();
-    j.end_object();
-  } else {
-    j.null("gate");
-  }
+  gate_json(j, gate);
   j.end_object();
   o += '\n';
   return o;
+}
+
+void gate_json(JsonWriter& j, const std::optional<DiffGate>& gate) {
+  if (!gate) {
+    j.null("gate");
+    return;
+  }
+  j.begin_object("gate");
+  j.real("max_growth_pct", gate->max_growth_pct, 2);
+  j.str("metric", to_string(gate->verdict.metric));
+  j.boolean("regression", gate->verdict.regression);
+  j.begin_array("reasons");
+  for (const std::string& r : gate->verdict.reasons) j.str({}, r);
+  j.end_array();
+  j.end_object();
 }
 
 }  // namespace attnprof

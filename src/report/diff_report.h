@@ -26,4 +26,8 @@ std::string text_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
 std::string markdown_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
 std::string json_diff(const TraceDiff& d, const std::optional<DiffGate>& gate);
 
+class JsonWriter;
+// The "gate" member of a diff document (null without a gate): also attnprof diff DIR_A DIR_B's.
+void gate_json(JsonWriter& j, const std::optional<DiffGate>& gate);
+
 }  // namespace attnprof

@@ -197,18 +197,7 @@ std::string json_ranks_diff(const RanksDiff& d, const std::optional<DiffGate>& g
     j.end_object();
   }
   j.end_array();
-  if (gate) {
-    j.begin_object("gate");
-    j.real("max_growth_pct", gate->max_growth_pct);
-    j.str("metric", to_string(gate->verdict.metric));
-    j.boolean("regression", gate->verdict.regression);
-    j.begin_array("reasons");
-    for (const std::string& r : gate->verdict.reasons) j.str({}, r);
-    j.end_array();
-    j.end_object();
-  } else {
-    j.null("gate");
-  }
+  gate_json(j, gate);
   j.end_object();
   out += '\n';
   return out;

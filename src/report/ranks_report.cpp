@@ -1,11 +1,13 @@
 #include "report/ranks_report.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
 #include "common/json.h"
 #include "report/format.h"
+#include "report/html_page.h"
 #include "report/report.h"
 
 namespace attnprof {
@@ -143,6 +145,7 @@ std::string json_ranks_report(const std::vector<RankSummary>& ranks, const Cross
       j.real("comm_ms", as_ms(r.comm_ns));
       j.real("comm_exposed_ms", as_ms(r.comm_exposed_ns));
       j.str("bound", to_string(r.bound));
+      j.str_or_null("median_step_strip", r.strip);
       j.str("dispatch", r.dispatch());
       j.begin_array("attention");
       for (const RankAttention& a : r.attention) {
@@ -240,6 +243,70 @@ std::string markdown_ranks_report(const std::vector<RankSummary>& ranks, const C
       "\nCompute = GPU busy without exposed communication and copies; exposed = communication with no compute "
       "running. Each rank in detail: `attnprof doctor TRACE`.\n";
   return out;
+}
+
+std::string html_ranks_report(const std::vector<RankSummary>& ranks, const CrossRank& c) {
+  using html::esc;
+  std::string body =
+      "<h1>attnprof doctor: " + esc(title_of(ranks, c)) + "</h1>\n<p>Each rank's median step, per step.</p>\n<ul>\n";
+  for (const std::string& line : verdict_of(ranks, c)) body += "<li>" + esc(line) + "</li>\n";
+  body += "</ul>\n";
+  // The strips share one axis: the longest median step is the full width.
+  std::int64_t longest = 0;
+  for (const RankSummary& r : ranks)
+    if (r.ok()) longest = std::max(longest, r.span_ns);
+  constexpr int kWidth = 480, kHeight = 14;
+  const auto strip_svg = [&](const RankSummary& r) {
+    if (r.strip.empty() || longest <= 0) return std::string("-");
+    const double w = kWidth * static_cast<double>(r.span_ns) / static_cast<double>(longest) / kStripBins;
+    std::string svg = fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"median step of rank {}\">",
+                                  kWidth, kHeight, r.rank);
+    svg += fmt::format("<rect x=\"0\" y=\"{}\" width=\"{:.2f}\" height=\"1\" fill=\"#bbb\"/>", kHeight - 1,
+                       w * kStripBins);  // the step's span
+    for (std::size_t b = 0; b < r.strip.size(); ++b) {
+      const char k = r.strip[b];
+      if (k == '.') continue;
+      const char lo = static_cast<char>(std::tolower(k));
+      const char* color = lo == 'a' ? "#d62728" : lo == 'n' ? "#1f77b4" : lo == 'm' ? "#9467bd" : "#7f7f7f";
+      const int h = k == lo ? kHeight / 2 : kHeight;  // a bin busy less than half: half height
+      svg += fmt::format("<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"/>",
+                         static_cast<double>(b) * w, kHeight - h, w + 0.05, h, color);
+    }
+    return svg + "</svg>";
+  };
+  body +=
+      "<table>\n<tr><th>rank</th><th>step ms</th><th>GPU busy ms</th><th>compute ms</th><th>comm ms (exposed)</th>"
+      "<th>bound</th><th>attention</th><th>findings</th><th>median step</th></tr>\n";
+  for (const RankSummary& r : ranks) {
+    const std::string rank = r.rank >= 0 ? fmt::format("{}", r.rank) : "?";
+    if (!r.ok()) {
+      body += fmt::format("<tr><td>{}</td><td colspan=\"8\">{}</td></tr>\n", rank,
+                          esc(r.error.starts_with(r.path) ? r.error : r.path + ": " + r.error));
+      continue;
+    }
+    body += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "</tr>\n",
+        rank, ms(r.span_ns), ms(r.busy_ns), ms(r.compute_ns), ms(r.comm_ns), ms(r.comm_exposed_ns),
+        esc(to_string(r.bound)), esc(attention_text(r)), esc(findings_text(r)), strip_svg(r));
+  }
+  body += "</table>\n";
+  body += fmt::format(
+      "<p class=\"muted\">Median step of each rank on one axis ({} ms the full width): "
+      "<span style=\"color:#7f7f7f\">&#9632; compute</span> <span style=\"color:#d62728\">&#9632; attention</span> "
+      "<span style=\"color:#1f77b4\">&#9632; communication with no compute</span> "
+      "<span style=\"color:#9467bd\">&#9632; copies</span>; half height: busy under half the time, blank: idle. "
+      "Compute = GPU busy without exposed "
+      "communication and copies. Each rank in detail: attnprof doctor TRACE --html.</p>\n",
+      ms(longest));
+  if (c.ranks >= 2) {
+    body += "<table>\n<tr><th>across ranks, per step</th><th>min</th><th>median</th><th>max</th></tr>\n";
+    for (const auto& [what, spread] : spreads_of(c))
+      body += fmt::format("<tr><td>{}</td><td>{} ms (rank {})</td><td>{} ms</td><td>{} ms (rank {})</td></tr>\n", what,
+                          ms(spread->min), spread->min_rank, ms(spread->median), ms(spread->max), spread->max_rank);
+    body += "</table>\n";
+  }
+  return html::page("attnprof doctor: " + title_of(ranks, c), body);
 }
 
 }  // namespace attnprof

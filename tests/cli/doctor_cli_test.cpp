@@ -126,9 +126,14 @@ TEST_F(BadInput, ManyRanks) {
   const auto data = run_command(doctor(fs::path(test::data_file("ranks/facts.json")).parent_path().string()));
   EXPECT_EQ(data.exit_code, 0) << data.err;
   EXPECT_NE(data.out.find("4 traces of one job (world size 4, gloo)"), std::string::npos) << data.out;
+  // --html across ranks: the page is written, the bad rank named in it, and the exit code still says so.
   const auto html = run_command(doctor("--html " + (dir_ / "r.html").string() + " " + job.string()));
   EXPECT_EQ(html.exit_code, 2);
-  EXPECT_NE(html.err.find("--html reads one trace"), std::string::npos) << html.err;
+  EXPECT_NE(test::slurp(dir_ / "r.html").find("idle_comm_rank2.json: "), std::string::npos);
+  const auto annotate = run_command(doctor("--annotate " + (dir_ / "a.json").string() + " " + job.string()));
+  EXPECT_EQ(annotate.exit_code, 2);
+  EXPECT_NE(annotate.err.find("--annotate reads one trace"), std::string::npos) << annotate.err;
+  EXPECT_FALSE(fs::exists(dir_ / "a.json"));
 }
 
 TEST(DoctorCli, UsageErrorsExitTwo) {
