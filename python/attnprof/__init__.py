@@ -9,6 +9,7 @@
     attnprof.check("trace.json.gz", fail_on=["attention"])   # raises AttentionCheckError: a CI gate
     attnprof.replay("trace.json.gz")                  # each shape run on this GPU: the measured saving
     attnprof.doctor_many("traces/", executor=client.get_executor())  # the ranks of a job, on a Dask cluster
+    attnprof.diff_many("run1/", "run2/", regression_pct=10)        # two runs of a job, rank by rank
 
     with torch.profiler.profile(..., on_trace_ready=attnprof.trace_handler("./traces")) as prof: ...
 
@@ -19,7 +20,7 @@ Bad input raises attnprof.InputError (a ValueError) with the CLI's one-line mess
 """
 
 from ._core import InputError
-from ._ranks import doctor_many
+from ._ranks import diff_many, doctor_many
 from ._replay import Replay, ReplayRow, ReplayShape, replay
 from ._report import AttentionCall, AttentionCheckError, Finding, Fix, Region, Report, Step, check, diff, doctor
 from ._torch import attention, trace_handler
@@ -41,6 +42,7 @@ __all__ = [
     "attention",
     "check",
     "diff",
+    "diff_many",
     "doctor_many",
     "doctor",
     "replay",

@@ -45,4 +45,9 @@ def job_traces(folder: str) -> List[str]:
     """The traces of a job in a folder, as `attnprof doctor DIR` takes them."""
 
 def ranks_report(summaries: List[str], form: str = "json") -> str:
-    """The report across ranks (json or text) from rank summaries, as `attnprof doctor DIR` prints it."""
+    """The report across ranks (json, text or markdown) from rank summaries, as `attnprof doctor DIR` prints it."""
+
+def ranks_diff(
+    before: List[str], after: List[str], regression_pct: Optional[float] = None, form: str = "json", gate_on: str = "auto"
+) -> str:
+    """Two runs of one job rank by rank (json, text or markdown) from their summaries, as `attnprof diff DIR_A DIR_B`."""

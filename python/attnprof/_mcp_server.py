@@ -140,7 +140,7 @@ def build_server(session: Session) -> MCPServer:
 
     @app.tool(
         description="Compare two traces of one program (before and after a change), per step: step time, attention, "
-        "findings, kernels. fail_on: regression[:PCT], step-regression[:PCT] or attention-regression[:PCT] as "
+        "findings, kernels; two folders of rank traces: two runs of a job, rank by rank. fail_on: regression[:PCT], step-regression[:PCT] or attention-regression[:PCT] as "
         "`attnprof diff --fail-on`. " + _COST
     )
     def diff(

@@ -66,3 +66,25 @@ def doctor_many(
     not one job (a rank twice, world sizes that differ) raises InputError.
     """
     return json.loads(_core.ranks_report(summaries(paths, executor, region), "json"))
+
+
+def diff_many(
+    before: Union[PathLike, Iterable[PathLike]],
+    after: Union[PathLike, Iterable[PathLike]],
+    executor: Optional[concurrent.futures.Executor] = None,
+    region: Optional[str] = None,
+    regression_pct: Optional[float] = None,
+    gate_on: str = "auto",
+) -> Dict[str, Any]:
+    """Two runs of one job compared rank by rank, as `attnprof diff DIR_A DIR_B --json` prints it (a dict).
+
+    Each side is a folder of rank traces or the traces (paths or fsspec URLs), summarized on `executor`
+    as doctor_many does. With regression_pct, doc["gate"]["regression"] says whether the job regressed:
+    its step (its slowest rank's median step; gate_on "attention": the most attention time of a rank)
+    grew by more than regression_pct percent, or a rank has a new attention finding.
+    """
+    if regression_pct is not None and not (0 <= regression_pct < 1e6):
+        raise _core.InputError(f"regression_pct {regression_pct}: expected a number >= 0 (the growth per step allowed)")
+    a = summaries(before, executor, region)
+    b = summaries(after, executor, region)
+    return json.loads(_core.ranks_diff(a, b, regression_pct, "json", gate_on))

@@ -298,7 +298,25 @@ class Session:
         self, before: str, after: str, fail_on: Optional[str], region: Optional[str], client: Optional[List[str]]
     ) -> Dict[str, Any]:
         pct, metric = _diff_gate(fail_on)
-        a, b = (self.report(self.roots.resolve(p, client), region) for p in (before, after))
+        full = [self.roots.resolve(p, client) for p in (before, after)]
+        folders = [os.path.isdir(f) for f in full]
+        if any(folders):  # two runs of a job, rank by rank
+            if not all(folders):
+                raise ToolInputError(
+                    f"{before if folders[0] else after} is a folder and the other is not: give two traces, or two "
+                    "folders of rank traces (two runs of one job)"
+                )
+            a_runs, b_runs = (self._ranks(f, region, client) for f in full)
+            try:
+                doc = json.loads(_core.ranks_diff(a_runs, b_runs, pct, "json", metric))
+                return {
+                    "markdown": _core.ranks_diff(a_runs, b_runs, pct, "markdown", metric),
+                    "regression": None if doc["gate"] is None else doc["gate"]["regression"],
+                    "report": doc,
+                }
+            except _core.InputError as e:
+                raise ToolInputError(str(e)) from None
+        a, b = (self.report(f, region) for f in full)
         try:
             d = Diff(a._engine, b._engine, pct, metric)
             return {"markdown": d.to_markdown(), "regression": d.regression, "report": d.document}

@@ -16,10 +16,12 @@
 #include "analysis/finding_gate.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/ranks.h"
+#include "analysis/ranks_diff.h"
 #include "common/input_error.h"
 #include "report/annotate.h"
 #include "report/diff_report.h"
 #include "report/html_report.h"
+#include "report/ranks_diff_report.h"
 #include "report/ranks_report.h"
 #include "report/report.h"
 #include "trace/trace_reader.h"
@@ -76,20 +78,25 @@ NB_MODULE(_core, m) {
       .def("annotated_trace", [](const Doctor& d) { return annotated_trace(d.analysis, *d.index); })
       .def("caught", &Doctor::caught, nb::arg("fail_on"));
 
+  // The gate of a diff, as attnprof diff --fail-on reads it.
+  const auto diff_gate = [](std::optional<double> pct, const std::string& gate_on) -> std::optional<DiffGate> {
+    GateMetric metric = GateMetric::Auto;
+    if (gate_on == "step")
+      metric = GateMetric::StepTime;
+    else if (gate_on == "attention")
+      metric = GateMetric::AttentionTime;
+    else if (gate_on != "auto")
+      throw InputError("diff: gate_on must be auto, step or attention, not '" + gate_on + "'");
+    if (!pct) return std::nullopt;
+    return DiffGate{*pct, metric, {}};
+  };
   m.def(
       "diff",
-      [](const Doctor& before, const Doctor& after, std::optional<double> regression_pct, const std::string& form,
-         const std::string& gate_on) {
+      [diff_gate](const Doctor& before, const Doctor& after, std::optional<double> regression_pct,
+                  const std::string& form, const std::string& gate_on) {
         const TraceDiff d = diff_analyses(before.analysis, after.analysis);
-        GateMetric metric = GateMetric::Auto;
-        if (gate_on == "step")
-          metric = GateMetric::StepTime;
-        else if (gate_on == "attention")
-          metric = GateMetric::AttentionTime;
-        else if (gate_on != "auto")
-          throw InputError("diff: gate_on must be auto, step or attention, not '" + gate_on + "'");
-        std::optional<DiffGate> gate;
-        if (regression_pct) gate = DiffGate{*regression_pct, metric, regression_gate(d, *regression_pct, metric)};
+        std::optional<DiffGate> gate = diff_gate(regression_pct, gate_on);
+        if (gate) gate->verdict = regression_gate(d, gate->max_growth_pct, gate->metric);
         if (form == "json") return json_diff(d, gate);
         if (form == "markdown") return markdown_diff(d, gate);
         if (form == "html") return html_diff(d, gate);
@@ -129,4 +136,21 @@ NB_MODULE(_core, m) {
         throw InputError("ranks_report: form must be json, text or markdown, not '" + form + "'");
       },
       nb::arg("summaries"), nb::arg("form") = "json");
+  m.def(
+      "ranks_diff",
+      [diff_gate](const std::vector<std::string>& before, const std::vector<std::string>& after,
+                  std::optional<double> regression_pct, const std::string& form, const std::string& gate_on) {
+        std::vector<RankSummary> a, b;
+        for (const std::string& s : before) a.push_back(rank_summary_from_json(s));
+        for (const std::string& s : after) b.push_back(rank_summary_from_json(s));
+        const RanksDiff d = diff_ranks(a, b);
+        std::optional<DiffGate> gate = diff_gate(regression_pct, gate_on);
+        if (gate) gate->verdict = ranks_regression_gate(d, gate->max_growth_pct, gate->metric);
+        if (form == "json") return json_ranks_diff(d, gate);
+        if (form == "text") return text_ranks_diff(d, gate);
+        if (form == "markdown") return markdown_ranks_diff(d, gate);
+        throw InputError("ranks_diff: form must be json, text or markdown, not '" + form + "'");
+      },
+      nb::arg("before"), nb::arg("after"), nb::arg("regression_pct") = nb::none(), nb::arg("form") = "json",
+      nb::arg("gate_on") = "auto");
 }

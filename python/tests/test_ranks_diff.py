@@ -131,3 +131,25 @@ def test_doctor_dir_html_draws_each_ranks_median_step(runs, tmp_path):
     before = trace.read_bytes()
     r = subprocess.run([*CLI, "doctor", "--html", str(trace), str(first)], capture_output=True, text=True)
     assert r.returncode == 2 and "--html" in r.stderr and trace.read_bytes() == before
+
+
+def test_diff_many_and_the_mcp_diff_are_the_clis_document(runs):
+    """attnprof.diff_many (on a thread pool, as a Dask executor would run it) and the MCP server's diff on
+    two folders give the document `attnprof diff DIR_A DIR_B --json` prints."""
+    import concurrent.futures
+
+    import attnprof
+
+    first, second = runs
+    _, out, _ = diff("--json", "--fail-on", "regression", str(first), str(second))
+    want = json.loads(out)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        assert attnprof.diff_many(first, second, executor=pool, regression_pct=10) == want
+    pytest.importorskip("mcp")
+    from attnprof import mcp as server
+
+    sess = server.Session(server.Roots([str(first.parent)]))
+    got = sess.diff(str(first), str(second), "regression", None, None)
+    assert got["report"] == want and got["regression"] is True
+    with pytest.raises(server.ToolInputError, match="is a folder and the other is not"):
+        sess.diff(str(first), str(second / FACTS["traces"][0]), None, None, None)
