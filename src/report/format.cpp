@@ -21,8 +21,8 @@ std::string md(std::string_view text) {
       out += "\\|";
     else if (c == '<')
       out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
+    else if (c == '>' && out.empty())  // elsewhere a '>' is text ("5.2 -> 0.3 ms"); first, a quote
+      out += "\\>";
     else if (c == '`')
       out += "'";
     else if (c == '\n' || c == '\r')

@@ -24,7 +24,7 @@ std::string fit(std::string text, std::size_t width);
 // "B2 H8/2 S512 D64 causal" ("B*H 16 ..." when only batch x heads is known, "S512x700" when the key
 // length differs; what the trace does not say in words: ", head dim not in trace"); "" when unknown.
 std::string shape_text(const AttentionShape& shape);
-// Text for a Markdown table cell or line: no bar, tag or line break of its own.
+// Text for a Markdown table cell or line: no bar, tag, code span, quote or line break of its own.
 std::string md(std::string_view text);
 // Appends `text` wrapped at `width` columns, every line indented by `indent`, and a newline.
 void append_wrapped(std::string& out, std::string_view text, std::size_t indent, std::size_t width = 100);

@@ -111,3 +111,14 @@ TEST(ReportFormat, PluralEndings) {
   EXPECT_EQ(attnprof::report::plural(1, "es"), "");
   EXPECT_EQ(attnprof::report::plural(3, "es"), "es");
 }
+
+// Markdown text: a kernel's template brackets would open an HTML tag and a bar a table cell; an arrow
+// between two figures stays an arrow (an agent reads the raw text), a '>' that opens a line no quote.
+TEST(ReportFormat, MarkdownText) {
+  using attnprof::report::md;
+  EXPECT_EQ(md("5.199 -> 0.285 ms"), "5.199 -> 0.285 ms");
+  EXPECT_EQ(md("softmax_warp_forward<float, 11>"), "softmax_warp_forward&lt;float, 11>");
+  EXPECT_EQ(md("a | b"), "a \\| b");
+  EXPECT_EQ(md("> 10%"), "\\> 10%");
+  EXPECT_EQ(md("two\nlines `x`"), "two lines 'x'");
+}
