@@ -91,6 +91,10 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
       s.backward_calls > 0 ? static_cast<double>(s.backward_kernel_ns) / 1e6 / s.backward_calls : 0.0;
   r.backward_calls_per_step = steps > 0 ? static_cast<double>(s.backward_calls) / steps : 0.0;
   r.source = s.shape.source();
+  if (s.decode && s.kv_len_max > s.kv_len_min)
+    r.source += fmt::format(
+        "; decode calls with KV lengths {} to {} (the cache grows a token a step), replayed at their median {}",
+        s.kv_len_min, s.kv_len_max, s.shape.kv_len);
   if (!s.causal_known)
     r.source += request.causal ? "; causal as --causal/--no-causal said (the trace does not say)"
                 : mask_guess ? "; taken as causal: a mask is added to the scores inside the call, as decoders' causal "

@@ -66,9 +66,10 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
       x.implementations += (x.implementations.empty() ? "" : " + ") + impl;
     }
   };
-  const auto key = [](const TraceShape& x) {
-    return std::tuple(x.shape.batch, x.shape.q_heads, x.shape.kv_heads, x.shape.q_len, x.shape.kv_len, x.shape.head_dim,
-                      x.causal, x.causal_known, x.precision, x.impl, x.family, x.fp32_softmax, x.dropout);
+  const auto key = [](const TraceShape& x) {  // a decode shape's KV length is its calls' median, not a key
+    return std::tuple(x.shape.batch, x.shape.q_heads, x.shape.kv_heads, x.shape.q_len,
+                      x.decode ? std::int64_t{-1} : x.shape.kv_len, x.shape.head_dim, x.causal, x.causal_known,
+                      x.precision, x.impl, x.family, x.fp32_softmax, x.dropout, x.decode);
   };
   // The forward calls still waiting for their backward, as indices into out.shapes (-1: unshaped).
   std::vector<std::ptrdiff_t> pending;
@@ -97,10 +98,19 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
     // An unfused call's matmuls saw K and V repeated to every query head (repeat_kv, outside the call):
     // replayed as they ran, multi-head.
     if (s.shape.kv_heads <= 0 || c.impl == AttentionImpl::Unfused) s.shape.kv_heads = s.shape.q_heads;
+    s.decode = c.phase == AttentionPhase::Decode;
     auto it = std::find_if(out.shapes.begin(), out.shapes.end(), [&](const TraceShape& x) { return key(x) == key(s); });
     if (it == out.shapes.end()) it = out.shapes.insert(out.shapes.end(), s);
     add(*it, c);
+    if (it->decode) it->kv_lens.push_back(c.shape.kv_len);
     pending.push_back(it - out.shapes.begin());
+  }
+  for (TraceShape& x : out.shapes) {
+    if (!x.decode || x.kv_lens.empty()) continue;
+    std::sort(x.kv_lens.begin(), x.kv_lens.end());
+    x.kv_len_min = x.kv_lens.front();
+    x.kv_len_max = x.kv_lens.back();
+    x.shape.kv_len = x.kv_lens[(x.kv_lens.size() - 1) / 2];
   }
   std::stable_sort(out.shapes.begin(), out.shapes.end(),
                    [](const TraceShape& a, const TraceShape& b) { return a.kernel_ns > b.kernel_ns; });

@@ -30,11 +30,17 @@ struct TraceShape {
   std::vector<std::string> implementation_list;
   // The first call's: what a replay stands in for.
   AttentionImpl impl = AttentionImpl::Unfused;
-  std::string_view family;       // of a fused call ("cuDNN", "FlashAttention", ...)
-  bool fp32_softmax = false;     // an unfused 16-bit call whose softmax ran in fp32 (softmax(dtype=float32))
-  bool mask_in_call = false;     // an unfused call with a mask pass over the scores (add, masked_fill, where)
-  double dropout = 0;            // attention dropout p (training)
-  bool dropout_assumed = false;  // a dropout kernel ran but the trace does not say p: dropout is kDefaultDropout
+  std::string_view family;    // of a fused call ("cuDNN", "FlashAttention", ...)
+  bool fp32_softmax = false;  // an unfused 16-bit call whose softmax ran in fp32 (softmax(dtype=float32))
+  bool mask_in_call = false;  // an unfused call with a mask pass over the scores (add, masked_fill, where)
+  // Decode calls (AttentionPhase::Decode) of one shape but their KV length, which grows a token a step:
+  // one shape to replay, at the median of the calls' KV lengths (a decode call's time is linear in it);
+  // kv_len_min / kv_len_max the range seen. Not decode: both 0.
+  bool decode = false;
+  std::int64_t kv_len_min = 0, kv_len_max = 0;
+  std::vector<std::int64_t> kv_lens;  // of its decode calls, for the median
+  double dropout = 0;                 // attention dropout p (training)
+  bool dropout_assumed = false;       // a dropout kernel ran but the trace does not say p: dropout is kDefaultDropout
 };
 
 // The p taken for a dropout pass whose probability the trace does not say (the common default).

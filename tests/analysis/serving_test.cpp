@@ -13,6 +13,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/kernel_classifier.h"
+#include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
 #include "test_doctor.h"
 #include "test_paths.h"
@@ -71,6 +72,29 @@ TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
   EXPECT_EQ(s->peak_tb_per_s, 4.8);  // the trace's GPU: an H200
   EXPECT_GT(s->bandwidth_share(), 0);
   EXPECT_LT(s->bandwidth_share(), 1);
+}
+
+// What --replay runs: the decode calls one shape (their KV length grows a token a step), at the median
+// of the KV lengths the cache had, beside the prefill's; with record_shapes only (the others say no shape).
+TEST_P(Serving, ReplayTakesTheDecodeCallsAsOneShape) {
+  const Program& p = GetParam();
+  if (p.tracer != "torch.profiler" || p.kind == "generate_static") return;
+  const Doctor d = doctor(p);
+  const TraceShapes shapes = trace_shapes(d.analysis.attention_calls, *d.index);
+  ASSERT_EQ(shapes.shapes.size(), 2u);
+  const TraceShape* decode = nullptr;
+  const TraceShape* prefill = nullptr;
+  for (const TraceShape& x : shapes.shapes) (x.decode ? decode : prefill) = &x;
+  ASSERT_NE(decode, nullptr);
+  ASSERT_NE(prefill, nullptr);
+  EXPECT_EQ(decode->calls, p.decode_calls);
+  EXPECT_EQ(decode->shape.q_len, 1);
+  EXPECT_EQ(decode->kv_len_min, p.decode_kv_first);
+  EXPECT_EQ(decode->kv_len_max, p.decode_kv_last);
+  EXPECT_EQ(decode->shape.kv_len, (p.decode_kv_first + p.decode_kv_last) / 2);  // every length equally often
+  EXPECT_EQ(prefill->calls, p.prefill_calls);
+  EXPECT_EQ(prefill->shape.q_len, p.shape.q_len);
+  EXPECT_EQ(prefill->shape.kv_len, p.shape.kv_len);
 }
 
 // The dynamic cache's torch.cat of K and V per layer and decode forward: one copy each (the prefill's
