@@ -116,6 +116,15 @@ bool flashmla(std::string_view n) {
 bool triton_decode(std::string_view n) {  // SGLang's (and vLLM's TRITON_MLA) decode_attention.py
   return starts(n, "_fwd_kernel_stage1") || starts(n, "_fwd_grouped_kernel_stage1") || n == "_fwd_kernel_stage2";
 }
+// Serving engines' attention kernels that run on CUDA cores: decode kernels written as dot products
+// (vLLM's paged attention, FlashInfer's decode, TensorRT-LLM's MMHA, SGLang's MHA stage 1) and the
+// merges of split-KV partials.
+bool cuda_core_attention(std::string_view n) {
+  return has(n, "vllm::paged_attention_v") || has(n, "BatchDecodeWithPagedKVCacheKernel") ||
+         has(n, "SingleDecodeWithKVCacheKernel") || has(n, "masked_multihead_attention_kernel") ||
+         has(n, "MergeState") || has(n, "AttentionSumKernel") || starts(n, "_fwd_kernel_stage1") ||
+         n == "_fwd_kernel_stage2" || n == "reduce_segments";
+}
 bool kv_cache_write(std::string_view n) {
   return has(n, "reshape_and_cache") || has(n, "concat_and_cache_mla") || has(n, "AppendPagedKV") ||
          has(n, "applyBiasRopeUpdateKVCache");
@@ -528,6 +537,7 @@ KernelClass classify_kernel(std::string_view name) {
       c.precision = Precision::FP32;
       c.unit = MathUnit::Unknown;  // fp32 attention kernels may run SIMT or 3xTF32
     }
+    if (c.category == KernelCategory::FusedAttention && cuda_core_attention(name)) c.unit = MathUnit::CudaCore;
   }
   if (c.op == KernelOp::Copy) c.op = copy_direction(name);
   return c;

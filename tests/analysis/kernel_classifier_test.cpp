@@ -376,6 +376,24 @@ INSTANTIATE_TEST_SUITE_P(
                     "const*, int)",
                     "kv-cache-write", KernelPhase::Unknown, false, 0}));
 
+// Decode kernels written as dot products run on CUDA cores, the split-KV merges too; the engines'
+// tiled kernels (trtllm-gen, FlashMLA, FlashInfer's prefill, SGLang's grouped stage 1) on tensor cores.
+TEST(ServingKernels, MathUnitOfTheEnginesKernels) {
+  for (const char* n :
+       {"void vllm::paged_attention_v1_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128, "
+        "(vllm::Fp8KVCacheDataType)0, false>(__nv_bfloat16*)",
+        "void flashinfer::BatchDecodeWithPagedKVCacheKernel<(flashinfer::PosEncodingMode)0, (unsigned int)2, "
+        "(unsigned int)1, (unsigned int)8, (unsigned int)16, (unsigned int)2, (unsigned int)4, "
+        "flashinfer::DefaultAttention<(bool)0, (bool)0, (bool)0, (bool)0>, Params>(T9)",
+        "void flashinfer::MergeStatesKernel<8u, __nv_bfloat16, __nv_bfloat16>(__nv_bfloat16*)", "_fwd_kernel_stage1",
+        "_fwd_kernel_stage2", "reduce_segments"})
+    EXPECT_EQ(classify_kernel(n).unit, MathUnit::CudaCore) << n;
+  for (const char* n :
+       {"fmhaSm100fKernel_QkvBfloat16OBfloat16H128PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen",
+        "_fwd_grouped_kernel_stage1", "kernel_unified_attention_2d"})
+    EXPECT_EQ(classify_kernel(n).unit, MathUnit::TensorCore) << n;
+}
+
 // PyTorch's own kernels say nothing of a phase or a paged cache: FlashAttention's split-KV kernel decodes
 // only when its combine runs, which the attention view sees, not the name.
 TEST(ServingKernels, PyTorchsKernelsSayNoPhase) {
