@@ -9,55 +9,13 @@
 #include <cuda_fp16.h>
 
 #include "fused_attention.h"
+#include "mma_sm80.cuh"
 #include "softmax_fragment.cuh"
 
 namespace attnprof::fused {
 namespace {
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte async copy, zero-filled when !valid (rows past the sequence end).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
-}
-
-template <typename T>
-struct Mma;
-template <>
-struct Mma<__nv_bfloat16> {
-  __device__ static void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-template <>
-struct Mma<__half> {
-  __device__ static void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
+using namespace sm80;
 
 // Copies rows [row0, row0+ROWS) of a [len, D] tile (row stride `stride`) into
 // shared memory with padded rows; rows >= len are zero-filled.
@@ -112,7 +70,7 @@ __global__ void __launch_bounds__(tile_for(TileRows::Portable, D).threads) fused
   uint32_t qf[D / 16][4];
 
   for (int n = 0; n < n_blocks; ++n) {
-    cp_async_wait_all();
+    cp_async_wait<0>();
     __syncthreads();
     if (n == 0) {
 #pragma unroll
@@ -135,7 +93,7 @@ __global__ void __launch_bounds__(tile_for(TileRows::Portable, D).threads) fused
     if (block_needs_mask(p, n, BN, m_block * BM)) mask_scores(s, row0, n * BN, p);
     online_softmax(s, o, st, scale_log2);
 
-    cp_async_wait_all();
+    cp_async_wait<0>();
     __syncthreads();  // V landed; every warp is done reading K
     if (n + 1 < n_blocks) {
       load_tile<T, BN, D, THREADS>(sK, k, p.k_seq_stride, (n + 1) * BN, p.kv_len);
@@ -156,7 +114,7 @@ __global__ void __launch_bounds__(tile_for(TileRows::Portable, D).threads) fused
     }
     __syncthreads();  // every warp is done reading V before it is overwritten
   }
-  cp_async_wait_all();
+  cp_async_wait<0>();
   write_output<T>(o, st, out, p.o_seq_stride, lse, row0, p.q_len, scale);
 }
 
