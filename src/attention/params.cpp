@@ -52,6 +52,12 @@ void validate(const AttentionParams& p) {
     throw InputError(fmt::format("dropout must be in [0, 1), got {}", p.dropout));
   if (!std::isfinite(p.scale) || p.scale == 0.0f)
     throw InputError(fmt::format("scale must be finite and non-zero, got {}", p.scale));
+  if (p.block_table) {
+    if (p.page_size < 1) throw InputError(fmt::format("page size must be at least 1, got {}", p.page_size));
+    if (static_cast<std::int64_t>(p.block_table_stride) * p.page_size < p.kv_len)
+      throw InputError(fmt::format("block table of {} pages of {} tokens holds fewer than kv seq {}",
+                                   p.block_table_stride, p.page_size, p.kv_len));
+  }
 }
 
 std::string describe(const AttentionParams& p) {
@@ -60,6 +66,8 @@ std::string describe(const AttentionParams& p) {
                   p.head_dim, dtype_name(p.dtype), layout_name(p.layout), p.causal ? " causal" : "");
   if (p.causal && p.causal_align == CausalAlign::BottomRight) s += " (bottom-right)";
   if (p.dropout > 0.0f) s += fmt::format(" dropout={:g}", p.dropout);
+  if (p.block_table) s += fmt::format(" paged={}", p.page_size);
+  if (p.seq_lens) s += " seq_lens";
   if (p.head_dim > 0 && p.scale != 1.0f / std::sqrt(static_cast<float>(p.head_dim)))
     s += fmt::format(" scale={}", p.scale);
   return s;

@@ -59,7 +59,23 @@ struct AttentionParams {
   Layout layout = Layout::BHSD;  // what the strides below were made from
 
   TensorStrides q_strides, k_strides, v_strides, out_strides;
+
+  // Paged KV, as serving engines lay out their cache (vLLM, FlashInfer): k and v are pools of pages of
+  // page_size tokens, k_strides.batch the stride between pages, .row between the tokens of a page, .head
+  // between heads; key j of sequence b is token j % page_size of page block_table[b * block_table_stride +
+  // j / page_size]. Device int32. Null: k and v are [batch, kv_heads, kv_len, head_dim] by their strides.
+  const int* block_table = nullptr;
+  int block_table_stride = 0;  // pages per sequence in block_table (page_size x it >= kv_len)
+  int page_size = 0;
+  // Keys of each sequence, device int32 [batch], each in [0, kv_len]: a batch of sequences of different
+  // lengths (kv_len is the longest); bottom-right causal then aligns each sequence's own end. Null: kv_len.
+  const int* seq_lens = nullptr;
 };
+
+// Whether k and v are other than [batch, kv_heads, kv_len, head_dim] tensors of kv_len keys each (paged,
+// or sequences of their own lengths): only the implementations that say so take such calls (the fused
+// kernel's decode path); the bench gives the others the same keys contiguous.
+inline bool ragged_kv(const AttentionParams& p) { return p.block_table != nullptr || p.seq_lens != nullptr; }
 
 // Where an implementation runs and the scratch memory it may use. stream is a
 // cudaStream_t for CUDA implementations and ignored on the CPU; workspace is

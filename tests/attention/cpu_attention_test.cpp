@@ -1,8 +1,10 @@
 // Every CPU implementation against the fp64 reference on odd shapes: lengths
 // that are no tile multiple, q/kv lengths that differ, GQA/MQA, both causal
 // alignments, both layouts, D 64 and 128, all three dtypes.
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -168,3 +170,39 @@ TEST(AttentionFlops, CountsThePairsEachCausalAlignmentComputes) {
 
 }  // namespace
 }  // namespace attnprof::attention
+
+// The paged cache the decode kernel's checks and `bench --page-size` read: every key of every sequence
+// where the block table and the page strides put it (the address rule of decode_kernel.cu), each page
+// named once, and NaN in every slot no sequence owns (past a sequence's length, the spare pages).
+TEST(KvCache, PagesHoldEachSequencesKeysWhereTheTableSays) {
+  using namespace attnprof::attention;
+  for (Layout layout : {Layout::BHSD, Layout::BSHD})
+    for (int page_size : {16, 7, 256}) {
+      const AttentionParams shape = make_params(5, 4, 2, 1, 300, 64, false, DType::BF16, layout);
+      const HostInputs in = make_host_inputs(shape, 3);
+      const std::vector<int> lens = ragged_lengths(shape.batch, shape.kv_len);
+      ASSERT_EQ(lens.size(), 5u);
+      EXPECT_EQ(lens[0], 300);
+      EXPECT_EQ(lens[1], 1);
+      EXPECT_EQ(lens[3], 0);
+      const HostKvCache c = make_kv_cache(in, page_size, lens, 11);
+      ASSERT_GE(static_cast<long>(c.pages_per_seq) * page_size, shape.kv_len);
+      std::set<int> pages(c.block_table.begin(), c.block_table.end());
+      EXPECT_EQ(pages.size(), c.block_table.size()) << "a page named twice";
+      std::vector<bool> owned(c.k.size() / 2, false);
+      for (int b = 0; b < shape.batch; ++b)
+        for (int h = 0; h < shape.kv_heads; ++h)
+          for (int j = 0; j < lens[b]; ++j) {
+            const long page = c.block_table[b * c.pages_per_seq + j / page_size];
+            const long at = page * c.strides.batch + h * c.strides.head + (j % page_size) * c.strides.row;
+            const long src = b * shape.k_strides.batch + h * shape.k_strides.head + j * shape.k_strides.row;
+            ASSERT_TRUE(std::equal(in.k.begin() + 2 * src, in.k.begin() + 2 * (src + 64), c.k.begin() + 2 * at));
+            ASSERT_TRUE(std::equal(in.v.begin() + 2 * src, in.v.begin() + 2 * (src + 64), c.v.begin() + 2 * at));
+            for (int d = 0; d < 64; ++d) owned[at + d] = true;
+          }
+      for (std::size_t e = 0; e < owned.size(); ++e) {
+        if (owned[e]) continue;
+        ASSERT_EQ(c.k[2 * e] & c.k[2 * e + 1], 0xff) << "element " << e << " not NaN";
+      }
+    }
+}

@@ -46,6 +46,30 @@ DeviceInputs upload(const HostInputs& host, WithLse lse) {
   return dev;
 }
 
+DeviceKvCache upload(const HostKvCache& c) {
+  DeviceKvCache d{DeviceBuffer(c.k.size()), DeviceBuffer(c.v.size()), DeviceBuffer(c.block_table.size() * sizeof(int)),
+                  DeviceBuffer(c.seq_lens.size() * sizeof(int))};
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(d.k.get(), c.k.data(), c.k.size(), cudaMemcpyHostToDevice));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(d.v.get(), c.v.data(), c.v.size(), cudaMemcpyHostToDevice));
+  ATTNPROF_CUDA_CHECK(
+      cudaMemcpy(d.block_table.get(), c.block_table.data(), d.block_table.bytes(), cudaMemcpyHostToDevice));
+  ATTNPROF_CUDA_CHECK(cudaMemcpy(d.seq_lens.get(), c.seq_lens.data(), d.seq_lens.bytes(), cudaMemcpyHostToDevice));
+  return d;
+}
+
+AttentionParams with_kv_cache(AttentionParams p, const HostKvCache& host, const DeviceKvCache& dev) {
+  p.k = dev.k.get();
+  p.v = dev.v.get();
+  p.k_strides = p.v_strides = host.strides;
+  p.seq_lens = static_cast<const int*>(dev.seq_lens.get());
+  if (host.page_size > 0) {
+    p.block_table = static_cast<const int*>(dev.block_table.get());
+    p.block_table_stride = host.pages_per_seq;
+    p.page_size = host.page_size;
+  }
+  return p;
+}
+
 void poison_outputs(const DeviceInputs& dev, cudaStream_t stream) {
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dev.out.get(), 0xff, dev.out.bytes(), stream));
   if (dev.lse.get()) ATTNPROF_CUDA_CHECK(cudaMemsetAsync(dev.lse.get(), 0xff, dev.lse.bytes(), stream));

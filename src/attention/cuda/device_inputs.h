@@ -43,6 +43,14 @@ struct DeviceInputs {
 DeviceInputs upload(const HostInputs& host, WithLse lse);
 // Fills out and lse with 0xff bytes (NaN), on `stream`: what a kernel leaves unwritten shows.
 void poison_outputs(const DeviceInputs& dev, cudaStream_t stream);
+// A HostKvCache on the device, and params reading their keys from it (k, v and their strides, the
+// block table when paged, the sequence lengths).
+struct DeviceKvCache {
+  DeviceBuffer k, v, block_table, seq_lens;
+};
+DeviceKvCache upload(const HostKvCache& cache);
+AttentionParams with_kv_cache(AttentionParams params, const HostKvCache& host, const DeviceKvCache& dev);
+
 // Copies out (and lse, when `lse` is not null) back; waits for `stream`.
 void download_outputs(const DeviceInputs& dev, HostInputs& host, float* lse, cudaStream_t stream);
 
