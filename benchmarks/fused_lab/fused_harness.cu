@@ -21,16 +21,49 @@ namespace {
 
 // Every failure (a refused call, a CUDA error) throws; check_case and time_case
 // turn it into the result's error line.
-CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o) {
+CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o,
+                    KvForm form) {
   attention::HostInputs in = attention::make_host_inputs(shape, seed);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
   attention::cuda::poison_outputs(dev, nullptr);
-  const attention::cuda::DeviceBuffer ws(attention_workspace(dev.params, o));  // the split tail's scratch
-  attention_forward_on(dev.params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path, o);
+  const bool cached = form.page_size > 0 || form.ragged;
+  const std::vector<int> lens =
+      form.ragged ? attention::ragged_lengths(shape.batch, shape.kv_len) : std::vector<int>(shape.batch, shape.kv_len);
+  attention::HostKvCache host_cache;
+  attention::cuda::DeviceKvCache dev_cache;
+  attention::AttentionParams params = dev.params;
+  if (cached) {
+    host_cache = attention::make_kv_cache(in, form.page_size, lens, seed);
+    dev_cache = attention::cuda::upload(host_cache);
+    params = attention::cuda::with_kv_cache(params, host_cache, dev_cache);
+  }
+  const attention::cuda::DeviceBuffer ws(attention_workspace(params, o));  // the split tail's scratch
+  attention_forward_on(params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path, o);
   std::vector<float> lse(std::size_t(shape.batch) * shape.q_heads * shape.q_len);
   attention::cuda::download_outputs(dev, in, lse.data(), nullptr);
   CaseCheck c;
-  c.result = attention::cpu::check_against_reference(in.params, in.out.data(), 0, lse.data());
+  if (!cached) {
+    c.result = attention::cpu::check_against_reference(in.params, in.out.data(), 0, lse.data());
+    return c;
+  }
+  // Sequence by sequence: the reference over that sequence's keys of the dense inputs.
+  const std::size_t e = attention::dtype_bytes(shape.dtype);
+  for (int b = 0; b < shape.batch; ++b) {
+    attention::AttentionParams pb = in.params;
+    pb.batch = 1;
+    pb.kv_len = lens[b];
+    pb.q = in.q.data() + b * pb.q_strides.batch * e;
+    pb.k = in.k.data() + b * pb.k_strides.batch * e;
+    pb.v = in.v.data() + b * pb.v_strides.batch * e;
+    const attention::cpu::CheckResult r = attention::cpu::check_against_reference(
+        pb, in.out.data() + b * pb.out_strides.batch * e, 0, lse.data() + std::size_t(b) * shape.q_heads * shape.q_len);
+    c.result.rel_error = std::max(c.result.rel_error, r.rel_error);
+    c.result.slices_checked += r.slices_checked;
+    c.result.slices_total += r.slices_total;
+    c.result.unwritten += r.unwritten;
+    c.result.max_lse_err = std::max(c.result.max_lse_err, r.max_lse_err);
+    c.result.lse_inf_ok = c.result.lse_inf_ok && r.lse_inf_ok;
+  }
   return c;
 }
 
@@ -155,8 +188,50 @@ std::vector<attention::AttentionParams> check_cases() {
   return cs;
 }
 
-CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o) {
-  return or_error<CaseCheck>([&] { return run_check(shape, path, seed, o); });
+std::vector<attention::AttentionParams> decode_cases() {
+  using attention::DType;
+  using attention::Layout;
+  using attention::make_params;
+  std::vector<attention::AttentionParams> cs;
+  for (DType dt : {DType::BF16, DType::FP16})
+    for (int d : {64, 128}) {
+      cs.push_back(make_params(3, 32, 8, 1, 1000, d, false, dt, Layout::BHSD));  // GQA 4, one query
+      cs.push_back(make_params(2, 8, 8, 1, 4097, d, false, dt, Layout::BSHD));   // MHA, odd length
+      cs.push_back(make_params(1, 16, 1, 1, 300, d, false, dt, Layout::BHSD));   // MQA, 16 heads a KV head
+      cs.push_back(make_params(1, 2, 1, 1, 1, d, false, dt, Layout::BHSD));      // one key
+      cs.push_back(make_params(2, 4, 2, 1, 0, d, false, dt, Layout::BHSD));      // no keys: zeros, lse -inf
+      // Speculative decode and appends: bottom-right causal, q_len 2-16, groups 1-8 (16-64 rows a KV head).
+      cs.push_back(bottom_right(make_params(2, 16, 2, 4, 4097, d, true, dt, Layout::BSHD)));
+      cs.push_back(bottom_right(make_params(1, 8, 1, 8, 777, d, true, dt, Layout::BHSD)));
+      cs.push_back(bottom_right(make_params(2, 4, 4, 16, 300, d, true, dt, Layout::BSHD)));
+      cs.push_back(bottom_right(make_params(1, 8, 2, 3, 65, d, true, dt, Layout::BHSD)));
+      // Top-left causal with q_len 3 (PyTorch's is_causal=True): row i sees keys 0..i only.
+      cs.push_back(make_params(2, 4, 2, 3, 65, d, true, dt, Layout::BHSD));
+      // More rows than one CTA holds (16 x 16 = 256: four row chunks), forced only.
+      cs.push_back(bottom_right(make_params(1, 16, 1, 16, 2049, d, true, dt, Layout::BHSD)));
+    }
+  // Long keys: splits of many blocks each, one KV head's splits merged.
+  cs.push_back(make_params(1, 8, 2, 1, 131072, 128, false, attention::DType::BF16, attention::Layout::BHSD));
+  cs.push_back(bottom_right(make_params(2, 8, 1, 2, 32768, 64, true, attention::DType::FP16, attention::Layout::BSHD)));
+  return cs;
+}
+
+std::vector<attention::AttentionParams> small_decode_cases() {
+  using attention::DType;
+  using attention::Layout;
+  using attention::make_params;
+  return {
+      make_params(1, 8, 2, 1, 1000, 128, false, DType::BF16, Layout::BHSD),               // 2 units split 8 ways
+      bottom_right(make_params(2, 4, 4, 4, 300, 64, true, DType::FP16, Layout::BSHD)),    // q_len 4, MHA
+      bottom_right(make_params(1, 16, 1, 3, 200, 128, true, DType::BF16, Layout::BHSD)),  // 48 rows: 4 tiles
+      bottom_right(make_params(1, 16, 1, 16, 130, 64, true, DType::BF16, Layout::BHSD)),  // 256 rows: 4 chunks
+      make_params(2, 4, 2, 1, 0, 64, false, DType::BF16, Layout::BHSD),                   // no keys
+  };
+}
+
+CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o,
+                     KvForm form) {
+  return or_error<CaseCheck>([&] { return run_check(shape, path, seed, o, form); });
 }
 
 TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters,

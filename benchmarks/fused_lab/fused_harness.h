@@ -27,10 +27,25 @@ std::vector<attention::AttentionParams> check_cases();
 // tiles, several kv tiles, GQA, causal, both dtypes and head dims.
 std::vector<attention::AttentionParams> small_cases();
 
+// Short queries against long keys (the decode kernel's): q_len 1-16, kv_len 0 to 128k and odd, GQA
+// groups 1-16 and MQA, top-left and bottom-right causal, both layouts, dtypes and head dims.
+std::vector<attention::AttentionParams> decode_cases();
+// A few of them, small enough for compute-sanitizer: a split head, q_len 3-16 bottom-right (one to four
+// row tiles, four row chunks), no keys.
+std::vector<attention::AttentionParams> small_decode_cases();
+
+// How the keys are held: dense (the default), or as a serving engine's cache (make_kv_cache): paged in
+// pages of page_size tokens, and/or ragged (ragged_lengths: each sequence its own length).
+struct KvForm {
+  int page_size = 0;
+  bool ragged = false;
+};
+
 // Runs the forward once on fresh random inputs (seeded), outputs poisoned, and
-// checks out and lse against fp64. `shape`'s pointers are ignored.
+// checks out and lse against fp64. `shape`'s pointers are ignored. A paged or ragged form is checked
+// sequence by sequence against the reference over that sequence's keys.
 CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed,
-                     const LaunchOverrides& overrides = {});
+                     const LaunchOverrides& overrides = {}, KvForm form = {});
 
 struct TimeResult {
   double median_ms = 0;

@@ -21,6 +21,10 @@
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
 //                                            default set, e.g. the slowest of scripts/lab/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
+//   --decode                                 the decode cases (short queries against long keys) instead of
+//                                            the check list; with --small a few of them (splits, GQA, q_len 4)
+//   --page-size N, --ragged                  with --check: the keys in a paged cache of N-token pages and/or
+//                                            sequences of their own lengths (the decode kernel reads them)
 //   --path p1,p2                             paths by name (schedule.h's kPathNames; the usage line lists
 //                                            them); default: auto for timing, every available for checks
 #include <algorithm>
@@ -95,6 +99,8 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
 
 int main(int argc, char** argv) {
   bool do_check = false, do_time = false, do_timers = false, quick = false, small = false, do_count = false;
+  bool decode = false;
+  KvForm form;
   std::string csv, path_arg;
   int only_case = -1;
   std::vector<AttentionParams> timer_shapes;
@@ -110,6 +116,12 @@ int main(int argc, char** argv) {
       do_count = true;
     else if (!std::strcmp(argv[i], "--small"))
       small = true;
+    else if (!std::strcmp(argv[i], "--decode"))
+      decode = true;
+    else if (!std::strcmp(argv[i], "--ragged"))
+      form.ragged = true;
+    else if (!std::strcmp(argv[i], "--page-size") && i + 1 < argc)
+      form.page_size = std::max(0, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc)
       csv = argv[++i];
     else if (!std::strcmp(argv[i], "--path") && i + 1 < argc)
@@ -144,15 +156,20 @@ int main(int argc, char** argv) {
       overrides.section_heads = std::max(0, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
-                   "usage: %s [--check] [--small] [--count] [--time] [--timers] [--quick] [--csv FILE] [--case N] "
+                   "usage: %s [--check] [--small] [--decode] [--page-size N] [--ragged] [--count] [--time] [--timers] "
+                   "[--quick] [--csv FILE] [--case N] "
                    "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--shape "
                    "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path %s]\n",
                    argv[0], path_names(",").c_str());
       return 2;
     }
   }
+  const auto case_list = [&] {
+    if (decode) return small ? small_decode_cases() : decode_cases();
+    return small ? small_cases() : check_cases();
+  };
   if (do_count) {  // for scripts: the --case indices there are (scripts/lab/fused_device.sh sanitize)
-    std::printf("%zu\n", (small ? small_cases() : check_cases()).size());
+    std::printf("%zu\n", case_list().size());
     return 0;
   }
   if (!do_check && !do_time && !do_timers) do_check = do_time = true;
@@ -177,7 +194,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   if (do_check) {
     unsigned seed = 1;
-    const std::vector<AttentionParams> cases = small ? small_cases() : check_cases();
+    const std::vector<AttentionParams> cases = case_list();
     if (only_case >= static_cast<int>(cases.size())) {
       std::fprintf(stderr, "attnprof_fused_lab: --case %d: the list has %zu cases\n", only_case, cases.size());
       return 2;
@@ -186,7 +203,7 @@ int main(int argc, char** argv) {
       for (std::size_t ci = 0; ci < cases.size(); ++ci) {
         if (only_case >= 0 && static_cast<int>(ci) != only_case) continue;
         const AttentionParams& c = cases[ci];
-        const CaseCheck r = check_case(c, path, seed++, overrides);
+        const CaseCheck r = check_case(c, path, seed++, overrides, form);
         const bool ok = r.ok(1e-2);
         failures += !ok;
         std::printf("check %-10s %-60s rel_err %.2e lse_err %.2e unwritten %ld %s%s\n",

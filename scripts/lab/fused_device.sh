@@ -23,7 +23,7 @@ fi
 if has sanitize; then
   # One process per (tool, path, case), all at once: a slow case under racecheck no
   # longer hides the others behind one timeout. SAN_CASES: the --small case indices (default: all).
-  SAN_CASES=${SAN_CASES:-$(seq 0 $(($("$B/attnprof_fused_lab" --count --small) - 1)))}
+  SAN_CASES=${SAN_CASES:-$(seq 0 $(($("$B/attnprof_fused_lab" --count --small ${LAB_ARGS:-}) - 1)))}
   for tool in ${SAN_TOOLS:-memcheck racecheck}; do
     for path in ${SANPATH:-portable hopper one_tile persistent}; do
       for c in $SAN_CASES; do

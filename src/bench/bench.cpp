@@ -137,6 +137,19 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
     run.note += std::string(run.note.empty() ? "" : "; ") +
                 fmt::format("dropout {:g}: outputs are random, not checked against fp64", plan.shape.dropout);
   }
+  // A paged cache: the rows that read one read it, the others the same keys dense (for comparison).
+  plan.page_size = o.page_size;
+  if (o.page_size > 0) {
+    if (!gpu) throw InputError("--page-size: the paged cache is read on a GPU only");
+    if (o.pass != Pass::Forward) throw InputError("--page-size: the paged cache is for the forward (decode)");
+    run.note += std::string(run.note.empty() ? "" : "; ") +
+                fmt::format("keys in pages of {} tokens for {}; the others read them dense", o.page_size, [&] {
+                  std::string n;
+                  for (const auto& impl : plan.impls)
+                    if (impl.takes_paged_kv) n += (n.empty() ? "" : ", ") + impl.name;
+                  return n.empty() ? std::string("none of the rows") : n;
+                }());
+  }
   // A backward pass: the rows that have one; the check is per (batch, kv head) group, every
   // query head of it (its dK and dV need them all), at about 3x a forward slice's cost.
   plan.pass = o.pass;

@@ -38,6 +38,7 @@ struct Plan {
   unsigned seed = 0;
   bool hot = false;                         // GPU timing mode (BenchOptions::hot)
   bool interleave = false;                  // GPU: samples in rounds over the implementations
+  int page_size = 0;                        // BenchOptions::page_size
   Pass pass = Pass::Forward;                // what one timed call is; check_slices counts kv-head groups if not forward
   const BenchProgress* progress = nullptr;  // never null inside the runners
 };

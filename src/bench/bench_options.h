@@ -34,6 +34,9 @@ struct BenchOptions {
   bool causal = true;
   bool bottom_right = false;  // causal diagonal at the bottom-right corner
   float dropout = 0.0f;       // attention dropout probability (rows that cannot apply it are skipped)
+  // GPU: the keys in a paged cache of pages of this many tokens (shuffled, through a block table) for
+  // the rows that read one (takes_paged_kv); the others read the same keys dense. 0: dense for all.
+  int page_size = 0;
   Pass pass = Pass::Forward;  // what is timed (rows without a backward are skipped for the others)
   attention::Layout layout = attention::Layout::BHSD;
   DeviceChoice device = DeviceChoice::Automatic;

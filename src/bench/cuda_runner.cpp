@@ -89,6 +89,13 @@ struct Session {
   DeviceInputs dev;
   DeviceBuffer flush;
   std::unique_ptr<KernelCounter> counter;
+  // --page-size: the same keys in a paged cache, and the params that read them from it.
+  attention::HostKvCache host_cache;
+  attention::cuda::DeviceKvCache dev_cache;
+  attention::AttentionParams paged_params;
+  const attention::AttentionParams& params_for(const Implementation& impl) const {
+    return plan.page_size > 0 && impl.takes_paged_kv ? paged_params : dev.params;
+  }
 };
 
 // A backward pass's tensors: dO (random, like the inputs) and the gradients, on the device and
@@ -241,15 +248,15 @@ struct Prepared {
 };
 
 Prepared prepare(Session& s, GradBuffers* grads, const Implementation& impl, ImplResult& row, BenchRun& run) {
-  const std::size_t ws_bytes = std::max(impl.workspace ? impl.workspace(s.dev.params) : 0,
-                                        grads && impl.backward_workspace ? impl.backward_workspace(s.dev.params) : 0);
+  const attention::AttentionParams& params = s.params_for(impl);
+  const std::size_t ws_bytes = std::max(impl.workspace ? impl.workspace(params) : 0,
+                                        grads && impl.backward_workspace ? impl.backward_workspace(params) : 0);
   if (static_cast<double>(ws_bytes) > 0.9 * static_cast<double>(free_device_bytes()))
     throw attention::cuda::DeviceOutOfMemory(
         fmt::format("{} needs {:.1f} GiB of scratch for this shape; {:.1f} GiB are free", impl.name,
                     gib(static_cast<double>(ws_bytes)), gib(static_cast<double>(free_device_bytes()))));
   Prepared p{DeviceBuffer(ws_bytes), {}};
   const attention::ExecContext ctx{s.stream.get(), p.workspace.get(), ws_bytes};
-  const attention::AttentionParams& params = s.dev.params;
   const std::function<void()> forward = [&impl, &params, ctx] { impl.run(params, ctx); };
   forward();  // warm-up: handles, heuristics, cached masks, cuDNN graphs
   forward();
@@ -309,7 +316,13 @@ void plugin::run(const Plan& plan, BenchRun& run) {
   const bool backward = plan.pass != Pass::Forward;
   DeviceInputs dev =
       attention::cuda::upload(host, backward ? attention::cuda::WithLse::Yes : attention::cuda::WithLse::No);
-  Session s{plan, std::move(host), Stream(), std::move(dev), l2_flush_buffer(), make_kernel_counter()};
+  Session s{plan, std::move(host), Stream(), std::move(dev), l2_flush_buffer(), make_kernel_counter(), {}, {}, {}};
+  if (plan.page_size > 0) {
+    s.host_cache = attention::make_kv_cache(
+        s.host, plan.page_size, std::vector<int>(std::size_t(plan.shape.batch), plan.shape.kv_len), plan.seed);
+    s.dev_cache = attention::cuda::upload(s.host_cache);
+    s.paged_params = attention::cuda::with_kv_cache(s.dev.params, s.host_cache, s.dev_cache);
+  }
   std::optional<GradBuffers> grads;
   if (backward) grads = make_grads(s);
 

@@ -28,6 +28,7 @@ struct Implementation {
   bool takes_every_shape = true;               // false: refuses some shapes (InputError saying why)
   bool on_request = false;                     // true: runs only when --impl names it
   bool takes_dropout = false;                  // applies AttentionParams::dropout
+  bool takes_paged_kv = false;                 // reads a paged cache (AttentionParams::block_table)
   // The backward (training), null: none. Its workspace begins with the forward's (BackwardFn).
   attention::BackwardFn backward = nullptr;
   attention::WorkspaceFn backward_workspace = nullptr;

@@ -29,6 +29,7 @@ Implementation path_row(std::string_view what) {
   row.takes_fp32 = false;
   row.takes_every_shape = false;
   row.on_request = true;
+  row.takes_paged_kv = true;  // a paged call runs on the decode kernel whatever the path
   return row;
 }
 
@@ -64,7 +65,7 @@ std::vector<Implementation> plugin::implementations() {
        "unfused: scores through memory", false, true},
       {"fused", true, fused::attention_forward, fused::attention_workspace, "",
        "the project's own fused kernel: one launch, tensor cores, online softmax", bytes::fused, "manual",
-       "unfused: scores via memory (ours)", false, false},
+       "unfused: scores via memory (ours)", false, false, false, false, true},
       // The fused kernel on one code path, as the lab runs it: only when named.
       path_row<fused::Path::Portable>(fused::kPathNames[1].what),
       path_row<fused::Path::Hopper>(fused::kPathNames[2].what),
@@ -73,6 +74,7 @@ std::vector<Implementation> plugin::implementations() {
       path_row<fused::Path::SplitTail>(fused::kPathNames[5].what),
       path_row<fused::Path::Dynamic>(fused::kPathNames[6].what),
       path_row<fused::Path::KeepZeros>(fused::kPathNames[7].what),
+      path_row<fused::Path::Decode>(fused::kPathNames[8].what),
   };
   // Attention dropout (training) where PyTorch's counterpart has it: the math path, the eager
   // stand-ins and cuDNN; the hand-written path of the study and the fused kernel have none.

@@ -215,6 +215,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                                "Causal mask, top-left as PyTorch is_causal (default on; with --from-trace, for "
                                "the shapes whose trace does not say)");
   cmd->add_flag("--bottom-right", args->options.bottom_right, "Causal diagonal at the bottom-right corner");
+  cmd->add_option("--page-size", args->options.page_size,
+                  "GPU: keys in a paged KV cache of pages of N tokens (shuffled, through a block table, as serving "
+                  "engines hold them) for the implementations that read one (fused); the others read them dense");
   cmd->add_option("--dropout", args->options.dropout,
                   "Attention dropout probability, as in training (default 0): only the implementations that have it "
                   "run (math, eager, cudnn), unchecked (the outputs are random)");
@@ -275,6 +278,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
     o.dtype = attention::parse_dtype(args->dtype);
     o.causal = args->causal;
     if (o.bottom_right && !o.causal) throw InputError("--bottom-right needs --causal");
+    if (o.page_size < 0) throw InputError(fmt::format("--page-size must be at least 1, got {}", o.page_size));
     o.layout = choice<attention::Layout>("--layout", args->layout,
                                          {{"bhsd", attention::Layout::BHSD}, {"bshd", attention::Layout::BSHD}});
     o.pass = choice<bench::Pass>(

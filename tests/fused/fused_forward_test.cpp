@@ -16,19 +16,27 @@ namespace {
 
 using attnprof::attention::AttentionParams;
 
-void run_all(Path path, const LaunchOverrides& overrides = {}) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  if (path != Path::Portable && resolve_path(Path::Automatic) != Path::Hopper) GTEST_SKIP() << "not an sm_90 device";
+void check_all(const std::vector<AttentionParams>& cases, Path path, const LaunchOverrides& overrides = {},
+               KvForm form = {}) {
   unsigned seed = 100;
-  for (const AttentionParams& c : check_cases()) {
-    const std::string name = attnprof::attention::describe(c);
-    const CaseCheck r = check_case(c, path, seed++, overrides);
+  for (const AttentionParams& c : cases) {
+    const std::string name = attnprof::attention::describe(c) +
+                             (form.page_size ? " paged " + std::to_string(form.page_size) : "") +
+                             (form.ragged ? " ragged" : "");
+    const CaseCheck r = check_case(c, path, seed++, overrides, form);
     EXPECT_TRUE(r.error.empty()) << name << ": " << r.error;
     EXPECT_EQ(r.result.unwritten, 0) << name;
     EXPECT_TRUE(r.result.lse_inf_ok) << name;
     EXPECT_LT(r.result.rel_error, 1e-2) << name;
     EXPECT_LT(r.result.max_lse_err, 1e-2) << name;
   }
+}
+
+void run_all(Path path, const LaunchOverrides& overrides = {}) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (path != Path::Portable && path != Path::Decode && resolve_path(Path::Automatic) != Path::Hopper)
+    GTEST_SKIP() << "not an sm_90 device";
+  check_all(check_cases(), path, overrides);
 }
 
 // The persistent grids capped at 3 CTAs: every CTA walks many tiles of the case list, so the K/V
@@ -79,6 +87,27 @@ TEST(FusedForward, SplitTailSplitsEveryTailAfterStaticRounds) {
   LaunchOverrides o = capped();
   o.split_tail_min_units = 1;
   run_all(Path::SplitTail, o);
+}
+
+// The decode kernel on every case, the prefill ones too (their rows in chunks of 64, e.g. 2049 x 2 rows
+// in 65 chunks), and on the short-query cases; the default path on those too.
+TEST(FusedForward, DecodePathMatchesReference) { run_all(Path::Decode); }
+TEST(FusedForward, DecodeCasesMatchReference) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  check_all(decode_cases(), Path::Decode);
+  check_all(decode_cases(), Path::Automatic);
+}
+// A serving engine's cache: pages of 16, 64, 256 and 7 tokens in shuffled order, NaN in every slot no
+// sequence owns; sequences of their own lengths (one of 1 key, one empty), dense and paged.
+TEST(FusedForward, DecodeReadsPagedAndRaggedCaches) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (KvForm f : {KvForm{16, false}, KvForm{256, false}, KvForm{7, false}, KvForm{0, true}, KvForm{64, true}})
+    check_all(decode_cases(), Path::Automatic, {}, f);
+  // Paged prefill (chunked prefill into a paged cache) runs on the decode kernel too.
+  std::vector<AttentionParams> prefill;
+  for (const AttentionParams& c : check_cases())
+    if (c.q_len <= 1000 && c.kv_len > 0) prefill.push_back(c);
+  check_all(prefill, Path::Automatic, {}, KvForm{64, true});
 }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

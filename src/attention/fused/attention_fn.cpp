@@ -36,6 +36,11 @@ Params kernel_params(const attention::AttentionParams& a, float* lse) {
   p.head_dim = a.head_dim;
   p.causal = a.causal;
   p.causal_offset = a.causal && a.causal_align == attention::CausalAlign::BottomRight ? a.kv_len - a.q_len : 0;
+  p.causal_bottom_right = a.causal && a.causal_align == attention::CausalAlign::BottomRight;
+  p.block_table = a.block_table;
+  p.block_table_stride = a.block_table_stride;
+  p.page_size = a.page_size;
+  p.seq_lens = a.seq_lens;
   p.scale = a.scale;
   p.dtype = a.dtype;
   copy_strides(a.q_strides, p.q_batch_stride, p.q_head_stride, p.q_seq_stride);

@@ -19,6 +19,8 @@ const char* unsupported(const Params& p) {
        {p.q_batch_stride, p.q_head_stride, p.q_seq_stride, p.k_batch_stride, p.k_head_stride, p.k_seq_stride,
         p.v_batch_stride, p.v_head_stride, p.v_seq_stride, p.o_batch_stride, p.o_head_stride, p.o_seq_stride})
     if (s % 8 != 0) return "fused attention: strides must be multiples of 8 elements (16 bytes)";
+  if (p.block_table && (p.page_size < 1 || p.block_table_stride < 1))
+    return "fused attention: a block table needs a page size and pages per sequence of at least 1";
   return "";
 }
 
@@ -34,6 +36,7 @@ Path resolve_path(Path requested) {
 cudaError_t forward(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides) {
   if (unsupported(p)[0] != '\0') return cudaErrorInvalidValue;
   if (p.batch == 0 || p.q_len == 0) return cudaSuccess;  // nothing to compute
+  if (takes_decode(p, path)) return launch_decode(p, stream);
   const Path resolved = resolve_path(path);
   if (resolved == Path::Portable) return launch_portable(p, stream);
   return launch_hopper(p, stream, resolved, overrides);

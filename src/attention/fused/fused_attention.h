@@ -34,5 +34,9 @@ int sm_count();
 // The launchers (fwd_sm80.cu; hopper_launch.cu: choose_schedule's pick for `path`).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides);
+// decode_kernel.cu: the decode kernel, split as decode_plan says when p's tail_workspace holds
+// decode_scratch(p, sm_count()) bytes, one CTA a unit otherwise.
+cudaError_t launch_decode(const Params& p, cudaStream_t stream);
+std::size_t decode_scratch(const Params& p, int sms);
 
 }  // namespace attnprof::fused

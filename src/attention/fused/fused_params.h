@@ -25,7 +25,10 @@ struct Params {
   int kv_len = 0;
   int head_dim = 0;  // 64 or 128
 
-  bool causal = false;    // query i sees keys j <= i + causal_offset
+  bool causal = false;  // query i sees keys j <= i + causal_offset
+  // With seq_lens, bottom-right causal is per sequence: row i of sequence b sees keys j <= i + seq_lens[b] - q_len
+  // (causal_offset is then unused). In the padding after `causal`: Params' size stays.
+  bool causal_bottom_right = false;
   int causal_offset = 0;  // 0: top-left (PyTorch is_causal=True); kv_len - q_len: bottom-right
   float scale = 0.f;      // softmax scale, as AttentionParams gives it (never 0)
   attention::DType dtype = attention::DType::BF16;  // bf16 or fp16
@@ -54,6 +57,14 @@ struct Params {
   // its longest-first order (dynamic_section_heads).
   int sched_heads = 0;
   int* sched_counter = nullptr;
+
+  // Paged KV and per-sequence lengths (AttentionParams' block_table, page_size, seq_lens): only the decode
+  // kernel reads them (decode_kernel.cu); the others refuse such calls. Last, so that the Hopper kernels'
+  // fields keep their offsets and Params its 256 bytes (hopper_kernel_traits.cuh).
+  const int* block_table = nullptr;  // [batch, block_table_stride] page of each page_size keys; null: contiguous
+  const int* seq_lens = nullptr;     // [batch] keys of each sequence (<= kv_len); null: kv_len each
+  int block_table_stride = 0;
+  int page_size = 0;
 };
 
 // The split tail's scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one

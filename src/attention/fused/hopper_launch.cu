@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <atomic>
 #include <utility>
 
@@ -76,8 +77,13 @@ int sm_count() {
 }
 
 std::size_t kernel_scratch(const Params& p, const LaunchOverrides& overrides) {
-  if (resolve_path(Path::Automatic) != Path::Hopper || (p.head_dim != 64 && p.head_dim != 128)) return 0;
-  return schedule_scratch(p, sm_count(), overrides);
+  if (p.head_dim != 64 && p.head_dim != 128) return 0;
+  // The decode kernel's partials where it may run (paged or ragged calls and the short queries
+  // use_decode names, on any device), the Hopper kernels' scratch on sm_90.
+  const bool decode_call = takes_decode(p, Path::Automatic);
+  const std::size_t decode = decode_call ? decode_scratch(p, sm_count()) : 0;
+  if (resolve_path(Path::Automatic) != Path::Hopper) return decode;
+  return std::max(decode, schedule_scratch(p, sm_count(), overrides));
 }
 
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides) {

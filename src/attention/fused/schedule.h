@@ -4,6 +4,7 @@
 // the measurements behind them are in docs/fused-kernel.md ("The schedule rules, and why").
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <string_view>
@@ -26,6 +27,7 @@ enum class Path : int {
   SplitTail,   // persistent, full attention's last partial round split along the keys
   Dynamic,     // persistent, causal tiles drawn longest first from a counter
   KeepZeros,   // persistent, causal, keyless tiles' zeros kept staged between such tiles
+  Decode,      // the decode kernel (decode_kernel.cu): a KV head's query heads packed, split along the keys
 };
 
 struct PathName {
@@ -33,7 +35,7 @@ struct PathName {
   std::string_view name;
   std::string_view what;
 };
-inline constexpr std::array<PathName, 8> kPathNames{{
+inline constexpr std::array<PathName, 9> kPathNames{{
     {Path::Automatic, "auto", "hopper on sm_90, portable elsewhere"},
     {Path::Portable, "portable", "mma.sync, sm_80+"},
     {Path::Hopper, "hopper", "TMA + wgmma + warp specialization, the schedule chosen per call"},
@@ -42,6 +44,7 @@ inline constexpr std::array<PathName, 8> kPathNames{{
     {Path::SplitTail, "split_tail", "persistent, the last round split along the keys (full attention, D=128)"},
     {Path::Dynamic, "dynamic", "persistent, causal tiles drawn longest first"},
     {Path::KeepZeros, "keep_zeros", "persistent, causal, keyless tiles' zeros kept staged"},
+    {Path::Decode, "decode", "mma.sync, sm_80+: a KV head's query heads in one tile, the keys split over CTAs"},
 }};
 constexpr std::string_view path_name(Path p) {
   for (const PathName& n : kPathNames)
@@ -191,6 +194,97 @@ constexpr int dynamic_section_heads(long long kv_len, int head_dim, int group, l
 constexpr bool use_dynamic(int head_dim, int q_len, long long tiles, int sms) {
   if (tiles <= sms) return false;
   return head_dim == 128 ? q_len >= 2048 : q_len >= 512 && q_len < 8192;
+}
+
+// --- The decode kernel ----------------------------------------------------------------------
+
+// Short queries against long keys (decode, speculative decode, chunked appends) are memory-bound: the
+// work is reading K and V once. The decode kernel (decode_kernel.cu) packs the q_len x group query rows
+// that share a KV head into one tile (kDecodeChunkRows rows a CTA; more make row chunks, each reading
+// that head's K/V), streams the keys with cp.async through kDecodeStages stages, splits a head's keys
+// over several CTAs when batch x KV heads does not fill the GPU, and merges the splits' partial outputs
+// by their log-sum-exp in the last CTA of each head to finish. It also takes every paged or ragged call
+// (AttentionParams' block_table, seq_lens), whatever q_len: the other kernels read dense K/V only.
+inline constexpr int kDecodeChunkRows = 64;
+inline constexpr int kDecodeThreads = 128;
+inline constexpr int kDecodeStages = 3;
+inline constexpr int kDecodeCtasPerSm = 2;  // kDecodeStages stages of K and V fit twice in 227 KB
+inline constexpr int kDecodeMaxSplits = 128;
+constexpr int decode_block_n(int head_dim) { return head_dim == 128 ? 64 : 128; }  // 32 KB of K and V a stage
+constexpr int decode_shared_bytes(int head_dim) {
+  return kDecodeStages * 2 * decode_block_n(head_dim) * (head_dim + 8) * 2;  // padded rows, as the portable kernel
+}
+
+// Whether the decode kernel runs a dense call: the query rows of a KV head fit one tile (q_len x
+// group <= kDecodeChunkRows) and q_len is short (<= 16), where the prefill kernels' 128-row tiles would
+// carry a few useful rows each and read K/V once per query head.
+constexpr bool use_decode(int q_len, int group) { return q_len <= 16 && q_len * group <= kDecodeChunkRows; }
+
+// Whether the decode kernel runs p on `path`: every paged or ragged call (the other kernels read dense
+// K/V only), Decode forced, and the short-query calls use_decode names when the kernel is chosen per
+// call (Automatic). A forced prefill path (hopper, portable, ...) keeps its kernel on dense calls, so
+// `bench --impl fused,fused:hopper` sets the two side by side.
+constexpr bool takes_decode(const Params& p, Path path) {
+  if (p.block_table || p.seq_lens || path == Path::Decode) return true;
+  return path == Path::Automatic && p.kv_heads > 0 && p.heads % p.kv_heads == 0 &&
+         use_decode(p.q_len, p.heads / p.kv_heads);
+}
+
+// How the decode kernel covers a call: `units` (batch x KV heads x row chunks) each split into `splits`
+// CTAs of `blocks_per_split` key blocks.
+struct DecodePlan {
+  int rows = 0;        // query rows a KV head has: q_len x group
+  int chunk_rows = 0;  // rows a CTA holds (<= kDecodeChunkRows)
+  int row_tiles = 0;   // 16-row mma tiles of a chunk: 1, 2 or 4
+  int row_chunks = 0;
+  int block_n = 0;
+  int blocks = 0;  // key blocks of the longest sequence
+  long long units = 0;
+  int splits = 1;
+  int blocks_per_split = 0;
+};
+
+// The splits that fill the GPU best (FlashAttention-2's num_splits_heuristic): one where the units
+// alone fill 80% of the `slots` (SMs x CTAs per SM); else the fewest splits whose last wave keeps within
+// 85% of the best fill over 1..max_splits, each split at least two key blocks, counting only split
+// counts that change the blocks per split.
+constexpr int decode_splits(long long units, int slots, int blocks, int max_splits = kDecodeMaxSplits) {
+  if (units <= 0 || slots <= 0 || blocks <= 1 || units * 5 >= slots * 4LL) return 1;
+  const int most = std::min(max_splits, std::max(1, blocks / 2));
+  double best = 0;
+  for (int s = 1; s <= most; ++s) best = std::max(best, wave_fill(units * s, slots));
+  for (int s = 1; s <= most; ++s) {
+    if (s > 1 && (blocks + s - 1) / s == (blocks + s - 2) / (s - 1)) continue;
+    if (wave_fill(units * s, slots) >= 0.85 * best) return s;
+  }
+  return 1;
+}
+
+constexpr DecodePlan decode_plan(const Params& p, int sms, int max_splits = kDecodeMaxSplits) {
+  DecodePlan d;
+  const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
+  d.rows = p.q_len * group;
+  d.chunk_rows = std::min(d.rows, kDecodeChunkRows);
+  const int tiles = (d.chunk_rows + 15) / 16;
+  d.row_tiles = tiles <= 1 ? 1 : tiles <= 2 ? 2 : 4;
+  d.row_chunks = (d.rows + kDecodeChunkRows - 1) / kDecodeChunkRows;
+  d.block_n = decode_block_n(p.head_dim);
+  d.blocks = (p.kv_len + d.block_n - 1) / d.block_n;
+  d.units = static_cast<long long>(p.batch) * p.kv_heads * d.row_chunks;
+  d.splits = decode_splits(d.units, sms * kDecodeCtasPerSm, d.blocks, max_splits);
+  d.blocks_per_split = d.splits > 1 ? (d.blocks + d.splits - 1) / d.splits : d.blocks;
+  if (d.splits > 1) d.splits = (d.blocks + d.blocks_per_split - 1) / d.blocks_per_split;  // none empty
+  return d;
+}
+
+// The decode kernel's scratch for a plan of more than one split: each split's normalized partial
+// output (fp32, chunk_rows x head_dim) and log-sum-exp, then a counter per unit (zeroed before the launch).
+constexpr std::size_t decode_partial_bytes(const DecodePlan& d, int head_dim) {
+  return std::size_t(d.units) * std::size_t(d.splits) * std::size_t(d.chunk_rows) * std::size_t(head_dim + 1) * 4;
+}
+constexpr std::size_t decode_scratch_bytes(const DecodePlan& d, int head_dim) {
+  if (d.splits <= 1) return 0;
+  return (decode_partial_bytes(d, head_dim) + 255) / 256 * 256 + std::size_t(d.units) * sizeof(int);
 }
 
 // --- The choice ------------------------------------------------------------------------------
