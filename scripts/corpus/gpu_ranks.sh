@@ -4,6 +4,8 @@
 # trace per rank (ddp_llama_rank{R}.json.gz) and facts.json, then a check of each trace with
 # json/gzip alone (distributedInfo, ProfilerStep ranges, the attention ops per rank).
 #   scripts/corpus/gpu_ranks.sh OUT_DIR
+#   RANKS_TRACER=record scripts/corpus/gpu_ranks.sh OUT_DIR BUILD   the same job under BUILD/attnprof record
+#     (--capture-range nvtx:step --steps 3:5): ddp_llama_record.rank{R}.json.gz and facts_record.json
 # RANKS_TIMEOUT (s, default 300) bounds the job; RANKS_SYNC=auto|ddp|manual picks the gradient
 # sync (auto: DDP, by hand per bucket if DDP fails). Leaves at most 6 files in OUT_DIR.
 set -uo pipefail
@@ -16,9 +18,18 @@ export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 status=0
 limit=${RANKS_TIMEOUT:-300}
 echo "=== the job ($SECONDS s)"
-timeout "$limit" python3 "$here/make_ranks.py" --out "$O" --sync "${RANKS_SYNC:-auto}" --timeout $((limit - 15)) \
-  2>&1 | tee "$O/make_ranks.log"
-[ "${PIPESTATUS[0]}" = 0 ] || status=1
+if [ "${RANKS_TRACER:-}" = record ]; then
+  B=${2:?RANKS_TRACER=record needs the build: gpu_ranks.sh OUT_DIR BUILD}
+  timeout "$limit" "$B/attnprof" record -o "$O/ddp_llama_record.json" --capture-range nvtx:step --steps 3:5 -- \
+    python3 "$here/make_ranks.py" --out "$O" --tracer "attnprof record" --sync "${RANKS_SYNC:-auto}" \
+    --timeout $((limit - 15)) 2>&1 | tee "$O/make_ranks.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  rm -f "$O/ddp_llama_record.json" "$O/ddp_llama_record.json.traces"  # the job runner's (no GPU work)
+else
+  timeout "$limit" python3 "$here/make_ranks.py" --out "$O" --sync "${RANKS_SYNC:-auto}" --timeout $((limit - 15)) \
+    2>&1 | tee "$O/make_ranks.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+fi
 echo "=== traces ($SECONDS s)"
 for f in "$O"/*.json.gz; do
   [ -e "$f" ] || { echo "no traces"; status=1; break; }

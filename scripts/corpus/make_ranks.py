@@ -29,6 +29,13 @@ all-reduce on the host, so the host step time follows the job's step).
   make_ranks.py --check DIR               per trace, read with json/gzip alone: distributedInfo, ProfilerStep
                                           ranges, the attention ops (eager on rank 2, fused SDPA elsewhere)
 
+The same job under `attnprof record` (--tracer record; RANKS_TRACER=record in gpu_ranks.sh): no
+torch.profiler, each step inside an NVTX range "step", the job run as `attnprof record -o
+DIR/ddp_llama_record.json --capture-range nvtx:step --steps 3:5 -- make_ranks.py --tracer record ...`, each
+rank process started with RANK/LOCAL_RANK/WORLD_SIZE set as torchrun sets them, so the recorder writes
+one trace a rank, DIR/ddp_llama_record.rank{R}.json (gzipped here), of its steps 3-5: kernels, copies,
+runtime calls and the NVTX ranges, no CPU ops, no distributedInfo (the rank is in the file name).
+
 On the GPU machine: scripts/corpus/gpu_ranks.sh OUT_DIR does the job and the check in one call.
 """
 import argparse
@@ -58,12 +65,19 @@ DISPATCH_RANK, SLOW_RANK = 2, 3
 BUCKET_BYTES = 25 << 20  # DDP's default bucket_cap_mb, for the manual fallback
 ANNOTATION = "LlamaAttention"
 NAME = "ddp_llama_rank{}"
+RECORD_STEM = "ddp_llama_record"  # attnprof record -o DIR/ddp_llama_record.json: one .rank{R}.json a rank
+STEP_RANGE = "step"  # the NVTX range around each step under attnprof record
 
 
-def job_facts():
+def trace_file(rank, tracer):
+    return (NAME.format(rank) if tracer == "torch.profiler" else f"{RECORD_STEM}.rank{rank}") + ".json.gz"
+
+
+def job_facts(tracer="torch.profiler"):
+    record = tracer != "torch.profiler"
     return dict(
         name="ddp_llama", world_size=WORLD, backend="gloo", init_method="file://", device="cuda:0 (every rank)",
-        ranks=list(range(WORLD)), traces=[NAME.format(r) + ".json.gz" for r in range(WORLD)],
+        tracer=tracer, ranks=list(range(WORLD)), traces=[trace_file(r, tracer) for r in range(WORLD)],
         dispatch_differs_rank=DISPATCH_RANK, dispatch=ATTN[DISPATCH_RANK], dispatch_others="sdpa",
         dispatch_why=f"rank {DISPATCH_RANK} builds the model with attn_implementation='eager' (unfused matmul, "
         "softmax, matmul in every attention call); the other ranks use 'sdpa' (PyTorch picks a fused backend)",
@@ -73,17 +87,19 @@ def job_facts():
         "and backward, so its compute before each gradient all-reduce is the longest and the other ranks wait for "
         "it in the all-reduce",
         schedule=dict(wait=WAIT, warmup=WARMUP, active=ACTIVE),
-        step_ranges=[f"ProfilerStep#{i}" for i in range(FIRST, TOTAL)],
+        step_ranges=([f"{STEP_RANGE} (NVTX, occurrences {FIRST}-{TOTAL - 1} recorded)"] * ACTIVE if record else
+                     [f"ProfilerStep#{i}" for i in range(FIRST, TOTAL)]),
         note="all ranks share one GPU (time-sliced between the processes); gloo all-reduces CUDA tensors through "
         "host memory",
     )
 
 
-def facts(rank):
+def facts(rank, tracer="torch.profiler"):
     b, impl = BATCH[rank], ATTN[rank]
     per_step = dict(forward=LAYERS, backward=LAYERS)
+    record = tracer != "torch.profiler"
     return dict(
-        name=NAME.format(rank), trace=NAME.format(rank) + ".json.gz", job="ddp_llama", kind="rank",
+        name=trace_file(rank, tracer)[:-len(".json.gz")], trace=trace_file(rank, tracer), job="ddp_llama", kind="rank",
         rank=rank, world_size=WORLD, backend="gloo", init_method="file://", device="cuda:0",
         family="llama", model_class="LlamaForCausalLM", weights="random (torch.manual_seed(0), same on every rank)",
         model=dict(layers=LAYERS, hidden=HIDDEN, intermediate=2 * HIDDEN, heads=HEADS, kv_heads=KV_HEADS,
@@ -92,9 +108,13 @@ def facts(rank):
         attn_implementation=impl, impl=impl, dtype="bf16", mode="training", optimizer="AdamW(lr=1e-4)",
         wrapper="DistributedDataParallel(device_ids=[0])",
         forwards_per_step=1, backwards_per_step=1, attention_calls_per_step=per_step,
-        tracer="torch.profiler", record_shapes=True, schedule=dict(wait=WAIT, warmup=WARMUP, active=ACTIVE),
-        profiled_steps=ACTIVE, active_steps=ACTIVE, step_ranges=[f"ProfilerStep#{i}" for i in range(FIRST, TOTAL)],
-        annotations=[f"record_function '{ANNOTATION}' around each LlamaAttention.forward (module hooks)"],
+        tracer=tracer, record_shapes=not record, schedule=dict(wait=WAIT, warmup=WARMUP, active=ACTIVE),
+        profiled_steps=ACTIVE, active_steps=ACTIVE,
+        step_ranges=([STEP_RANGE] * ACTIVE if record else [f"ProfilerStep#{i}" for i in range(FIRST, TOTAL)]),
+        annotations=([] if record else
+                     [f"record_function '{ANNOTATION}' around each LlamaAttention.forward (module hooks)"]),
+        recorded=(f"attnprof record --capture-range nvtx:{STEP_RANGE} --steps {FIRST}:{TOTAL - 1}: kernels, copies, "
+                  "runtime calls, NVTX ranges; no CPU ops, no distributedInfo" if record else None),
         shape=dict(batch=b, q_heads=HEADS, kv_heads=KV_HEADS, q_len=SEQ, kv_len=SEQ, head_dim=HEAD_DIM, causal=True),
         expected=dict(implementation="unfused" if impl == "eager" else "fused",
                       forward_calls=per_step["forward"] * ACTIVE, backward_calls=per_step["backward"] * ACTIVE),
@@ -156,7 +176,7 @@ def grad_buckets(params):
     return buckets
 
 
-def run_rank(rank, out_dir, init, sync):
+def run_rank(rank, out_dir, init, sync, tracer="torch.profiler"):
     import datetime
 
     import torch
@@ -169,11 +189,12 @@ def run_rank(rank, out_dir, init, sync):
     torch.cuda.set_device(0)
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=WORLD,
                             timeout=datetime.timedelta(seconds=120))
-    f = facts(rank)
+    record = tracer != "torch.profiler"
+    f = facts(rank, tracer)
     b = f["batch"]
     v = dict(family="llama", impl=f["attn_implementation"], backend=None, dtype="bf16", mode="training")
     model, _ = corpus.build_model(v, shape=(b, SEQ, HEADS, KV_HEADS, HEAD_DIM, True), layers=LAYERS)
-    annotated = annotate_attention(model)
+    annotated = 0 if record else annotate_attention(model)
     torch.manual_seed(1000 + rank)  # each rank its own data
     kw = corpus.make_inputs(v, b, SEQ)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -259,8 +280,21 @@ def run_rank(rank, out_dir, init, sync):
         step()
         untraced.append((time.perf_counter() - t) * 1e3)
     dist.barrier()
-    path = os.path.join(out_dir, f["name"] + ".json")
     traced = []
+    if record:  # attnprof record captures the NVTX "step" ranges FIRST..TOTAL-1 and writes at exit
+        for _ in range(TOTAL):
+            t = time.perf_counter()
+            torch.cuda.nvtx.range_push(STEP_RANGE)
+            step()
+            torch.cuda.nvtx.range_pop()
+            traced.append((time.perf_counter() - t) * 1e3)
+        torch.cuda.synchronize()
+        dist.barrier()
+        finish_rank(rank, out_dir, f, measured, traced, untraced, None, say)
+        dist.barrier()
+        dist.destroy_process_group()
+        return
+    path = os.path.join(out_dir, f["name"] + ".json")
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
                  schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
@@ -274,9 +308,22 @@ def run_rank(rank, out_dir, init, sync):
     with open(path) as fh:
         info = json.load(fh).get("distributedInfo")
     say("distributedInfo:", json.dumps(info))
+    gzip_file(path)
+    finish_rank(rank, out_dir, f, measured, traced, untraced, info, say)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def gzip_file(path):
     with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=9) as dst:
         shutil.copyfileobj(src, dst)
     os.remove(path)
+
+
+def finish_rank(rank, out_dir, f, measured, traced, untraced, info, say):
+    """The rank's measurements beside its trace (folded into facts.json by run_job)."""
+    import torch
+
     active = traced[FIRST:TOTAL]
     measured.update(
         distributedInfo_in_trace=info,
@@ -290,23 +337,23 @@ def run_rank(rank, out_dir, init, sync):
     )
     with open(os.path.join(out_dir, f["name"] + ".measured.json"), "w") as fh:
         json.dump(measured, fh, indent=1)
-    say(f"batch {b}, {f['attn_implementation']}, {measured['gradient_sync']}: measured_step_ms "
-        f"{measured['measured_step_ms']:.2f} (untraced {measured['untraced_median_step_ms']:.2f}), "
-        f"{os.path.getsize(path + '.gz') // 1024} KiB")
-    dist.barrier()
-    dist.destroy_process_group()
+    say(f"batch {f['batch']}, {f['attn_implementation']}, {measured['gradient_sync']}: measured_step_ms "
+        f"{measured['measured_step_ms']:.2f} (untraced {measured['untraced_median_step_ms']:.2f})")
 
 
 # ---- the job (no torch in this process)
 
-def run_job(out_dir, sync, timeout):
+def run_job(out_dir, sync, timeout, tracer="torch.profiler"):
     os.makedirs(out_dir, exist_ok=True)
     init_file = f"/tmp/make_ranks_gloo_{os.getpid()}"
     if os.path.exists(init_file):
         os.remove(init_file)
     t0 = time.time()
+    # RANK / LOCAL_RANK / WORLD_SIZE as torchrun sets them: attnprof record names each rank's trace by RANK.
     procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--rank", str(r), "--out", out_dir,
-                               "--init", "file://" + init_file, "--sync", sync]) for r in range(WORLD)]
+                               "--init", "file://" + init_file, "--sync", sync, "--tracer", tracer],
+                              env={**os.environ, "RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": str(WORLD)})
+             for r in range(WORLD)]
     codes = []
     for p in procs:
         try:
@@ -319,9 +366,14 @@ def run_job(out_dir, sync, timeout):
     if os.path.exists(init_file):
         os.remove(init_file)
     print(f"ranks exited {codes} in {time.time() - t0:.1f} s", flush=True)
+    if tracer != "torch.profiler":  # the recorder wrote each rank's trace as its process exited
+        for r in range(WORLD):
+            raw = os.path.join(out_dir, trace_file(r, tracer)[:-len(".gz")])
+            if os.path.exists(raw):
+                gzip_file(raw)
     traces = []
     for r in range(WORLD):
-        f = facts(r)
+        f = facts(r, tracer)
         mpath = os.path.join(out_dir, f["name"] + ".measured.json")
         if os.path.exists(mpath):
             m = json.load(open(mpath))
@@ -333,10 +385,10 @@ def run_job(out_dir, sync, timeout):
             f["measured"] = None
         if os.path.exists(os.path.join(out_dir, f["trace"])):
             traces.append(f)
-    job = job_facts()
+    job = job_facts(tracer)
     syncs = sorted({f["gradient_sync"] for f in traces if "gradient_sync" in f})
     job["gradient_sync"] = syncs[0] if len(syncs) == 1 else syncs
-    with open(os.path.join(out_dir, "facts.json"), "w") as fh:
+    with open(os.path.join(out_dir, "facts.json" if tracer == "torch.profiler" else "facts_record.json"), "w") as fh:
         json.dump(dict(job=job, traces=traces), fh, indent=1)
     print(f"{'rank':>4} {'batch':>5} {'attn':>6} {'step ms':>8} {'untraced':>8} {'KiB':>6}  distributedInfo")
     for f in traces:
@@ -413,12 +465,45 @@ def check_trace(path, f):
                           info=info)
 
 
+def check_record_trace(path, f):
+    """An attnprof record rank trace, by its kernels and NVTX ranges (it has no CPU ops): the steps
+    recorded, fused attention kernels on the SDPA ranks and none on the eager rank, whose softmax
+    kernels are one a forward call (the loss's log_softmax not counted)."""
+    d = json.load(gzip.open(path, "rt"))
+    ev = d["traceEvents"]
+    problems = []
+    steps = [e for e in ev if e.get("cat") == "user_annotation" and e.get("name") == STEP_RANGE]
+    if len(steps) != ACTIVE:
+        problems.append(f"{len(steps)} NVTX '{STEP_RANGE}' ranges, expected {ACTIVE}")
+    kernels = [e["name"] for e in ev if e.get("cat") == "kernel"]
+    fused = sorted({k[:70] for k in kernels if any(x in k.lower() for x in ("flash", "fmha", "cudnn", "sdpa"))
+                    and "gemm" not in k.lower()})
+    softmax = sum(1 for k in kernels if "softmax" in k.lower() and "logsoftmax" not in k.lower().replace("_", "")
+                  and "backward" not in k.lower())
+    if f["attn_implementation"] == "eager":
+        if fused:
+            problems.append(f"fused attention kernels on the eager rank: {fused[:2]}")
+        if softmax != f["expected"]["forward_calls"]:
+            problems.append(f"{softmax} softmax forward kernels, expected {f['expected']['forward_calls']}")
+    elif not fused:
+        problems.append("no fused attention kernel")
+    return problems, dict(steps=len(steps), annotation_ranges=0, info={"rank": f["rank"], "world_size": WORLD,
+                                                                        "backend": "gloo (from the facts)"},
+                          summary=f"{len(kernels)} kernels; fused {fused[:2]}; softmax forward kernels {softmax}",
+                          comm_ops=[])
+
+
 def check(d):
-    fx = json.load(open(os.path.join(d, "facts.json")))
+    record = os.path.exists(os.path.join(d, "facts_record.json"))
+    fx = json.load(open(os.path.join(d, "facts_record.json" if record else "facts.json")))
     bad = 0
     for f in fx["traces"]:
         p = os.path.join(d, f["trace"])
-        problems, s = check_trace(p, f)
+        if not os.path.exists(p):
+            bad += 1
+            print(f"BAD  {f['trace']}: missing")
+            continue
+        problems, s = (check_record_trace if record else check_trace)(p, f)
         bad += bool(problems)
         print(f"{'ok  ' if not problems else 'BAD '} {f['trace']} ({os.path.getsize(p) // 1024} KiB): rank "
               f"{s['info'].get('rank')}/{s['info'].get('world_size')} {s['info'].get('backend')}, "
@@ -438,9 +523,11 @@ def main():
     ap.add_argument("--timeout", type=float, default=240)
     ap.add_argument("--rank", type=int)
     ap.add_argument("--init")
+    ap.add_argument("--tracer", choices=["torch.profiler", "attnprof record"], default="torch.profiler",
+                    help="attnprof record: run under `attnprof record --capture-range nvtx:step` (gpu_ranks.sh)")
     a = ap.parse_args()
     if a.list:
-        json.dump(dict(job=job_facts(), traces=[facts(r) for r in range(WORLD)]), sys.stdout, indent=1)
+        json.dump(dict(job=job_facts(a.tracer), traces=[facts(r, a.tracer) for r in range(WORLD)]), sys.stdout, indent=1)
         print()
         return 0
     if a.check:
@@ -448,9 +535,9 @@ def main():
     if not a.out:
         ap.error("--out DIR (or --list, --check DIR)")
     if a.rank is not None:
-        run_rank(a.rank, a.out, a.init, a.sync)
+        run_rank(a.rank, a.out, a.init, a.sync, a.tracer)
         return 0
-    return run_job(a.out, a.sync, a.timeout)
+    return run_job(a.out, a.sync, a.timeout, a.tracer)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,39 @@ TEST(Ranks, DdpJobNamesTheRankThatDiffersAndTheSlowest) {
   EXPECT_NE(md.find(fmt::format("| compute | ")), std::string::npos);
 }
 
+// The same DDP job under `attnprof record` (tests/data/ranks/record, make_ranks.py --tracer record): one
+// trace a rank named by RANK (ddp_llama_record.rank<R>.json.gz), NVTX "step" ranges, no CPU ops and no
+// distributedInfo. The facts are the same job's: rank 2 eager, rank 3 with 4x the batch.
+TEST(Ranks, DdpJobUnderRecordNamesTheSameRanks) {
+  simdjson::dom::parser parser;
+  const simdjson::dom::element facts = parser.load(test::data_file("ranks/record/facts.json"));
+  ASSERT_EQ(std::string_view(facts["job"]["tracer"]), "attnprof record");
+  const int differs = static_cast<int>(std::int64_t(facts["job"]["dispatch_differs_rank"]));
+  const int slowest = static_cast<int>(std::int64_t(facts["job"]["slowest_rank"]));
+  std::vector<RankSummary> ranks = summarize_ranks(job_traces(test::data_file("ranks/record")), {}, 0);
+  const CrossRank c = compare_ranks(ranks);
+  ASSERT_EQ(c.ranks, 4);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(ranks[static_cast<std::size_t>(r)].rank, r);
+    EXPECT_EQ(ranks[static_cast<std::size_t>(r)].rank_from, "file name");
+  }
+  expect_rows_match_single_doctor(ranks);
+  ASSERT_EQ(c.dispatch_differs.size(), 1u);
+  EXPECT_EQ(c.dispatch_differs[0].ranks, std::vector<int>{differs});
+  EXPECT_EQ(c.dispatch_differs[0].dispatch, "unfused fwd+bwd");
+  for (const RankSummary& r : ranks) {
+    EXPECT_EQ(r.steps, 3) << r.rank;  // the NVTX steps 3-5 recorded
+    ASSERT_FALSE(r.attention.empty()) << r.rank;
+    for (const RankAttention& a : r.attention) {
+      EXPECT_EQ(a.impl == AttentionImpl::Unfused, r.rank == differs) << r.rank;
+      EXPECT_DOUBLE_EQ(a.calls, 2.0) << r.rank;  // 2 layers, one forward and one backward a step
+    }
+  }
+  // Without CPU ops gloo's all-reduce is not seen, so nobody is called a straggler; the rank made slow
+  // still has the most compute.
+  EXPECT_EQ(c.slowest_rank, slowest);
+}
+
 // A summary made elsewhere (a worker of attnprof.doctor_many) comes back as JSON: the report made
 // from the returned summaries is the report made here, to the byte.
 TEST(Ranks, SummariesRoundTripThroughJson) {
