@@ -121,9 +121,13 @@ step() {  # step NAME ARGS...: runs one spec line, its output in $W/NN-NAME.txt
       return 2 ;;
   esac
 }
+# The logs so far into $FINAL/run.tgz after every step, so a call cut at the device's limit (SIGKILL: no
+# EXIT trap) still brings back every step that finished.
+pack() { tar -czf "$FINAL/run.tgz.part" -C "$W" . && mv "$FINAL/run.tgz.part" "$FINAL/run.tgz"; }
 while read -r line <&3; do
   if [[ $line =~ ^[[:space:]]*sh[[:space:]]+(.*)$ ]]; then  # the rest of the line, as written
     step sh "${BASH_REMATCH[1]}" || { status=1; echo "  (step failed)"; }
+    pack
     continue
   fi
   line=${line%%#*}
@@ -136,6 +140,7 @@ while read -r line <&3; do
     continue
   fi
   step "$@" || { status=1; echo "  (step failed)"; }
+  pack
 done 3<"$spec"  # the steps' own stdin is not the spec
 echo "[$(($(date +%s) - T0)) s] end, status $status; logs in $FINAL/run.tgz"
 exit $status
