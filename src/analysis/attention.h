@@ -44,6 +44,11 @@ struct AttentionShape {
   std::string inferred;           // Kernels: which kernel gave what, and what was assumed
   bool batch_x_heads = false;     // Kernels: batch holds batch x heads (q_heads 1), not separable
   std::optional<double> dropout;  // AttentionOp: its dropout_p
+  // K/V's batch where it is not q's: 1 for flex_attention's q batch over one K/V (a pool the sequences
+  // share through the block mask, as PagedAttention lays its pages), with the mask's block (page) size
+  // from its kv_indices. 0: K/V has q's batch.
+  std::int64_t kv_batch = 0;
+  std::int64_t pool_block = 0;
   // All sizes positive and below 2^31 (record_shapes values are the trace's, not to be trusted blindly).
   bool known() const {
     for (const std::int64_t v : {batch, q_heads, q_len, kv_len, head_dim})
@@ -55,7 +60,7 @@ struct AttentionShape {
   std::string source() const;  // for the report
   friend bool operator==(const AttentionShape& a, const AttentionShape& b) {
     return a.batch == b.batch && a.q_heads == b.q_heads && a.kv_heads == b.kv_heads && a.q_len == b.q_len &&
-           a.kv_len == b.kv_len && a.head_dim == b.head_dim && a.causal == b.causal;
+           a.kv_len == b.kv_len && a.head_dim == b.head_dim && a.causal == b.causal && a.kv_batch == b.kv_batch;
   }
 };
 

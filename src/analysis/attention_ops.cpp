@@ -127,7 +127,21 @@ AttentionShape AttentionOps::shape_from_op(std::int32_t range, Precision* precis
   s = {qd[0], qd[1], kd[1], qd[2], kd[2],       qd[3], std::nullopt, ShapeFrom::AttentionOp,
        op,    false, {},    false, std::nullopt};
   if (precision != nullptr && q < in->types.size()) *precision = precision_of_type(in->types[q]);
-  if (flex) return s;  // its masking is a block mask and score_mod, not an is_causal flag
+  if (flex) {  // its masking is a block mask and score_mod, not an is_causal flag
+    if (kd[0] == 1 && qd[0] > 1) {
+      // One K/V for the batch: a pool the block mask pages; its kv_indices, the first 4-d integer input
+      // after q, k and v ([B, H, q blocks, kv blocks]), give the block size.
+      s.kv_batch = 1;
+      for (std::size_t i = q + 3; i < in->dims.size() && i < in->types.size(); ++i) {
+        const auto& d = in->dims[i];
+        if (d.size() == 4 && in->types[i] == "int" && d[3] > 0 && kd[2] % d[3] == 0) {
+          s.pool_block = kd[2] / d[3];
+          break;
+        }
+      }
+    }
+    return s;
+  }
   s.dropout = first_decimal(in);
   // is_causal: the first boolean after the dropout probability (the first
   // decimal), in every SDPA op's signature.

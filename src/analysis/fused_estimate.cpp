@@ -76,8 +76,9 @@ double attention_bytes(const AttentionShape& s, Precision precision) {
   if (!s.known()) return 0;
   const auto n = [](std::int64_t v) { return static_cast<double>(v); };
   const double kv_heads = n(s.kv_heads > 0 ? s.kv_heads : s.q_heads);
+  const double kv_batch = n(s.kv_batch > 0 ? s.kv_batch : s.batch);  // a shared pool: read once at most
   return n(bytes_per_element(precision == Precision::Unknown ? Precision::BF16 : precision)) * n(s.head_dim) *
-         (2.0 * n(s.batch) * n(s.q_heads) * n(s.q_len) + 2.0 * n(s.batch) * kv_heads * n(s.kv_len));
+         (2.0 * n(s.batch) * n(s.q_heads) * n(s.q_len) + 2.0 * kv_batch * kv_heads * n(s.kv_len));
 }
 
 double peak_memory_tb_per_s(std::string_view name) {

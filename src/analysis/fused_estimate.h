@@ -31,7 +31,8 @@ std::int64_t model_fused_ns(const AttentionShape& shape, bool backward, Precisio
 
 // The bytes one attention call must move at least: q and the output once, K and V once per KV head
 // (kv_heads, or q_heads where the shape does not say), in `precision` (bf16 where unknown); 0 when
-// the shape is not known.
+// the shape is not known. A K/V pool the batch shares (kv_batch 1) counts once, whole: what the call
+// reads at most, its sequences' pages being some of it.
 double attention_bytes(const AttentionShape& shape, Precision precision);
 
 // A GPU's peak memory bandwidth, TB/s, by its name as the trace spells it (the vendors' datasheets);

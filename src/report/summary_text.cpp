@@ -165,6 +165,8 @@ std::vector<AttentionRow> attention_rows(const GroupStats& g) {
       what += s.page_size > 0 ? fmt::format(", paged KV ({} tokens a page)", s.page_size) : ", paged KV";
     if (s.shape.any())
       what += fmt::format("{}{}{}", what.empty() ? "" : ", ", shape_text(s.shape), s.one_shape ? "" : " (and others)");
+    if (s.shape.kv_batch == 1 && s.shape.batch > 1)
+      what += fmt::format(", K/V one pool of {} keys for the {} sequences", s.shape.kv_len, s.shape.batch);
     std::string pass(to_string(s.pass));
     if (s.phase != AttentionPhase::None) pass = std::string(to_string(s.phase));  // a phase is a forward's
     rows.push_back({std::string(to_string(s.impl)), pass, fmt::format("{:g}", s.calls / instances(g)),
@@ -180,8 +182,11 @@ std::vector<std::string> decode_bandwidth_lines(const GroupStats& g) {
   for (const AttentionSummary& s : g.attention) {
     if (s.phase != AttentionPhase::Decode || s.bytes <= 0 || s.bytes_ns <= 0) continue;
     const double tb_per_s = s.bytes / static_cast<double>(s.bytes_ns) / 1e3;
-    std::string line = fmt::format("{} decode: {:.2f} MB a call (q, K, V, output once), {:.2f} TB/s", to_string(s.impl),
-                                   s.bytes / std::max(1, s.calls) / 1e6, tb_per_s);
+    const bool pool = s.shape.kv_batch == 1 && s.shape.batch > 1;  // the sequences' pages are some of it
+    std::string line = fmt::format("{} decode: {}{:.2f} MB a call ({}), {}{:.2f} TB/s", to_string(s.impl),
+                                   pool ? "at most " : "", s.bytes / std::max(1, s.calls) / 1e6,
+                                   pool ? "q and output once, the shared K/V pool whole" : "q, K, V, output once",
+                                   pool ? "at most " : "", tb_per_s);
     if (const double share = s.bandwidth_share(); share >= 0)
       line += fmt::format(", {:.0f}% of the GPU's {:g} TB/s", 100 * share, s.peak_tb_per_s);
     out.push_back(std::move(line));

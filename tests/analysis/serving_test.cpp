@@ -6,6 +6,7 @@
 // and the SDPA program with a static cache, whose decode steps generate() runs compiled.
 // tests/data/serving/facts.json says how each was built: every expectation comes from it.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <cmath>
 #include <map>
@@ -116,6 +117,52 @@ TEST_P(Serving, KvCacheCatPerDecodeForward) {
 
 INSTANTIATE_TEST_SUITE_P(RealPrograms, Serving, ::testing::ValuesIn(programs()),
                          [](const ::testing::TestParamInfo<Program>& param) { return param.param.name; });
+
+// flex_attention's paged attention (make_corpus.py --set serving, kind flex_paged; an H100): a decode loop,
+// one token a sequence, layers calls a token, against one K/V pool of pages the block mask maps each
+// sequence's keys to; traced by torch.profiler and by attnprof record. tests/data/serving/paged/facts.json
+// says how each was built.
+TEST(PagedServing, FlexPagedDecodeAsBuilt) {
+  simdjson::dom::parser parser;
+  const simdjson::dom::element all = parser.load(test::data_file("serving/paged/facts.json"));
+  int programs = 0;
+  for (const Program& p : test::corpus_facts("serving/paged/facts.json")) {
+    if (p.kind != "flex_paged") continue;
+    ++programs;
+    SCOPED_TRACE(p.name);
+    simdjson::dom::element e;
+    for (simdjson::dom::element f : all.get_array())
+      if (std::string_view(f["name"]) == p.name) e = f["expected"];
+    const Doctor d(test::data_file("serving/paged/" + p.name + ".json.gz"));
+    std::map<AttentionPhase, std::int64_t> calls;
+    for (const AttentionCall& c : d.analysis.attention_calls.calls) calls[c.phase] += 1;
+    EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
+    EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
+    EXPECT_EQ(calls[AttentionPhase::None], 0);
+    const AttentionSummary* s = phase_of(d.analysis, AttentionPhase::Decode);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->impl, AttentionImpl::Fused);
+    if (p.tracer != "torch.profiler") {  // no ops: neither the shape nor the block mask
+      EXPECT_EQ(s->bytes, 0);
+      continue;
+    }
+    // Every call: the decode batch's queries over one K/V pool, paged in blocks of the page size.
+    const std::int64_t pool = std::int64_t(e["kv_pool_tokens"]), page = std::int64_t(e["page_size"]);
+    EXPECT_EQ(s->paged_calls, p.decode_calls);
+    EXPECT_EQ(s->page_size, page);
+    EXPECT_EQ(s->shape.batch, std::int64_t(e["decode_batch"]));
+    EXPECT_EQ(s->shape.q_len, std::int64_t(e["decode_q_len"]));
+    EXPECT_EQ(s->shape.kv_batch, 1);
+    EXPECT_EQ(s->shape.kv_len, pool);
+    // At most: q and the output once, the pool whole once (not once a sequence).
+    const double elem = bytes_per_element(Precision::BF16), dim = static_cast<double>(p.shape.head_dim);
+    const double most = elem * dim *
+                        (2.0 * static_cast<double>(p.shape.batch * p.shape.q_heads) +
+                         2.0 * static_cast<double>(p.shape.kv_heads * pool));
+    EXPECT_DOUBLE_EQ(s->bytes / s->calls, most);
+  }
+  EXPECT_EQ(programs, 2);
+}
 
 // The eager program's decode calls as fused kernels: within 25% of what its SDPA twin's fused decode
 // calls measured (a split-KV kernel and its combine each).

@@ -78,7 +78,8 @@ inline std::vector<Facts> corpus_facts(const std::string& file = "corpus/facts.j
     }
     simdjson::dom::array accepted;
     if (e["precision"].get(accepted) == simdjson::SUCCESS)
-      for (auto a : accepted) f.precisions.emplace_back(std::string_view(a));
+      for (auto a : accepted)
+        f.precisions.emplace_back(a.is_null() ? std::string_view("unknown") : std::string_view(a));
     else
       f.precisions = {f.dtype};
     simdjson::dom::object by_impl;
