@@ -183,6 +183,14 @@ std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& paths, 
   std::vector<RankSummary> out(paths.size());
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, paths.size())));
+#if defined(__GLIBC__)
+  // Large blocks (a trace's events, its index) from mmap, returned whole when freed. glibc otherwise
+  // raises its mmap threshold to the largest block freed so far (up to 32 MB), after which a worker's
+  // next trace comes from the heap and the heap keeps what fragments: peak memory grew with the number
+  // of ranks (64 ranks of 100 MB with two workers: 2.18x one trace; 1.88x with this, 6% more time).
+  static std::once_flag fixed_threshold;
+  std::call_once(fixed_threshold, [] { mallopt(M_MMAP_THRESHOLD, 1 << 20); });
+#endif
   std::atomic<std::size_t> next{0};
   std::mutex m;
   int done = 0;
