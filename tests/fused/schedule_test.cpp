@@ -349,8 +349,8 @@ Params decode_call(int batch, int heads, int kv_heads, int q_len, int kv_len, in
 }  // namespace
 
 TEST(FusedSchedule, DecodePlanPacksAKvHeadsQueryRows) {
-  // B1 H32/8 Sq1 Skv8192 D128: 4 rows a KV head in one 16-row tile; 8 units of 128 key blocks, 1024
-  // items in 256 ranges of 4 (kDecodeMinItems) on the 264 CTA slots.
+  // B1 H32/8 Sq1 Skv8192 D128: 4 rows a KV head in one 16-row tile; 8 units of 128 key blocks split in
+  // 32 of 4 blocks: 256 CTAs on 264 slots.
   DecodePlan d = decode_plan(decode_call(1, 32, 8, 1, 8192, 128), 132);
   EXPECT_EQ(d.rows, 4);
   EXPECT_EQ(d.row_tiles, 1);
@@ -358,13 +358,14 @@ TEST(FusedSchedule, DecodePlanPacksAKvHeadsQueryRows) {
   EXPECT_EQ(d.block_n, 64);
   EXPECT_EQ(d.blocks, 128);
   EXPECT_EQ(d.units, 8);
-  EXPECT_EQ(d.items, 1024);
-  EXPECT_EQ(d.ctas, 256);
-  EXPECT_TRUE(d.balanced);
-  // B64 H32/8: 512 units of 64 blocks over every CTA slot, about 124 blocks each (two units' worth).
+  EXPECT_EQ(d.splits * d.blocks_per_split >= d.blocks, true);
+  EXPECT_LT((d.splits - 1) * d.blocks_per_split, d.blocks);  // no empty split
+  EXPECT_GE(wave_fill(d.units * d.splits, 2 * 132), 0.85 * 0.97);
+  EXPECT_GE(d.blocks_per_split, 2);
+  // B64 H32/8: 512 units fill the GPU alone: no split, no scratch.
   d = decode_plan(decode_call(64, 32, 8, 1, 4096, 128), 132);
-  EXPECT_EQ(d.ctas, 2 * 132);
-  EXPECT_EQ(decode_scratch_bytes(d, 128), (std::size_t((264 + 512) * 4 * 129 * 4) + 255) / 256 * 256 + 512 * 4);
+  EXPECT_EQ(d.splits, 1);
+  EXPECT_EQ(decode_scratch_bytes(d, 128), 0u);
   // Speculative q_len 8 with group 4: 32 rows in two tiles; q_len 16 with group 8: 128 rows in two
   // chunks of 64 (four tiles each), each chunk a unit reading its KV head's keys.
   d = decode_plan(decode_call(32, 32, 8, 8, 4096, 128), 132);
@@ -378,30 +379,26 @@ TEST(FusedSchedule, DecodePlanPacksAKvHeadsQueryRows) {
   EXPECT_EQ(d.row_chunks, 2);
   EXPECT_EQ(d.block_n, 128);
   EXPECT_EQ(d.units, 4 * 4 * 2);
-  // Three rows (q_len 3, MHA) still take a whole tile; no keys: no items, one CTA (it writes the zeros).
+  // Three rows (q_len 3, MHA) still take a whole tile; no keys: no split.
   EXPECT_EQ(decode_plan(decode_call(2, 8, 8, 3, 65, 128), 132).row_tiles, 1);
-  d = decode_plan(decode_call(2, 8, 8, 1, 0, 128), 132);
-  EXPECT_EQ(d.items, 0);
-  EXPECT_EQ(d.ctas, 1);
+  EXPECT_EQ(decode_plan(decode_call(2, 8, 8, 1, 0, 128), 132).splits, 1);
 }
 
-TEST(FusedSchedule, DecodeRangesFillTheGpuWithEnoughBlocksEach) {
-  for (int batch : {1, 2, 7, 64, 256})
-    for (int kv_heads : {1, 8})
-      for (int kv_len : {1, 64, 1000, 8192, 131072}) {
-        const DecodePlan d = decode_plan(decode_call(batch, 8 * kv_heads, kv_heads, 1, kv_len, 128), 132);
-        SCOPED_TRACE(testing::Message() << batch << "x" << kv_heads << " keys " << kv_len);
-        ASSERT_GE(d.ctas, 1);
-        EXPECT_LE(d.ctas, 2 * 132);
-        EXPECT_LE(d.ctas, std::max<long long>(1, d.units * kDecodeMaxPieces));
-        if (d.items >= kDecodeMinItems) {
-          EXPECT_GE(d.items / d.ctas, kDecodeMinItems - 1) << "ranges of too few blocks";
-        }
-        // Where there are blocks enough, every slot works.
-        if (d.items >= 2LL * 132 * kDecodeMinItems && d.units * kDecodeMaxPieces >= 264) {
-          EXPECT_EQ(d.ctas, 264);
-        }
+TEST(FusedSchedule, DecodeSplitsFillTheGpuWithoutEmptyOrTinySplits) {
+  for (long long units : {1LL, 2LL, 7LL, 8LL, 33LL, 100LL, 211LL, 212LL, 264LL, 1000LL})
+    for (int blocks : {1, 2, 3, 16, 127, 2048}) {
+      const int s = decode_splits(units, 264, blocks);
+      ASSERT_GE(s, 1);
+      EXPECT_LE(s, kDecodeMaxSplits);
+      if (units * 5 >= 264 * 4) {
+        EXPECT_EQ(s, 1) << units;  // 80% of the slots: no split
       }
+      if (s > 1) {
+        EXPECT_GE(blocks / s, 2) << units << " " << blocks;  // two key blocks a split at least
+      }
+    }
+  // One KV head of 128k keys (2048 blocks of 64) spreads over the GPU's slots.
+  EXPECT_GE(decode_splits(1, 264, 2048), 100);
 }
 
 TEST(FusedSchedule, DecodeKernelFitsTwoCtasAnSm) {

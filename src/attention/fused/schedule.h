@@ -200,20 +200,16 @@ constexpr bool use_dynamic(int head_dim, int q_len, long long tiles, int sms) {
 
 // Short queries against long keys (decode, speculative decode, chunked appends) are memory-bound: the
 // work is reading K and V once. The decode kernel (decode_kernel.cu) packs the q_len x group query rows
-// that share a KV head into one tile (kDecodeChunkRows rows a unit; more make row chunks, each reading
-// that head's K/V) and streams the keys with cp.async through kDecodeStages stages. The work is the
-// units' key blocks in one row (unit by unit, sequence by sequence), cut into equal ranges, one a CTA,
-// as cuDNN's "lean" and stream-K schedules cut it: every SM gets the same bytes whatever the batch, a
-// unit's blocks may span two or more CTAs, each writes its piece's normalized partial and log-sum-exp,
-// and the last of them to finish merges the pieces. It also takes every paged or ragged call
-// (AttentionParams' block_table, seq_lens), whatever q_len: the other kernels read dense K/V only; the
-// ranges then follow each sequence's own length (the kernel reads seq_lens, the host never does).
+// that share a KV head into one tile (kDecodeChunkRows rows a CTA; more make row chunks, each reading
+// that head's K/V), streams the keys with cp.async through kDecodeStages stages, splits a head's keys
+// over several CTAs when batch x KV heads does not fill the GPU, and merges the splits' partial outputs
+// by their log-sum-exp in the last CTA of each head to finish. It also takes every paged or ragged call
+// (AttentionParams' block_table, seq_lens), whatever q_len: the other kernels read dense K/V only.
 inline constexpr int kDecodeChunkRows = 64;
 inline constexpr int kDecodeThreads = 128;
 inline constexpr int kDecodeStages = 3;
-inline constexpr int kDecodeCtasPerSm = 2;   // kDecodeStages stages of K and V fit twice in 227 KB
-inline constexpr int kDecodeMinItems = 4;    // key blocks a CTA at least (its pipeline's fill and drain)
-inline constexpr int kDecodeMaxPieces = 64;  // CTAs a unit at most, on average
+inline constexpr int kDecodeCtasPerSm = 2;  // kDecodeStages stages of K and V fit twice in 227 KB
+inline constexpr int kDecodeMaxSplits = 128;
 constexpr int decode_block_n(int head_dim) { return head_dim == 128 ? 64 : 128; }  // 32 KB of K and V a stage
 constexpr int decode_shared_bytes(int head_dim) {
   return kDecodeStages * 2 * decode_block_n(head_dim) * (head_dim + 8) * 2;  // padded rows, as the portable kernel
@@ -234,23 +230,37 @@ constexpr bool takes_decode(const Params& p, Path path) {
          use_decode(p.q_len, p.heads / p.kv_heads);
 }
 
-// How the decode kernel covers a call. Balanced: the key blocks of every unit (batch x KV heads x row
-// chunks), up to `items` of them (kv_len keys each; fewer for shorter sequences), cut into `ctas`
-// equal ranges; needs decode_scratch_bytes. Otherwise one CTA a unit (no scratch).
+// How the decode kernel covers a call: `units` (batch x KV heads x row chunks) each split into `splits`
+// CTAs of `blocks_per_split` key blocks.
 struct DecodePlan {
   int rows = 0;        // query rows a KV head has: q_len x group
-  int chunk_rows = 0;  // rows a unit holds (<= kDecodeChunkRows)
+  int chunk_rows = 0;  // rows a CTA holds (<= kDecodeChunkRows)
   int row_tiles = 0;   // 16-row mma tiles of a chunk: 1, 2 or 4
   int row_chunks = 0;
   int block_n = 0;
-  int blocks = 0;  // key blocks of a unit of the longest sequence
+  int blocks = 0;  // key blocks of the longest sequence
   long long units = 0;
-  long long items = 0;  // units x blocks
-  int ctas = 0;
-  bool balanced = false;
+  int splits = 1;
+  int blocks_per_split = 0;
 };
 
-constexpr DecodePlan decode_plan(const Params& p, int sms) {
+// The splits that fill the GPU best (FlashAttention-2's num_splits_heuristic): one where the units
+// alone fill 80% of the `slots` (SMs x CTAs per SM); else the fewest splits whose last wave keeps within
+// 85% of the best fill over 1..max_splits, each split at least two key blocks, counting only split
+// counts that change the blocks per split.
+constexpr int decode_splits(long long units, int slots, int blocks, int max_splits = kDecodeMaxSplits) {
+  if (units <= 0 || slots <= 0 || blocks <= 1 || units * 5 >= slots * 4LL) return 1;
+  const int most = std::min(max_splits, std::max(1, blocks / 2));
+  double best = 0;
+  for (int s = 1; s <= most; ++s) best = std::max(best, wave_fill(units * s, slots));
+  for (int s = 1; s <= most; ++s) {
+    if (s > 1 && (blocks + s - 1) / s == (blocks + s - 2) / (s - 1)) continue;
+    if (wave_fill(units * s, slots) >= 0.85 * best) return s;
+  }
+  return 1;
+}
+
+constexpr DecodePlan decode_plan(const Params& p, int sms, int max_splits = kDecodeMaxSplits) {
   DecodePlan d;
   const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
   d.rows = p.q_len * group;
@@ -261,22 +271,19 @@ constexpr DecodePlan decode_plan(const Params& p, int sms) {
   d.block_n = decode_block_n(p.head_dim);
   d.blocks = (p.kv_len + d.block_n - 1) / d.block_n;
   d.units = static_cast<long long>(p.batch) * p.kv_heads * d.row_chunks;
-  d.items = d.units * d.blocks;
-  const long long most = std::min<long long>(static_cast<long long>(sms) * kDecodeCtasPerSm,
-                                             std::max<long long>(1, d.units * kDecodeMaxPieces));
-  d.ctas = static_cast<int>(std::clamp<long long>((d.items + kDecodeMinItems - 1) / kDecodeMinItems, 1, most));
-  d.balanced = true;
+  d.splits = decode_splits(d.units, sms * kDecodeCtasPerSm, d.blocks, max_splits);
+  d.blocks_per_split = d.splits > 1 ? (d.blocks + d.splits - 1) / d.splits : d.blocks;
+  if (d.splits > 1) d.splits = (d.blocks + d.blocks_per_split - 1) / d.blocks_per_split;  // none empty
   return d;
 }
 
-// The balanced schedule's scratch: a normalized partial output (fp32, chunk_rows x head_dim) and
-// log-sum-exp per piece (at most ctas + units pieces: a CTA's range cuts at most its units' boundaries),
-// then a counter per unit (zeroed before the launch).
+// The decode kernel's scratch for a plan of more than one split: each split's normalized partial
+// output (fp32, chunk_rows x head_dim) and log-sum-exp, then a counter per unit (zeroed before the launch).
 constexpr std::size_t decode_partial_bytes(const DecodePlan& d, int head_dim) {
-  return std::size_t(d.ctas + d.units) * std::size_t(d.chunk_rows) * std::size_t(head_dim + 1) * 4;
+  return std::size_t(d.units) * std::size_t(d.splits) * std::size_t(d.chunk_rows) * std::size_t(head_dim + 1) * 4;
 }
 constexpr std::size_t decode_scratch_bytes(const DecodePlan& d, int head_dim) {
-  if (!d.balanced || d.units == 0) return 0;
+  if (d.splits <= 1) return 0;
   return (decode_partial_bytes(d, head_dim) + 255) / 256 * 256 + std::size_t(d.units) * sizeof(int);
 }
 
