@@ -22,9 +22,14 @@ def forward(
     stream: int,
     bottom_right: bool = False,
     workspace: Optional[_CudaTensor] = None,
+    block_table: Optional[_CudaTensor] = None,
+    seq_lens: Optional[_CudaTensor] = None,
 ) -> None:
-    """Writes out and lse on the given CUDA stream; raises attnprof.InputError for a call it refuses."""
+    """Writes out and lse on the given CUDA stream; raises attnprof.InputError for a call it refuses.
+    With block_table (int32 [B, pages a sequence]) and seq_lens (int32 [B]), k and v are page pools
+    [pages, page_size, Hkv, D]; with seq_lens alone, sequence b has its first seq_lens[b] keys."""
 
 def workspace_bytes(batch: int, q_heads: int, kv_heads: int, q_len: int, kv_len: int, head_dim: int,
-                    causal: bool) -> int:
-    """The scratch a call of these sizes may use beyond out and lse (0 for most calls)."""
+                    causal: bool, ragged: bool = False) -> int:
+    """The scratch a call of these sizes may use beyond out and lse (0 for many calls); ragged: the keys
+    are paged or per sequence (kv_len their capacity)."""

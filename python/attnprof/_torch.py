@@ -104,27 +104,32 @@ def _register():
             "install it where nvcc is found"
         ) from e
 
-    def forward(q, k, v, is_causal, scale, bottom_right):
+    def forward(q, k, v, is_causal, scale, bottom_right, block_table=None, seq_lens=None):
         """The op's body: also what attention() calls directly where the op adds nothing."""
         out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         stream = torch.cuda.current_stream(q.device).cuda_stream
+        if block_table is not None:  # page pools [pages, page_size, Hkv, D]: the table's capacity in keys
+            kv_heads, kv_len = k.shape[2], k.shape[1] * block_table.shape[1]
+        else:
+            kv_heads, kv_len = k.shape[1], k.shape[2]
         with torch.cuda.device(q.device):
-            # Scratch from PyTorch's allocator for the kernel's split tail (long full attention at
-            # head dim 128); most calls need none.
-            nbytes = _cuda.workspace_bytes(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
-                                           is_causal)
+            # Scratch from PyTorch's allocator for the kernel's split tail (long full attention at head dim
+            # 128) and the decode kernel's split partials (short queries, few sequences); many calls need none.
+            nbytes = _cuda.workspace_bytes(q.shape[0], q.shape[1], kv_heads, q.shape[2], kv_len, q.shape[3], is_causal,
+                                           block_table is not None or seq_lens is not None)
             workspace = torch.empty(nbytes, dtype=torch.uint8, device=q.device) if nbytes else None
-            _cuda.forward(q, k, v, out, lse, is_causal, scale, stream, bottom_right, workspace)
+            _cuda.forward(q, k, v, out, lse, is_causal, scale, stream, bottom_right, workspace, block_table, seq_lens)
         return out
 
     @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
     def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float,
-           bottom_right: bool = False) -> torch.Tensor:
-        return forward(q, k, v, is_causal, scale, bottom_right)
+           bottom_right: bool = False, block_table: Optional[torch.Tensor] = None,
+           seq_lens: Optional[torch.Tensor] = None) -> torch.Tensor:
+        return forward(q, k, v, is_causal, scale, bottom_right, block_table, seq_lens)
 
     @op.register_fake
-    def _(q, k, v, is_causal, scale, bottom_right=False):
+    def _(q, k, v, is_causal, scale, bottom_right=False, block_table=None, seq_lens=None):
         return q.new_empty(q.shape)
 
     def backward(ctx, grad):
@@ -139,7 +144,37 @@ def _register():
     return op
 
 
-def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *, bottom_right: bool = False):
+def _check_cache(torch, q, k, v, block_table, seq_lens):
+    """The paged or ragged form's arguments (attention()'s block_table and seq_lens)."""
+    b = q.shape[0]
+    for name, t, dims in (("block_table", block_table, 2), ("seq_lens", seq_lens, 1)):
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.int32 or t.dim() != dims:
+            raise ValueError(f"attnprof.attention: {name} must be an int32 tensor of {dims} dimension(s)")
+        if t.device != q.device:
+            raise ValueError(f"attnprof.attention: {name} is on {t.device}, q on {q.device}")
+        if t.shape[0] != b or not t.is_contiguous():
+            raise ValueError(f"attnprof.attention: {name} must be contiguous with a row per sequence ({b})")
+    if block_table is not None:
+        if seq_lens is None:
+            raise ValueError("attnprof.attention: a block_table needs seq_lens (each sequence's keys)")
+        if k.shape != v.shape or k.shape[3] != q.shape[3]:
+            raise ValueError(
+                f"attnprof.attention: page pools k {tuple(k.shape)}, v {tuple(v.shape)} do not match q {tuple(q.shape)}"
+                " (expected k and v [pages, page_size, Hkv, D])"
+            )
+        return k.shape[2]
+    if k.shape != v.shape or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
+        raise ValueError(
+            f"attnprof.attention: shapes do not match: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+            " (expected q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D])"
+        )
+    return k.shape[1]
+
+
+def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *, bottom_right: bool = False,
+              block_table=None, seq_lens=None):
     """The project's fused attention forward: softmax(q k^T * scale) v, as scaled_dot_product_attention.
 
     q: [B, Hq, Sq, D], k and v: [B, Hkv, Skv, D] (Hkv divides Hq: GQA/MQA), CUDA tensors in bfloat16
@@ -151,6 +186,12 @@ def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *
     no key gives zeros. Runs on the current CUDA stream; returns a new [B, Hq, Sq, D] tensor. Forward
     only: backward raises. Unsupported inputs raise ValueError (attnprof.InputError for what only the
     kernel can tell, e.g. a head dim it lacks).
+
+    A serving engine's KV cache (the decode kernel reads it in place): with block_table (int32 [B, pages a
+    sequence]) and seq_lens (int32 [B]), k and v are page pools [pages, page_size, Hkv, D] (vLLM's and
+    FlashInfer's layout) and key j of sequence b is token j % page_size of page block_table[b, j //
+    page_size], for j < seq_lens[b]; with seq_lens alone, k and v are [B, Hkv, Skv, D] and sequence b has
+    its first seq_lens[b] keys. bottom_right then aligns each sequence's own end.
     """
     if bottom_right and not is_causal:
         raise ValueError("attnprof.attention: bottom_right=True needs is_causal=True (it places the causal diagonal)")
@@ -172,19 +213,15 @@ def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *
             raise ValueError(f"attnprof.attention: {name}'s last dimension is not contiguous (stride {t.stride(-1)})")
     if not (q.dtype == k.dtype == v.dtype):
         raise ValueError(f"attnprof.attention: q, k, v must have one dtype (got {q.dtype}, {k.dtype}, {v.dtype})")
-    if k.shape != v.shape or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
-        raise ValueError(
-            f"attnprof.attention: shapes do not match: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
-            " (expected q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D])"
-        )
-    if k.shape[1] == 0 or q.shape[1] % k.shape[1] != 0:
-        raise ValueError(f"attnprof.attention: {k.shape[1]} key/value heads do not divide {q.shape[1]} query heads")
+    kv_heads = _check_cache(torch, q, k, v, block_table, seq_lens)
+    if kv_heads == 0 or q.shape[1] % kv_heads != 0:
+        raise ValueError(f"attnprof.attention: {kv_heads} key/value heads do not divide {q.shape[1]} query heads")
     if scale is None:
         scale = q.shape[-1] ** -0.5
     op = _register()
     if _op_adds_nothing(torch, q, k, v):
-        return _forward(q, k, v, bool(is_causal), float(scale), bool(bottom_right))
-    return op(q, k, v, bool(is_causal), float(scale), bool(bottom_right))
+        return _forward(q, k, v, bool(is_causal), float(scale), bool(bottom_right), block_table, seq_lens)
+    return op(q, k, v, bool(is_causal), float(scale), bool(bottom_right), block_table, seq_lens)
 
 
 __all__ = ["attention", "trace_handler", "InputError"]

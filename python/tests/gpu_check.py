@@ -157,6 +157,36 @@ def attention_checks():
     record(worst < 1e-2, f"attnprof.attention bottom-right matches SDPA's lower-right mask in fp64 on "
                          f"{2 * len(br)} cases (worst rel err {worst:.2e})")
 
+    # A serving engine's cache: sequences of their own lengths in shuffled pages (block_table, seq_lens), one
+    # query or a speculative few per sequence (bottom-right), against SDPA in fp64 on each sequence's keys.
+    worst, n = 0.0, 0
+    for (b, hq, hkv, sq, d, page, lens) in [(4, 32, 8, 1, 128, 16, [1000, 1, 4097, 300]),
+                                           (3, 8, 1, 4, 64, 256, [777, 65, 2049]),
+                                           (2, 16, 16, 1, 128, 64, [131, 8192])]:
+        dtype = torch.bfloat16 if d == 128 else torch.float16
+        pages_per_seq = -(-max(lens) // page)
+        pool = b * pages_per_seq + 3
+        kp = torch.randn(pool, page, hkv, d, device="cuda", dtype=dtype)
+        vp = torch.randn_like(kp)
+        table = torch.randperm(pool, device="cuda")[: b * pages_per_seq].view(b, pages_per_seq).int()
+        seq_lens = torch.tensor(lens, device="cuda", dtype=torch.int32)
+        q = torch.randn(b, hq, sq, d, device="cuda", dtype=dtype)
+        out = attnprof.attention(q, kp, vp, is_causal=sq > 1, bottom_right=sq > 1, block_table=table,
+                                 seq_lens=seq_lens)
+        # the dense [1, Hkv, len, D] keys of each sequence, gathered through its table
+        for i, n_keys in enumerate(lens):
+            pages = table[i, : -(-n_keys // page)].long()
+            k = kp[pages].reshape(-1, hkv, d)[:n_keys].transpose(0, 1).unsqueeze(0)
+            v = vp[pages].reshape(-1, hkv, d)[:n_keys].transpose(0, 1).unsqueeze(0)
+            ref = reference(q[i:i + 1], k, v, sq > 1, None, bottom_right=sq > 1)
+            err = ((out[i:i + 1].double() - ref).norm() / ref.norm()).item()
+            worst, n = max(worst, err), n + 1
+            if err >= 1e-2:
+                record(False, f"paged attention {(b, hq, hkv, sq, d)} page {page}, sequence {i} of {n_keys} keys: "
+                              f"rel err {err:.2e}")
+    record(worst < 1e-2, f"attnprof.attention on a paged cache (block_table, seq_lens) matches SDPA in fp64 on {n} "
+                         f"sequences (worst rel err {worst:.2e})")
+
     # A call whose last round the kernel splits along the keys (the default's version 13: B4 H16 S4096
     # D128 full attention is 2048 tiles of 32 key blocks on 132 SMs): the op hands it scratch from
     # PyTorch's allocator, and the split output matches fp64.
