@@ -48,6 +48,13 @@ def check(facts, report):
                 wrong.append(f"{impl} calls {got}, built with {want}")
         for impl in seen.keys() - by_impl.keys():
             wrong.append(f"{impl} calls {seen[impl]}, built with none")
+    if "phases" in exp:  # generate() and serving programs: forward calls per phase, as built
+        got = {"prefill": 0, "decode": 0}
+        for a in report["attention"]:
+            if a["pass"] == "forward" and a.get("phase") in got:
+                got[a["phase"]] += a["calls"]
+        if got != exp["phases"]:
+            wrong.append(f"forward calls by phase {got}, built with {exp['phases']}")
     scopes = {(f["id"], f["scope"]) for f in report["findings"]}
     if exp["implementation"] == "fused":
         blamed = sorted(i for i, s in scopes if s == "attention")

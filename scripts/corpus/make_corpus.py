@@ -79,6 +79,17 @@ SOFTCAP = 50.0
 ENCODER_DECODER = {"t5", "bart"}  # per forward: encoder self, decoder self and cross attention
 DEC_LEN = 128
 GEN_TOKENS = 16  # generate(): one prefill and 15 decode forwards per step
+# Continuous batching (kind continuous): the requests' prompt lengths (one generate_batch call a step),
+# the paged cache's page size and room, and the token budget of a forward (all prompts fit in one).
+CB_PROMPTS = [512, 384, 300, 200, 128, 100, 64, 33]
+CB_PAGE = 64
+CB_PAGES = 64  # 4096 tokens: every request's prompt and 16 tokens, with room to spare
+CB_BATCH_TOKENS = 2048
+# flex_attention's paged decode (kind flex_paged): FLEX_SEQS sequences of these cached lengths, pages of
+# FLEX_PAGE tokens, GEN_TOKENS decode tokens a step.
+FLEX_LENS = [1000, 700, 2048, 1500]
+FLEX_PAGE = 128
+FLEX_MAX = 4096
 # Kinds whose programs run another shape than their family's: (batch, seq, heads, kv_heads, head_dim, causal).
 KIND_SHAPES = {"generate_b32": (32, 2048, 16, 4, 128, True)}
 
@@ -252,13 +263,29 @@ for impl in ["eager", "sdpa"]:
 variant("qwen2", "sdpa", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="generate")
 # A static cache (preallocated, written in place: no torch.cat), which generate() runs compiled.
 variant("qwen2", "sdpa", None, "bf16", "inference", into=SERVING, kind="generate_static")
+# Continuous batching (transformers' generate_batch) on its paged cache: CB_PROMPTS requests a step,
+# all prefilled in one packed forward (max_batch_tokens holds them), then GEN_TOKENS - 1 forwards each
+# decoding one token of every request, packed into one sequence of len(CB_PROMPTS) query tokens (batch 1)
+# against the request's gathered cache. attn_implementation "paged|sdpa" (SDPA with a block-diagonal
+# float mask) and "paged|eager"; both gather each layer's pages into contiguous K/V (index_select) every
+# forward that reads the cache. Traced by torch.profiler (all threads: the manager's generation thread
+# launches the work) and by attnprof record.
+for impl in ["paged-sdpa", "paged-eager"]:
+    variant("llama", impl, None, "bf16", "inference", into=SERVING, kind="continuous")
+variant("llama", "paged-sdpa", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="continuous")
+# flex_attention's paged attention (torch.nn.attention.experimental._paged_attention.PagedAttention): a
+# decode loop as a serving engine writes it, LAYERS attention calls a token over a shared page pool of
+# FLEX_PAGE-token pages, each sequence's K/V written through its page table, flex_attention compiled
+# (its decode template) with the block mask converted to physical pages.
+variant("llama", "flex_paged", None, "bf16", "inference", into=SERVING, kind="flex_paged")
+variant("llama", "flex_paged", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="flex_paged")
 ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS, **SERVING}
 
 
 def facts(name):
     v = ALL[name]
     b, s, h, hkv, d, causal = KIND_SHAPES.get(v.get("kind"), MODELS[v["family"]])
-    if v["impl"] in ("eager", "need_weights"):
+    if v["impl"] in ("eager", "need_weights", "paged-eager"):
         implementation = "unfused"
     elif v["backend"] == "math":
         implementation = "sdpa-math"
@@ -291,6 +318,26 @@ def facts(name):
         # transformers' default DynamicCache appends each token's K and V with torch.cat, per layer; a
         # static cache is written in place
         expected["kv_cache"] = "static" if v.get("kind") == "generate_static" else "dynamic"
+    if v.get("kind") == "continuous":
+        # One packed prefill forward of every prompt (batch 1, their tokens side by side, a block-diagonal
+        # causal mask), then GEN_TOKENS - 1 forwards of one query token a request, packed the same way,
+        # against every request's cache gathered from the pages (index_select of K and V a layer).
+        n, total = len(CB_PROMPTS), sum(CB_PROMPTS)
+        forwards = steps * GEN_TOKENS
+        expected.update(forward_calls=LAYERS * forwards, backward_calls=0,
+                        phases={"prefill": steps * LAYERS, "decode": steps * LAYERS * (GEN_TOKENS - 1)},
+                        decode_q_len=n, decode_kv_len=[total + n, total + n * (GEN_TOKENS - 1)],
+                        prefill_q_len=total, kv_cache="paged", page_size=CB_PAGE, packed_batch=1,
+                        kv_gathers=2 * LAYERS * (GEN_TOKENS - 1) * steps)
+    if v.get("kind") == "flex_paged":
+        # No prefill call (the prompts' K/V are written through the page table), GEN_TOKENS decode tokens a
+        # step, LAYERS calls each: q [seqs, heads, 1, d] against the page pool [1, kv_heads, pages x page, d].
+        forwards = steps * GEN_TOKENS
+        expected.update(forward_calls=LAYERS * forwards, backward_calls=0,
+                        phases={"prefill": 0, "decode": LAYERS * forwards}, kv_cache="paged", page_size=FLEX_PAGE,
+                        decode_q_len=1, decode_batch=len(FLEX_LENS), kv_pool_tokens=len(FLEX_LENS) * FLEX_MAX)
+        if not recorded:  # Triton's kernel names carry no dtype and a recorded trace has no ops: unknown
+            expected["precision"] = [v["dtype"], None]
     if v.get("kind") == "cudagraph" and v["dtype"] in ("bf16", "fp16"):
         # A graph replay's kernels have no ATen op (no record_shapes types) and Inductor's Triton,
         # cuBLAS's and cuDNN's kernel names say only "half": which one, only other kernels of the
@@ -317,6 +364,10 @@ def facts(name):
     if v["family"] == "mha" and v["impl"] == "need_weights":
         expected["form"] = "weights"  # the averaged attention weights returned: the module's math path
     shape = dict(batch=b, q_heads=h, kv_heads=hkv, q_len=s, kv_len=s, head_dim=d, causal=causal)
+    if v.get("kind") == "continuous":  # the packed prefill: every prompt's tokens side by side, batch 1
+        shape.update(batch=1, q_len=sum(CB_PROMPTS), kv_len=sum(CB_PROMPTS))
+    if v.get("kind") == "flex_paged":  # a decode token a sequence against its pages (at most FLEX_MAX keys)
+        shape.update(batch=len(FLEX_LENS), q_len=1, kv_len=FLEX_MAX, causal=False)
     if v["family"] in ENCODER_DECODER:
         shape["decoder_len"] = DEC_LEN  # the decoder's self-attention is DEC_LEN x DEC_LEN, its cross DEC_LEN x s
     return dict(
@@ -339,6 +390,8 @@ def build_model(v, shape=None, layers=None):
     b, s, h, hkv, d, causal = shape or KIND_SHAPES.get(v.get("kind"), MODELS[v["family"]])
     hidden = h * d
     fam = v["family"]
+    if v["impl"] == "flex_paged":  # no model: make_step's decode loop holds the pages and the layers' caches
+        return None, (len(FLEX_LENS), 1)
     if fam == "llama":
         cfg = tf.LlamaConfig(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
                              num_hidden_layers=layers, num_attention_heads=h, num_key_value_heads=hkv,
@@ -420,7 +473,10 @@ def build_model(v, shape=None, layers=None):
         cfg = tf.ViTConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=h,
                            intermediate_size=2 * hidden, image_size=224, patch_size=16, num_labels=10)
         cls = tf.ViTForImageClassification
-    cfg._attn_implementation = v["impl"]
+    # transformers' paged implementations are named "paged|sdpa", "paged|eager" (5.x)
+    cfg._attn_implementation = v["impl"].replace("paged-", "paged|")
+    if v.get("kind") == "continuous":
+        cfg.eos_token_id = None  # every request generates GEN_TOKENS tokens: the forwards are fixed
     torch.manual_seed(0)
     model = cls(cfg)
     # Weights made on the CPU and moved, as a checkpoint would be: the host-to-device
@@ -550,6 +606,10 @@ def make_step(v, model, batch, seq):
                 scaler.step(opt)
                 scaler.update()
             opt.zero_grad(set_to_none=True)
+    elif kind == "continuous":
+        return continuous_step(model)
+    elif kind == "flex_paged":
+        return flex_paged_step(v)
     elif kind.startswith("generate"):
         # generate_static: a static KV cache (the full length, masked), as for compiled decoding
         extra = {"cache_implementation": "static"} if kind == "generate_static" else {}
@@ -562,6 +622,77 @@ def make_step(v, model, batch, seq):
         def step():
             with torch.inference_mode(), backend_context(v["backend"]):
                 forward()
+    return step
+
+
+def continuous_step(model):
+    """One generate_batch call of CB_PROMPTS requests (transformers' continuous batching): checks that each
+    request generated GEN_TOKENS tokens, so the forwards are those the facts count."""
+    import torch
+    from transformers import ContinuousBatchingConfig, GenerationConfig
+
+    model.generation_config.eos_token_id = None
+    gen = GenerationConfig(max_new_tokens=GEN_TOKENS, do_sample=False, eos_token_id=None, pad_token_id=0)
+    cb = ContinuousBatchingConfig(block_size=CB_PAGE, num_blocks=CB_PAGES, max_batch_tokens=CB_BATCH_TOKENS,
+                                  max_requests_per_batch=len(CB_PROMPTS), scheduler_type="fifo",
+                                  use_cuda_graph=False, use_async_batching=False, allow_block_sharing=False)
+    g = torch.Generator().manual_seed(0)
+    prompts = [torch.randint(3, 4096, (n,), generator=g).tolist() for n in CB_PROMPTS]
+
+    def step():  # no inference_mode here: the manager's thread writes the cache it made (no_grad inside)
+        out = model.generate_batch(inputs=prompts, generation_config=gen, continuous_batching_config=cb,
+                                   progress_bar=False)
+        got = sorted(len(o.generated_tokens) for o in out.values() if not getattr(o, "error", None))
+        if got != [GEN_TOKENS] * len(CB_PROMPTS):
+            errors = [str(o.error)[:200] for o in out.values() if getattr(o, "error", None)]
+            raise RuntimeError(f"generate_batch: {len(out)} results, tokens {got}, errors {errors[:2]}")
+    return step
+
+
+def flex_paged_step(v):
+    """A decode loop over flex_attention's paged attention: LAYERS caches in one page pool layout, each
+    token's K/V written through the page table (PagedAttention.assign), then flex_attention (compiled)
+    of q [seqs, heads, 1, d] against the pages with the block mask converted to physical pages."""
+    import torch
+    from torch.nn.attention.experimental._paged_attention import PagedAttention
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    b, _, h, hkv, d, _ = MODELS[v["family"]]
+    dev, dt = "cuda", torch.bfloat16
+    seqs = len(FLEX_LENS)
+    n_pages = seqs * FLEX_MAX // FLEX_PAGE
+    torch.manual_seed(0)
+    pa = PagedAttention(n_pages, FLEX_PAGE, seqs, device=dev)
+    for i in range(seqs):
+        pa.reserve(torch.tensor(i, device=dev), torch.tensor(FLEX_MAX, device=dev))
+    caches = [(torch.zeros(1, hkv, n_pages * FLEX_PAGE, d, device=dev, dtype=dt),
+               torch.zeros(1, hkv, n_pages * FLEX_PAGE, d, device=dev, dtype=dt)) for _ in range(LAYERS)]
+    lens0 = torch.tensor(FLEX_LENS, device=dev)
+    for i, n in enumerate(FLEX_LENS):
+        for k_cache, v_cache in caches:
+            kv = torch.randn(1, hkv, n, d, device=dev, dtype=dt)
+            pa.assign(torch.tensor([i], device=dev), torch.arange(n, device=dev).view(1, n), kv, torch.randn_like(kv),
+                      k_cache, v_cache)
+    kv_len = lens0.clone()
+
+    def causal_to_len(bi, hi, qi, ki):  # every cached key of the sequence (kv_len masks the rest)
+        return ki >= 0
+
+    logical = create_block_mask(causal_to_len, seqs, 1, 1, FLEX_MAX, device=dev, BLOCK_SIZE=FLEX_PAGE)
+    block_mask = pa.convert_logical_block_mask(logical, kv_len=kv_len)
+    flex = torch.compile(flex_attention)
+    batch_idx = torch.arange(seqs, device=dev)
+
+    def step():
+        kv_len.copy_(lens0)
+        with torch.inference_mode():
+            for _ in range(GEN_TOKENS):
+                for k_cache, v_cache in caches:
+                    q = torch.randn(seqs, h, 1, d, device=dev, dtype=dt)
+                    kn = torch.randn(seqs, hkv, 1, d, device=dev, dtype=dt)
+                    pa.assign(batch_idx, kv_len.view(seqs, 1), kn, torch.randn_like(kn), k_cache, v_cache)
+                    flex(q, k_cache, v_cache, block_mask=block_mask, enable_gqa=h != hkv)
+                kv_len.add_(1)
     return step
 
 
@@ -586,8 +717,11 @@ def run_profiled(name, out_dir):
     step = make_step(v, model, b, s)
     path = os.path.join(out_dir, name + ".json")
     stack = v.get("kind") == "stack"  # Python stacks and memory events in the trace, as many users record
+    extra = {}
+    if v.get("kind") == "continuous":  # the manager's generation thread launches the work
+        extra["experimental_config"] = torch.profiler._ExperimentalConfig(profile_all_threads=True)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
-                 with_stack=stack, profile_memory=stack,
+                 with_stack=stack, profile_memory=stack, **extra,
                  schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
         for _ in range(WAIT + WARMUP + ACTIVE):

@@ -8,6 +8,7 @@ K/V bandwidth and its share of the GPU's HBM peak, and the ratios the decode iss
   python3 scripts/lab/decode_grid.py --build gpu-carry                   # the default grid, bf16
   python3 scripts/lab/decode_grid.py --build gpu-carry --shapes 64x32x8x1x4096x128 --page-size 16
   python3 scripts/lab/decode_grid.py --build gpu-carry --json-file grid.json
+  python3 scripts/lab/decode_grid.py --markdown grid.json [more.json ...]   # BENCHMARKS.md's table (no GPU)
 
 A shape is BxHxHKVxSQxSKVxD (q_len SQ against SKV keys, H query heads over HKV KV heads); decode calls are
 bottom-right causal when SQ > 1 (speculative decode), unmasked when SQ is 1 (both the same there).
@@ -68,7 +69,37 @@ def attnprof_bench(build, s, dtype, page_size, repeats):
     return rows
 
 
+def markdown(paths):
+    """The grids' rows as one Markdown table (times in us, ratios of the fused kernel's speed)."""
+    print("| shape (B H/Hkv Sq Skv D) | dtype, keys | fused us | prefill kernel us | cuDNN us | PyTorch flash us "
+          "| PyTorch cuDNN us | fused TB/s | of HBM peak | /cuDNN | /best |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios = []
+    for path in paths:
+        doc = json.load(open(path))
+        keys = f"paged {doc['page_size']}" if doc.get("page_size") else "dense"
+        for r in doc["rows"]:
+            if "error" in r:
+                print(f"| {r['label']} | {doc['dtype']}, {keys} | {r['error']} | | | | | | | | |")
+                continue
+            us = lambda x: f"{x * 1e3:.1f}" if x else "-"  # noqa: E731
+            rat = lambda x: f"{x:.2f}" if x else "-"  # noqa: E731
+            share = f"{100 * r['peak_share']:.1f}%" if r.get("peak_share") else "-"
+            print(f"| {r['label']} | {doc['dtype']}, {keys} | {us(r['fused_ms'])} | {us(r.get('prefill_kernel_ms'))} | "
+                  f"{us(r['cudnn_ms'])} | {us(r.get('torch_flash_ms'))} | {us(r.get('torch_cudnn_ms'))} | "
+                  f"{rat(r.get('fused_tbs'))} | {share} | {rat(r.get('vs_cudnn'))} | {rat(r.get('vs_best'))} |")
+            if r.get("vs_best"):
+                ratios.append(r["vs_best"])
+    if ratios:
+        gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        print(f"\nAgainst the best of cuDNN and PyTorch flash: min {min(ratios):.2f}, geometric mean {gm:.3f} over "
+              f"{len(ratios)} rows.")
+    return 0
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--markdown":
+        return markdown(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True, help="the carried build (attnprof and its libraries)")
     ap.add_argument("--shapes", nargs="*", default=DEFAULT)
