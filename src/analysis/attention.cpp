@@ -409,7 +409,7 @@ class Finder {
       }
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
       if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);
-      if (!c.paged && c.shape.kv_batch == 1 && c.shape.batch > 1) {  // a K/V pool paged by a block mask
+      if (!c.paged && c.shape.shared_kv_pool()) {  // a K/V pool paged by a block mask
         c.paged = true;
         c.page_size = static_cast<int>(std::min<std::int64_t>(c.shape.pool_block, 1 << 30));
       }

@@ -72,11 +72,6 @@ struct AttentionParams {
   const int* seq_lens = nullptr;
 };
 
-// Whether k and v are other than [batch, kv_heads, kv_len, head_dim] tensors of kv_len keys each (paged,
-// or sequences of their own lengths): only the implementations that say so take such calls (the fused
-// kernel's decode path); the bench gives the others the same keys contiguous.
-inline bool ragged_kv(const AttentionParams& p) { return p.block_table != nullptr || p.seq_lens != nullptr; }
-
 // Where an implementation runs and the scratch memory it may use. stream is a
 // cudaStream_t for CUDA implementations and ignored on the CPU; workspace is
 // device memory (CUDA) or host memory (CPU) of at least the bytes the

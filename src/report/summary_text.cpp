@@ -165,7 +165,7 @@ std::vector<AttentionRow> attention_rows(const GroupStats& g) {
       what += s.page_size > 0 ? fmt::format(", paged KV ({} tokens a page)", s.page_size) : ", paged KV";
     if (s.shape.any())
       what += fmt::format("{}{}{}", what.empty() ? "" : ", ", shape_text(s.shape), s.one_shape ? "" : " (and others)");
-    if (s.shape.kv_batch == 1 && s.shape.batch > 1)
+    if (s.shape.shared_kv_pool())
       what += fmt::format(", K/V one pool of {} keys for the {} sequences", s.shape.kv_len, s.shape.batch);
     std::string pass(to_string(s.pass));
     if (s.phase != AttentionPhase::None) pass = std::string(to_string(s.phase));  // a phase is a forward's
@@ -182,7 +182,7 @@ std::vector<std::string> decode_bandwidth_lines(const GroupStats& g) {
   for (const AttentionSummary& s : g.attention) {
     if (s.phase != AttentionPhase::Decode || s.bytes <= 0 || s.bytes_ns <= 0) continue;
     const double tb_per_s = s.bytes / static_cast<double>(s.bytes_ns) / 1e3;
-    const bool pool = s.shape.kv_batch == 1 && s.shape.batch > 1;  // the sequences' pages are some of it
+    const bool pool = s.shape.shared_kv_pool();  // the sequences' pages are some of it
     std::string line = fmt::format("{} decode: {}{:.2f} MB a call ({}), {}{:.2f} TB/s", to_string(s.impl),
                                    pool ? "at most " : "", s.bytes / std::max(1, s.calls) / 1e6,
                                    pool ? "q and output once, the shared K/V pool whole" : "q, K, V, output once",
