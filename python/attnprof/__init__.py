@@ -13,7 +13,8 @@
 
     with torch.profiler.profile(..., on_trace_ready=attnprof.trace_handler("./traces")) as prof: ...
 
-    out = attnprof.attention(q, k, v, is_causal=True)  # the project's fused kernel (CUDA, bf16/fp16)
+    out = attnprof.attention(q, k, v, is_causal=True)  # the project's fused kernels (CUDA, bf16/fp16), with autograd
+    attnprof.register_transformers()                  # then attn_implementation="attnprof" in transformers
 
 The C++ core does the work (attnprof._core); this package is its Python face.
 Bad input raises attnprof.InputError (a ValueError) with the CLI's one-line message.
@@ -24,6 +25,7 @@ from ._ranks import diff_many, doctor_many
 from ._replay import Replay, ReplayRow, ReplayShape, replay
 from ._report import AttentionCall, AttentionCheckError, Finding, Fix, Region, Report, Step, check, diff, doctor
 from ._torch import attention, trace_handler
+from ._transformers import register_transformers, transformers_attention
 
 from ._core import __version__  # the VERSION file, through CMake
 
@@ -45,6 +47,8 @@ __all__ = [
     "diff_many",
     "doctor_many",
     "doctor",
+    "register_transformers",
     "replay",
     "trace_handler",
+    "transformers_attention",
 ]

@@ -8,7 +8,7 @@ import os
 import socket
 import sys
 import time
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Tuple
 
 from ._core import InputError
 from ._report import Report, check, doctor
@@ -73,7 +73,7 @@ def _op_adds_nothing(torch, q, k, v):
     """Whether calling the op's body directly is the same as calling the op: plain tensors (no
     subclass, fake tensor or dual tensor), nothing that records or intercepts ops (torch.compile,
     torch.jit.trace, make_fx and other dispatch or function modes, the profiler, which names the call
-    attnprof::attention in its trace) and no gradient asked for (the op's backward says it has none).
+    attnprof::attention in its trace) and no gradient asked for (autograd needs the op).
     The op's Python dispatch costs 50-75 us of host work per call (BENCHMARKS.md), longer than the
     kernel on short sequences. Where PyTorch lacks one of these probes, the op runs."""
     if not (type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor):
@@ -87,6 +87,20 @@ def _op_adds_nothing(torch, q, k, v):
     if getattr(torch.autograd.forward_ad, "_current_level", 0) >= 0:  # inside forward-mode AD (or unknown)
         return False
     return not (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad))
+
+
+def _kernel_ready(t) -> bool:
+    """Whether the kernels take t as it is laid out: a contiguous last dimension, 16-byte aligned rows."""
+    return t.stride(-1) == 1 and all(s % 8 == 0 for s in t.stride()[:-1]) and t.data_ptr() % 16 == 0
+
+
+def _like(t, ref):
+    """t's values laid out with ref's strides."""
+    import torch
+
+    dst = torch.empty_strided(ref.shape, ref.stride(), dtype=t.dtype, device=t.device)
+    dst.copy_(t)
+    return dst
 
 
 def _register():
@@ -104,8 +118,8 @@ def _register():
             "install it where nvcc is found"
         ) from e
 
-    def forward(q, k, v, is_causal, scale, bottom_right, block_table=None, seq_lens=None):
-        """The op's body: also what attention() calls directly where the op adds nothing."""
+    def forward_with_lse(q, k, v, is_causal, scale, bottom_right, block_table=None, seq_lens=None):
+        """The op's body: out and the rows' log-sum-exp (what the backward reads)."""
         out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         stream = torch.cuda.current_stream(q.device).cuda_stream
@@ -120,25 +134,62 @@ def _register():
                                            block_table is not None or seq_lens is not None)
             workspace = torch.empty(nbytes, dtype=torch.uint8, device=q.device) if nbytes else None
             _cuda.forward(q, k, v, out, lse, is_causal, scale, stream, bottom_right, workspace, block_table, seq_lens)
-        return out
+        return out, lse
+
+    def forward(q, k, v, is_causal, scale, bottom_right, block_table=None, seq_lens=None):
+        """What attention() calls directly where the op adds nothing."""
+        return forward_with_lse(q, k, v, is_causal, scale, bottom_right, block_table, seq_lens)[0]
 
     @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
     def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float,
            bottom_right: bool = False, block_table: Optional[torch.Tensor] = None,
-           seq_lens: Optional[torch.Tensor] = None) -> torch.Tensor:
-        return forward(q, k, v, is_causal, scale, bottom_right, block_table, seq_lens)
+           seq_lens: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        return forward_with_lse(q, k, v, is_causal, scale, bottom_right, block_table, seq_lens)
 
     @op.register_fake
     def _(q, k, v, is_causal, scale, bottom_right=False, block_table=None, seq_lens=None):
-        return q.new_empty(q.shape)
+        return q.new_empty(q.shape), q.new_empty(q.shape[:3], dtype=torch.float32)
 
-    def backward(ctx, grad):
-        raise RuntimeError(
-            "attnprof.attention is forward only for now: it has no backward. For training use "
-            "torch.nn.functional.scaled_dot_product_attention (flash or cuDNN backend)."
-        )
+    @torch.library.custom_op("attnprof::attention_backward", mutates_args=(), device_types="cuda")
+    def backward_op(d_out: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
+                    lse: torch.Tensor, is_causal: bool, scale: float,
+                    bottom_right: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        # The kernel reads dO with out's strides and writes each gradient with its input's: dense copies
+        # where the tensors autograd hands over are not laid out so (an expanded gradient, a view).
+        q, k, v, out = (t if _kernel_ready(t) else t.contiguous() for t in (q, k, v, out))
+        if d_out.stride() != out.stride() or d_out.data_ptr() % 16 != 0:
+            d_out = _like(d_out, out)
+        dq, dk, dv = (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device) for t in (q, k, v))
+        with torch.cuda.device(q.device):
+            nbytes = _cuda.backward_workspace_bytes(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
+                                                    is_causal)
+            workspace = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
+            _cuda.backward(q, k, v, out, lse, d_out, dq, dk, dv, is_causal, scale,
+                           torch.cuda.current_stream(q.device).cuda_stream, bottom_right, workspace)
+        return dq, dk, dv
 
-    op.register_autograd(backward)
+    @backward_op.register_fake
+    def _(d_out, q, k, v, out, lse, is_causal, scale, bottom_right):
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+    def setup_context(ctx, inputs, output):
+        q, k, v, is_causal, scale, *rest = inputs  # the schema's defaults may be left out
+        bottom_right, block_table, seq_lens = (list(rest) + [False, None, None][len(rest):])[:3]
+        out, lse = output
+        ctx.paged = block_table is not None or seq_lens is not None
+        ctx.args = (is_causal, scale, bottom_right)
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.mark_non_differentiable(lse)
+
+    def backward(ctx, grad, _grad_lse):
+        if ctx.paged:
+            raise RuntimeError("attnprof.attention has no backward on a paged or ragged cache (block_table, seq_lens): "
+                               "those are inference's")
+        q, k, v, out, lse = ctx.saved_tensors
+        dq, dk, dv = backward_op(grad, q, k, v, out, lse, *ctx.args)
+        return dq, dk, dv, None, None, None, None, None
+
+    op.register_autograd(backward, setup_context=setup_context)
     _forward = forward  # before _op: a first call in another thread sees _op only once both are set
     _op = op
     return op
@@ -183,15 +234,16 @@ def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *
     keys j <= i), as SDPA's is_causal. With bottom_right=True (needs is_causal) the diagonal sits at the
     bottom-right corner instead: query i sees keys j <= i + Skv - Sq, as FlashAttention's causal and
     torch.nn.attention.bias.causal_lower_right (KV-cache decode, chunked prefill); a query that sees
-    no key gives zeros. Runs on the current CUDA stream; returns a new [B, Hq, Sq, D] tensor. Forward
-    only: backward raises. Unsupported inputs raise ValueError (attnprof.InputError for what only the
-    kernel can tell, e.g. a head dim it lacks).
+    no key gives zeros. Runs on the current CUDA stream; returns a new [B, Hq, Sq, D] tensor. Autograd
+    gives q, k and v their gradients through the fused backward (dK and dV summed over the query heads
+    of a KV head), also inside torch.compile graphs; there is no attention dropout. Unsupported inputs
+    raise ValueError (attnprof.InputError for what only the kernel can tell, e.g. a head dim it lacks).
 
     A serving engine's KV cache (the decode kernel reads it in place): with block_table (int32 [B, pages a
     sequence]) and seq_lens (int32 [B]), k and v are page pools [pages, page_size, Hkv, D] (vLLM's and
     FlashInfer's layout) and key j of sequence b is token j % page_size of page block_table[b, j //
     page_size], for j < seq_lens[b]; with seq_lens alone, k and v are [B, Hkv, Skv, D] and sequence b has
-    its first seq_lens[b] keys. bottom_right then aligns each sequence's own end.
+    its first seq_lens[b] keys. bottom_right then aligns each sequence's own end. These have no backward.
     """
     if bottom_right and not is_causal:
         raise ValueError("attnprof.attention: bottom_right=True needs is_causal=True (it places the causal diagonal)")
@@ -221,7 +273,7 @@ def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *
     op = _register()
     if _op_adds_nothing(torch, q, k, v):
         return _forward(q, k, v, bool(is_causal), float(scale), bool(bottom_right), block_table, seq_lens)
-    return op(q, k, v, bool(is_causal), float(scale), bool(bottom_right), block_table, seq_lens)
+    return op(q, k, v, bool(is_causal), float(scale), bool(bottom_right), block_table, seq_lens)[0]
 
 
 __all__ = ["attention", "trace_handler", "InputError"]

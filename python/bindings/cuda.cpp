@@ -1,4 +1,4 @@
-// attnprof._cuda: the project's fused attention forward on CUDA tensors,
+// attnprof._cuda: the project's fused attention forward and backward on CUDA tensors,
 // zero-copy through DLPack (nanobind ndarrays), launched on the caller's
 // stream. attnprof.attention (python/attnprof/_torch.py) wraps it as a
 // torch.library custom op. Refusals raise attnprof.InputError (a ValueError).
@@ -140,6 +140,44 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ou
   fused::attention_forward(p, attention::ExecContext{reinterpret_cast<void*>(stream), ws, ws_bytes});
 }
 
+// The scratch backward() needs for a call of these sizes (attention_backward_workspace).
+std::size_t backward_workspace_bytes(int batch, int q_heads, int kv_heads, int q_len, int kv_len, int head_dim,
+                                     bool causal) {
+  attention::AttentionParams p = attention::make_params(batch, q_heads, kv_heads, q_len, kv_len, head_dim, causal,
+                                                        attention::DType::BF16, attention::Layout::BHSD);
+  static float placeholder = 0.f;
+  p.lse = &placeholder;  // the caller keeps the forward's lse: none of it in the workspace
+  return fused::attention_backward_workspace(p);
+}
+
+// The gradients of forward()'s call from d_out (like out): dq like q, dk like k, dv like v.
+void backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Lse& lse, const Tensor& d_out,
+              const Tensor& dq, const Tensor& dk, const Tensor& dv, bool causal, double scale, std::uintptr_t stream,
+              bool bottom_right,
+              const nb::ndarray<nb::device::cuda, std::uint8_t, nb::ndim<1>, nb::c_contig>& workspace) {
+  const attention::AttentionParams p =
+      params_of(q, k, v, out, lse, causal, scale, bottom_right, std::nullopt, std::nullopt);
+  const Tensor* grads[] = {&d_out, &dq, &dk, &dv};
+  const Tensor* like[] = {&out, &q, &k, &v};
+  const char* names[] = {"d_out", "dq", "dk", "dv"};
+  for (int i = 0; i < 4; ++i) {
+    if (dtype_of(*grads[i], names[i]) != p.dtype || grads[i]->device_id() != q.device_id())
+      throw InputError(std::string("attnprof.attention: ") + names[i] + " must have q's dtype and GPU");
+    for (int d = 0; d < 4; ++d)
+      if (grads[i]->shape(d) != like[i]->shape(d) || grads[i]->stride(d) != like[i]->stride(d))
+        throw InputError(std::string("attnprof.attention: ") + names[i] + " must have the shape and strides of " +
+                         (i == 0   ? "out"
+                          : i == 1 ? "q"
+                          : i == 2 ? "k"
+                                   : "v"));
+  }
+  if (workspace.device_id() != q.device_id()) throw InputError("attnprof.attention: the workspace must be on q's GPU");
+  const attention::AttentionGrads g{d_out.data(), dq.data(), dk.data(), dv.data()};
+  const attention::ExecContext ctx{reinterpret_cast<void*>(stream), workspace.data(), workspace.size()};
+  nb::gil_scoped_release quiet;
+  fused::attention_backward(p, g, ctx);
+}
+
 }  // namespace
 
 NB_MODULE(_cuda, m) {
@@ -157,4 +195,9 @@ NB_MODULE(_cuda, m) {
         nb::arg("workspace") = nb::none(), nb::arg("block_table") = nb::none(), nb::arg("seq_lens") = nb::none());
   m.def("workspace_bytes", &workspace_bytes, nb::arg("batch"), nb::arg("q_heads"), nb::arg("kv_heads"),
         nb::arg("q_len"), nb::arg("kv_len"), nb::arg("head_dim"), nb::arg("causal"), nb::arg("ragged") = false);
+  m.def("backward", &backward, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"),
+        nb::arg("d_out"), nb::arg("dq"), nb::arg("dk"), nb::arg("dv"), nb::arg("causal"), nb::arg("scale"),
+        nb::arg("stream"), nb::arg("bottom_right"), nb::arg("workspace"));
+  m.def("backward_workspace_bytes", &backward_workspace_bytes, nb::arg("batch"), nb::arg("q_heads"),
+        nb::arg("kv_heads"), nb::arg("q_len"), nb::arg("kv_len"), nb::arg("head_dim"), nb::arg("causal"));
 }

@@ -3,12 +3,15 @@
 1. A Hugging Face Llama (random weights) profiled with on_trace_ready=attnprof.trace_handler: trace and
    report written; attnprof.check passes on SDPA flash and cuDNN and fails on SDPA math.
 2. attnprof.attention against F.scaled_dot_product_attention in fp64 (bf16/fp16; odd lengths, q != kv,
-   GQA/MQA, BHSD and BSHD memory, causal or not, custom scale), under torch.compile, its refusals.
-3. Timing: attnprof.attention, SDPA flash and SDPA cuDNN on the same inputs, in one run.
+   GQA/MQA, BHSD and BSHD memory, causal or not, custom scale), under torch.compile, its refusals; its
+   gradients against fp64 autograd, beside SDPA's own bf16 backward's error, and under torch.compile.
+3. Timing: attnprof.attention, SDPA flash and SDPA cuDNN on the same inputs, in one run, forward alone
+   and forward + backward.
 Prints PASS/FAIL lines and a table; exits 1 when a check failed.
 """
 
 import contextlib
+import math
 import os
 import sys
 import tempfile
@@ -228,12 +231,77 @@ def attention_checks():
             record(False, f"attention refuses {what}: it did not")
         except kind as e:
             record("\n" not in str(e), f"attention refuses {what}: {type(e).__name__}: {e}")
-    qg = q.detach().clone().requires_grad_(True)
+    backward_checks()
+
+
+def grads_of(fn, q, k, v, d_out):
+    """fn(q, k, v)'s gradients for the output gradient d_out."""
+    q, k, v = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    fn(q, k, v).backward(d_out)
+    return q.grad, k.grad, v.grad
+
+
+def backward_checks():
+    """The gradients through the fused backward against fp64 autograd over SDPA math (GQA by repeated
+    heads, so autograd sums the group's dK and dV), and SDPA's own bf16 backward (flash, else cuDNN) on
+    the same inputs for scale: each of dQ, dK, dV within max(1.1x its error, 3e-3) of fp64."""
+    cases = [(2, 4, 4, 113, 203, 64, False, False, "bhsd"), (1, 8, 2, 1024, 1024, 128, True, False, "bshd"),
+             (2, 6, 1, 512, 256, 64, True, True, "bhsd"), (1, 4, 2, 256, 512, 128, True, True, "bshd"),
+             (1, 4, 4, 1023, 1024, 128, False, False, "bhsd"), (2, 16, 4, 2048, 2048, 64, True, False, "bhsd")]
+    worst = 0.0
+    for dtype in (torch.bfloat16, torch.float16):
+        for (b, hq, hkv, sq, skv, d, causal, br, layout) in cases:
+            q, k, v = make(b, hq, hkv, sq, skv, d, dtype, layout)
+            d_out = torch.randn(b, hq, sq, d, device="cuda", dtype=dtype)
+            ours = grads_of(lambda q, k, v: attnprof.attention(q, k, v, is_causal=causal, bottom_right=br), q, k, v,
+                            d_out)
+            ref = grads_of(lambda q, k, v: reference(q, k, v, causal, None, bottom_right=br), q.double(), k.double(),
+                           v.double(), d_out.double())
+            rep = hq // hkv
+
+            def sdpa(q, k, v):
+                kr, vr = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+                if not br:
+                    return F.scaled_dot_product_attention(q, kr, vr, is_causal=causal)
+                mask = torch.ones(sq, skv, dtype=torch.bool, device=q.device).tril(diagonal=skv - sq)
+                return F.scaled_dot_product_attention(q, kr, vr, attn_mask=mask)
+            theirs = None
+            for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION):
+                try:
+                    with sdpa_kernel(backend):
+                        theirs = grads_of(sdpa, q, k, v, d_out)
+                    break
+                except RuntimeError:
+                    continue
+            errs = []
+            for name, got, want, other in zip("qkv", ours, ref, theirs or (None,) * 3):
+                err = ((got.double() - want).norm() / want.norm()).item()
+                sdpa_err = ((other.double() - want).norm() / want.norm()).item() if other is not None else 0.0
+                bound = max(1.1 * sdpa_err if math.isfinite(sdpa_err) else 0.0, 3e-3)
+                errs.append((name, err, bound))
+                worst = max(worst, err / bound)
+            ok = all(e <= bnd for _, e, bnd in errs)
+            record(ok, f"backward {dtype} {layout} {(b, hq, hkv, sq, skv, d)} causal={causal} bottom_right={br}: "
+                       + ", ".join(f"d{n} {e:.2e} (bound {bnd:.2e})" for n, e, bnd in errs))
+    # Under torch.compile: the op and its backward in one compiled graph, gradients as eager's.
+    q, k, v = make(2, 8, 2, 512, 512, 128, torch.bfloat16, "bshd")
+    d_out = torch.randn(2, 8, 512, 128, device="cuda", dtype=torch.bfloat16)
+    compiled = torch.compile(lambda q, k, v: attnprof.attention(q, k, v, is_causal=True) * 2.0, fullgraph=True)
+    got = grads_of(compiled, q, k, v, d_out)
+    want = grads_of(lambda q, k, v: attnprof.attention(q, k, v, is_causal=True) * 2.0, q, k, v, d_out)
+    diff = max(((g.float() - w.float()).norm() / w.float().norm()).item() for g, w in zip(got, want))
+    record(diff < 1e-3, f"attnprof.attention's backward under torch.compile(fullgraph=True) matches eager "
+                        f"(largest relative difference {diff:.1e}: dQ's fp32 atomics add in any order)")
+    # A paged cache has no backward: the error says so.
+    pool = torch.randn(8, 16, 2, 64, device="cuda", dtype=torch.bfloat16)
+    table = torch.arange(8, device="cuda", dtype=torch.int32).reshape(2, 4)
+    lens = torch.tensor([64, 40], device="cuda", dtype=torch.int32)
+    qp = torch.randn(2, 4, 1, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     try:
-        attnprof.attention(qg, k, v).sum().backward()
-        record(False, "backward raises: it did not")
+        attnprof.attention(qp, pool, pool, block_table=table, seq_lens=lens).sum().backward()
+        record(False, "backward on a paged cache raises: it did not")
     except RuntimeError as e:
-        record("forward only" in str(e), f"backward raises: {str(e)[:90]}")
+        record("paged" in str(e) and "\n" not in str(e), f"backward on a paged cache raises: {str(e)[:100]}")
 
 
 def timing():
@@ -283,12 +351,55 @@ def timing():
               f"{hot[2] / hot[0]:>7.2f}x {single[0]:>12.3f} {single[1]:>7.3f}", flush=True)
 
 
+def training_timing():
+    """Forward + backward per call (a training step's attention), ours against SDPA flash and cuDNN."""
+    print("\nforward + backward, bf16 BHSD, CUDA events around 10 back-to-back calls, median of 9")
+    print(f"{'shape':<30} {'attnprof':>9} {'flash':>8} {'cudnn':>8} {'vs flash':>8} {'vs cudnn':>8}")
+    shapes = [(8, 16, 16, 1024, 64, True), (4, 16, 16, 2048, 128, False), (2, 32, 8, 4096, 128, True),
+              (1, 16, 16, 16384, 128, True), (16, 12, 12, 512, 64, False)]
+    for (b, hq, hkv, s, d, causal) in shapes:
+        q, k, v = (t.requires_grad_(True) for t in make(b, hq, hkv, s, s, d, torch.bfloat16, "bhsd"))
+        kr, vr = (t.detach().repeat_interleave(hq // hkv, 1).requires_grad_(True) for t in (k, v))
+        d_out = torch.randn(b, hq, s, d, device="cuda", dtype=torch.bfloat16)
+
+        def ours():
+            attnprof.attention(q, k, v, is_causal=causal).backward(d_out)
+
+        def sdpa():
+            F.scaled_dot_product_attention(q, kr, vr, is_causal=causal).backward(d_out)
+
+        ms = []
+        for fn, backend in ((ours, None), (sdpa, SDPBackend.FLASH_ATTENTION), (sdpa, SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel(backend) if backend is not None else contextlib.nullcontext():
+                    for _ in range(3):
+                        fn()
+                    samples = []
+                    for _ in range(9):
+                        a, z = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        torch.cuda.synchronize()
+                        a.record()
+                        for _ in range(10):
+                            fn()
+                        z.record()
+                        z.synchronize()
+                        samples.append(a.elapsed_time(z) / 10)
+                    ms.append(sorted(samples)[len(samples) // 2])
+            except RuntimeError:
+                ms.append(float("nan"))
+            q.grad = k.grad = v.grad = kr.grad = vr.grad = None
+        name = f"B{b} H{hq}/{hkv} S{s} D{d}{' causal' if causal else ''}"
+        print(f"{name:<30} {ms[0]:>9.3f} {ms[1]:>8.3f} {ms[2]:>8.3f} {ms[1] / ms[0]:>7.2f}x {ms[2] / ms[0]:>7.2f}x",
+              flush=True)
+
+
 def main():
     print(torch.__version__, torch.cuda.get_device_name(), "attnprof from", attnprof.__file__, flush=True)
     with tempfile.TemporaryDirectory() as work:
         hf_model_checks(sys.argv[1] if len(sys.argv) > 1 else work)
     attention_checks()
     timing()
+    training_timing()
     failed = [w for ok, w in results if not ok]
     print(f"\n{len(results) - len(failed)} of {len(results)} checks passed")
     sys.exit(1 if failed else 0)

@@ -209,7 +209,9 @@ constexpr std::array kKernelTable = {
                "false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> "
                ">, false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)"},
     KernelRule{"attn-attnprof", "attnprof fused", KernelCategory::FusedAttention, KernelOp::Attention,
-               [](std::string_view n) { return has(n, "attnprof::fused::") && has(n, "fused_fwd"); },
+               [](std::string_view n) {
+                 return has(n, "attnprof::fused::") && (has(n, "fused_fwd") || has(n, "fused_bwd"));
+               },
                "void attnprof::fused::(anonymous namespace)::fused_fwd_hopper<__nv_bfloat16, 64, false, 2>("
                "attnprof::fused::Params, attnprof::fused::TensorMaps)"},
     KernelRule{"attn-cudnn", "cuDNN", KernelCategory::FusedAttention, KernelOp::Attention,

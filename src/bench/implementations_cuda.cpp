@@ -81,7 +81,7 @@ std::vector<Implementation> plugin::implementations() {
   for (Implementation& r : rows) {
     r.takes_dropout = r.name.starts_with("math") || r.name.starts_with("eager") || r.name == "cudnn";
     // The backward (--pass, doctor --replay of training): the eager stand-ins through autograd's
-    // kernels and cuDNN's fused backward.
+    // kernels, cuDNN's fused backward and the project's (bwd_sm80.cu).
     if (r.name == "eager") {
       r.backward = cu::eager_backward;
       r.backward_workspace = cu::eager_backward_workspace;
@@ -91,6 +91,10 @@ std::vector<Implementation> plugin::implementations() {
     } else if (r.name == "cudnn") {
       r.backward = cu::cudnn_backward;
       r.backward_takes_every_shape = false;  // cuDNN refuses some (bottom-right with q longer than kv)
+    } else if (r.name == "fused") {
+      r.backward = fused::attention_backward;
+      r.backward_workspace = fused::attention_backward_workspace;
+      r.backward_takes_every_shape = false;  // dense K/V only, as the forward: bf16/fp16, D 64/128
     }
   }
   return rows;

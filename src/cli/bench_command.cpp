@@ -223,7 +223,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "run (math, eager, cudnn), unchecked (the outputs are random)");
   cmd->add_option("--pass", args->pass,
                   "What one timed call is: forward (the default), backward (after one forward, as autograd "
-                  "runs it; the rows that have one: eager, eager-fp32-softmax, cudnn) or both")
+                  "runs it; the rows that have one: eager, eager-fp32-softmax, cudnn, fused) or both")
       ->default_val("forward");
   cmd->add_option("--layout", args->layout, "Memory layout of q/k/v/out: bhsd or bshd")->default_val("bhsd");
   cmd->add_option("--device", args->device, "auto, cuda or cpu")->default_val("auto");

@@ -106,4 +106,33 @@ void attention_forward(const attention::AttentionParams& a, const attention::Exe
   attention_forward_on(a, ctx, Path::Automatic);
 }
 
+namespace {
+std::size_t backward_offset(const attention::AttentionParams& p) { return (attention_workspace(p) + 255) / 256 * 256; }
+}  // namespace
+
+std::size_t attention_backward_workspace(const attention::AttentionParams& p) {
+  if (p.head_dim != 64 && p.head_dim != 128) return 0;
+  return backward_offset(p) + backward_scratch(kernel_params(p, nullptr));
+}
+
+void attention_backward(const attention::AttentionParams& a, const attention::AttentionGrads& grads,
+                        const attention::ExecContext& ctx) {
+  if (a.block_table || a.seq_lens)
+    throw InputError("fused: the backward takes dense K/V, not a paged or per-sequence (ragged) cache");
+  if (a.dropout > 0.0f) throw InputError("fused: has no attention dropout");
+  const Params p = checked_params(a, ctx);
+  if (!grads.d_out || !grads.dq || !grads.dk || !grads.dv)
+    throw InputError("fused: the backward needs d_out, dq, dk and dv");
+  const std::size_t offset = backward_offset(a);
+  if (!ctx.workspace || ctx.workspace_bytes < offset + backward_scratch(p))
+    throw InputError("fused: workspace too small for the backward (attention_backward_workspace)");
+  BackwardBuffers g;
+  g.d_out = grads.d_out;
+  g.dq = grads.dq;
+  g.dk = grads.dk;
+  g.dv = grads.dv;
+  carve_backward_scratch(p, static_cast<char*>(ctx.workspace) + offset, g);
+  ATTNPROF_CUDA_CHECK(backward(p, g, static_cast<cudaStream_t>(ctx.stream)));
+}
+
 }  // namespace attnprof::fused

@@ -37,6 +37,14 @@ std::size_t attention_workspace(const attention::AttentionParams& p, const Launc
 // before it has tensors.
 std::size_t attention_scratch(const attention::AttentionParams& p, const LaunchOverrides& overrides = {});
 
+// The backward of attention_forward's call p (its out and lse as that forward left them: p.lse, or the
+// workspace's first bytes when p.lse is null), as a BackwardFn: dq, dk, dv on ctx.stream. Throws
+// InputError for a paged or ragged call and what the forward refuses.
+void attention_backward(const attention::AttentionParams& p, const attention::AttentionGrads& grads,
+                        const attention::ExecContext& ctx);
+// The forward's workspace (kept: it holds the lse when p.lse is null), then the backward's scratch.
+std::size_t attention_backward_workspace(const attention::AttentionParams& p);
+
 // The kernel-side Params of a checked call, its lse and scratch carved from ctx's workspace (throws
 // InputError for what the kernels cannot take): for the lab's instrumented launches.
 Params checked_params(const attention::AttentionParams& p, const attention::ExecContext& ctx);

@@ -1,4 +1,5 @@
-// Public entry of the fused attention forward: one launch computes out and the per-row log-sum-exp.
+// Public entry of the fused attention: the forward (one launch computes out and the per-row log-sum-exp)
+// and its backward.
 // Picks the Hopper kernels on sm_90 devices (the schedule per call, schedule.h), the portable one
 // elsewhere (or whichever `path` names).
 #pragma once
@@ -27,6 +28,15 @@ cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::Auto
 // The scratch the Hopper kernels may use for p on the current device (schedule_scratch; 0: none, and
 // p.tail_workspace may stay null). The fused AttentionFn carves it from its workspace.
 std::size_t kernel_scratch(const Params& p, const LaunchOverrides& overrides = {});
+
+// Enqueues the backward of the forward call p (its out and lse as the forward left them) on `stream`:
+// dq, dk and dv (bwd_sm80.cu, mma.sync on sm_80 and later). Dense K/V only: cudaErrorInvalidValue for a
+// paged or ragged call, for what unsupported() refuses, and for missing buffers.
+cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream);
+// The scratch the backward needs (delta then dq_accum, each from a 256-byte boundary) and where it
+// puts them in `scratch`.
+std::size_t backward_scratch(const Params& p);
+void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g);
 
 // The current device's SM count (cached per device; 0 without a device).
 int sm_count();

@@ -67,6 +67,18 @@ struct Params {
   int page_size = 0;
 };
 
+// What the backward adds to a forward call's Params (whose out and lse are the forward's): dO, strided
+// like out; the gradients dq like q, dk like k and dv like v, in the call's dtype; and its scratch (backward_scratch):
+// each row's dO . O (delta, [batch, heads, q_len]) and dQ summed in fp32 ([batch, heads, q_len, head_dim]).
+struct BackwardBuffers {
+  const void* d_out = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+  float* delta = nullptr;
+  float* dq_accum = nullptr;
+};
+
 // The split tail's scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one
 // partial output (a thread's accumulator fragment as head_dim / 8 float4, its rows' maximum and
 // sum as one more) and a flag per warpgroup.

@@ -17,22 +17,6 @@ namespace {
 
 using namespace sm80;
 
-// Copies rows [row0, row0+ROWS) of a [len, D] tile (row stride `stride`) into
-// shared memory with padded rows; rows >= len are zero-filled.
-template <typename T, int ROWS, int D, int THREADS>
-__device__ __forceinline__ void load_tile(T* smem, const T* g, int64_t stride, int row0, int len) {
-  constexpr int kChunks = D / 8;  // 16-byte chunks per row
-  constexpr int kLd = D + 8;
-#pragma unroll
-  for (int i = threadIdx.x; i < ROWS * kChunks; i += THREADS) {
-    const int r = i / kChunks, c = i % kChunks;
-    const int row = row0 + r;
-    const bool valid = row < len;
-    const T* src = g + int64_t(valid ? row : 0) * stride + c * 8;
-    cp_async16(smem + r * kLd + c * 8, src, valid);
-  }
-}
-
 template <typename T, int D>
 __global__ void __launch_bounds__(tile_for(TileRows::Portable, D).threads) fused_fwd_portable(const Params p) {
   constexpr TileConfig kT = tile_for(TileRows::Portable, D);

@@ -1,5 +1,5 @@
-// The sm_80 building blocks the portable and the decode kernels share: cp.async copies, ldmatrix and
-// mma.sync m16n8k16 with fp32 accumulators.
+// The sm_80 building blocks the portable forward, the decode and the backward kernels share: cp.async
+// copies, ldmatrix and mma.sync m16n8k16 with fp32 accumulators.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -22,6 +22,22 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Copies rows [row0, row0+ROWS) of a [len, D] tile (row stride `stride`) into
+// shared memory with padded rows; rows >= len are zero-filled.
+template <typename T, int ROWS, int D, int THREADS>
+__device__ __forceinline__ void load_tile(T* smem, const T* g, int64_t stride, int row0, int len) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  constexpr int kLd = D + 8;
+#pragma unroll
+  for (int i = threadIdx.x; i < ROWS * kChunks; i += THREADS) {
+    const int r = i / kChunks, c = i % kChunks;
+    const int row = row0 + r;
+    const bool valid = row < len;
+    const T* src = g + int64_t(valid ? row : 0) * stride + c * 8;
+    cp_async16(smem + r * kLd + c * 8, src, valid);
+  }
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {

@@ -1,0 +1,367 @@
+// The fused attention backward, mma.sync m16n8k16 (sm_80 and later): FlashAttention-2's schedule.
+//
+// Three launches (their names say their roles as FlashAttention's do: bwd_preprocess, convert_dq).
+// First each query row's delta = dO . O (fp32) and dQ's fp32 sum zeroed. Then the
+// main kernel: a CTA of 4 warps owns BN = 64 keys of one (batch, KV head), 16 a warp, with their K and
+// V in shared memory and their dK and dV in fp32 registers for the whole launch. It walks every query
+// block (BM rows) of every query head that reads this KV head (GQA: the group's heads, so dK and dV
+// come out summed), Q and dO of the next block loading with cp.async while the current one computes:
+//   S^T = K Q^T, P^T = exp(scale S^T - lse) (the forward's log-sum-exp: no softmax statistics again),
+//   dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q,
+// dS^T through shared memory (16-bit, as P) for dQ = dS K, which each warp adds for a quarter of the
+// head dim into the fp32 sum with atomics (other CTAs, the other key blocks, add to the same rows).
+// Causal query blocks above the key block's first diagonal are skipped. Last, dq = scale x the sum, in
+// the call's dtype. Rows that see no key (lse -inf) have P = 0, so no gradient flows through them.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "fused_attention.h"
+#include "mma_sm80.cuh"
+#include "softmax_fragment.cuh"
+
+namespace attnprof::fused {
+namespace {
+
+using namespace sm80;
+
+constexpr int kBwdThreads = 128;
+constexpr int kBwdBlockN = 64;  // keys a CTA: 16 a warp
+// Query rows a step: 32 at head dim 128 keeps S^T and dP^T (16 floats each a thread) beside dK and dV
+// (64 each) within the register file; 64 at head dim 64.
+template <int D>
+constexpr int bwd_block_m() {
+  return D == 128 ? 32 : 64;
+}
+
+// Shared memory, in 16-bit elements: K and V [BN][D + 8]; two stages of Q and dO [BM][D + 8]; dS^T
+// [BN][BM + 8]; then per stage BM floats of lse (log2 units, +inf for rows that see nothing) and BM of delta.
+template <int D>
+struct BwdSmem {
+  static constexpr int kBm = bwd_block_m<D>();
+  static constexpr int kLd = D + 8, kLdS = kBm + 8;
+  static constexpr int kKv = kBwdBlockN * kLd;
+  static constexpr int kStage = kBm * kLd;
+  static constexpr int kHalfs = 2 * kKv + 4 * kStage + kBwdBlockN * kLdS;
+  static constexpr int kBytes = kHalfs * 2 + 2 * 2 * kBm * 4;
+};
+
+__device__ __forceinline__ float2 load_pair(const __nv_bfloat16* x) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(x));
+}
+__device__ __forceinline__ float2 load_pair(const __half* x) {
+  return __half22float2(*reinterpret_cast<const __half2*>(x));
+}
+
+// delta[b, h, i] = sum_d dO[i, d] O[i, d] in fp32, and row i of dQ's fp32 sum zeroed: a warp a row.
+template <typename T, int D>
+__global__ void __launch_bounds__(kBwdThreads) fused_bwd_preprocess(const Params p, const BackwardBuffers g) {
+  const int64_t row = int64_t(blockIdx.x) * (kBwdThreads / 32) + threadIdx.x / 32;
+  const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
+  if (row >= rows) return;
+  const int i = static_cast<int>(row % p.q_len);
+  const int h = static_cast<int>(row / p.q_len % p.heads), b = static_cast<int>(row / p.q_len / p.heads);
+  const int64_t at = b * p.o_batch_stride + h * p.o_head_stride + i * p.o_seq_stride;
+  const T* o = static_cast<const T*>(p.out) + at;
+  const T* d_o = static_cast<const T*>(g.d_out) + at;
+  float sum = 0.f;
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int c = lane * 2; c < D; c += 64) {
+    const float2 x = load_pair(o + c), y = load_pair(d_o + c);
+    sum = fmaf(x.x, y.x, fmaf(x.y, y.y, sum));
+  }
+#pragma unroll
+  for (int s = 16; s > 0; s /= 2) sum += __shfl_xor_sync(0xffffffff, sum, s);
+  if (lane == 0) g.delta[row] = sum;
+  float4* acc = reinterpret_cast<float4*>(g.dq_accum + row * D);
+#pragma unroll
+  for (int c = lane; c < D / 4; c += 32) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
+// dq = scale x dq_accum in the call's dtype, strided like q: a thread two elements.
+template <typename T, int D>
+__global__ void __launch_bounds__(256) fused_bwd_convert_dq(const Params p, const BackwardBuffers g) {
+  const int64_t pairs = int64_t(p.batch) * p.heads * p.q_len * (D / 2);
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < pairs; t += int64_t(gridDim.x) * blockDim.x) {
+    const int c = static_cast<int>(t % (D / 2)) * 2;
+    const int64_t row = t / (D / 2);
+    const int i = static_cast<int>(row % p.q_len);
+    const int h = static_cast<int>(row / p.q_len % p.heads), b = static_cast<int>(row / p.q_len / p.heads);
+    const float2 x = *reinterpret_cast<const float2*>(g.dq_accum + row * D + c);
+    T* dst = static_cast<T*>(g.dq) + b * p.q_batch_stride + h * p.q_head_stride + i * p.q_seq_stride + c;
+    *reinterpret_cast<uint32_t*>(dst) = Pack2<T>::pack(x.x * p.scale, x.y * p.scale);
+  }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, const BackwardBuffers g) {
+  using S = BwdSmem<D>;
+  constexpr int BN = kBwdBlockN, BM = S::kBm, kLd = S::kLd, kLdS = S::kLdS;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* sK = reinterpret_cast<T*>(smem_raw);
+  T* sV = sK + S::kKv;
+  T* sStages = sV + S::kKv;  // stage s: Q at sStages + 2 s kStage, dO after it
+  T* sdS = sStages + 4 * S::kStage;
+  float* sRows = reinterpret_cast<float*>(sdS + BN * kLdS);  // stage s: lse at sRows + 2 s BM, delta after it
+
+  const int kb0 = blockIdx.x * BN, hk = blockIdx.y, b = blockIdx.z;
+  const int group = p.heads / p.kv_heads;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  // The query blocks that see a key of this block: causal skips those whose last row is left of its first key.
+  const int m_tiles = (p.q_len + BM - 1) / BM;
+  int m_first = 0;
+  if (p.causal) {
+    const int first_row = kb0 - p.causal_offset;  // the first query row that sees key kb0
+    m_first = first_row <= 0 ? 0 : first_row / BM;
+  }
+  const int per_head = m_tiles > m_first ? m_tiles - m_first : 0;
+  const int items = per_head * group;
+
+  const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + hk * p.k_head_stride;
+  const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + hk * p.v_head_stride;
+
+  // Q, dO, lse and delta of item `it` (query head hk * group + it / per_head, block m_first + it % per_head).
+  const auto load_item = [&](int it, int stage) {
+    const int h = hk * group + it / per_head, m = m_first + it % per_head;
+    T* sQ = sStages + 2 * stage * S::kStage;
+    load_tile<T, BM, D, kBwdThreads>(sQ, static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride,
+                                     p.q_seq_stride, m * BM, p.q_len);
+    load_tile<T, BM, D, kBwdThreads>(sQ + S::kStage,
+                                     static_cast<const T*>(g.d_out) + b * p.o_batch_stride + h * p.o_head_stride,
+                                     p.o_seq_stride, m * BM, p.q_len);
+    const int64_t rows = (int64_t(b) * p.heads + h) * p.q_len;
+    float* lse2 = sRows + 2 * stage * BM;
+    for (int i = threadIdx.x; i < BM; i += kBwdThreads) {
+      const int row = m * BM + i;
+      const float l = row < p.q_len ? p.lse[rows + row] : -INFINITY;
+      lse2[i] = l == -INFINITY ? INFINITY : l * 1.4426950408889634f;  // +inf: P = 0 for the whole row
+      lse2[BM + i] = row < p.q_len ? g.delta[rows + row] : 0.f;
+    }
+  };
+
+  load_tile<T, BN, D, kBwdThreads>(sK, k, p.k_seq_stride, kb0, p.kv_len);
+  load_tile<T, BN, D, kBwdThreads>(sV, v, p.v_seq_stride, kb0, p.kv_len);
+  if (items > 0) load_item(0, 0);
+  cp_async_commit();
+
+  const float scale_log2 = p.scale * 1.4426950408889634f;
+  const int g_row = lane / 4, t_col = 2 * (lane % 4);
+  const int key_row0 = kb0 + warp * 16 + g_row;  // this thread's keys: key_row0 and key_row0 + 8
+  float dk[D / 8][4] = {}, dv[D / 8][4] = {};
+
+  for (int it = 0; it < items; ++it) {
+    const int stage = it & 1;
+    if (it + 1 < items) {
+      load_item(it + 1, stage ^ 1);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();  // this item's Q, dO, lse and delta are in; every warp is done with the last dS^T
+    const T* sQ = sStages + 2 * stage * S::kStage;
+    const T* sdO = sQ + S::kStage;
+    const float* lse2 = sRows + 2 * stage * BM;
+    const float* delta = lse2 + BM;
+    const int h = hk * group + it / per_head, q0 = (m_first + it % per_head) * BM;
+
+    // S^T = K Q^T: this warp's 16 keys against the block's BM rows.
+    float s[BM / 8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t a[4];
+      ldmatrix_x4(a, sK + (warp * 16 + lane % 16) * kLd + kk * 16 + (lane / 16) * 8);
+#pragma unroll
+      for (int j = 0; j < BM / 8; j += 2) {
+        uint32_t bq[4];
+        ldmatrix_x4(bq, sQ + (j * 8 + (lane / 16) * 8 + lane % 8) * kLd + kk * 16 + ((lane / 8) % 2) * 8);
+        Mma<T>::run(s[j], a, bq[0], bq[1]);
+        Mma<T>::run(s[j + 1], a, bq[2], bq[3]);
+      }
+    }
+    // P^T from the forward's log-sum-exp; zero past the keys, past the rows and right of the diagonal.
+    const bool masked = kb0 + BN > p.kv_len || q0 + BM > p.q_len || (p.causal && kb0 + BN - 1 > q0 + p.causal_offset);
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int c = 8 * j + t_col + (e & 1);
+        float x = exp2_ftz(fmaf(s[j][e], scale_log2, -lse2[c]));
+        if (masked) {
+          const int key = key_row0 + 8 * (e >> 1), row = q0 + c;
+          if (key >= p.kv_len || row >= p.q_len || (p.causal && key > row + p.causal_offset)) x = 0.f;
+        }
+        s[j][e] = x;
+      }
+
+    // dV += P^T dO.
+    {
+      uint32_t pa[BM / 16][4];
+      scores_to_a<T>(s, pa);
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+#pragma unroll
+        for (int j = 0; j < D / 8; j += 2) {
+          uint32_t bf[4];
+          ldmatrix_x4_trans(bf, sdO + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * kLd + j * 8 + (lane / 16) * 8);
+          Mma<T>::run(dv[j], pa[kk], bf[0], bf[1]);
+          Mma<T>::run(dv[j + 1], pa[kk], bf[2], bf[3]);
+        }
+    }
+
+    // dP^T = V dO^T, then dS^T = P^T (dP^T - delta) in place.
+    float dp[BM / 8][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t a[4];
+      ldmatrix_x4(a, sV + (warp * 16 + lane % 16) * kLd + kk * 16 + (lane / 16) * 8);
+#pragma unroll
+      for (int j = 0; j < BM / 8; j += 2) {
+        uint32_t bo[4];
+        ldmatrix_x4(bo, sdO + (j * 8 + (lane / 16) * 8 + lane % 8) * kLd + kk * 16 + ((lane / 8) % 2) * 8);
+        Mma<T>::run(dp[j], a, bo[0], bo[1]);
+        Mma<T>::run(dp[j + 1], a, bo[2], bo[3]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dp[j][e] = s[j][e] * (dp[j][e] - delta[8 * j + t_col + (e & 1)]);
+
+    // dK += dS^T Q (scaled at the end); dS^T into shared memory for dQ.
+    {
+      uint32_t da[BM / 16][4];
+      scores_to_a<T>(dp, da);
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+#pragma unroll
+        for (int j = 0; j < D / 8; j += 2) {
+          uint32_t bf[4];
+          ldmatrix_x4_trans(bf, sQ + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * kLd + j * 8 + (lane / 16) * 8);
+          Mma<T>::run(dk[j], da[kk], bf[0], bf[1]);
+          Mma<T>::run(dk[j + 1], da[kk], bf[2], bf[3]);
+        }
+      // A fragment kk holds rows g, g + 8 at columns 16 kk + t_col (regs 0, 1) and + 8 (regs 2, 3).
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          uint32_t* row = reinterpret_cast<uint32_t*>(sdS + (warp * 16 + g_row + 8 * r) * kLdS + 16 * kk + t_col);
+          row[0] = da[kk][r];
+          row[4] = da[kk][2 + r];
+        }
+    }
+    __syncthreads();  // dS^T complete
+
+    // dQ (rows q0 ..) += dS K for this warp's quarter of the head dim, added to the fp32 sum.
+    constexpr int kCols = D / 4, NT = kCols / 8;
+    float dq[BM / 16][NT][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk) {
+      uint32_t bk[NT / 2][4];
+#pragma unroll
+      for (int jp = 0; jp < NT / 2; ++jp)
+        ldmatrix_x4_trans(bk[jp], sK + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * kLd + warp * kCols + jp * 16 +
+                                      (lane / 16) * 8);
+#pragma unroll
+      for (int mt = 0; mt < BM / 16; ++mt) {
+        uint32_t a[4];  // dS rows mt * 16 .., keys kk * 16 ..: dS^T read transposed
+        ldmatrix_x4_trans(a, sdS + (kk * 16 + lane % 8 + (lane / 16) * 8) * kLdS + mt * 16 + ((lane / 8) % 2) * 8);
+#pragma unroll
+        for (int jp = 0; jp < NT / 2; ++jp) {
+          Mma<T>::run(dq[mt][2 * jp], a, bk[jp][0], bk[jp][1]);
+          Mma<T>::run(dq[mt][2 * jp + 1], a, bk[jp][2], bk[jp][3]);
+        }
+      }
+    }
+    float* acc = g.dq_accum + (int64_t(b) * p.heads + h) * p.q_len * D;
+#pragma unroll
+    for (int mt = 0; mt < BM / 16; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = q0 + mt * 16 + g_row + 8 * r;
+        if (row >= p.q_len) continue;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          float* dst = acc + int64_t(row) * D + warp * kCols + nt * 8 + t_col;
+          atomicAdd(dst, dq[mt][nt][2 * r]);
+          atomicAdd(dst + 1, dq[mt][nt][2 * r + 1]);
+        }
+      }
+  }
+  cp_async_wait<0>();
+
+  // dK (scaled) and dV of this CTA's keys, summed over the group's query heads.
+  T* dk_out = static_cast<T*>(g.dk) + b * p.k_batch_stride + hk * p.k_head_stride;
+  T* dv_out = static_cast<T*>(g.dv) + b * p.v_batch_stride + hk * p.v_head_stride;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int key = key_row0 + 8 * r;
+    if (key >= p.kv_len) continue;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      const int c = 8 * j + t_col;
+      *reinterpret_cast<uint32_t*>(dk_out + int64_t(key) * p.k_seq_stride + c) =
+          Pack2<T>::pack(dk[j][2 * r] * p.scale, dk[j][2 * r + 1] * p.scale);
+      *reinterpret_cast<uint32_t*>(dv_out + int64_t(key) * p.v_seq_stride + c) =
+          Pack2<T>::pack(dv[j][2 * r], dv[j][2 * r + 1]);
+    }
+  }
+}
+
+template <typename T, int D>
+cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
+  // Without queries the main kernel still runs: its dK and dV are zeros. Without keys dq is zeros.
+  const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
+  cudaError_t e = cudaSuccess;
+  if (rows > 0) {
+    fused_bwd_preprocess<T, D><<<static_cast<unsigned>((rows + 3) / 4), kBwdThreads, 0, stream>>>(p, g);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  }
+  if (p.kv_len > 0) {
+    constexpr int kSmem = BwdSmem<D>::kBytes;
+    e = cudaFuncSetAttribute(fused_bwd_sm80<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    if (e != cudaSuccess) return e;
+    const dim3 grid((p.kv_len + kBwdBlockN - 1) / kBwdBlockN, p.kv_heads, p.batch);
+    fused_bwd_sm80<T, D><<<grid, kBwdThreads, kSmem, stream>>>(p, g);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  }
+  const int64_t pairs = rows * (D / 2);
+  if (pairs == 0) return cudaSuccess;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((pairs + 255) / 256, 65535));
+  fused_bwd_convert_dq<T, D><<<blocks, 256, 0, stream>>>(p, g);
+  return cudaGetLastError();
+}
+
+std::size_t aligned(std::size_t n) { return (n + 255) / 256 * 256; }
+std::size_t delta_bytes(const Params& p) { return aligned(std::size_t(p.batch) * p.heads * p.q_len * sizeof(float)); }
+
+}  // namespace
+
+std::size_t backward_scratch(const Params& p) {
+  return delta_bytes(p) + aligned(std::size_t(p.batch) * p.heads * p.q_len * p.head_dim * sizeof(float));
+}
+
+void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g) {
+  g.delta = static_cast<float*>(scratch);
+  g.dq_accum = reinterpret_cast<float*>(static_cast<char*>(scratch) + delta_bytes(p));
+}
+
+cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
+  if (unsupported(p)[0] != '\0' || p.block_table || p.seq_lens) return cudaErrorInvalidValue;
+  if (!g.d_out || !g.dq || !g.dk || !g.dv || !g.delta || !g.dq_accum) return cudaErrorInvalidValue;
+  for (const void* ptr : {g.d_out, static_cast<const void*>(g.dq), static_cast<const void*>(g.dk),
+                          static_cast<const void*>(g.dv)})
+    if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return cudaErrorInvalidValue;
+  if (p.batch == 0) return cudaSuccess;
+  if (p.dtype == attention::DType::BF16)
+    return p.head_dim == 64 ? launch_backward<__nv_bfloat16, 64>(p, g, stream)
+                            : launch_backward<__nv_bfloat16, 128>(p, g, stream);
+  return p.head_dim == 64 ? launch_backward<__half, 64>(p, g, stream) : launch_backward<__half, 128>(p, g, stream);
+}
+
+}  // namespace attnprof::fused
