@@ -96,6 +96,37 @@ __global__ void __launch_bounds__(256) fused_bwd_convert_dq(const Params p, cons
   }
 }
 
+// acc += A B^T over D: A this warp's 16 rows of sA (from row a_row0), B the N rows of sB; rows LD apart.
+template <typename T, int D, int N, int LD>
+__device__ __forceinline__ void mma_abt(float (&acc)[N / 8][4], const T* sA, int a_row0, const T* sB, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    uint32_t a[4];
+    ldmatrix_x4(a, sA + (a_row0 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int j = 0; j < N / 8; j += 2) {
+      uint32_t b[4];
+      ldmatrix_x4(b, sB + (j * 8 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+      Mma<T>::run(acc[j], a, b[0], b[1]);
+      Mma<T>::run(acc[j + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// acc += A B over the K rows of sB: A as K / 16 fragments, B [K][D] read transposed; rows LD apart.
+template <typename T, int D, int K, int LD>
+__device__ __forceinline__ void mma_ab(float (&acc)[D / 8][4], const uint32_t (&a)[K / 16][4], const T* sB, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk)
+#pragma unroll
+    for (int j = 0; j < D / 8; j += 2) {
+      uint32_t b[4];
+      ldmatrix_x4_trans(b, sB + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + j * 8 + (lane / 16) * 8);
+      Mma<T>::run(acc[j], a[kk], b[0], b[1]);
+      Mma<T>::run(acc[j + 1], a[kk], b[2], b[3]);
+    }
+}
+
 template <typename T, int D>
 __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, const BackwardBuffers g) {
   using S = BwdSmem<D>;
@@ -171,18 +202,7 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
 
     // S^T = K Q^T: this warp's 16 keys against the block's BM rows.
     float s[BM / 8][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t a[4];
-      ldmatrix_x4(a, sK + (warp * 16 + lane % 16) * kLd + kk * 16 + (lane / 16) * 8);
-#pragma unroll
-      for (int j = 0; j < BM / 8; j += 2) {
-        uint32_t bq[4];
-        ldmatrix_x4(bq, sQ + (j * 8 + (lane / 16) * 8 + lane % 8) * kLd + kk * 16 + ((lane / 8) % 2) * 8);
-        Mma<T>::run(s[j], a, bq[0], bq[1]);
-        Mma<T>::run(s[j + 1], a, bq[2], bq[3]);
-      }
-    }
+    mma_abt<T, D, BM, kLd>(s, sK, warp * 16, sQ, lane);
     // P^T from the forward's log-sum-exp; zero past the keys, past the rows and right of the diagonal.
     const bool masked = kb0 + BN > p.kv_len || q0 + BM > p.q_len || (p.causal && kb0 + BN - 1 > q0 + p.causal_offset);
 #pragma unroll
@@ -202,31 +222,12 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
     {
       uint32_t pa[BM / 16][4];
       scores_to_a<T>(s, pa);
-#pragma unroll
-      for (int kk = 0; kk < BM / 16; ++kk)
-#pragma unroll
-        for (int j = 0; j < D / 8; j += 2) {
-          uint32_t bf[4];
-          ldmatrix_x4_trans(bf, sdO + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * kLd + j * 8 + (lane / 16) * 8);
-          Mma<T>::run(dv[j], pa[kk], bf[0], bf[1]);
-          Mma<T>::run(dv[j + 1], pa[kk], bf[2], bf[3]);
-        }
+      mma_ab<T, D, BM, kLd>(dv, pa, sdO, lane);
     }
 
     // dP^T = V dO^T, then dS^T = P^T (dP^T - delta) in place.
     float dp[BM / 8][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t a[4];
-      ldmatrix_x4(a, sV + (warp * 16 + lane % 16) * kLd + kk * 16 + (lane / 16) * 8);
-#pragma unroll
-      for (int j = 0; j < BM / 8; j += 2) {
-        uint32_t bo[4];
-        ldmatrix_x4(bo, sdO + (j * 8 + (lane / 16) * 8 + lane % 8) * kLd + kk * 16 + ((lane / 8) % 2) * 8);
-        Mma<T>::run(dp[j], a, bo[0], bo[1]);
-        Mma<T>::run(dp[j + 1], a, bo[2], bo[3]);
-      }
-    }
+    mma_abt<T, D, BM, kLd>(dp, sV, warp * 16, sdO, lane);
 #pragma unroll
     for (int j = 0; j < BM / 8; ++j)
 #pragma unroll
@@ -236,15 +237,7 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
     {
       uint32_t da[BM / 16][4];
       scores_to_a<T>(dp, da);
-#pragma unroll
-      for (int kk = 0; kk < BM / 16; ++kk)
-#pragma unroll
-        for (int j = 0; j < D / 8; j += 2) {
-          uint32_t bf[4];
-          ldmatrix_x4_trans(bf, sQ + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * kLd + j * 8 + (lane / 16) * 8);
-          Mma<T>::run(dk[j], da[kk], bf[0], bf[1]);
-          Mma<T>::run(dk[j + 1], da[kk], bf[2], bf[3]);
-        }
+      mma_ab<T, D, BM, kLd>(dk, da, sQ, lane);
       // A fragment kk holds rows g, g + 8 at columns 16 kk + t_col (regs 0, 1) and + 8 (regs 2, 3).
 #pragma unroll
       for (int kk = 0; kk < BM / 16; ++kk)
@@ -265,8 +258,8 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
       uint32_t bk[NT / 2][4];
 #pragma unroll
       for (int jp = 0; jp < NT / 2; ++jp)
-        ldmatrix_x4_trans(bk[jp], sK + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * kLd + warp * kCols + jp * 16 +
-                                      (lane / 16) * 8);
+        ldmatrix_x4_trans(
+            bk[jp], sK + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * kLd + warp * kCols + jp * 16 + (lane / 16) * 8);
 #pragma unroll
       for (int mt = 0; mt < BM / 16; ++mt) {
         uint32_t a[4];  // dS rows mt * 16 .., keys kk * 16 ..: dS^T read transposed
@@ -354,8 +347,8 @@ void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g) 
 cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
   if (unsupported(p)[0] != '\0' || p.block_table || p.seq_lens) return cudaErrorInvalidValue;
   if (!g.d_out || !g.dq || !g.dk || !g.dv || !g.delta || !g.dq_accum) return cudaErrorInvalidValue;
-  for (const void* ptr : {g.d_out, static_cast<const void*>(g.dq), static_cast<const void*>(g.dk),
-                          static_cast<const void*>(g.dv)})
+  for (const void* ptr :
+       {g.d_out, static_cast<const void*>(g.dq), static_cast<const void*>(g.dk), static_cast<const void*>(g.dv)})
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return cudaErrorInvalidValue;
   if (p.batch == 0) return cudaSuccess;
   if (p.dtype == attention::DType::BF16)
