@@ -3,7 +3,7 @@
 attention interface (attnprof.register_transformers), against the same training on SDPA.
 
 One initial model (fp32 weights, bf16 autocast, AdamW), one data stream (each sequence a random 64-token
-segment repeated, so attention has something to learn: copying), the same 50 steps on each implementation:
+segment of 64 of the vocabulary's tokens, repeated, so attention has something to learn: copying), the same 50 steps on each implementation:
 SDPA on its flash backend, SDPA on cuDNN (the pair gives the noise two correct bf16 kernels show), and
 attnprof. Checks that attnprof's loss curve stays within that noise of SDPA flash's (every step within
 2x the largest flash/cuDNN gap plus 0.02), prints the three curves, the median step time of each, and
@@ -26,7 +26,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import attnprof
 
-LAYERS, BATCH, SEQ, PERIOD, VOCAB = 4, 8, 1024, 64, 4096
+LAYERS, BATCH, SEQ, PERIOD, VOCAB, USED = 4, 8, 1024, 64, 4096, 64
 
 
 def model_config(impl):
@@ -39,10 +39,11 @@ def model_config(impl):
 
 
 def batches(steps, seed=1234):
-    """The data every run sees: sequences of a random PERIOD-token segment repeated to SEQ tokens."""
+    """The data every run sees: sequences of a random PERIOD-token segment (of the first USED tokens of the
+    vocabulary) repeated to SEQ tokens: the model learns which tokens occur, then to copy."""
     g = torch.Generator().manual_seed(seed)
     for _ in range(steps):
-        seg = torch.randint(0, VOCAB, (BATCH, PERIOD), generator=g)
+        seg = torch.randint(0, USED, (BATCH, PERIOD), generator=g)
         yield seg.repeat(1, SEQ // PERIOD).cuda()
 
 
@@ -54,7 +55,7 @@ def train(initial, impl, backend, steps, profile_dir=None):
     model = LlamaForCausalLM(model_config(impl)).cuda()
     model.load_state_dict(initial)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0)
+    opt = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.0)
     losses, times = [], []
     with sdpa_kernel(backend) if backend is not None else contextlib.nullcontext():
         for i, ids in enumerate(batches(steps)):
@@ -114,7 +115,7 @@ def main():
     results = []
     results.append((gap <= 2 * noise + 0.02, f"attnprof's loss within 2x the flash/cuDNN gap + 0.02 of SDPA flash's at "
                                             f"every step: largest gap {gap:.4f}, flash/cuDNN {noise:.4f}"))
-    results.append((ours[-1] < 0.5 * ours[0], f"the model learns on attnprof: loss {ours[0]:.3f} -> {ours[-1]:.3f}"))
+    results.append((ours[-1] < ours[0] - 1.0, f"the model learns on attnprof: loss {ours[0]:.3f} -> {ours[-1]:.3f}"))
     # doctor on the profiled steps: the fused kernel's forward and backward, a call each per layer per step.
     trace_dir = os.path.join(args.out, "trace")
     reports = [f for f in os.listdir(trace_dir) if f.endswith(".attnprof.json")]
