@@ -562,11 +562,18 @@ class Finder {
       }
     }
     if (!any_decode) return;
+    // The longest KV cache a decode call reads: a call with an explicit one-head mask whose keys a
+    // decode call extends (reads more of them) is a decoder's prefill whatever its is_causal says
+    // (transformers' continuous batching passes its causal mask so).
+    std::int64_t longest_decode_kv = 0;
+    for (const AttentionCall& c : view_.calls)
+      if (decodes(c)) longest_decode_kv = std::max(longest_decode_kv, c.shape.kv_len);
     for (AttentionCall& c : view_.calls) {
       if (c.shape.any() && c.shape.q_len > 0) {
         // A call known not to be causal with more query rows is an encoder's (an encoder-decoder's
         // generate()): no phase.
-        const bool encoder = !decodes(c) && c.shape.causal.has_value() && !*c.shape.causal;
+        const bool masked_prefill = c.shape.one_head_mask && longest_decode_kv > c.shape.kv_len;
+        const bool encoder = !decodes(c) && c.shape.causal.has_value() && !*c.shape.causal && !masked_prefill;
         if (!encoder) c.phase = decodes(c) ? AttentionPhase::Decode : AttentionPhase::Prefill;
         continue;
       }

@@ -143,6 +143,10 @@ AttentionShape AttentionOps::shape_from_op(std::int32_t range, Precision* precis
     return s;
   }
   s.dropout = first_decimal(in);
+  if (q + 3 < in->dims.size()) {
+    const auto& m = in->dims[q + 3];
+    s.one_head_mask = m.size() == 4 && m[1] == 1 && m[2] == qd[2] && m[3] == kd[2];
+  }
   // is_causal: the first boolean after the dropout probability (the first
   // decimal), in every SDPA op's signature.
   bool after_dropout = false;

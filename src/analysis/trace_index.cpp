@@ -30,6 +30,14 @@ class TraceIndex::Builder {
   void link_ranges();
 
  private:
+  struct Orphan {  // a launch outside every range of its own thread
+    std::int64_t ts, pid;
+    std::size_t activity;
+  };
+  void adopt_orphans(const std::vector<Orphan>& orphans);
+
+ public:
+ private:
   struct LaneItems;
   struct LaunchCall {
     std::int64_t correlation;
@@ -184,6 +192,7 @@ void TraceIndex::Builder::link_ranges() {
     std::int64_t end;
     std::int32_t index;
   };
+  std::vector<Orphan> orphans;
   std::vector<Open> stack;
   for (auto& [lane, items] : lanes_) {
     auto& rs = items.ranges;
@@ -204,12 +213,50 @@ void TraceIndex::Builder::link_ranges() {
         ++r;
       } else {
         index_.activities_[ls[l].activity].range = top;
+        if (top == kNone && index_.has_cpu_ops_) orphans.push_back({ls[l].ts, lane.first, ls[l].activity});
         ++l;
       }
     }
-    // Each lane's lists are done with: hand their memory back before the next.
-    std::vector<std::int32_t>().swap(rs);
-    std::vector<Launch>().swap(ls);
+    std::vector<Launch>().swap(ls);  // done with; the ranges stay for the orphans
+  }
+  adopt_orphans(orphans);
+  for (auto& [lane, items] : lanes_) std::vector<std::int32_t>().swap(items.ranges);
+}
+
+// A launch outside every range of its own thread, made while exactly one other thread of its process
+// is inside an ATen op, belongs to that op's innermost range: the profiler filed the launch under
+// another thread id than the op's (transformers' continuous batching, whose worker thread is new for
+// each generate_batch, has a second call's launches filed under the first worker's id). Launches
+// made while no thread, or several, are inside an op stay where they are.
+void TraceIndex::Builder::adopt_orphans(const std::vector<Orphan>& orphans) {
+  if (orphans.empty()) return;
+  // The innermost range of a lane open at ts: the last range starting at or before it, then up its parents.
+  const auto open_at = [this](const std::vector<std::int32_t>& rs, std::int64_t ts) {
+    auto it = std::upper_bound(rs.begin(), rs.end(), ts, [this](std::int64_t t, std::int32_t r) {
+      return t < times_[static_cast<std::size_t>(r)].ts;
+    });
+    if (it == rs.begin()) return kNone;
+    std::int32_t r = *(it - 1);
+    while (r != kNone && times_[static_cast<std::size_t>(r)].end < ts)
+      r = index_.ranges_[static_cast<std::size_t>(r)].parent;
+    return r;
+  };
+  const auto in_op = [this](std::int32_t r) {
+    for (; r != kNone; r = index_.ranges_[static_cast<std::size_t>(r)].parent)
+      if (index_.ranges_[static_cast<std::size_t>(r)].kind == EventKind::CpuOp) return true;
+    return false;
+  };
+  for (const Orphan& o : orphans) {
+    std::int32_t found = kNone;
+    int threads_in_ops = 0;
+    for (const auto& [lane, items] : lanes_) {
+      if (lane.first != o.pid || items.ranges.empty()) continue;
+      const std::int32_t r = open_at(items.ranges, o.ts);
+      if (r == kNone || !in_op(r)) continue;
+      if (++threads_in_ops > 1) break;
+      found = r;
+    }
+    if (threads_in_ops == 1) index_.activities_[o.activity].range = found;
   }
 }
 

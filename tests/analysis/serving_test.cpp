@@ -164,6 +164,49 @@ TEST(PagedServing, FlexPagedDecodeAsBuilt) {
   EXPECT_EQ(programs, 2);
 }
 
+// transformers' continuous batching (make_corpus.py --set serving, kind continuous; an H100): 8 requests
+// packed into one sequence, one prefill forward over their prompts, then a decode forward a token (q_len 8,
+// one query a request, against the paged cache gathered for SDPA), on a worker thread that generate_batch
+// starts anew for each call, traced by torch.profiler (the profiler files the second call's launches under
+// the first worker's thread id) and by attnprof record. Its prefill passes the causal mask, not
+// is_causal. tests/data/serving/continuous/facts.json says how each was built.
+TEST(ContinuousBatching, PhasesAsBuilt) {
+  simdjson::dom::parser parser;
+  const simdjson::dom::element all = parser.load(test::data_file("serving/continuous/facts.json"));
+  int programs = 0;
+  for (const Program& p : test::corpus_facts("serving/continuous/facts.json")) {
+    ++programs;
+    SCOPED_TRACE(p.name);
+    std::int64_t decode_q_len = 0;
+    for (simdjson::dom::element f : all.get_array())
+      if (std::string_view(f["name"]) == p.name) decode_q_len = std::int64_t(f["expected"]["decode_q_len"]);
+    const Doctor d(test::data_file("serving/continuous/" + p.name + ".json.gz"));
+    std::map<AttentionPhase, std::int64_t> calls;
+    std::int64_t forward = 0;
+    for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+      EXPECT_EQ(c.impl, AttentionImpl::Fused);
+      forward += c.pass == AttentionPass::Forward;
+      calls[c.phase] += 1;
+    }
+    EXPECT_EQ(forward, p.forward_calls);
+    if (p.tracer != "torch.profiler") {
+      // No shapes and no split-KV combine: nothing tells a decode call from a prefill, and none is named.
+      EXPECT_EQ(calls[AttentionPhase::None], p.forward_calls);
+      continue;
+    }
+    EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
+    EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
+    EXPECT_EQ(calls[AttentionPhase::None], 0);
+    for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+      if (c.phase != AttentionPhase::Decode) continue;
+      EXPECT_EQ(c.shape.q_len, decode_q_len);  // a query for each packed request
+      EXPECT_GE(c.shape.kv_len, p.decode_kv_first);
+      EXPECT_LE(c.shape.kv_len, p.decode_kv_last);
+    }
+  }
+  EXPECT_EQ(programs, 2);
+}
+
 // The eager program's decode calls as fused kernels: within 25% of what its SDPA twin's fused decode
 // calls measured (a split-KV kernel and its combine each).
 TEST(ServingEstimate, DecodeFusedEstimateAgainstTheFusedTwin) {
