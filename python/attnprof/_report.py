@@ -21,14 +21,15 @@ class Finding:
     scope: str  # "attention" or "model"
     severity: str  # "high", "medium", "low", "info"
     region: str
-    time_ms: float  # GPU time it costs, per instance of its region
-    share: float  # of the region's GPU time
+    time_ms: float  # the time it costs, per instance of its region: GPU time, or wall time where clock is "wall"
+    share: float  # of the region's GPU time (clock "wall": of its steps' wall time)
     message: str  # one line, with numbers
     detail: str
     fix: str
     after_fix_ms: Optional[float]  # the same work after the fix, per instance; None when unknown
     evidence: tuple = ()
     part_of: Optional[int] = None  # index of the finding whose GPU work holds this one's (inside unfused-attention)
+    clock: str = "gpu"  # what time_ms and share count: "gpu" or "wall" (gpu-idle, attention-host)
 
     def __str__(self) -> str:
         return f"[{self.severity}] {self.id} ({self.scope}): {self.message}"
@@ -211,6 +212,7 @@ class Report:
                 after_fix_ms=f["after_fix_ms"],
                 evidence=tuple(f["evidence"]),
                 part_of=f["part_of"],
+                clock=f.get("clock", "gpu"),
             )
             for f in doc["findings"]
         )

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/attention_host.h"
 #include "analysis/attention_prep.h"
 #include "analysis/fused_estimate.h"
 #include "analysis/step_simulation.h"
@@ -79,6 +80,7 @@ std::string title_of(std::string_view id) {
   if (id == "safe-softmax") return "leave SDPA's math backend (its _safe_softmax passes go with it)";
   if (id == "hidden-copy") return "drop the device-to-device copies (in-place ops)";
   if (id == "kv-cache-cat") return "preallocate the KV cache (a static cache: no copy of it per token)";
+  if (id == "attention-host") return "let the attention calls repeat their shapes (no plan built per call)";
   return fmt::format("the fix {} names", id);
 }
 
@@ -531,6 +533,54 @@ void idle_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
   out.push_back(std::move(fix));
 }
 
+// attention-host: the step replayed with each slow call's op as long on the CPU as the typical call's,
+// its kernels as recorded.
+void host_time_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
+  const Finding& f = p.a.findings[finding];
+  std::vector<char> member(p.index.activities().size(), 0);
+  for (const RegionInstance& inst : p.g.group.instances)
+    for (std::size_t i : inst.activities) member[i] = 1;
+  Change change;
+  std::int64_t excess = 0;
+  for (const SlowHostCall& s : slow_host_calls(p.index, p.a.attention_calls)) {
+    const AttentionCall& call = p.a.attention_calls.calls[s.call];
+    if (!member[call.activities.front()]) continue;
+    const Event& op = p.index.event(p.index.ranges()[static_cast<std::size_t>(s.op)]);
+    Replacement r;
+    r.from = op.ts_ns;
+    r.to = op.end_ns();
+    r.cpu_ns = s.typical_ns;
+    for (std::size_t i : call.activities) {
+      r.removed.push_back(i);
+      r.gpu_ns += p.index.event(p.index.activities()[i]).dur_ns;
+    }
+    r.stream = stream_of(p.index, call.activities.front());
+    excess += s.host_ns - s.typical_ns;
+    change.replacements.push_back(std::move(r));
+  }
+  std::sort(change.replacements.begin(), change.replacements.end(),
+            [](const Replacement& x, const Replacement& y) { return x.from < y.from; });
+  Fix fix;
+  fix.id = f.id;
+  fix.title = title_of(f.id);
+  fix.findings = {f.id};
+  fix.finding_of = {finding};
+  const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, p.g.group.instances.size()));
+  if (!p.replay) {
+    fix.step_ns = fix.step_high_ns = excess / n;
+    fix.basis = "the host time above the typical call's; the trace cannot replay the step";
+  } else {
+    const Medians s = p.saved(change);
+    fix.gpu_ns = s.busy;
+    fix.step_ns = fix.step_low_ns = fix.step_high_ns = s.span;
+    fix.basis = fmt::format(
+        "the trace's timeline replayed with these calls' ops as long on the CPU as the typical "
+        "call's, their kernels as recorded; {}",
+        p.fidelity);
+  }
+  out.push_back(std::move(fix));
+}
+
 }  // namespace
 
 FusedCpuCost default_fused_cpu_cost(AttentionPass pass, bool has_cpu_ops) {
@@ -559,6 +609,8 @@ std::vector<Fix> plan_fixes(const TraceIndex& index, const HostCalls& host, cons
     if (taken[i] || a.findings[i].group != g.group.name) continue;
     if (a.findings[i].id == "gpu-idle")
       idle_fix(p, i, out);
+    else if (a.findings[i].id == "attention-host")
+      host_time_fix(p, i, out);
     else
       gpu_work_fix(p, i, out);
   }

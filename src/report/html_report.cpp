@@ -258,7 +258,7 @@ void finding_article(std::string& s, const Analysis& a, const Finding& f, const 
                  "<code>{0}</code> ({1}): {3} ms per {4} ({5} of its {10}, in {6} of {7})</h3>\n<p>{8}</p>\n",
                  esc(f.id), to_string(f.scope), to_string(f.severity), ms(f.time_ns / static_cast<std::int64_t>(n)),
                  esc(f.group), percent(f.share), f.instances, n, esc(f.title), anchor,
-                 f.id == "gpu-idle" ? "wall time" : "GPU time");
+                 f.wall ? "wall time" : "GPU time");
   if (!f.detail.empty()) fmt::format_to(out, "<p>{}</p>\n", esc(f.detail));
   if (!f.evidence.empty()) {
     s += "<table class=\"evidence\"><tr><th class=\"n\">count</th><th class=\"n\">ms</th><th>evidence</th></tr>\n";

@@ -272,6 +272,7 @@ std::string json_report(const Analysis& a, const Replay* replay) {
     j.real("time_ms", ms_per(f.time_ns, n), kMsDecimals);
     j.real("total_ms", ms(f.time_ns), kMsDecimals);
     j.real("share", f.share, 4);
+    j.str("clock", f.wall ? "wall" : "gpu");  // what time_ms and share count
     // The finding whose GPU work holds all of this one's (a cause inside the unfused calls), or null.
     if (parents[fi] >= 0)
       j.num("part_of", parents[fi]);

@@ -253,7 +253,7 @@ std::string text_body(const Analysis& a) {
                     parents[i] >= 0 ? fmt::format(", part of {} (#{})",
                                                   a.findings[static_cast<std::size_t>(parents[i])].id, parents[i] + 1)
                                     : std::string(),
-                    percent(f.share), f.id == "gpu-idle" ? "wall time" : "GPU time", f.instances, n),
+                    percent(f.share), f.wall ? "wall time" : "GPU time", f.instances, n),
         2);
     append_wrapped(out, f.title, 5);
     if (!f.detail.empty()) append_wrapped(out, f.detail, 5);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "analysis/analysis.h"
+#include "analysis/attention_host.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
@@ -189,11 +190,29 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
       calls[c.phase] += 1;
     }
     EXPECT_EQ(forward, p.forward_calls);
+    const std::vector<SlowHostCall> slow = slow_host_calls(*d.index, d.analysis.attention_calls);
+    const Finding* host = nullptr;
+    for (const Finding& f : d.analysis.findings)
+      if (f.id == "attention-host") host = &f;
     if (p.tracer != "torch.profiler") {
       // No shapes and no split-KV combine: nothing tells a decode call from a prefill, and none is named.
       EXPECT_EQ(calls[AttentionPhase::None], p.forward_calls);
+      EXPECT_TRUE(slow.empty());  // no ops: no host time of a call to tell
       continue;
     }
+    // Every forward meets a KV length (and mask) it has not seen: PyTorch's cuDNN attention builds a plan
+    // for its first layer's call, the other layers' reuse it. The step waits for them on the CPU.
+    EXPECT_EQ(static_cast<std::int64_t>(slow.size()), p.forwards);
+    for (const SlowHostCall& s : slow) EXPECT_EQ(d.analysis.attention_calls.calls[s.call].family, "cuDNN");
+    ASSERT_NE(host, nullptr);
+    EXPECT_TRUE(host->wall);
+    const Fix* fix = nullptr;
+    for (const Fix& f : d.analysis.fixes)
+      if (f.id == "attention-host") fix = &f;
+    ASSERT_NE(fix, nullptr);
+    EXPECT_GT(fix->step_ns, 0);
+    EXPECT_LT(fix->step_ns,
+              d.analysis.groups[static_cast<std::size_t>(d.analysis.step_group)].steps.median_step()->span_ns);
     EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
     EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
     EXPECT_EQ(calls[AttentionPhase::None], 0);
@@ -205,6 +224,14 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
     }
   }
   EXPECT_EQ(programs, 2);
+}
+
+// generate() on SDPA's cuDNN backend without a mask (q_len 1 against a growing cache): the calls' host
+// time stays flat, so no call is slow on the host and no attention-host finding.
+TEST(ContinuousBatching, PlainGenerateHasNoSlowHostCalls) {
+  const Doctor d(test::data_file("serving/qwen2_sdpa_bf16_infer_generate.json.gz"));
+  EXPECT_TRUE(slow_host_calls(*d.index, d.analysis.attention_calls).empty());
+  for (const Finding& f : d.analysis.findings) EXPECT_NE(f.id, "attention-host");
 }
 
 // The eager program's decode calls as fused kernels: within 25% of what its SDPA twin's fused decode

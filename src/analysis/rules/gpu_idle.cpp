@@ -88,6 +88,7 @@ void rule_gpu_idle(const RuleContext& ctx, std::vector<Finding>& out) {
   Finding f;
   f.id = "gpu-idle";
   f.scope = Scope::Model;
+  f.wall = true;
   f.group = ctx.group.group.name;
   for (const StepTime& st : m.steps) f.time_ns += st.idle_ns;
   for (std::int64_t p : pageable_of) f.time_ns += p;

@@ -14,6 +14,7 @@ void rule_unfused_attention(const RuleContext&, std::vector<Finding>&);
 void rule_hidden_copy(const RuleContext&, std::vector<Finding>&);
 void rule_gpu_idle(const RuleContext&, std::vector<Finding>&);
 void rule_kv_cache_cat(const RuleContext&, std::vector<Finding>&);
+void rule_attention_host(const RuleContext&, std::vector<Finding>&);
 
 std::span<const RuleEntry> all_rules() {
   static constexpr std::array kDiagnosisRules = {
@@ -27,6 +28,8 @@ std::span<const RuleEntry> all_rules() {
       RuleEntry{"hidden-copy", rule_hidden_copy, "device-to-device copies, named by the op that made them"},
       RuleEntry{"kv-cache-cat", rule_kv_cache_cat,
                 "a KV cache grown by torch.cat every generated token: the whole cache copied per decode step"},
+      RuleEntry{"attention-host", rule_attention_host,
+                "attention calls that held the CPU far longer than the others (a plan built for every new shape)"},
       RuleEntry{"gpu-idle", rule_gpu_idle,
                 "the GPU idle for much of each step, and why: launches, CPU work, host syncs, copies, communication"},
   };
