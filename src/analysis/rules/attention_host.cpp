@@ -63,10 +63,9 @@ void rule_attention_host(const RuleContext& ctx, std::vector<Finding>& out) {
       "step's wall time",
       per, static_cast<double>(all) / static_cast<double>(n), per_instance(ctx), format_ms((excess / calls) + typical),
       op, format_ms(typical), format_ms(excess / n), per_instance(ctx), 100.0 * f.share);
-  const std::string lens =
-      kv_lens.size() > 1 ? fmt::format(" (their KV lengths: {} different, {} to {})", kv_lens.size(), *kv_lens.begin(),
-                                       *kv_lens.rbegin())
-                         : "";
+  const std::string lens = kv_lens.size() > 1 ? fmt::format(" (their KV lengths: {} different, {} to {})",
+                                                            kv_lens.size(), *kv_lens.begin(), *kv_lens.rbegin())
+                                              : "";
   if (family == "cuDNN") {
     f.detail = fmt::format(
         "PyTorch's cuDNN attention builds an execution plan for each shape it has not seen and caches it; these "
