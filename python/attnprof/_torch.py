@@ -89,9 +89,14 @@ def _op_adds_nothing(torch, q, k, v):
     return not (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad))
 
 
+def _strides_ready(t) -> bool:
+    """Whether the kernels take t's strides: a contiguous last dimension, rows 16 bytes apart."""
+    return t.stride(-1) == 1 and all(s % 8 == 0 for s in t.stride()[:-1])
+
+
 def _kernel_ready(t) -> bool:
-    """Whether the kernels take t as it is laid out: a contiguous last dimension, 16-byte aligned rows."""
-    return t.stride(-1) == 1 and all(s % 8 == 0 for s in t.stride()[:-1]) and t.data_ptr() % 16 == 0
+    """Whether the kernels take t as it is laid out: its strides, and a 16-byte aligned start."""
+    return _strides_ready(t) and t.data_ptr() % 16 == 0
 
 
 def _like(t, ref):
@@ -170,7 +175,9 @@ def _register():
 
     @backward_op.register_fake
     def _(d_out, q, k, v, out, lse, is_causal, scale, bottom_right):
-        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        # The real op's layouts: each gradient strided as its input where the kernels take those strides.
+        return tuple(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device) if _strides_ready(t)
+                     else torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v))
 
     def setup_context(ctx, inputs, output):
         q, k, v, is_causal, scale, *rest = inputs  # the schema's defaults may be left out
