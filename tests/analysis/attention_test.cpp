@@ -7,6 +7,7 @@
 // here comes from it, never from doctor's output.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <memory>
@@ -300,6 +301,31 @@ ReplayRow replay_row(const char* impl, bool own, std::optional<double> ms, std::
 }
 
 // Savings and the verdict on the traced time, from the rows' times.
+// The project's own kernels in a training step: a Llama (4 layers) trained on attnprof.attention through
+// attnprof.register_transformers, two profiled steps (scripts/gpu/hf_training_check.py; tests/data/own/
+// facts.json). A forward is one kernel; a backward is three (dO.O, the main kernel, dQ's conversion), one call.
+TEST(OwnKernels, TrainingStepCallsAsBuilt) {
+  simdjson::dom::parser parser;
+  for (simdjson::dom::element f : parser.load(test::data_file("own/facts.json")).get_array()) {
+    const std::string name{std::string_view(f["name"])};
+    SCOPED_TRACE(name);
+    const simdjson::dom::element e = f["expected"];
+    const Doctor d(test::data_file("own/" + name + ".json.gz"));
+    std::int64_t forward = 0, backward = 0;
+    for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+      EXPECT_EQ(c.impl, AttentionImpl::Fused);
+      EXPECT_EQ(c.family, "attnprof fused");
+      const bool fwd = c.pass == AttentionPass::Forward;
+      (fwd ? forward : backward) += 1;
+      EXPECT_EQ(c.kernels, std::int64_t(e[fwd ? "forward_kernels_per_call" : "backward_kernels_per_call"]));
+    }
+    EXPECT_EQ(forward, std::int64_t(e["forward_calls"]));
+    EXPECT_EQ(backward, std::int64_t(e["backward_calls"]));
+    // Fused attention throughout: nothing blames it.
+    for (const Finding& x : d.analysis.findings) EXPECT_NE(x.scope, Scope::Attention) << x.id;
+  }
+}
+
 TEST(Replay, SavingsAndAgreementFromTheTimes) {
   Replay r;
   ReplayShape s;
