@@ -114,8 +114,9 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
         own.empty() ? "none: the alternatives' backward is compared with the traced backward time"
         : replay_has_backward(own)
             ? own + "'s backward: " +
-                  (own == "cudnn" ? std::string("cuDNN's fused SDPA backward, as traced")
-                                  : std::string("autograd's kernels through the same ops, as traced"))
+                  (own == "cudnn"   ? std::string("cuDNN's fused SDPA backward, as traced")
+                   : own == "fused" ? std::string("the project's fused backward, as traced")
+                                    : std::string("autograd's kernels through the same ops, as traced"))
             : fmt::format(
                   "none (the bench has no {} backward): the alternatives' backward is compared with the "
                   "traced backward time",
@@ -134,10 +135,7 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
     if (own != alt) r.rows.push_back(make_row(alt, alt_dtype, false));
   if (s.backward_calls > 0)
     for (ReplayRow& row : r.rows)
-      if (!replay_has_backward(row.impl))
-        row.backward_why_not = row.impl == "fused"
-                                   ? "the project's fused kernel has no backward yet: no saving per training step"
-                                   : fmt::format("the bench has no {} backward", row.impl);
+      if (!replay_has_backward(row.impl)) row.backward_why_not = fmt::format("the bench has no {} backward", row.impl);
   r.shape_text = shape_line(s.shape, r.dtype, r.causal, r.dropout);
   std::vector<std::string> parts;
   for (const bool backward : {false, true}) {
@@ -171,7 +169,7 @@ std::string replay_bench_command(const AttentionShape& s, std::string_view dtype
 }
 
 bool replay_has_backward(std::string_view impl) {
-  return impl == "eager" || impl == "eager-fp32-softmax" || impl == "cudnn";
+  return impl == "eager" || impl == "eager-fp32-softmax" || impl == "cudnn" || impl == "fused";
 }
 
 Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const ReplayRequest& request) {
