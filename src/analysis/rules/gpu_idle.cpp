@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/attention_host.h"
 #include "analysis/rules/rule.h"
 
 namespace attnprof {
@@ -130,6 +131,18 @@ void rule_gpu_idle(const RuleContext& ctx, std::vector<Finding>& out) {
       "once the GPU sets its pace again.",
       describe(causes.front()));
   for (const std::string& u : m.unknowns) f.detail += fmt::format(" ({})", u);
+  // Host time inside attention ops far above their typical call's (attention-host's calls): part of it.
+  std::vector<char> member(ctx.index.activities().size(), 0);
+  for (const auto& inst : ctx.group.group.instances)
+    for (std::size_t i : inst.activities) member[i] = 1;
+  std::int64_t in_attention_ops = 0;
+  for (const SlowHostCall& sc : slow_host_calls(ctx.index, ctx.attention))
+    if (member[ctx.attention.calls[sc.call].activities.front()]) in_attention_ops += sc.host_ns - sc.typical_ns;
+  if (in_attention_ops * 20 >= f.time_ns)
+    f.detail += fmt::format(
+        " Of it, {} {} the CPU spent in attention ops far slower than their typical call (see "
+        "attention-host).",
+        ms(in_attention_ops / n), per_instance(ctx));
   for (IdleCause c : causes) {
     if (cause_ns(c) * 4 < cpu_side && c != causes.front()) continue;
     const std::string text = fix_for(c, m, *s);
