@@ -480,16 +480,30 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   out.push_back(std::move(fix));
 }
 
+// The fix of one finding: its id, its title, the finding it resolves.
+Fix fix_of(const Planner& p, std::size_t finding) {
+  Fix fix;
+  fix.id = p.a.findings[finding].id;
+  fix.title = title_of(fix.id);
+  fix.findings = {fix.id};
+  fix.finding_of = {finding};
+  return fix;
+}
+
+// A fix priced by replaying the trace's timeline with `change`: its GPU and step savings, one value.
+void price_by_replay(const Planner& p, const Change& change, const std::string& what, Fix& fix) {
+  const Medians s = p.saved(change);
+  fix.gpu_ns = s.busy;
+  fix.step_ns = fix.step_low_ns = fix.step_high_ns = s.span;
+  fix.basis = fmt::format("the trace's timeline replayed with {}; {}", what, p.fidelity);
+}
+
 // Every other finding: its GPU work made as fast as the finding says it would be.
 void gpu_work_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
   const Finding& f = p.a.findings[finding];
   const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, p.g.group.instances.size()));
   const std::int64_t saving = std::max<std::int64_t>(0, f.time_ns - std::max<std::int64_t>(0, f.after_ns));
-  Fix fix;
-  fix.id = f.id;
-  fix.title = title_of(f.id);
-  fix.findings = {f.id};
-  fix.finding_of = {finding};
+  Fix fix = fix_of(p, finding);
   std::int64_t work = 0;
   for (std::size_t i : f.activities) work += p.index.event(p.index.activities()[i]).dur_ns;
   if (!p.replay || work <= 0) {
@@ -503,13 +517,9 @@ void gpu_work_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
   const double factor = std::clamp(1.0 - static_cast<double>(saving) / static_cast<double>(work), 0.0, 1.0);
   Change c;
   for (std::size_t i : f.activities) c.scaled.push_back({i, factor});
-  const Medians s = p.saved(c);
-  fix.gpu_ns = s.busy;
-  fix.step_ns = fix.step_low_ns = fix.step_high_ns = s.span;
-  fix.basis = fmt::format(
-      "the trace's timeline replayed with this work {:.0f}% shorter on the GPU (its CPU side as "
-      "recorded); {}",
-      100.0 * (1.0 - factor), p.fidelity);
+  price_by_replay(
+      p, c, fmt::format("this work {:.0f}% shorter on the GPU (its CPU side as recorded)", 100.0 * (1.0 - factor)),
+      fix);
   out.push_back(std::move(fix));
 }
 
@@ -536,7 +546,6 @@ void idle_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
 // attention-host: the step replayed with each slow call's op as long on the CPU as the typical call's,
 // its kernels as recorded.
 void host_time_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
-  const Finding& f = p.a.findings[finding];
   std::vector<char> member(p.index.activities().size(), 0);
   for (const RegionInstance& inst : p.g.group.instances)
     for (std::size_t i : inst.activities) member[i] = 1;
@@ -560,23 +569,14 @@ void host_time_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
   }
   std::sort(change.replacements.begin(), change.replacements.end(),
             [](const Replacement& x, const Replacement& y) { return x.from < y.from; });
-  Fix fix;
-  fix.id = f.id;
-  fix.title = title_of(f.id);
-  fix.findings = {f.id};
-  fix.finding_of = {finding};
+  Fix fix = fix_of(p, finding);
   const auto n = static_cast<std::int64_t>(std::max<std::size_t>(1, p.g.group.instances.size()));
   if (!p.replay) {
     fix.step_ns = fix.step_high_ns = excess / n;
     fix.basis = "the host time above the typical call's; the trace cannot replay the step";
   } else {
-    const Medians s = p.saved(change);
-    fix.gpu_ns = s.busy;
-    fix.step_ns = fix.step_low_ns = fix.step_high_ns = s.span;
-    fix.basis = fmt::format(
-        "the trace's timeline replayed with these calls' ops as long on the CPU as the typical "
-        "call's, their kernels as recorded; {}",
-        p.fidelity);
+    price_by_replay(p, change, "these calls' ops as long on the CPU as the typical call's, their kernels as recorded",
+                    fix);
   }
   out.push_back(std::move(fix));
 }
