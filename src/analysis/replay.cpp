@@ -69,12 +69,13 @@ std::string shape_line(const AttentionShape& s, const std::string& dtype, bool c
                      dropout > 0 ? fmt::format(" dropout={:g}", dropout) : std::string());
 }
 
-std::string bench_command(const AttentionShape& s, const std::string& dtype, bool causal, double dropout,
-                          const std::vector<ReplayRow>& rows, bool backward) {
+std::string bench_command(const ReplayShape& r, const std::string& dtype, bool backward) {
   std::string impls;
-  for (const ReplayRow& r : rows)
-    if (r.dtype == dtype && (!backward || replay_has_backward(r.impl))) impls += (impls.empty() ? "" : ",") + r.impl;
-  return impls.empty() ? std::string() : replay_bench_command(s, dtype, causal, dropout, impls, true, backward);
+  for (const ReplayRow& row : r.rows)
+    if (row.dtype == dtype && (!backward || replay_has_backward(row.impl)))
+      impls += (impls.empty() ? "" : ",") + row.impl;
+  return impls.empty() ? std::string()
+                       : replay_bench_command(r.bench, dtype, r.causal, r.dropout, impls, true, backward, r.page_size);
 }
 
 ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int steps) {
@@ -91,6 +92,10 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
       s.backward_calls > 0 ? static_cast<double>(s.backward_kernel_ns) / 1e6 / s.backward_calls : 0.0;
   r.backward_calls_per_step = steps > 0 ? static_cast<double>(s.backward_calls) / steps : 0.0;
   r.source = s.shape.source();
+  const BenchShape bench = bench_shape_of(s.shape);
+  r.bench = bench.shape;
+  r.page_size = bench.page_size;
+  r.source += bench.note;
   if (s.decode && s.kv_len_max > s.kv_len_min)
     r.source += fmt::format(
         "; decode calls with KV lengths {} to {} (the cache grows a token a step), replayed at their median {}",
@@ -136,12 +141,12 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   if (s.backward_calls > 0)
     for (ReplayRow& row : r.rows)
       if (!replay_has_backward(row.impl)) row.backward_why_not = fmt::format("the bench has no {} backward", row.impl);
-  r.shape_text = shape_line(s.shape, r.dtype, r.causal, r.dropout);
+  r.shape_text = shape_line(r.bench, r.dtype, r.causal, r.dropout);
   std::vector<std::string> parts;
   for (const bool backward : {false, true}) {
     if (backward && s.backward_calls == 0) continue;
     for (const std::string& d : {r.dtype, alt_dtype}) {
-      const std::string c = bench_command(s.shape, d, r.causal, r.dropout, r.rows, backward);
+      const std::string c = bench_command(r, d, backward);
       if (!c.empty() && std::find(parts.begin(), parts.end(), c) == parts.end()) parts.push_back(c);
     }
   }
@@ -151,6 +156,21 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
 
 }  // namespace
 
+BenchShape bench_shape_of(const AttentionShape& traced) {
+  BenchShape b{traced, 0, ""};
+  if (!traced.shared_kv_pool()) return b;
+  b.shape.kv_len = (traced.kv_len + traced.batch - 1) / traced.batch;
+  b.shape.kv_batch = 0;
+  b.page_size = static_cast<int>(std::clamp<std::int64_t>(traced.pool_block, 0, 1 << 20));
+  b.note = fmt::format(
+      "; one K/V pool of {} keys the {} sequences share (paged by the block mask{}): benched as {} sequences of {} "
+      "keys each{}",
+      traced.kv_len, traced.batch, b.page_size > 0 ? fmt::format(", {} tokens a page", b.page_size) : "", traced.batch,
+      b.shape.kv_len,
+      b.page_size > 0 ? ", paged for the rows that read a paged cache (fused), dense for the others" : "");
+  return b;
+}
+
 bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed) {
   const bool guess = !s.causal_known && !asked && s.mask_in_call;
   if (assumed != nullptr) *assumed = guess;
@@ -158,13 +178,14 @@ bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed
 }
 
 std::string replay_bench_command(const AttentionShape& s, std::string_view dtype, bool causal, double dropout,
-                                 std::string_view impls, bool hot, bool backward) {
+                                 std::string_view impls, bool hot, bool backward, int page_size) {
   return fmt::format(
       "attnprof bench --timing {}{} --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
-      "{}{}{}{}",
+      "{}{}{}{}{}",
       hot ? "hot" : "cold", backward ? " --pass backward" : "", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
       s.head_dim, dtype, causal ? "" : " --no-causal",
       dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(),
+      page_size > 0 ? fmt::format(" --page-size {}", page_size) : std::string(),
       impls.empty() ? std::string() : fmt::format(" --impl {}", impls));
 }
 

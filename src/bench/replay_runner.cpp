@@ -12,12 +12,13 @@ namespace {
 
 BenchOptions options_for(const ReplayShape& s, const std::string& dtype, const BenchOptions& base) {
   BenchOptions o = base;
-  o.batch = static_cast<int>(s.traced.shape.batch);
-  o.heads = static_cast<int>(s.traced.shape.q_heads);
-  o.kv_heads = static_cast<int>(s.traced.shape.kv_heads);
-  o.seq = static_cast<int>(s.traced.shape.q_len);
-  o.kv_seq = static_cast<int>(s.traced.shape.kv_len);
-  o.head_dim = static_cast<int>(s.traced.shape.head_dim);
+  o.batch = static_cast<int>(s.bench.batch);
+  o.heads = static_cast<int>(s.bench.q_heads);
+  o.kv_heads = static_cast<int>(s.bench.kv_heads);
+  o.seq = static_cast<int>(s.bench.q_len);
+  o.kv_seq = static_cast<int>(s.bench.kv_len);
+  o.head_dim = static_cast<int>(s.bench.head_dim);
+  o.page_size = s.page_size;
   o.dtype = attention::parse_dtype(dtype);
   o.causal = s.causal;
   o.dropout = static_cast<float>(s.dropout);

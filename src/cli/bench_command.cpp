@@ -107,7 +107,8 @@ void write_json_file(const std::string& path, const std::string& text) {
 
 // The command that benches one trace shape, for a machine with a GPU (the replay's, timing as asked).
 std::string bench_command_for(const TraceShape& s, attention::DType dtype, bool causal, bool hot) {
-  return replay_bench_command(s.shape, attention::dtype_name(dtype), causal, s.dropout, {}, hot);
+  const BenchShape b = bench_shape_of(s.shape);
+  return replay_bench_command(b.shape, attention::dtype_name(dtype), causal, s.dropout, {}, hot, false, b.page_size);
 }
 
 // bench --from-trace: every distinct forward shape of the trace, biggest share of time first.
@@ -134,13 +135,15 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
   int status = 0;
   for (std::size_t i = 0; i < found.shapes.size(); ++i) {
     const TraceShape& s = found.shapes[i];
+    const BenchShape b = bench_shape_of(s.shape);
     bench::BenchOptions one = o;
-    one.batch = static_cast<int>(s.shape.batch);
-    one.heads = static_cast<int>(s.shape.q_heads);
-    one.kv_heads = static_cast<int>(s.shape.kv_heads);
-    one.seq = static_cast<int>(s.shape.q_len);
-    one.kv_seq = static_cast<int>(s.shape.kv_len);
-    one.head_dim = static_cast<int>(s.shape.head_dim);
+    one.batch = static_cast<int>(b.shape.batch);
+    one.heads = static_cast<int>(b.shape.q_heads);
+    one.kv_heads = static_cast<int>(b.shape.kv_heads);
+    one.seq = static_cast<int>(b.shape.q_len);
+    one.kv_seq = static_cast<int>(b.shape.kv_len);
+    one.head_dim = static_cast<int>(b.shape.head_dim);
+    if (b.page_size > 0) one.page_size = b.page_size;
     one.dtype = s.precision == Precision::FP16   ? attention::DType::FP16
                 : s.precision == Precision::FP32 ? attention::DType::FP32
                                                  : attention::DType::BF16;
@@ -148,8 +151,8 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
     one.dropout = static_cast<float>(s.dropout);
     const double per_call_ms = static_cast<double>(s.kernel_ns) / 1e6 / s.calls;
     const std::string what = fmt::format(
-        "B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}{}", s.shape.batch, s.shape.q_heads, s.shape.kv_heads, s.shape.q_len,
-        s.shape.kv_len, s.shape.head_dim, attention::dtype_name(one.dtype), one.causal ? " causal" : "",
+        "B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}{}", b.shape.batch, b.shape.q_heads, b.shape.kv_heads, b.shape.q_len,
+        b.shape.kv_len, b.shape.head_dim, attention::dtype_name(one.dtype), one.causal ? " causal" : "",
         s.dropout > 0 ? fmt::format(" dropout={:g}", s.dropout) : std::string(),
         s.causal_known      ? ""
         : causal_if_unknown ? " (the trace does not say whether it is causal: as --causal/--no-causal said)"
@@ -159,13 +162,13 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
     if (!o.json)
       fmt::print("Shape {} of {} in {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace; from {}\n", i + 1,
                  found.shapes.size(), label, what, s.calls, report::plural(double(s.calls)), s.implementations,
-                 per_call_ms, s.shape.source());
+                 per_call_ms, s.shape.source() + b.note);
     j.begin_object();
     j.str("shape", what);
     j.num("calls", s.calls);
     j.str("implementations", s.implementations);
     j.real("traced_ms_per_call", per_call_ms, 4);
-    j.str("source", s.shape.source());
+    j.str("source", s.shape.source() + b.note);
     j.str("command", bench_command_for(s, one.dtype, one.causal, one.hot));
     if (!run_here) {
       if (!o.json)

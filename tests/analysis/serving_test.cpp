@@ -5,6 +5,7 @@
 // serving; the Llama pair and the batch-32 pair of that set stay out of the repository for validation),
 // and the SDPA program with a static cache, whose decode steps generate() runs compiled.
 // tests/data/serving/facts.json says how each was built: every expectation comes from it.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -15,6 +16,7 @@
 #include "analysis/analysis.h"
 #include "analysis/attention_host.h"
 #include "analysis/kernel_classifier.h"
+#include "analysis/replay.h"
 #include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
 #include "test_doctor.h"
@@ -161,6 +163,14 @@ TEST(PagedServing, FlexPagedDecodeAsBuilt) {
                         (2.0 * static_cast<double>(p.shape.batch * p.shape.q_heads) +
                          2.0 * static_cast<double>(p.shape.kv_heads * pool));
     EXPECT_DOUBLE_EQ(s->bytes / s->calls, most);
+    // doctor --replay benches each sequence with its own keys (the shape as built), paged as built.
+    const Replay r = plan_replay(d.analysis, *d.index, {});
+    ASSERT_EQ(r.shapes.size(), 1u);
+    EXPECT_EQ(r.shapes[0].bench.batch, std::int64_t(e["decode_batch"]));
+    EXPECT_EQ(r.shapes[0].bench.kv_len, p.shape.kv_len);
+    EXPECT_EQ(r.shapes[0].page_size, page);
+    EXPECT_NE(r.shapes[0].command.find(fmt::format("--kv-seq {} ", p.shape.kv_len)), std::string::npos);
+    EXPECT_NE(r.shapes[0].command.find(fmt::format("--page-size {} ", page)), std::string::npos);
   }
   EXPECT_EQ(programs, 2);
 }
