@@ -216,6 +216,9 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
     for (const SlowHostCall& s : slow) EXPECT_EQ(d.analysis.attention_calls.calls[s.call].family, "cuDNN");
     ASSERT_NE(host, nullptr);
     EXPECT_TRUE(host->wall);
+    // The idle-GPU finding of the same steps points at it (its CPU time sat largely in these ops).
+    for (const Finding& f : d.analysis.findings)
+      if (f.id == "gpu-idle") EXPECT_NE(f.detail.find("attention-host"), std::string::npos);
     const Fix* fix = nullptr;
     for (const Fix& f : d.analysis.fixes)
       if (f.id == "attention-host") fix = &f;
