@@ -217,8 +217,11 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
     ASSERT_NE(host, nullptr);
     EXPECT_TRUE(host->wall);
     // The idle-GPU finding of the same steps points at it (its CPU time sat largely in these ops).
-    for (const Finding& f : d.analysis.findings)
-      if (f.id == "gpu-idle") EXPECT_NE(f.detail.find("attention-host"), std::string::npos);
+    for (const Finding& f : d.analysis.findings) {
+      if (f.id == "gpu-idle") {
+        EXPECT_NE(f.detail.find("attention-host"), std::string::npos);
+      }
+    }
     const Fix* fix = nullptr;
     for (const Fix& f : d.analysis.fixes)
       if (f.id == "attention-host") fix = &f;
