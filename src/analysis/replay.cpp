@@ -75,7 +75,8 @@ std::string bench_command(const ReplayShape& r, const std::string& dtype, bool b
     if (row.dtype == dtype && (!backward || replay_has_backward(row.impl)))
       impls += (impls.empty() ? "" : ",") + row.impl;
   return impls.empty() ? std::string()
-                       : replay_bench_command(r.bench, dtype, r.causal, r.dropout, impls, true, backward, r.page_size);
+                       : replay_bench_command(r.bench.shape, dtype, r.causal, r.dropout, impls, true, backward,
+                                              r.bench.page_size);
 }
 
 ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int steps) {
@@ -92,10 +93,8 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
       s.backward_calls > 0 ? static_cast<double>(s.backward_kernel_ns) / 1e6 / s.backward_calls : 0.0;
   r.backward_calls_per_step = steps > 0 ? static_cast<double>(s.backward_calls) / steps : 0.0;
   r.source = s.shape.source();
-  const BenchShape bench = bench_shape_of(s.shape);
-  r.bench = bench.shape;
-  r.page_size = bench.page_size;
-  r.source += bench.note;
+  r.bench = bench_shape_of(s.shape);
+  r.source += r.bench.note;
   if (s.decode && s.kv_len_max > s.kv_len_min)
     r.source += fmt::format(
         "; decode calls with KV lengths {} to {} (the cache grows a token a step), replayed at their median {}",
@@ -141,7 +140,7 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   if (s.backward_calls > 0)
     for (ReplayRow& row : r.rows)
       if (!replay_has_backward(row.impl)) row.backward_why_not = fmt::format("the bench has no {} backward", row.impl);
-  r.shape_text = shape_line(r.bench, r.dtype, r.causal, r.dropout);
+  r.shape_text = shape_line(r.bench.shape, r.dtype, r.causal, r.dropout);
   std::vector<std::string> parts;
   for (const bool backward : {false, true}) {
     if (backward && s.backward_calls == 0) continue;

@@ -44,13 +44,19 @@ struct ReplayRow {
   std::optional<double> saving_step_ms;  // per profiler step: the forward's and (where measured) the backward's
 };
 
+// What the bench runs for a traced shape: the shape itself, or, where the batch's sequences share one
+// K/V pool (paged by flex_attention's block mask), each sequence with its share of the pool's keys,
+// paged in the block mask's block for the rows that read a paged cache; `note` says so ("" otherwise).
+struct BenchShape {
+  AttentionShape shape;
+  int page_size = 0;  // 0: dense
+  std::string note;
+};
+BenchShape bench_shape_of(const AttentionShape& traced);
+
 struct ReplayShape {
   TraceShape traced;
-  // What the bench runs: the traced shape, or where the batch's sequences share one K/V pool (paged by
-  // flex_attention's block mask) each sequence with its share of the pool's keys, paged in page_size
-  // tokens for the rows that read a paged cache (the others read the same keys dense). 0: dense.
-  AttentionShape bench;
-  int page_size = 0;
+  BenchShape bench;        // what the bench runs (bench_shape_of the traced shape)
   std::string shape_text;  // "B=2 H=8 H_kv=2 S=512 S_kv=512 D=64 bf16 causal"
   std::string source;      // where the shape came from, and what was assumed
   std::string dtype;       // bf16, fp16, fp32
@@ -98,16 +104,6 @@ bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed
 std::string replay_bench_command(const AttentionShape& shape, std::string_view dtype, bool causal, double dropout,
                                  std::string_view impls = {}, bool hot = true, bool backward = false,
                                  int page_size = 0);
-
-// What the bench runs for a traced shape: the shape itself, or, where the batch's sequences share one
-// K/V pool (paged by flex_attention's block mask), each sequence with its share of the pool's keys,
-// paged in the block mask's block for the rows that read a paged cache; `note` says so ("" otherwise).
-struct BenchShape {
-  AttentionShape shape;
-  int page_size = 0;  // 0: dense
-  std::string note;
-};
-BenchShape bench_shape_of(const AttentionShape& traced);
 
 // The bench rows with a backward pass (the replay's backward runs these only).
 bool replay_has_backward(std::string_view impl);

@@ -12,13 +12,7 @@ namespace {
 
 BenchOptions options_for(const ReplayShape& s, const std::string& dtype, const BenchOptions& base) {
   BenchOptions o = base;
-  o.batch = static_cast<int>(s.bench.batch);
-  o.heads = static_cast<int>(s.bench.q_heads);
-  o.kv_heads = static_cast<int>(s.bench.kv_heads);
-  o.seq = static_cast<int>(s.bench.q_len);
-  o.kv_seq = static_cast<int>(s.bench.kv_len);
-  o.head_dim = static_cast<int>(s.bench.head_dim);
-  o.page_size = s.page_size;
+  set_shape(o, s.bench);
   o.dtype = attention::parse_dtype(dtype);
   o.causal = s.causal;
   o.dropout = static_cast<float>(s.dropout);
@@ -83,6 +77,16 @@ void run_rows(Replay& replay, ReplayShape& s, const BenchOptions& base, bool bac
 }
 
 }  // namespace
+
+void set_shape(BenchOptions& o, const BenchShape& shape) {
+  o.batch = static_cast<int>(shape.shape.batch);
+  o.heads = static_cast<int>(shape.shape.q_heads);
+  o.kv_heads = static_cast<int>(shape.shape.kv_heads);
+  o.seq = static_cast<int>(shape.shape.q_len);
+  o.kv_seq = static_cast<int>(shape.shape.kv_len);
+  o.head_dim = static_cast<int>(shape.shape.head_dim);
+  if (shape.page_size > 0) o.page_size = shape.page_size;
+}
 
 void run_replay(Replay& replay, const BenchOptions& base) {
   replay.no_gpu = base.device == DeviceChoice::Cpu ? "--device cpu: the replay needs a GPU" : base.no_gpu;

@@ -16,6 +16,7 @@
 #include "analysis/trace_shapes.h"
 #include "bench/bench.h"
 #include "bench/kernel_counter.h"
+#include "bench/replay_runner.h"
 #include "cli/commands.h"
 #include "cli/cuda_probe.h"
 #include "cli/trace_input.h"
@@ -137,13 +138,7 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
     const TraceShape& s = found.shapes[i];
     const BenchShape b = bench_shape_of(s.shape);
     bench::BenchOptions one = o;
-    one.batch = static_cast<int>(b.shape.batch);
-    one.heads = static_cast<int>(b.shape.q_heads);
-    one.kv_heads = static_cast<int>(b.shape.kv_heads);
-    one.seq = static_cast<int>(b.shape.q_len);
-    one.kv_seq = static_cast<int>(b.shape.kv_len);
-    one.head_dim = static_cast<int>(b.shape.head_dim);
-    if (b.page_size > 0) one.page_size = b.page_size;
+    bench::set_shape(one, b);
     one.dtype = s.precision == Precision::FP16   ? attention::DType::FP16
                 : s.precision == Precision::FP32 ? attention::DType::FP32
                                                  : attention::DType::BF16;

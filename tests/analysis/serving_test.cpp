@@ -166,9 +166,9 @@ TEST(PagedServing, FlexPagedDecodeAsBuilt) {
     // doctor --replay benches each sequence with its own keys (the shape as built), paged as built.
     const Replay r = plan_replay(d.analysis, *d.index, {});
     ASSERT_EQ(r.shapes.size(), 1u);
-    EXPECT_EQ(r.shapes[0].bench.batch, std::int64_t(e["decode_batch"]));
-    EXPECT_EQ(r.shapes[0].bench.kv_len, p.shape.kv_len);
-    EXPECT_EQ(r.shapes[0].page_size, page);
+    EXPECT_EQ(r.shapes[0].bench.shape.batch, std::int64_t(e["decode_batch"]));
+    EXPECT_EQ(r.shapes[0].bench.shape.kv_len, p.shape.kv_len);
+    EXPECT_EQ(r.shapes[0].bench.page_size, page);
     EXPECT_NE(r.shapes[0].command.find(fmt::format("--kv-seq {} ", p.shape.kv_len)), std::string::npos);
     EXPECT_NE(r.shapes[0].command.find(fmt::format("--page-size {} ", page)), std::string::npos);
   }
