@@ -222,9 +222,7 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
     passes.push_back(*f.pass);
   }
   if (resolved.empty()) return;
-  std::vector<char> member(p.index.activities().size(), 0);
-  for (const RegionInstance& inst : p.g.group.instances)
-    for (std::size_t i : inst.activities) member[i] = 1;
+  const std::vector<char> member = group_members(p.g.group, p.index.activities().size());
 
   // A call's CPU time; without CPU ops from the end of the runtime call before its first launch
   // (the dispatch and Python leading to it), for unfused and fused calls alike.
@@ -546,9 +544,7 @@ void idle_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
 // attention-host: the step replayed with each slow call's op as long on the CPU as the typical call's,
 // its kernels as recorded.
 void host_time_fix(Planner& p, std::size_t finding, std::vector<Fix>& out) {
-  std::vector<char> member(p.index.activities().size(), 0);
-  for (const RegionInstance& inst : p.g.group.instances)
-    for (std::size_t i : inst.activities) member[i] = 1;
+  const std::vector<char> member = group_members(p.g.group, p.index.activities().size());
   Change change;
   std::int64_t excess = 0;
   for (const SlowHostCall& s : slow_host_calls(p.index, p.a.attention_calls)) {

@@ -327,4 +327,11 @@ std::vector<RegionGroup> find_regions(const TraceIndex& index, const RegionOptio
   return group_instances(index, chosen, options.name);
 }
 
+std::vector<char> group_members(const RegionGroup& group, std::size_t activities) {
+  std::vector<char> member(activities, 0);
+  for (const RegionInstance& inst : group.instances)
+    for (std::size_t i : inst.activities) member[i] = 1;
+  return member;
+}
+
 }  // namespace attnprof

@@ -26,6 +26,9 @@ struct RegionGroup {
   std::vector<RegionInstance> instances;
 };
 
+// By activity (of `activities`): 1 where one of the group's instances holds it.
+std::vector<char> group_members(const RegionGroup& group, std::size_t activities);
+
 struct RegionOptions {
   std::string name;  // --region NAME: a range name, its stem, or a glob (fwd*); empty: automatic
 };

@@ -18,9 +18,7 @@ void rule_attention_host(const RuleContext& ctx, std::vector<Finding>& out) {
   constexpr double kStepShare = 0.05;
   const std::vector<SlowHostCall> slow = slow_host_calls(ctx.index, ctx.attention);
   if (slow.empty()) return;
-  std::vector<char> member(ctx.index.activities().size(), 0);
-  for (const auto& inst : ctx.group.group.instances)
-    for (std::size_t i : inst.activities) member[i] = 1;
+  const std::vector<char> member = group_members(ctx.group.group, ctx.index.activities().size());
   std::int64_t excess = 0, typical = 0;
   std::vector<std::size_t> activities;
   std::set<std::int64_t> kv_lens;

@@ -132,9 +132,7 @@ void rule_gpu_idle(const RuleContext& ctx, std::vector<Finding>& out) {
       describe(causes.front()));
   for (const std::string& u : m.unknowns) f.detail += fmt::format(" ({})", u);
   // Host time inside attention ops far above their typical call's (attention-host's calls): part of it.
-  std::vector<char> member(ctx.index.activities().size(), 0);
-  for (const auto& inst : ctx.group.group.instances)
-    for (std::size_t i : inst.activities) member[i] = 1;
+  const std::vector<char> member = group_members(ctx.group.group, ctx.index.activities().size());
   std::int64_t in_attention_ops = 0;
   for (const SlowHostCall& sc : slow_host_calls(ctx.index, ctx.attention))
     if (member[ctx.attention.calls[sc.call].activities.front()]) in_attention_ops += sc.host_ns - sc.typical_ns;
