@@ -335,23 +335,11 @@ TEST(FusedSchedule, ScratchOnlyWhereAKernelUsesIt) {
 
 // The decode kernel's plan (schedule.h, "The decode kernel"): the rows a KV head packs, the units, and
 // splits that fill the GPU's 2 x 132 CTA slots where the units do not.
-namespace {
-Params decode_call(int batch, int heads, int kv_heads, int q_len, int kv_len, int head_dim) {
-  Params p;
-  p.batch = batch;
-  p.heads = heads;
-  p.kv_heads = kv_heads;
-  p.q_len = q_len;
-  p.kv_len = kv_len;
-  p.head_dim = head_dim;
-  return p;
-}
-}  // namespace
 
 TEST(FusedSchedule, DecodePlanPacksAKvHeadsQueryRows) {
   // B1 H32/8 Sq1 Skv8192 D128: 4 rows a KV head in one 16-row tile; 8 units of 128 key blocks split in
   // 32 of 4 blocks: 256 CTAs on 264 slots.
-  DecodePlan d = decode_plan(decode_call(1, 32, 8, 1, 8192, 128), 132);
+  DecodePlan d = decode_plan(call(1, 32, 8, 1, 8192, 128, 0, false), 132);
   EXPECT_EQ(d.rows, 4);
   EXPECT_EQ(d.row_tiles, 1);
   EXPECT_EQ(d.row_chunks, 1);
@@ -363,16 +351,16 @@ TEST(FusedSchedule, DecodePlanPacksAKvHeadsQueryRows) {
   EXPECT_GE(wave_fill(d.units * d.splits, 2 * 132), 0.85 * 0.97);
   EXPECT_GE(d.blocks_per_split, 2);
   // B64 H32/8: 512 units fill the GPU alone: no split, no scratch.
-  d = decode_plan(decode_call(64, 32, 8, 1, 4096, 128), 132);
+  d = decode_plan(call(64, 32, 8, 1, 4096, 128, 0, false), 132);
   EXPECT_EQ(d.splits, 1);
   EXPECT_EQ(decode_scratch_bytes(d, 128), 0u);
   // Speculative q_len 8 with group 4: 32 rows in two tiles; q_len 16 with group 8: 128 rows in two
   // chunks of 64 (four tiles each), each chunk a unit reading its KV head's keys.
-  d = decode_plan(decode_call(32, 32, 8, 8, 4096, 128), 132);
+  d = decode_plan(call(32, 32, 8, 8, 4096, 128, 0, false), 132);
   EXPECT_EQ(d.rows, 32);
   EXPECT_EQ(d.row_tiles, 2);
   EXPECT_EQ(d.row_chunks, 1);
-  d = decode_plan(decode_call(4, 32, 4, 16, 4096, 64), 132);
+  d = decode_plan(call(4, 32, 4, 16, 4096, 64, 0, false), 132);
   EXPECT_EQ(d.rows, 128);
   EXPECT_EQ(d.chunk_rows, 64);
   EXPECT_EQ(d.row_tiles, 4);
@@ -380,8 +368,8 @@ TEST(FusedSchedule, DecodePlanPacksAKvHeadsQueryRows) {
   EXPECT_EQ(d.block_n, 128);
   EXPECT_EQ(d.units, 4 * 4 * 2);
   // Three rows (q_len 3, MHA) still take a whole tile; no keys: no split.
-  EXPECT_EQ(decode_plan(decode_call(2, 8, 8, 3, 65, 128), 132).row_tiles, 1);
-  EXPECT_EQ(decode_plan(decode_call(2, 8, 8, 1, 0, 128), 132).splits, 1);
+  EXPECT_EQ(decode_plan(call(2, 8, 8, 3, 65, 128, 0, false), 132).row_tiles, 1);
+  EXPECT_EQ(decode_plan(call(2, 8, 8, 1, 0, 128, 0, false), 132).splits, 1);
 }
 
 TEST(FusedSchedule, DecodeSplitsFillTheGpuWithoutEmptyOrTinySplits) {
@@ -410,12 +398,12 @@ TEST(FusedSchedule, DecodeKernelFitsTwoCtasAnSm) {
 }
 
 TEST(FusedSchedule, PagedAndRaggedCallsTakeTheDecodeKernel) {
-  Params p = decode_call(2, 8, 2, 1, 100, 128);
+  Params p = call(2, 8, 2, 1, 100, 128, 0, false);
   EXPECT_TRUE(takes_decode(p, Path::Automatic));  // dense, one query a sequence: chosen per call
   EXPECT_TRUE(takes_decode(p, Path::Decode));
   EXPECT_FALSE(takes_decode(p, Path::Hopper));  // a forced prefill path keeps its kernel on dense calls
-  EXPECT_FALSE(takes_decode(decode_call(2, 8, 2, 17, 100, 128), Path::Automatic));  // q_len 17: prefill
-  EXPECT_FALSE(takes_decode(decode_call(2, 16, 1, 8, 100, 128), Path::Automatic));  // 128 rows a KV head
+  EXPECT_FALSE(takes_decode(call(2, 8, 2, 17, 100, 128, 0, false), Path::Automatic));  // q_len 17: prefill
+  EXPECT_FALSE(takes_decode(call(2, 16, 1, 8, 100, 128, 0, false), Path::Automatic));  // 128 rows a KV head
   int table[2] = {0, 1}, lens[2] = {100, 5};
   p.block_table = table;
   p.page_size = 64;
