@@ -313,8 +313,10 @@ def facts(name):
         # One prefill forward over the prompt, then a decode forward per further token, each reading the
         # cache of the prompt and the tokens so far: q_len 1, kv_len s+1 .. s+GEN_TOKENS-1.
         expected["phases"] = {"prefill": steps * LAYERS, "decode": steps * LAYERS * (GEN_TOKENS - 1)}
-        if v.get("kind") != "generate_static":  # a static cache's calls read all of it, masked
+        if v.get("kind") != "generate_static":
             expected["decode_kv_len"] = [s + 1, s + GEN_TOKENS - 1]
+        else:  # generate() sizes a static cache max_length - 1 (the last token is never fed); each decode
+            expected["decode_kv_len"] = [s + GEN_TOKENS - 1] * 2  # call reads all of it, masked
         # transformers' default DynamicCache appends each token's K and V with torch.cat, per layer; a
         # static cache is written in place
         expected["kv_cache"] = "static" if v.get("kind") == "generate_static" else "dynamic"

@@ -126,6 +126,10 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       }
       it->kernels += call.kernels;
       it->kernel_ns += call.kernel_ns;
+      if (call.graph_replay) {
+        ++it->graph_calls;
+        if (call.shape.at_capture) ++it->capture_shape_calls;
+      }
       if (call.paged) {
         ++it->paged_calls;
         if (call.page_size > 0)

@@ -48,6 +48,9 @@ struct AttentionSummary {
   // where every one that says it says the same (0: not said, -1: sizes differ).
   int paged_calls = 0;
   int page_size = 0;
+  // Calls run by CUDA graph replays, and of them those whose shape is their ops' at the graph's capture.
+  int graph_calls = 0;
+  int capture_shape_calls = 0;
   // Decode: the bytes its calls must move (attention_bytes, summed over the calls with a known shape),
   // the kernel time of those calls, and the GPU's peak bandwidth (0: not known).
   double bytes = 0;

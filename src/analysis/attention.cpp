@@ -185,19 +185,28 @@ class Finder {
       }
       return above;
     };
-    std::vector<std::pair<std::int32_t, std::size_t>> by_op;  // (outermost attention op, activity)
+    // (outermost attention op, the CUDA graph replay or kNone, activity): a replayed node's op is the
+    // one around its capture-time launch, a call per op and replay.
+    struct OpActivity {
+      std::int32_t op, replay;
+      std::size_t activity;
+      auto operator<=>(const OpActivity&) const = default;
+    };
+    std::vector<OpActivity> by_op;
     for (std::size_t i = 0; i < index_.activities().size(); ++i) {
-      const std::int32_t r = index_.activities()[i].range;
+      const std::int32_t captured = index_.capture_range(i);
+      const std::int32_t r = captured != kNone ? captured : index_.activities()[i].range;
       if (r == kNone) continue;
       const std::int32_t found =
           outermost[static_cast<std::size_t>(r)] == kUnresolved ? resolve(r) : outermost[static_cast<std::size_t>(r)];
-      if (found != kNone) by_op.emplace_back(found, i);
+      if (found != kNone) by_op.push_back({found, captured != kNone ? index_.activities()[i].launch : kNone, i});
     }
     std::sort(by_op.begin(), by_op.end());
     for (std::size_t from = 0; from < by_op.size();) {
-      const std::int32_t range = by_op[from].first;
+      const std::int32_t range = by_op[from].op, replay = by_op[from].replay;
       AttentionCall c;
-      for (; from < by_op.size() && by_op[from].first == range; ++from) c.activities.push_back(by_op[from].second);
+      for (; from < by_op.size() && by_op[from].op == range && by_op[from].replay == replay; ++from)
+        c.activities.push_back(by_op[from].activity);
       bool fused = false;
       for (std::size_t i : c.activities) {
         if (cls(i).category != KernelCategory::FusedAttention) continue;
@@ -208,6 +217,7 @@ class Finder {
       const std::string_view op = index_.name(ranges[static_cast<std::size_t>(range)]);
       c.pass = has(op, "backward") ? AttentionPass::Backward : AttentionPass::Forward;
       c.shape = ops_.shape_from_op(range, &c.precision);
+      c.shape.at_capture = replay != kNone;
       if (c.impl == AttentionImpl::SdpaMath && op == "aten::scaled_dot_product_attention")
         if (const OpInputs* in = ops_.inputs_of(range)) c.math_cause = math_cause(*in);
       // Under torch.autocast the outer op still sees the FP32 tensors; the backend op
@@ -409,6 +419,8 @@ class Finder {
       }
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
       if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);
+      if (const std::int32_t l = index_.activities()[c.activities.front()].launch; l != kNone)
+        c.graph_replay = has(t_.name(t_.events[static_cast<std::size_t>(l)]), "GraphLaunch");
       if (!c.paged && c.shape.shared_kv_pool()) {  // a K/V pool paged by a block mask
         c.paged = true;
         c.page_size = static_cast<int>(std::min<std::int64_t>(c.shape.pool_block, 1 << 30));
@@ -658,6 +670,7 @@ std::string AttentionShape::source() const {
       return "unknown";
     case ShapeFrom::AttentionOp:
       s = std::string(op) + " inputs (record_shapes)";
+      if (at_capture) s += " at the CUDA graph's capture, in this trace";
       break;
     case ShapeFrom::QkMatmul:
       s = std::string(op) + " inputs of QK^T (record_shapes)";

@@ -44,6 +44,8 @@ struct AttentionShape {
   std::string inferred;           // Kernels: which kernel gave what, and what was assumed
   bool batch_x_heads = false;     // Kernels: batch holds batch x heads (q_heads 1), not separable
   std::optional<double> dropout;  // AttentionOp: its dropout_p
+  // AttentionOp: a CUDA graph replay's call, its op the one the trace holds at the graph's capture.
+  bool at_capture = false;
   // K/V's batch where it is not q's: 1 for flex_attention's q batch over one K/V (a pool the sequences
   // share through the block mask, as PagedAttention lays its pages), with the mask's block (page) size
   // from its kv_indices. 0: K/V has q's batch.
@@ -84,6 +86,9 @@ struct AttentionCall {
   // page size in tokens where the name holds it (0: not said).
   bool paged = false;
   int page_size = 0;
+  // Run by a CUDA graph's replay (cudaGraphLaunch): its shape, when known, is its ops' at the graph's
+  // capture (AttentionShape::at_capture); unknown when the trace does not hold the capture.
+  bool graph_replay = false;
   std::int64_t gemm16_ns = 0;  // unfused: its matmuls' time as 16-bit tensor-core GEMMs (estimated)
   bool causal_mask = false;    // a triangular mask was built inside the call
   // Attention dropout: dropout_p of the SDPA op or of the dropout op in the call (record_shapes), and

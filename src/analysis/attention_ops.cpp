@@ -102,8 +102,7 @@ const OpInputs* AttentionOps::inputs_of(std::int32_t range) const {
 }
 
 std::optional<double> AttentionOps::dropout_of(std::size_t i) const {
-  for (std::int32_t r = index_.activities()[i].range; r != kNone;
-       r = index_.ranges()[static_cast<std::size_t>(r)].parent)
+  for (std::int32_t r = op_range(i); r != kNone; r = index_.ranges()[static_cast<std::size_t>(r)].parent)
     if (has(index_.name(index_.ranges()[static_cast<std::size_t>(r)]), "dropout"))
       if (const auto p = first_decimal(inputs_of(r))) return p;
   return std::nullopt;
@@ -167,8 +166,7 @@ AttentionShape AttentionOps::shape_from_op(std::int32_t range, Precision* precis
 
 AttentionShape AttentionOps::shape_from_gemm(std::size_t activity) const {
   AttentionShape s;
-  for (std::int32_t r = index_.activities()[activity].range; r != kNone;
-       r = index_.ranges()[static_cast<std::size_t>(r)].parent) {
+  for (std::int32_t r = op_range(activity); r != kNone; r = index_.ranges()[static_cast<std::size_t>(r)].parent) {
     const OpInputs* in = inputs_of(r);
     if (in == nullptr || in->dims.size() < 2) continue;
     const std::string_view op = index_.name(index_.ranges()[static_cast<std::size_t>(r)]);
@@ -188,7 +186,7 @@ AttentionShape AttentionOps::shape_from_gemm(std::size_t activity) const {
 
 Precision AttentionOps::innermost_precision(const std::vector<std::size_t>& activities, std::int32_t outer) const {
   for (std::size_t i : activities)
-    for (std::int32_t r = index_.activities()[i].range; r != kNone && r != outer;
+    for (std::int32_t r = op_range(i); r != kNone && r != outer;
          r = index_.ranges()[static_cast<std::size_t>(r)].parent) {
       if (!is_sdpa_op(index_.name(index_.ranges()[static_cast<std::size_t>(r)]))) continue;
       Precision p = Precision::Unknown;
@@ -198,11 +196,15 @@ Precision AttentionOps::innermost_precision(const std::vector<std::size_t>& acti
   return Precision::Unknown;
 }
 
-std::int32_t AttentionOps::innermost_op(std::size_t i) const {
+std::int32_t AttentionOps::op_range(std::size_t i) const {
+  if (const std::int32_t captured = index_.capture_range(i); captured != kNone) return captured;
   const std::int32_t launch = index_.activities()[i].launch;
   if (launch != kNone && has(t_.name(t_.events[static_cast<std::size_t>(launch)]), "GraphLaunch")) return kNone;
-  for (std::int32_t r = index_.activities()[i].range; r != kNone;
-       r = index_.ranges()[static_cast<std::size_t>(r)].parent)
+  return index_.activities()[i].range;
+}
+
+std::int32_t AttentionOps::innermost_op(std::size_t i) const {
+  for (std::int32_t r = op_range(i); r != kNone; r = index_.ranges()[static_cast<std::size_t>(r)].parent)
     if (index_.ranges()[static_cast<std::size_t>(r)].kind == EventKind::CpuOp) return r;
   return kNone;
 }

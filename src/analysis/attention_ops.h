@@ -68,8 +68,11 @@ class AttentionOps {
   bool scores_feed(std::size_t qk, std::size_t pv) const;
 
  private:
-  // The innermost CPU op that launched activity i (kNone: none, or a CUDA graph's
-  // replay: its kernels were captured elsewhere, the op around the launch is not theirs).
+  // The innermost CPU range around activity i's launch; for a CUDA graph's replay, around its launch
+  // at the graph's capture (kNone when the trace does not hold it: the op around cudaGraphLaunch is
+  // not the kernel's).
+  std::int32_t op_range(std::size_t i) const;
+  // The innermost CPU op that launched activity i (kNone: none, as op_range).
   std::int32_t innermost_op(std::size_t i) const;
   // The record_shapes inputs of the batched matmul op that launched GEMM i, and
   // where its two operands start (baddbmm's come after its bias).

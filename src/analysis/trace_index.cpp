@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "analysis/trace_classifier.h"
 
@@ -12,6 +13,35 @@ namespace {
 bool is_cpu_range(const Event& e) {
   return e.phase == 'X' &&
          (e.kind == EventKind::CpuOp || e.kind == EventKind::UserAnnotation || e.kind == EventKind::PythonFunction);
+}
+
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// What a runtime or driver call is to CUDA graphs, by its name.
+enum class GraphRole : std::int8_t {
+  Unknown = -1,
+  None,
+  BeginCapture,
+  EndCapture,
+  GraphLaunch,
+  Kernel,
+  Memcpy,
+  Memset
+};
+
+GraphRole graph_role(std::string_view name) {
+  if (has(name, "BeginCapture")) return GraphRole::BeginCapture;
+  if (has(name, "EndCapture")) return GraphRole::EndCapture;
+  if (has(name, "GraphLaunch")) return GraphRole::GraphLaunch;
+  if (has(name, "LaunchKernel") || has(name, "LaunchCooperativeKernel")) return GraphRole::Kernel;
+  if (has(name, "Memcpy") && has(name, "Async")) return GraphRole::Memcpy;
+  if (has(name, "Memset") && has(name, "Async")) return GraphRole::Memset;
+  return GraphRole::None;
+}
+
+// The node kind a GPU activity is in a graph.
+GraphRole node_role(EventKind k) {
+  return k == EventKind::Kernel ? GraphRole::Kernel : k == EventKind::GpuMemcpy ? GraphRole::Memcpy : GraphRole::Memset;
 }
 
 }  // namespace
@@ -28,6 +58,8 @@ class TraceIndex::Builder {
   void collect();
   void link_launches();
   void link_ranges();
+  void match_captures();
+  void release();
 
  private:
   struct Orphan {  // a launch outside every range of its own thread
@@ -35,6 +67,14 @@ class TraceIndex::Builder {
     std::size_t activity;
   };
   void adopt_orphans(const std::vector<Orphan>& orphans);
+  // The innermost range of a lane's (sorted) ranges open at ts.
+  std::int32_t open_at(const std::vector<std::int32_t>& rs, std::int64_t ts) const;
+  GraphRole role_of(const Event& e) {
+    if (e.name >= roles_.size()) roles_.resize(trace_.strings.size(), GraphRole::Unknown);
+    GraphRole& r = roles_[e.name];
+    if (r == GraphRole::Unknown) r = graph_role(trace_.name(e));
+    return r;
+  }
 
  public:
  private:
@@ -88,7 +128,10 @@ class TraceIndex::Builder {
   std::vector<Times> times_;  // by index into ranges_
   std::map<std::pair<std::int64_t, std::int64_t>, LaneItems> lanes_;
   std::pair<std::int64_t, std::int64_t> last_lane_{};
-  LaneItems* last_items_ = nullptr;  // consecutive events are mostly on one thread
+  LaneItems* last_items_ = nullptr;            // consecutive events are mostly on one thread
+  std::vector<GraphRole> roles_;               // by name, of runtime and driver calls
+  std::vector<std::uint32_t> capture_marks_;   // cudaStreamBeginCapture / EndCapture calls
+  std::vector<std::uint32_t> graph_launches_;  // cudaGraphLaunch calls
 };
 
 void TraceIndex::Builder::collect() {
@@ -107,6 +150,11 @@ void TraceIndex::Builder::collect() {
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     if (is_launch_api(e.kind)) {
+      const GraphRole role = role_of(e);
+      if (role == GraphRole::BeginCapture || role == GraphRole::EndCapture)
+        capture_marks_.push_back(static_cast<std::uint32_t>(i));
+      else if (role == GraphRole::GraphLaunch)
+        graph_launches_.push_back(static_cast<std::uint32_t>(i));
       if (e.correlation < 0) continue;
       LaneItems* lane = e.pid.is_string || e.tid.is_string ? nullptr : &lane_of(e);
       launches_.push_back({e.correlation, e.ts_ns, static_cast<std::int32_t>(i), lane});
@@ -220,7 +268,137 @@ void TraceIndex::Builder::link_ranges() {
     std::vector<Launch>().swap(ls);  // done with; the ranges stay for the orphans
   }
   adopt_orphans(orphans);
+}
+
+void TraceIndex::Builder::release() {
   for (auto& [lane, items] : lanes_) std::vector<std::int32_t>().swap(items.ranges);
+}
+
+void TraceIndex::Builder::match_captures() {
+  const auto& events = trace_.events;
+  auto& activities = index_.activities_;
+  if (graph_launches_.empty()) return;
+  // Each replay's nodes, by GPU start: (graph launch call, activity), grouped by launch.
+  std::vector<std::pair<std::int32_t, std::size_t>> nodes;
+  for (std::size_t i = 0; i < activities.size(); ++i) {
+    const std::int32_t l = activities[i].launch;
+    if (l != kNone && role_of(events[static_cast<std::size_t>(l)]) == GraphRole::GraphLaunch) nodes.emplace_back(l, i);
+  }
+  std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    index_.graph_replays_.replays += n == 0 || nodes[n].first != nodes[n - 1].first ? 1 : 0;
+  if (capture_marks_.empty() || nodes.empty()) return;
+
+  // The capture windows, a begin and the next end on its thread, each with its launches: node-making
+  // calls on that thread inside the window with no GPU work of their own (captured, not run).
+  struct Capture {
+    std::pair<std::int64_t, std::int64_t> lane;
+    std::int64_t begin, end;
+    std::string kinds;                 // a letter a node: its GraphRole
+    std::vector<std::int32_t> ranges;  // the innermost range around each launch
+    std::vector<std::int64_t> ts;
+  };
+  std::vector<Capture> captures;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> open;  // lane -> begin
+  std::vector<std::uint32_t> marks = capture_marks_;
+  std::stable_sort(marks.begin(), marks.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return events[a].ts_ns < events[b].ts_ns; });
+  for (const std::uint32_t m : marks) {
+    const Event& e = events[m];
+    if (e.pid.is_string || e.tid.is_string) continue;
+    const std::pair<std::int64_t, std::int64_t> lane{e.pid.value(), e.tid.value()};
+    if (role_of(e) == GraphRole::BeginCapture) {
+      open[lane] = e.ts_ns;
+    } else if (const auto it = open.find(lane); it != open.end()) {
+      captures.push_back({lane, it->second, e.ts_ns, {}, {}, {}});
+      open.erase(it);
+    }
+  }
+  index_.graph_replays_.captures = static_cast<int>(captures.size());
+  if (captures.empty()) return;
+  std::unordered_set<std::int64_t> ran;  // correlation ids with GPU work
+  for (const GpuActivity& a : activities) ran.insert(events[a.event].correlation);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    if (!is_launch_api(e.kind) || e.pid.is_string || e.tid.is_string) continue;
+    const GraphRole role = role_of(e);
+    if (role != GraphRole::Kernel && role != GraphRole::Memcpy && role != GraphRole::Memset) continue;
+    for (Capture& c : captures)
+      if (e.ts_ns >= c.begin && e.ts_ns <= c.end && c.lane == std::pair{e.pid.value(), e.tid.value()} &&
+          !ran.contains(e.correlation)) {
+        c.kinds.push_back(static_cast<char>('0' + static_cast<int>(role)));
+        c.ts.push_back(e.ts_ns);
+      }
+  }
+  for (Capture& c : captures) {
+    // Launches in time order (file order may not be), then each one's innermost range.
+    std::vector<std::size_t> order(c.ts.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c.ts[a] < c.ts[b]; });
+    std::string kinds(c.kinds.size(), ' ');
+    const auto lane = lanes_.find(c.lane);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      kinds[k] = c.kinds[order[k]];
+      c.ranges.push_back(lane == lanes_.end() ? kNone : open_at(lane->second.ranges, c.ts[order[k]]));
+    }
+    c.kinds = std::move(kinds);
+  }
+  // Two captures of one node sequence tell a replay apart only when their launches ran under the
+  // same ops (names) with the same recorded inputs; else the replay stays unmatched.
+  const auto inputs_of = [&](std::int32_t r) -> const OpInputs* {
+    const std::uint32_t e = index_.ranges_[static_cast<std::size_t>(r)].event;
+    const auto& all = trace_.op_inputs;
+    const auto it =
+        std::lower_bound(all.begin(), all.end(), e, [](const OpInputs& in, std::uint32_t v) { return in.event < v; });
+    return it != all.end() && it->event == e ? &*it : nullptr;
+  };
+  const auto same_ops = [&](const Capture& a, const Capture& b) {
+    for (std::size_t k = 0; k < a.ranges.size(); ++k) {
+      std::int32_t x = a.ranges[k], y = b.ranges[k];
+      for (; x != kNone && y != kNone; x = index_.ranges_[static_cast<std::size_t>(x)].parent,
+                                       y = index_.ranges_[static_cast<std::size_t>(y)].parent) {
+        if (index_.ranges_[static_cast<std::size_t>(x)].name != index_.ranges_[static_cast<std::size_t>(y)].name)
+          return false;
+        const OpInputs* p = inputs_of(x);
+        const OpInputs* q = inputs_of(y);
+        if ((p == nullptr) != (q == nullptr) || (p != nullptr && p->dims != q->dims)) return false;
+      }
+      if (x != y) return false;  // one chain ends before the other
+    }
+    return true;
+  };
+  std::string kinds;
+  for (std::size_t from = 0; from < nodes.size();) {
+    std::size_t to = from;
+    kinds.clear();
+    for (; to < nodes.size() && nodes[to].first == nodes[from].first; ++to)
+      kinds.push_back(
+          static_cast<char>('0' + static_cast<int>(node_role(events[activities[nodes[to].second].event].kind))));
+    const Capture* found = nullptr;
+    bool told = true;
+    for (const Capture& c : captures) {
+      if (c.kinds != kinds) continue;
+      if (found != nullptr && !same_ops(*found, c)) told = false;
+      if (found == nullptr) found = &c;
+    }
+    if (found != nullptr && told) {
+      if (index_.capture_ranges_.empty()) index_.capture_ranges_.assign(activities.size(), kNone);
+      for (std::size_t n = from; n < to; ++n) index_.capture_ranges_[nodes[n].second] = found->ranges[n - from];
+      ++index_.graph_replays_.matched;
+    }
+    from = to;
+  }
+}
+
+std::int32_t TraceIndex::Builder::open_at(const std::vector<std::int32_t>& rs, std::int64_t ts) const {
+  auto it = std::upper_bound(rs.begin(), rs.end(), ts, [this](std::int64_t t, std::int32_t r) {
+    return t < times_[static_cast<std::size_t>(r)].ts;
+  });
+  if (it == rs.begin()) return kNone;
+  std::int32_t r = *(it - 1);
+  while (r != kNone && times_[static_cast<std::size_t>(r)].end < ts)
+    r = index_.ranges_[static_cast<std::size_t>(r)].parent;
+  return r;
 }
 
 // A launch outside every range of its own thread, made while exactly one other thread of its process
@@ -230,17 +408,6 @@ void TraceIndex::Builder::link_ranges() {
 // made while no thread, or several, are inside an op stay where they are.
 void TraceIndex::Builder::adopt_orphans(const std::vector<Orphan>& orphans) {
   if (orphans.empty()) return;
-  // The innermost range of a lane open at ts: the last range starting at or before it, then up its parents.
-  const auto open_at = [this](const std::vector<std::int32_t>& rs, std::int64_t ts) {
-    auto it = std::upper_bound(rs.begin(), rs.end(), ts, [this](std::int64_t t, std::int32_t r) {
-      return t < times_[static_cast<std::size_t>(r)].ts;
-    });
-    if (it == rs.begin()) return kNone;
-    std::int32_t r = *(it - 1);
-    while (r != kNone && times_[static_cast<std::size_t>(r)].end < ts)
-      r = index_.ranges_[static_cast<std::size_t>(r)].parent;
-    return r;
-  };
   const auto in_op = [this](std::int32_t r) {
     for (; r != kNone; r = index_.ranges_[static_cast<std::size_t>(r)].parent)
       if (index_.ranges_[static_cast<std::size_t>(r)].kind == EventKind::CpuOp) return true;
@@ -262,9 +429,11 @@ void TraceIndex::Builder::adopt_orphans(const std::vector<Orphan>& orphans) {
 
 TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
   Builder steps(trace, *this);
-  steps.collect();        // launches, classified GPU activity, CPU ranges per thread
-  steps.link_launches();  // each activity to its launch call (correlation id)
-  steps.link_ranges();    // each launch and range to the innermost range around it
+  steps.collect();         // launches, classified GPU activity, CPU ranges per thread
+  steps.link_launches();   // each activity to its launch call (correlation id)
+  steps.link_ranges();     // each launch and range to the innermost range around it
+  steps.match_captures();  // CUDA graph replays' nodes to their capture-time launches
+  steps.release();
 }
 
 bool TraceIndex::under(const GpuActivity& a, std::string_view op) const {

@@ -52,11 +52,28 @@ class TraceIndex {
   std::int64_t launch_time(const GpuActivity& a) const;
   bool has_cpu_ops() const { return has_cpu_ops_; }
 
+  // CUDA graph replays. A cudaGraphLaunch's kernels ran ops captured earlier (between
+  // cudaStreamBeginCapture and cudaStreamEndCapture, launches with no GPU work of their own); where
+  // the trace holds the capture, a replay's i-th node (kernel, memcpy, memset, by GPU start) is the
+  // capture's i-th launch, taken only when the node kinds agree one by one and the capture is the
+  // only one of that sequence (or all such captures ran the same ops on the same inputs).
+  // The innermost CPU range around activity i's capture-time launch; kNone when activity i is no
+  // replayed node or its capture is not in the trace (or not told apart).
+  std::int32_t capture_range(std::size_t i) const { return i < capture_ranges_.size() ? capture_ranges_[i] : kNone; }
+  struct GraphReplays {
+    int captures = 0;  // capture windows in the trace
+    int replays = 0;   // cudaGraphLaunch calls with GPU work in the trace
+    int matched = 0;   // of which, with their nodes matched to a capture
+  };
+  const GraphReplays& graph_replays() const { return graph_replays_; }
+
  private:
   class Builder;
   const Trace* trace_;
   std::vector<CpuRange> ranges_;
   std::vector<GpuActivity> activities_;
+  std::vector<std::int32_t> capture_ranges_;  // by activity; empty when no replay matched
+  GraphReplays graph_replays_;
   bool has_cpu_ops_ = false;
 };
 

@@ -235,7 +235,7 @@ void attention_table(std::string& s, const GroupStats& g) {
                    r.impl, r.pass, r.calls, r.kernels_per_call, r.ms, r.fused_ms, r.precision,
                    esc(r.what.empty() ? "-" : r.what));
   s += "</table>\n";
-  for (const std::string& line : report::decode_bandwidth_lines(g)) fmt::format_to(out, "<p>{}</p>\n", esc(line));
+  for (const std::string& line : report::attention_notes(g)) fmt::format_to(out, "<p>{}</p>\n", esc(line));
 }
 
 // The finding's element id: id, pass (unfused-attention has one per pass) and scope; a

@@ -53,6 +53,10 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
   }
   j.str_or_null("precision", or_null_text(s.precision));
   j.str_or_null("kernel", s.kernel);
+  if (s.graph_calls > 0) {  // run by CUDA graph replays; shapes from the capture where the trace holds it
+    j.num("graph_calls", s.graph_calls);
+    j.num("capture_shape_calls", s.capture_shape_calls);
+  }
   if (s.paged_calls > 0) {  // a serving engine's kernels on a paged KV cache
     j.num("paged_calls", s.paged_calls);
     if (s.page_size > 0)

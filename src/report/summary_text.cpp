@@ -177,8 +177,28 @@ std::vector<AttentionRow> attention_rows(const GroupStats& g) {
   return rows;
 }
 
-std::vector<std::string> decode_bandwidth_lines(const GroupStats& g) {
+std::vector<std::string> attention_notes(const GroupStats& g) {
   std::vector<std::string> out;
+  for (const AttentionSummary& s : g.attention) {
+    if (s.graph_calls == 0) continue;
+    const std::string_view row = s.phase != AttentionPhase::None ? to_string(s.phase) : to_string(s.pass);
+    std::string line = s.graph_calls == s.calls
+                           ? fmt::format("{} {}: every call replayed from a CUDA graph", to_string(s.impl), row)
+                           : fmt::format("{} {}: {:g} of its {:g} calls replayed from a CUDA graph", to_string(s.impl),
+                                         row, s.graph_calls / instances(g), s.calls / instances(g));
+    if (s.capture_shape_calls == s.graph_calls)
+      line += ", their shapes from the graph's capture in this trace";
+    else if (s.capture_shape_calls > 0)
+      line += fmt::format(
+          ", {:g} with their shapes from the graph's capture in this trace; the others' capture "
+          "is not in it",
+          s.capture_shape_calls / instances(g));
+    else
+      line +=
+          "; the graph was captured before the trace began, so their ops and shapes are not in it (profile "
+          "from the first compiled call on to have them)";
+    out.push_back(std::move(line));
+  }
   for (const AttentionSummary& s : g.attention) {
     if (s.phase != AttentionPhase::Decode || s.bytes <= 0 || s.bytes_ns <= 0) continue;
     const double tb_per_s = s.bytes / static_cast<double>(s.bytes_ns) / 1e3;

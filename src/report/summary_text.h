@@ -46,8 +46,10 @@ struct AttentionRow {
   std::string impl, pass, calls, kernels_per_call, ms, fused_ms, precision, what;
 };
 std::vector<AttentionRow> attention_rows(const GroupStats& g);
-// For each decode row with its bytes known: what its calls moved and how fast, against the GPU's peak
-// ("decode: 0.27 MB a call, 0.42 TB/s, 9% of the H200's 4.8 TB/s").
-std::vector<std::string> decode_bandwidth_lines(const GroupStats& g);
+// The lines under the attention table: for each row with calls replayed from a CUDA graph, whether
+// their shapes come from the graph's capture in the trace; for each decode row with its bytes known,
+// what its calls moved and how fast, against the GPU's peak ("decode: 0.27 MB a call, 0.42 TB/s, 9% of
+// the H200's 4.8 TB/s").
+std::vector<std::string> attention_notes(const GroupStats& g);
 
 }  // namespace attnprof::report

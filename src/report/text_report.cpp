@@ -118,7 +118,7 @@ void attention_headline(std::string& out, const GroupStats& g, bool table = true
   for (const report::AttentionRow& r : report::attention_rows(g))
     fmt::format_to(o, "  {:<9} {:<8} {:>5} {:>7} {:>8} {:>8} {:<9} {}\n", r.impl, r.pass, r.calls, r.kernels_per_call,
                    r.ms, r.fused_ms, r.precision, fit(r.what.empty() ? "-" : r.what, kWidth - 63));
-  for (const std::string& line : report::decode_bandwidth_lines(g)) append_wrapped(out, line, 2);
+  for (const std::string& line : report::attention_notes(g)) append_wrapped(out, line, 2);
 }
 
 // The first screen: what bounds the step, and what each fix is worth in it.

@@ -3,7 +3,8 @@
 // Qwen2 with grouped-query attention (16 query heads, 4 K/V heads, D128, a 2048-token prompt), traced
 // by torch.profiler and (SDPA) by `attnprof record` on an H200 (scripts/corpus/make_corpus.py --set
 // serving; the Llama pair and the batch-32 pair of that set stay out of the repository for validation),
-// and the SDPA program with a static cache, whose decode steps generate() runs compiled.
+// and the SDPA program with a static cache, whose decode steps generate() runs compiled: CUDA graph
+// replays, whose capture (the first decode forward's) the trace holds.
 // tests/data/serving/facts.json says how each was built: every expectation comes from it.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
@@ -60,16 +61,18 @@ TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
   const Doctor d = doctor(p);
   const AttentionSummary* s = phase_of(d.analysis, AttentionPhase::Decode);
   ASSERT_NE(s, nullptr);
-  // No CPU ops (attnprof record), or decode forwards replayed compiled (a static cache: generate()
-  // compiles the decode step): no shape, nothing to count the bytes from.
-  if (p.tracer != "torch.profiler" || p.kind == "generate_static") {
+  // No CPU ops (attnprof record): no shape, nothing to count the bytes from.
+  if (p.tracer != "torch.profiler") {
     EXPECT_EQ(s->bytes, 0);
     EXPECT_LT(s->bandwidth_share(), 0);
     return;
   }
   const double elem = bytes_per_element(Precision::BF16);
   const double b = static_cast<double>(p.shape.batch), hq = static_cast<double>(p.shape.q_heads);
-  const double hkv = static_cast<double>(p.shape.kv_heads), dim = static_cast<double>(p.shape.head_dim);
+  // transformers' SDPA path repeats K and V to the query heads (repeat_kv) when it hands SDPA a mask, as
+  // a static cache's decode forwards do (the unfilled positions are masked): those calls read hq heads.
+  const double hkv = static_cast<double>(p.kv_cache == "static" ? p.shape.q_heads : p.shape.kv_heads);
+  const double dim = static_cast<double>(p.shape.head_dim);
   const double kv = 0.5 * static_cast<double>(p.decode_kv_first + p.decode_kv_last);
   const double expected = elem * dim * (2 * b * hq * 1 + 2 * b * hkv * kv);
   EXPECT_NEAR(s->bytes / s->calls, expected, 0.05 * expected);
@@ -82,7 +85,7 @@ TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
 // of the KV lengths the cache had, beside the prefill's; with record_shapes only (the others say no shape).
 TEST_P(Serving, ReplayTakesTheDecodeCallsAsOneShape) {
   const Program& p = GetParam();
-  if (p.tracer != "torch.profiler" || p.kind == "generate_static") return;
+  if (p.tracer != "torch.profiler") return;
   const Doctor d = doctor(p);
   const TraceShapes shapes = trace_shapes(d.analysis.attention_calls, *d.index);
   ASSERT_EQ(shapes.shapes.size(), 2u);
@@ -99,6 +102,34 @@ TEST_P(Serving, ReplayTakesTheDecodeCallsAsOneShape) {
   EXPECT_EQ(prefill->calls, p.prefill_calls);
   EXPECT_EQ(prefill->shape.q_len, p.shape.q_len);
   EXPECT_EQ(prefill->shape.kv_len, p.shape.kv_len);
+}
+
+// CUDA graph replays: a static cache's decode forwards replay the graph generate()'s compiled step
+// captured (in the first traced step), every decode call one; their shapes are those of the ops the
+// trace holds at the capture: q_len 1 against the whole cache. No other program replays a graph.
+TEST_P(Serving, GraphReplayedDecodeCallsTakeTheirShapeFromTheCapture) {
+  const Program& p = GetParam();
+  const Doctor d = doctor(p);
+  const bool compiled = p.kv_cache == "static";
+  EXPECT_EQ(d.index->graph_replays().captures, compiled && p.tracer == "torch.profiler" ? 1 : 0);
+  int replayed = 0;
+  for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+    replayed += c.graph_replay;
+    EXPECT_EQ(c.graph_replay, compiled && c.phase == AttentionPhase::Decode) << p.name;
+    if (!c.graph_replay || p.tracer != "torch.profiler") continue;
+    ASSERT_TRUE(c.shape.known());
+    EXPECT_TRUE(c.shape.at_capture);
+    EXPECT_NE(c.shape.source().find("capture"), std::string::npos);
+    EXPECT_EQ(c.shape.batch, p.shape.batch);
+    EXPECT_EQ(c.shape.q_heads, p.shape.q_heads);
+    EXPECT_EQ(c.shape.q_len, 1);
+    EXPECT_EQ(c.shape.kv_len, p.decode_kv_first);
+    EXPECT_EQ(c.shape.head_dim, p.shape.head_dim);
+  }
+  EXPECT_EQ(replayed, compiled ? p.decode_calls : 0);
+  if (compiled && p.tracer == "torch.profiler") {
+    EXPECT_EQ(d.index->graph_replays().matched, d.index->graph_replays().replays);
+  }
 }
 
 // The dynamic cache's torch.cat of K and V per layer and decode forward: one copy each (the prefill's

@@ -21,9 +21,17 @@ constexpr double kCpuSideShare = 0.15;
 // does: up to this much of the wait before the first GPU work is not a cause to act on.
 constexpr std::int64_t kFirstIssueNs = 200'000;
 
-std::string fix_for(IdleCause c, const StepModel& m, const StepTime& s) {
+std::string fix_for(IdleCause c, const StepModel& m, const StepTime& s, int graph_launches) {
   switch (c) {
     case IdleCause::Launch:
+      if (graph_launches > 0)  // the step replays graphs already: the launches left are around them
+        return fmt::format(
+            "Launch-bound: {} launches per step, each kernel done before the CPU issues the next (~{:.0f} us from a "
+            "launch to its kernel's start), although {} of them replay a CUDA graph already: the idle time is in "
+            "the work launched op by op around the replays (a generate() loop's sampling, stopping checks and "
+            "cache updates, the prefill, the optimizer). Bring that work into the graph or into torch.compile "
+            "(a compiled sampling step, a static cache), or give each replay more work (a larger batch).",
+            s.launches, static_cast<double>(m.launch_latency_ns) / 1e3, graph_launches);
       return fmt::format(
           "Launch-bound: {} launches per step, each kernel done before the CPU issues the next (~{:.0f} us from a "
           "launch to its kernel's start). Capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\"), "
@@ -141,9 +149,19 @@ void rule_gpu_idle(const RuleContext& ctx, std::vector<Finding>& out) {
         " Of it, {} {} the CPU spent in attention ops far slower than their typical call (see "
         "attention-host).",
         ms(in_attention_ops / n), per_instance(ctx));
+  // The median step's CUDA graph replays (cudaGraphLaunch calls with GPU work).
+  std::vector<std::int32_t> graphs;
+  for (std::size_t i : ctx.group.group.instances[m.median].activities)
+    if (const std::int32_t l = ctx.activity(i).launch;
+        l != kNone &&
+        ctx.index.trace().name(ctx.index.trace().events[static_cast<std::size_t>(l)]).find("GraphLaunch") !=
+            std::string_view::npos)
+      graphs.push_back(l);
+  std::sort(graphs.begin(), graphs.end());
+  const auto graph_launches = static_cast<int>(std::unique(graphs.begin(), graphs.end()) - graphs.begin());
   for (IdleCause c : causes) {
     if (cause_ns(c) * 4 < cpu_side && c != causes.front()) continue;
-    const std::string text = fix_for(c, m, *s);
+    const std::string text = fix_for(c, m, *s, graph_launches);
     if (!text.empty()) f.fix += (f.fix.empty() ? "" : " ") + text;
   }
   f.evidence.push_back(
