@@ -62,6 +62,10 @@ class AttentionCall:
     # Serving engines' kernels on a paged KV cache: how many calls, the page size in tokens (None: not said).
     paged_calls: int = 0
     page_size: Optional[int] = None
+    # Calls run by CUDA graph replays, and of them those whose shape is their ops' at the graph's capture
+    # (the trace holds it; shape["source"] says so).
+    graph_calls: int = 0
+    capture_shape_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,8 @@ def _attention(entries: Iterable[dict]) -> tuple:
             bandwidth_share=a.get("bandwidth_share"),
             paged_calls=a.get("paged_calls", 0),
             page_size=a.get("page_size"),
+            graph_calls=a.get("graph_calls", 0),
+            capture_shape_calls=a.get("capture_shape_calls", 0),
         )
         for a in entries
     )

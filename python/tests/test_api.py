@@ -320,3 +320,18 @@ def test_prefill_and_decode_of_a_generate_program():
     assert d.bytes_per_call == pytest.approx(implied, rel=0.05)
     assert 0 < d.bandwidth_share < 1
     assert by_phase["prefill"].bytes_per_call is None
+    assert d.graph_calls == 0
+
+
+def test_decode_replayed_from_a_cuda_graph_has_its_capture_shape():
+    """The same Qwen2 with a static cache: generate() compiles the decode step, whose forwards replay a
+    CUDA graph; the trace holds one capture, in its second step, so the replays after it have its shape:
+    each decode call reads the whole cache (decode_kv_len)."""
+    facts = {f["name"]: f for f in json.loads((ROOT / "tests/data/serving/facts.json").read_text())}
+    f = facts["qwen2_sdpa_bf16_infer_generate_static"]
+    r = attnprof.doctor(str(ROOT / "tests/data/serving" / (f["name"] + ".json.gz")))
+    d = {a.phase: a for a in r.attention}["decode"]
+    assert d.calls == f["expected"]["phases"]["decode"]
+    assert d.graph_calls == d.calls and 0 < d.capture_shape_calls < d.calls  # the first step precedes the capture
+    assert "capture" in d.shape["source"]
+    assert (d.shape["q_len"], d.shape["kv_len"]) == (1, f["expected"]["decode_kv_len"][0])

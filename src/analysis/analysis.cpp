@@ -138,6 +138,7 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       if (call.phase == AttentionPhase::Decode && call.shape.known()) {
         it->bytes += attention_bytes(call.shape, call.precision);
         it->bytes_ns += call.kernel_ns;
+        ++it->bytes_calls;
       }
       if (call.shape.any()) {
         if (!it->shape.any())

@@ -2,6 +2,7 @@
 // the findings of every diagnosis rule. This is what the reports print.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -55,6 +56,8 @@ struct AttentionSummary {
   // the kernel time of those calls, and the GPU's peak bandwidth (0: not known).
   double bytes = 0;
   std::int64_t bytes_ns = 0;
+  int bytes_calls = 0;  // the calls with a known shape, whose bytes and time those are
+  double bytes_per_call() const { return bytes / std::max(1, bytes_calls); }
   double peak_tb_per_s = 0;
   // The achieved share of the peak, -1 when not known.
   double bandwidth_share() const {

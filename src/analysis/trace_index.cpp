@@ -367,26 +367,64 @@ void TraceIndex::Builder::match_captures() {
     }
     return true;
   };
-  std::string kinds;
+  // The replays in launch order, each its nodes' kinds.
+  struct Replay {
+    std::int64_t ts;
+    std::pair<std::int64_t, std::int64_t> lane;
+    std::size_t from, to;  // its nodes in `nodes`
+    std::string kinds;
+  };
+  std::vector<Replay> replays;
   for (std::size_t from = 0; from < nodes.size();) {
-    std::size_t to = from;
-    kinds.clear();
-    for (; to < nodes.size() && nodes[to].first == nodes[from].first; ++to)
-      kinds.push_back(
-          static_cast<char>('0' + static_cast<int>(node_role(events[activities[nodes[to].second].event].kind))));
+    const Event& l = events[static_cast<std::size_t>(nodes[from].first)];
+    Replay r{l.ts_ns, {l.pid.is_string ? -1 : l.pid.value(), l.tid.is_string ? -1 : l.tid.value()}, from, from, {}};
+    for (; r.to < nodes.size() && nodes[r.to].first == nodes[from].first; ++r.to)
+      r.kinds.push_back(
+          static_cast<char>('0' + static_cast<int>(node_role(events[activities[nodes[r.to].second].event].kind))));
+    from = r.to;
+    replays.push_back(std::move(r));
+  }
+  std::stable_sort(replays.begin(), replays.end(), [](const Replay& a, const Replay& b) { return a.ts < b.ts; });
+  // Two replays ran one graph's work alike when node for node the kernels and their launch
+  // configurations (grid, block; a copy's bytes) agree.
+  const auto alike = [&](const Replay& a, const Replay& b) {
+    if (a.to - a.from != b.to - b.from) return false;
+    for (std::size_t k = 0; k < a.to - a.from; ++k) {
+      const Event& x = events[activities[nodes[a.from + k].second].event];
+      const Event& y = events[activities[nodes[b.from + k].second].event];
+      if (x.name != y.name || x.kind != y.kind) return false;
+      const GpuArgs* p = trace_.args(x);
+      const GpuArgs* q = trace_.args(y);
+      if ((p == nullptr) != (q == nullptr)) return false;
+      if (p != nullptr && (p->grid != q->grid || p->block != q->block || p->bytes != q->bytes)) return false;
+    }
+    return true;
+  };
+  // A capture's own replay: the first graph launch on its thread after it with its node kinds (the
+  // graph instantiated from it, run at once to give the captured call its outputs).
+  std::vector<const Replay*> own(captures.size(), nullptr);
+  for (std::size_t c = 0; c < captures.size(); ++c)
+    for (const Replay& r : replays)
+      if (r.ts > captures[c].end && r.lane == captures[c].lane) {
+        if (r.kinds == captures[c].kinds) own[c] = &r;
+        break;
+      }
+  // A replay is a capture's graph when it ran alike with the capture's own replay, after the capture;
+  // when several captures qualify, only if they ran the same ops on the same inputs. A replay of a
+  // graph captured before the trace began matches none (unless it runs alike with one of the trace's:
+  // the same kernels, launched alike, from the same ops).
+  for (const Replay& r : replays) {
     const Capture* found = nullptr;
     bool told = true;
-    for (const Capture& c : captures) {
-      if (c.kinds != kinds) continue;
-      if (found != nullptr && !same_ops(*found, c)) told = false;
-      if (found == nullptr) found = &c;
+    for (std::size_t c = 0; c < captures.size(); ++c) {
+      if (own[c] == nullptr || captures[c].end >= r.ts || !(own[c] == &r || alike(*own[c], r))) continue;
+      if (found != nullptr && !same_ops(*found, captures[c])) told = false;
+      found = &captures[c];
     }
-    if (found != nullptr && told) {
-      if (index_.capture_ranges_.empty()) index_.capture_ranges_.assign(activities.size(), kNone);
-      for (std::size_t n = from; n < to; ++n) index_.capture_ranges_[nodes[n].second] = found->ranges[n - from];
-      ++index_.graph_replays_.matched;
-    }
-    from = to;
+    if (found == nullptr || !told) continue;
+    if (index_.capture_ranges_.empty()) index_.capture_ranges_.assign(activities.size(), kNone);
+    for (std::size_t n = r.from; n < r.to; ++n) index_.capture_ranges_[nodes[n].second] = found->ranges[n - r.from];
+    ++index_.graph_replays_.matched;
   }
 }
 

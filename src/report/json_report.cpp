@@ -66,7 +66,7 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
   }
   if (s.phase == AttentionPhase::Decode) {  // memory-bound: what the calls must move, and how fast they did
     if (s.bytes > 0)
-      j.real("bytes_per_call", s.bytes / std::max(1, s.calls), 0);
+      j.real("bytes_per_call", s.bytes_per_call(), 0);
     else
       j.null("bytes_per_call");
     if (s.bandwidth_share() >= 0)

@@ -204,7 +204,7 @@ std::vector<std::string> attention_notes(const GroupStats& g) {
     const double tb_per_s = s.bytes / static_cast<double>(s.bytes_ns) / 1e3;
     const bool pool = s.shape.shared_kv_pool();  // the sequences' pages are some of it
     std::string line = fmt::format("{} decode: {}{:.2f} MB a call ({}), {}{:.2f} TB/s", to_string(s.impl),
-                                   pool ? "at most " : "", s.bytes / std::max(1, s.calls) / 1e6,
+                                   pool ? "at most " : "", s.bytes_per_call() / 1e6,
                                    pool ? "q and output once, the shared K/V pool whole" : "q, K, V, output once",
                                    pool ? "at most " : "", tb_per_s);
     if (const double share = s.bandwidth_share(); share >= 0)

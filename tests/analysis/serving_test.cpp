@@ -4,7 +4,7 @@
 // by torch.profiler and (SDPA) by `attnprof record` on an H200 (scripts/corpus/make_corpus.py --set
 // serving; the Llama pair and the batch-32 pair of that set stay out of the repository for validation),
 // and the SDPA program with a static cache, whose decode steps generate() runs compiled: CUDA graph
-// replays, whose capture (the first decode forward's) the trace holds.
+// replays (the trace holds one capture, in its second step, after the first step's 15 replays).
 // tests/data/serving/facts.json says how each was built: every expectation comes from it.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
@@ -75,7 +75,7 @@ TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
   const double dim = static_cast<double>(p.shape.head_dim);
   const double kv = 0.5 * static_cast<double>(p.decode_kv_first + p.decode_kv_last);
   const double expected = elem * dim * (2 * b * hq * 1 + 2 * b * hkv * kv);
-  EXPECT_NEAR(s->bytes / s->calls, expected, 0.05 * expected);
+  EXPECT_NEAR(s->bytes_per_call(), expected, 0.05 * expected);
   EXPECT_EQ(s->peak_tb_per_s, 4.8);  // the trace's GPU: an H200
   EXPECT_GT(s->bandwidth_share(), 0);
   EXPECT_LT(s->bandwidth_share(), 1);
@@ -94,7 +94,12 @@ TEST_P(Serving, ReplayTakesTheDecodeCallsAsOneShape) {
   for (const TraceShape& x : shapes.shapes) (x.decode ? decode : prefill) = &x;
   ASSERT_NE(decode, nullptr);
   ASSERT_NE(prefill, nullptr);
-  EXPECT_EQ(decode->calls, p.decode_calls);
+  if (p.kv_cache == "static") {  // the replays of a graph captured before the trace have no shape
+    EXPECT_GT(decode->calls, 0);
+    EXPECT_LT(decode->calls, p.decode_calls);
+  } else {
+    EXPECT_EQ(decode->calls, p.decode_calls);
+  }
   EXPECT_EQ(decode->shape.q_len, 1);
   EXPECT_EQ(decode->kv_len_min, p.decode_kv_first);
   EXPECT_EQ(decode->kv_len_max, p.decode_kv_last);
@@ -105,20 +110,25 @@ TEST_P(Serving, ReplayTakesTheDecodeCallsAsOneShape) {
 }
 
 // CUDA graph replays: a static cache's decode forwards replay the graph generate()'s compiled step
-// captured (in the first traced step), every decode call one; their shapes are those of the ops the
-// trace holds at the capture: q_len 1 against the whole cache. No other program replays a graph.
+// captured, every decode call one. The replays after the capture the trace holds take the shape of
+// its ops: q_len 1 against the whole cache, as built; those before it (a graph captured before the
+// trace began) stay without one, never another's. No other program replays a graph.
 TEST_P(Serving, GraphReplayedDecodeCallsTakeTheirShapeFromTheCapture) {
   const Program& p = GetParam();
   const Doctor d = doctor(p);
   const bool compiled = p.kv_cache == "static";
   EXPECT_EQ(d.index->graph_replays().captures, compiled && p.tracer == "torch.profiler" ? 1 : 0);
-  int replayed = 0;
+  int replayed = 0, shaped = 0;
   for (const AttentionCall& c : d.analysis.attention_calls.calls) {
     replayed += c.graph_replay;
     EXPECT_EQ(c.graph_replay, compiled && c.phase == AttentionPhase::Decode) << p.name;
-    if (!c.graph_replay || p.tracer != "torch.profiler") continue;
+    if (!c.graph_replay) continue;
+    if (!c.shape.at_capture) {
+      EXPECT_FALSE(c.shape.known());
+      continue;
+    }
+    ++shaped;
     ASSERT_TRUE(c.shape.known());
-    EXPECT_TRUE(c.shape.at_capture);
     EXPECT_NE(c.shape.source().find("capture"), std::string::npos);
     EXPECT_EQ(c.shape.batch, p.shape.batch);
     EXPECT_EQ(c.shape.q_heads, p.shape.q_heads);
@@ -128,7 +138,8 @@ TEST_P(Serving, GraphReplayedDecodeCallsTakeTheirShapeFromTheCapture) {
   }
   EXPECT_EQ(replayed, compiled ? p.decode_calls : 0);
   if (compiled && p.tracer == "torch.profiler") {
-    EXPECT_EQ(d.index->graph_replays().matched, d.index->graph_replays().replays);
+    EXPECT_GT(shaped, 0);
+    EXPECT_LT(shaped, replayed);  // the first step's replays precede the capture
   }
 }
 
@@ -193,7 +204,7 @@ TEST(PagedServing, FlexPagedDecodeAsBuilt) {
     const double most = elem * dim *
                         (2.0 * static_cast<double>(p.shape.batch * p.shape.q_heads) +
                          2.0 * static_cast<double>(p.shape.kv_heads * pool));
-    EXPECT_DOUBLE_EQ(s->bytes / s->calls, most);
+    EXPECT_DOUBLE_EQ(s->bytes_per_call(), most);
     // doctor --replay benches each sequence with its own keys (the shape as built), paged as built.
     const Replay r = plan_replay(d.analysis, *d.index, {});
     ASSERT_EQ(r.shapes.size(), 1u);
