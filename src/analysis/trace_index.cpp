@@ -400,15 +400,20 @@ void TraceIndex::Builder::match_captures() {
     }
     return true;
   };
-  // A capture's own replay: the first graph launch on its thread after it with its node kinds (the
-  // graph instantiated from it, run at once to give the captured call its outputs).
+  // A capture's own replay: the first graph launch on its thread after it, before the thread captures
+  // again, with its node kinds (the graph instantiated from it, run at once to give the captured call
+  // its outputs). A capture replayed only later, or not in the trace, has none.
   std::vector<const Replay*> own(captures.size(), nullptr);
-  for (std::size_t c = 0; c < captures.size(); ++c)
+  for (std::size_t c = 0; c < captures.size(); ++c) {
+    std::int64_t next = INT64_MAX;  // the thread's next capture
+    for (const Capture& d : captures)
+      if (d.lane == captures[c].lane && d.begin > captures[c].end) next = std::min(next, d.begin);
     for (const Replay& r : replays)
       if (r.ts > captures[c].end && r.lane == captures[c].lane) {
-        if (r.kinds == captures[c].kinds) own[c] = &r;
+        if (r.ts < next && r.kinds == captures[c].kinds) own[c] = &r;
         break;
       }
+  }
   // A replay is a capture's graph when it ran alike with the capture's own replay, after the capture;
   // when several captures qualify, only if they ran the same ops on the same inputs. A replay of a
   // graph captured before the trace began matches none (unless it runs alike with one of the trace's:
