@@ -263,6 +263,7 @@ for impl in ["eager", "sdpa"]:
 variant("qwen2", "sdpa", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="generate")
 # A static cache (preallocated, written in place: no torch.cat), which generate() runs compiled.
 variant("qwen2", "sdpa", None, "bf16", "inference", into=SERVING, kind="generate_static")
+variant("llama", "sdpa", None, "bf16", "inference", into=SERVING, kind="generate_static")
 # Continuous batching (transformers' generate_batch) on its paged cache: CB_PROMPTS requests a step,
 # all prefilled in one packed forward (max_batch_tokens holds them), then GEN_TOKENS - 1 forwards each
 # decoding one token of every request, packed into one sequence of len(CB_PROMPTS) query tokens (batch 1)
@@ -273,6 +274,9 @@ variant("qwen2", "sdpa", None, "bf16", "inference", into=SERVING, kind="generate
 for impl in ["paged-sdpa", "paged-eager"]:
     variant("llama", impl, None, "bf16", "inference", into=SERVING, kind="continuous")
 variant("llama", "paged-sdpa", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="continuous")
+# The same with the manager's CUDA graphs (use_cuda_graph=True): forwards replay graphs captured per
+# padded batch size, some of them inside the traced steps.
+variant("llama", "paged-sdpa", None, "bf16", "inference", into=SERVING, kind="continuous_graph")
 # flex_attention's paged attention (torch.nn.attention.experimental._paged_attention.PagedAttention): a
 # decode loop as a serving engine writes it, LAYERS attention calls a token over a shared page pool of
 # FLEX_PAGE-token pages, each sequence's K/V written through its page table, flex_attention compiled
@@ -320,7 +324,7 @@ def facts(name):
         # transformers' default DynamicCache appends each token's K and V with torch.cat, per layer; a
         # static cache is written in place
         expected["kv_cache"] = "static" if v.get("kind") == "generate_static" else "dynamic"
-    if v.get("kind") == "continuous":
+    if v.get("kind", "").startswith("continuous"):
         # One packed prefill forward of every prompt (batch 1, their tokens side by side, a block-diagonal
         # causal mask), then GEN_TOKENS - 1 forwards of one query token a request, packed the same way,
         # against every request's cache gathered from the pages (index_select of K and V a layer).
@@ -366,7 +370,7 @@ def facts(name):
     if v["family"] == "mha" and v["impl"] == "need_weights":
         expected["form"] = "weights"  # the averaged attention weights returned: the module's math path
     shape = dict(batch=b, q_heads=h, kv_heads=hkv, q_len=s, kv_len=s, head_dim=d, causal=causal)
-    if v.get("kind") == "continuous":  # the packed prefill: every prompt's tokens side by side, batch 1
+    if v.get("kind", "").startswith("continuous"):  # the packed prefill: every prompt's tokens side by side, batch 1
         shape.update(batch=1, q_len=sum(CB_PROMPTS), kv_len=sum(CB_PROMPTS))
     if v.get("kind") == "flex_paged":  # a decode token a sequence against its pages (at most FLEX_MAX keys)
         shape.update(batch=len(FLEX_LENS), q_len=1, kv_len=FLEX_MAX, causal=False)
@@ -477,7 +481,7 @@ def build_model(v, shape=None, layers=None):
         cls = tf.ViTForImageClassification
     # transformers' paged implementations are named "paged|sdpa", "paged|eager" (5.x)
     cfg._attn_implementation = v["impl"].replace("paged-", "paged|")
-    if v.get("kind") == "continuous":
+    if v.get("kind", "").startswith("continuous"):
         cfg.eos_token_id = None  # every request generates GEN_TOKENS tokens: the forwards are fixed
     torch.manual_seed(0)
     model = cls(cfg)
@@ -608,8 +612,8 @@ def make_step(v, model, batch, seq):
                 scaler.step(opt)
                 scaler.update()
             opt.zero_grad(set_to_none=True)
-    elif kind == "continuous":
-        return continuous_step(model)
+    elif kind.startswith("continuous"):
+        return continuous_step(model, graphs=kind == "continuous_graph")
     elif kind == "flex_paged":
         return flex_paged_step(v)
     elif kind.startswith("generate"):
@@ -627,7 +631,7 @@ def make_step(v, model, batch, seq):
     return step
 
 
-def continuous_step(model):
+def continuous_step(model, graphs=False):
     """One generate_batch call of CB_PROMPTS requests (transformers' continuous batching): checks that each
     request generated GEN_TOKENS tokens, so the forwards are those the facts count."""
     import torch
@@ -637,7 +641,7 @@ def continuous_step(model):
     gen = GenerationConfig(max_new_tokens=GEN_TOKENS, do_sample=False, eos_token_id=None, pad_token_id=0)
     cb = ContinuousBatchingConfig(block_size=CB_PAGE, num_blocks=CB_PAGES, max_batch_tokens=CB_BATCH_TOKENS,
                                   max_requests_per_batch=len(CB_PROMPTS), scheduler_type="fifo",
-                                  use_cuda_graph=False, use_async_batching=False, allow_block_sharing=False)
+                                  use_cuda_graph=graphs, use_async_batching=False, allow_block_sharing=False)
     g = torch.Generator().manual_seed(0)
     prompts = [torch.randint(3, 4096, (n,), generator=g).tolist() for n in CB_PROMPTS]
 
@@ -720,7 +724,7 @@ def run_profiled(name, out_dir):
     path = os.path.join(out_dir, name + ".json")
     stack = v.get("kind") == "stack"  # Python stacks and memory events in the trace, as many users record
     extra = {}
-    if v.get("kind") == "continuous":  # the manager's generation thread launches the work
+    if v.get("kind", "").startswith("continuous"):  # the manager's generation thread launches the work
         extra["experimental_config"] = torch.profiler._ExperimentalConfig(profile_all_threads=True)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
                  with_stack=stack, profile_memory=stack, **extra,
