@@ -67,6 +67,9 @@ class TraceIndex::Builder {
     std::size_t activity;
   };
   void adopt_orphans(const std::vector<Orphan>& orphans);
+  // The innermost range of the one thread of process pid inside an ATen op at ts; kNone when no
+  // thread is, or several are.
+  std::int32_t adopting_range(std::int64_t pid, std::int64_t ts) const;
   // The innermost range of a lane's (sorted) ranges open at ts.
   std::int32_t open_at(const std::vector<std::int32_t>& rs, std::int64_t ts) const;
   GraphRole role_of(const Event& e) {
@@ -339,7 +342,10 @@ void TraceIndex::Builder::match_captures() {
     const auto lane = lanes_.find(c.lane);
     for (std::size_t k = 0; k < order.size(); ++k) {
       kinds[k] = c.kinds[order[k]];
-      c.ranges.push_back(lane == lanes_.end() ? kNone : open_at(lane->second.ranges, c.ts[order[k]]));
+      // A launch outside every range of its thread is adopted as a kernel's would be (adopt_orphans).
+      std::int32_t r = lane == lanes_.end() ? kNone : open_at(lane->second.ranges, c.ts[order[k]]);
+      if (r == kNone && index_.has_cpu_ops_) r = adopting_range(c.lane.first, c.ts[order[k]]);
+      c.ranges.push_back(r);
     }
     c.kinds = std::move(kinds);
   }
@@ -352,18 +358,27 @@ void TraceIndex::Builder::match_captures() {
         std::lower_bound(all.begin(), all.end(), e, [](const OpInputs& in, std::uint32_t v) { return in.event < v; });
     return it != all.end() && it->event == e ? &*it : nullptr;
   };
+  // The CPU ops around a launch, innermost first (annotations, such as ProfilerStep#N, and Python
+  // frames left out: they name where a capture ran, not what). Two captures' launches ran the same
+  // work when their ops agree, name and recorded inputs, as far up as both have ops (the context
+  // around a capture, an op the first step has and the next not, says nothing of the work).
+  const auto up_op = [&](std::int32_t r) {
+    while (r != kNone && index_.ranges_[static_cast<std::size_t>(r)].kind != EventKind::CpuOp)
+      r = index_.ranges_[static_cast<std::size_t>(r)].parent;
+    return r;
+  };
   const auto same_ops = [&](const Capture& a, const Capture& b) {
     for (std::size_t k = 0; k < a.ranges.size(); ++k) {
-      std::int32_t x = a.ranges[k], y = b.ranges[k];
-      for (; x != kNone && y != kNone; x = index_.ranges_[static_cast<std::size_t>(x)].parent,
-                                       y = index_.ranges_[static_cast<std::size_t>(y)].parent) {
+      std::int32_t x = up_op(a.ranges[k]), y = up_op(b.ranges[k]);
+      if ((x == kNone) != (y == kNone)) return false;  // one launch under an op, the other under none
+      for (; x != kNone && y != kNone; x = up_op(index_.ranges_[static_cast<std::size_t>(x)].parent),
+                                       y = up_op(index_.ranges_[static_cast<std::size_t>(y)].parent)) {
         if (index_.ranges_[static_cast<std::size_t>(x)].name != index_.ranges_[static_cast<std::size_t>(y)].name)
           return false;
         const OpInputs* p = inputs_of(x);
         const OpInputs* q = inputs_of(y);
         if ((p == nullptr) != (q == nullptr) || (p != nullptr && p->dims != q->dims)) return false;
       }
-      if (x != y) return false;  // one chain ends before the other
     }
     return true;
   };
@@ -450,24 +465,26 @@ std::int32_t TraceIndex::Builder::open_at(const std::vector<std::int32_t>& rs, s
 // each generate_batch, has a second call's launches filed under the first worker's id). Launches
 // made while no thread, or several, are inside an op stay where they are.
 void TraceIndex::Builder::adopt_orphans(const std::vector<Orphan>& orphans) {
-  if (orphans.empty()) return;
+  for (const Orphan& o : orphans)
+    if (const std::int32_t r = adopting_range(o.pid, o.ts); r != kNone) index_.activities_[o.activity].range = r;
+}
+
+std::int32_t TraceIndex::Builder::adopting_range(std::int64_t pid, std::int64_t ts) const {
   const auto in_op = [this](std::int32_t r) {
     for (; r != kNone; r = index_.ranges_[static_cast<std::size_t>(r)].parent)
       if (index_.ranges_[static_cast<std::size_t>(r)].kind == EventKind::CpuOp) return true;
     return false;
   };
-  for (const Orphan& o : orphans) {
-    std::int32_t found = kNone;
-    int threads_in_ops = 0;
-    for (const auto& [lane, items] : lanes_) {
-      if (lane.first != o.pid || items.ranges.empty()) continue;
-      const std::int32_t r = open_at(items.ranges, o.ts);
-      if (r == kNone || !in_op(r)) continue;
-      if (++threads_in_ops > 1) break;
-      found = r;
-    }
-    if (threads_in_ops == 1) index_.activities_[o.activity].range = found;
+  std::int32_t found = kNone;
+  int threads_in_ops = 0;
+  for (const auto& [lane, items] : lanes_) {
+    if (lane.first != pid || items.ranges.empty()) continue;
+    const std::int32_t r = open_at(items.ranges, ts);
+    if (r == kNone || !in_op(r)) continue;
+    if (++threads_in_ops > 1) return kNone;
+    found = r;
   }
+  return found;
 }
 
 TraceIndex::TraceIndex(const Trace& trace) : trace_(&trace) {
