@@ -37,7 +37,7 @@ def check(facts, report):
         accepted = exp.get("precision", facts["dtype"])  # one precision, or the ones the trace may show
         if a["precision"] not in (accepted if isinstance(accepted, list) else [accepted]):
             wrong.append(f"{a['pass']} precision {a['precision']}, built in {facts['dtype']}")
-    if calls["forward"] != exp["forward_calls"]:
+    if exp["forward_calls"] is not None and calls["forward"] != exp["forward_calls"]:
         wrong.append(f"{calls['forward']} forward calls, built with {exp['forward_calls']}")
     if calls["backward"] != exp["backward_calls"]:
         wrong.append(f"{calls['backward']} backward calls, built with {exp['backward_calls']}")

@@ -286,6 +286,41 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
 
 // generate() on SDPA's cuDNN backend without a mask (q_len 1 against a growing cache): the calls' host
 // time stays flat, so no call is slow on the host and no attention-host finding.
+// Continuous batching with the manager's CUDA graphs (use_cuda_graph=True; tests/data/serving/graphs,
+// H100): each generate_batch step captures graphs and replays the last capture's (the trace holds
+// every capture before its replays, the second step's filed under the first step's worker thread).
+// Every replayed call takes the shape of its op at the capture, as built where the manager does not
+// pad: one packed sequence (batch 1), the model's query heads and head dim, K/V at the model's heads
+// or repeated to the query heads (transformers' paged SDPA hands SDPA a mask); the manager pads the
+// queries and the gathered keys to the sizes it captured, at least the requests' tokens.
+TEST(GraphReplays, ContinuousBatchingReplaysTakeTheirCaptureShapes) {
+  const std::vector<Program> all = test::corpus_facts("serving/graphs/facts.json");
+  ASSERT_EQ(all.size(), 1u);
+  const Program& p = all.front();
+  const Doctor d(test::data_file("serving/graphs/" + p.name + ".json.gz"));
+  EXPECT_GT(d.index->graph_replays().captures, 0);
+  EXPECT_GT(d.index->graph_replays().replays, 0);
+  EXPECT_EQ(d.index->graph_replays().matched, d.index->graph_replays().replays);
+  const std::int64_t requests = 8;  // make_corpus.py's CB_PROMPTS
+  int replayed = 0;
+  for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+    if (!c.graph_replay) continue;
+    ++replayed;
+    ASSERT_TRUE(c.shape.known());
+    EXPECT_TRUE(c.shape.at_capture);
+    EXPECT_EQ(c.impl, AttentionImpl::Fused);
+    EXPECT_EQ(c.shape.batch, p.shape.batch);
+    EXPECT_EQ(c.shape.q_heads, p.shape.q_heads);
+    EXPECT_TRUE(c.shape.kv_heads == p.shape.kv_heads || c.shape.kv_heads == p.shape.q_heads);
+    EXPECT_EQ(c.shape.head_dim, p.shape.head_dim);
+    EXPECT_GE(c.shape.q_len, requests);
+    EXPECT_GE(c.shape.kv_len, c.shape.q_len);
+  }
+  // A graph holds every layer's forward: the replayed calls come in layers.
+  EXPECT_GT(replayed, 0);
+  EXPECT_EQ(replayed % p.layers, 0);
+}
+
 TEST(ContinuousBatching, PlainGenerateHasNoSlowHostCalls) {
   const Doctor d(test::data_file("serving/qwen2_sdpa_bf16_infer_generate.json.gz"));
   EXPECT_TRUE(slow_host_calls(*d.index, d.analysis.attention_calls).empty());
