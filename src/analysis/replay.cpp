@@ -235,11 +235,14 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
       out.shapes.push_back(std::move(r));
     } else {
       ReplayShape r = plan_shape(s, request, out.steps);
+      // Replays of a CUDA graph captured before the trace began: their ops ran at the capture.
+      const bool graphs = s.graph_calls == s.calls;
       r.problem = fmt::format(
-          "{} forward call{} without a shape in the trace{}: record it with "
-          "torch.profiler.profile(record_shapes=True), or give it as --shape B,H[/H_KV],S[/S_KV],D",
-          s.calls, text::plural(double(s.calls)),
-          s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "");
+          "{} forward call{} without a shape in the trace{}: {}, or give it as --shape B,H[/H_KV],S[/S_KV],D", s.calls,
+          text::plural(double(s.calls)), s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "",
+          graphs ? "replayed from a CUDA graph captured before the trace began (its ops, with their shapes, ran at "
+                   "the capture): start the profiler before the first compiled call, with record_shapes=True"
+                 : "record it with torch.profiler.profile(record_shapes=True)");
       r.shape_text = "shape not in the trace";
       r.command.clear();
       r.rows.clear();  // nothing to run

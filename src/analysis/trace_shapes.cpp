@@ -58,6 +58,7 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
   // Adds call c to x: its calls, time and implementation.
   const auto add = [](TraceShape& x, const AttentionCall& c) {
     ++x.calls;
+    x.graph_calls += c.graph_replay;
     x.kernel_ns += c.kernel_ns;
     std::string impl(to_string(c.impl));
     if (c.impl == AttentionImpl::Fused && !c.family.empty()) impl += " (" + std::string(c.family) + ")";

@@ -20,6 +20,7 @@ struct TraceShape {
   bool causal = false;         // the op's is_causal, or a causal mask built in the call
   bool causal_known = false;   // false: neither said, taken as not causal
   int calls = 0;               // forward calls of this shape
+  int graph_calls = 0;         // of them, replayed from a CUDA graph (AttentionCall::graph_replay)
   std::int64_t kernel_ns = 0;  // their GPU kernel time in the trace
   // Backward calls of those forwards: autograd runs them in reverse, so the latest forward without
   // a backward yet is the one a backward call belongs to (a recomputed forward of activation

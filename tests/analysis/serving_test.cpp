@@ -140,6 +140,10 @@ TEST_P(Serving, GraphReplayedDecodeCallsTakeTheirShapeFromTheCapture) {
   if (compiled && p.tracer == "torch.profiler") {
     EXPECT_GT(shaped, 0);
     EXPECT_LT(shaped, replayed);  // the first step's replays precede the capture
+    // --replay: the calls left without a shape are those replays, and it says so.
+    const TraceShapes shapes = trace_shapes(d.analysis.attention_calls, *d.index);
+    EXPECT_EQ(shapes.calls_without_shape, replayed - shaped);
+    EXPECT_EQ(shapes.unshaped.graph_calls, shapes.unshaped.calls);
   }
 }
 
