@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/analysis.h"
+#include "analysis/attention.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
 
@@ -122,6 +123,80 @@ TEST(TraceIndexLinks, RangesNestByTimeNotFileOrder) {
   EXPECT_EQ(name(index.outermost_op(index.activities()[0])), "aten::matmul");
   EXPECT_TRUE(index.under(index.activities()[0], "fwd0"));
   EXPECT_FALSE(index.under(index.activities()[1], "aten::mm"));
+}
+
+// CUDA graph replays and their capture (TraceIndex::capture_range), as Kineto writes them: the capture's
+// launches ran nothing (no kernel has their correlation ids); a replay's kernels all carry its
+// cudaGraphLaunch's. A replay after the capture whose nodes run as the capture's own replay (the first
+// after it) takes the capture's ops node by node; a replay before the capture takes none; a second
+// capture of the same node sequence whose attention op saw other inputs makes a replay that runs alike
+// with both captures' own replays ambiguous: none, never a guess.
+TEST(TraceIndexLinks, GraphReplaysTakeTheOpsOfTheirCapture) {
+  const auto capture = [](int t0, int corr0, int len) {
+    const std::string ts = std::to_string(t0), dims = "[[1, 8, 1, 64], [1, 8, " + std::to_string(len) + ", 64]]";
+    return R"(
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamBeginCapture", "pid": 1, "tid": 2, "ts": )" +
+           ts + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0) + R"(}},
+      {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 2, "ts": )" +
+           std::to_string(t0 + 2) +
+           R"(, "dur": 4},
+      {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 2, "ts": )" +
+           std::to_string(t0 + 3) + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0 + 1) + R"(}},
+      {"ph": "X", "cat": "cpu_op", "name": "aten::_scaled_dot_product_cudnn_attention", "pid": 1, "tid": 2, "ts": )" +
+           std::to_string(t0 + 7) + R"(, "dur": 4, "args": {"Input Dims": )" + dims + R"(}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync", "pid": 1, "tid": 2, "ts": )" +
+           std::to_string(t0 + 8) + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0 + 2) + R"(}},
+      {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 2, "ts": )" +
+           std::to_string(t0 + 9) + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0 + 3) + R"(}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamEndCapture", "pid": 1, "tid": 2, "ts": )" +
+           std::to_string(t0 + 12) + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0 + 4) + "}},";
+  };
+  const auto replay = [](int t0, int corr, int attention_grid) {
+    const std::string c = std::to_string(corr);
+    return R"(
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 2, "ts": )" +
+           std::to_string(t0) + R"(, "dur": 2, "args": {"correlation": )" + c + R"(}},
+      {"ph": "X", "cat": "kernel", "name": "nvjet_gemm", "pid": 0, "tid": 7, "ts": )" +
+           std::to_string(t0 + 10) + R"(, "dur": 2, "args": {"correlation": )" + c +
+           R"(, "grid": [8, 1, 1], "block": [128, 1, 1]}},
+      {"ph": "X", "cat": "gpu_memset", "name": "Memset", "pid": 0, "tid": 7, "ts": )" +
+           std::to_string(t0 + 13) + R"(, "dur": 1, "args": {"correlation": )" + c + R"(, "bytes": 64}},
+      {"ph": "X", "cat": "kernel", "name": "cudnn_generated_fort_native_sdpa_sm90_flash_fprop", "pid": 0, "tid": 7, "ts": )" +
+           std::to_string(t0 + 15) + R"(, "dur": 3, "args": {"correlation": )" + c + R"(, "grid": [)" +
+           std::to_string(attention_grid) + R"(, 1, 1], "block": [128, 1, 1]}},)";
+  };
+  std::string json(1, '[');
+  for (const std::string& part : {replay(50, 90, 16), capture(100, 10, 2048), replay(200, 91, 16), replay(300, 92, 32),
+                                  capture(400, 20, 4096), replay(500, 93, 16)})
+    json += part;
+  json.back() = ']';  // for the last comma
+  const Trace t = read_trace_bytes(json, "graphs.json");
+  const TraceIndex index(t);
+  ASSERT_EQ(index.activities().size(), 12u);  // four replays of three nodes, by GPU start
+  EXPECT_EQ(index.graph_replays().captures, 2);
+  EXPECT_EQ(index.graph_replays().replays, 4);
+  EXPECT_EQ(index.graph_replays().matched, 1);
+  const auto op = [&](std::size_t i) {
+    const std::int32_t r = index.capture_range(i);
+    return r == kNone ? std::string("none") : std::string(index.name(index.ranges()[static_cast<std::size_t>(r)]));
+  };
+  for (std::size_t i : {0u, 1u, 2u}) EXPECT_EQ(op(i), "none");  // before the capture
+  EXPECT_EQ(op(3), "aten::addmm");                              // the capture's own replay, node by node
+  EXPECT_EQ(op(4), "aten::_scaled_dot_product_cudnn_attention");
+  EXPECT_EQ(op(5), "aten::_scaled_dot_product_cudnn_attention");
+  for (std::size_t i : {6u, 7u, 8u}) EXPECT_EQ(op(i), "none");    // another graph's launch configuration
+  for (std::size_t i : {9u, 10u, 11u}) EXPECT_EQ(op(i), "none");  // alike with both captures', other inputs
+  // The replayed attention call: its capture-time op's shape, said so.
+  const AttentionView view = find_attention(index);
+  int shaped = 0;
+  for (const AttentionCall& c : view.calls) {
+    EXPECT_TRUE(c.graph_replay);
+    if (!c.shape.at_capture) continue;
+    ++shaped;
+    EXPECT_EQ(c.shape.kv_len, 2048);
+    EXPECT_NE(c.shape.source().find("capture"), std::string::npos);
+  }
+  EXPECT_EQ(shaped, 1);
 }
 
 TEST(Regions, ChosenByNameStemOrGlob) {
