@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "analysis/trace_classifier.h"
@@ -277,80 +278,130 @@ void TraceIndex::Builder::release() {
   for (auto& [lane, items] : lanes_) std::vector<std::int32_t>().swap(items.ranges);
 }
 
+namespace {
+
+// FNV-1a, over the 64-bit words given.
+struct Hash {
+  std::uint64_t h = 1469598103934665603ULL;
+  void add(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 1099511628211ULL;
+    }
+  }
+};
+
+}  // namespace
+
+// CUDA graph replays to their captures. Kineto writes no graph id (torch 2.11): a capture is the
+// window from a thread's cudaStreamBeginCapture to its cudaStreamEndCapture, its nodes the
+// node-making calls of that thread inside it that ran nothing (no GPU work has their correlation id);
+// a replay is a cudaGraphLaunch's GPU work, its nodes by GPU start. A replay is a capture's graph when
+// it runs its nodes alike (the same kernels, grids, blocks, copy sizes) with the capture's own replay,
+// the first graph launch on the capture's thread after it and before the thread captures again (the
+// graph instantiated from it, run at once to give the captured call its outputs), and comes after the
+// capture; where several captures qualify, only if their launches ran the same ops on the same
+// recorded inputs. A replay of a graph captured before the trace began matches none, unless it runs
+// alike with a capture's own replay: the same kernels, launched alike.
 void TraceIndex::Builder::match_captures() {
   const auto& events = trace_.events;
   auto& activities = index_.activities_;
   if (graph_launches_.empty()) return;
-  // Each replay's nodes, by GPU start: (graph launch call, activity), grouped by launch.
-  std::vector<std::pair<std::int32_t, std::size_t>> nodes;
+  using Thread = std::pair<std::int64_t, std::int64_t>;  // (pid, tid)
+  const auto lane_of_event = [](const Event& e) {
+    return Thread{e.pid.is_string ? -1 : e.pid.value(), e.tid.is_string ? -1 : e.tid.value()};
+  };
+  const auto letter = [](GraphRole r) { return static_cast<char>('0' + static_cast<int>(r)); };
+
+  // The replays: each graph launch's nodes, by GPU start, in launch order.
+  std::vector<std::pair<std::int32_t, std::size_t>> nodes;  // (graph launch call, activity)
   for (std::size_t i = 0; i < activities.size(); ++i) {
     const std::int32_t l = activities[i].launch;
     if (l != kNone && role_of(events[static_cast<std::size_t>(l)]) == GraphRole::GraphLaunch) nodes.emplace_back(l, i);
   }
   std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::size_t n = 0; n < nodes.size(); ++n)
-    index_.graph_replays_.replays += n == 0 || nodes[n].first != nodes[n - 1].first ? 1 : 0;
-  if (capture_marks_.empty() || nodes.empty()) return;
+  struct Replay {
+    std::int64_t ts;
+    Thread lane;
+    std::size_t from, to;  // its nodes in `nodes`
+    std::string kinds;     // a letter a node: its GraphRole
+    std::uint64_t run;     // hash of how it ran its nodes (Alike)
+  };
+  std::vector<Replay> replays;
+  for (std::size_t from = 0; from < nodes.size();) {
+    const Event& l = events[static_cast<std::size_t>(nodes[from].first)];
+    Replay r{l.ts_ns, lane_of_event(l), from, from, {}, 0};
+    Hash h;
+    for (; r.to < nodes.size() && nodes[r.to].first == nodes[from].first; ++r.to) {
+      const Event& x = events[activities[nodes[r.to].second].event];
+      r.kinds.push_back(letter(node_role(x.kind)));
+      h.add(x.name);
+      h.add(static_cast<std::uint64_t>(x.kind));
+      if (const GpuArgs* g = trace_.args(x)) {
+        for (const std::int32_t v : g->grid) h.add(static_cast<std::uint64_t>(v));
+        for (const std::int32_t v : g->block) h.add(static_cast<std::uint64_t>(v));
+        h.add(static_cast<std::uint64_t>(g->bytes));
+      }
+    }
+    r.run = h.h;
+    from = r.to;
+    replays.push_back(std::move(r));
+  }
+  std::stable_sort(replays.begin(), replays.end(), [](const Replay& a, const Replay& b) { return a.ts < b.ts; });
+  index_.graph_replays_.replays = static_cast<int>(replays.size());
+  if (capture_marks_.empty() || replays.empty()) return;
 
-  // The capture windows, a begin and the next end on its thread, each with its launches: node-making
-  // calls on that thread inside the window with no GPU work of their own (captured, not run).
+  // The captures: a begin and the next end on its thread, by begin.
   struct Capture {
-    std::pair<std::int64_t, std::int64_t> lane;
+    Thread lane;
     std::int64_t begin, end;
-    std::string kinds;                 // a letter a node: its GraphRole
+    std::vector<std::pair<std::int64_t, GraphRole>> launches;  // (ts, role), then by time
+    std::string kinds;
     std::vector<std::int32_t> ranges;  // the innermost range around each launch
-    std::vector<std::int64_t> ts;
+    int ops = -1;                      // its class of captures that ran the same ops on the same inputs
+    const Replay* own = nullptr;
   };
   std::vector<Capture> captures;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> open;  // lane -> begin
-  std::vector<std::uint32_t> marks = capture_marks_;
-  std::stable_sort(marks.begin(), marks.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return events[a].ts_ns < events[b].ts_ns; });
-  for (const std::uint32_t m : marks) {
-    const Event& e = events[m];
-    if (e.pid.is_string || e.tid.is_string) continue;
-    const std::pair<std::int64_t, std::int64_t> lane{e.pid.value(), e.tid.value()};
-    if (role_of(e) == GraphRole::BeginCapture) {
-      open[lane] = e.ts_ns;
-    } else if (const auto it = open.find(lane); it != open.end()) {
-      captures.push_back({lane, it->second, e.ts_ns, {}, {}, {}});
-      open.erase(it);
+  {
+    std::map<Thread, std::int64_t> open;  // lane -> begin
+    std::vector<std::uint32_t> marks = capture_marks_;
+    std::stable_sort(marks.begin(), marks.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return events[a].ts_ns < events[b].ts_ns; });
+    for (const std::uint32_t m : marks) {
+      const Event& e = events[m];
+      if (e.pid.is_string || e.tid.is_string) continue;
+      if (role_of(e) == GraphRole::BeginCapture) {
+        open[lane_of_event(e)] = e.ts_ns;
+      } else if (const auto it = open.find(lane_of_event(e)); it != open.end()) {
+        captures.push_back({it->first, it->second, e.ts_ns, {}, {}, {}, -1, nullptr});
+        open.erase(it);
+      }
     }
   }
   index_.graph_replays_.captures = static_cast<int>(captures.size());
   if (captures.empty()) return;
+  std::stable_sort(captures.begin(), captures.end(),
+                   [](const Capture& a, const Capture& b) { return a.begin < b.begin; });
+  std::map<Thread, std::vector<std::size_t>> by_lane;  // capture indices, by begin
+  for (std::size_t c = 0; c < captures.size(); ++c) by_lane[captures[c].lane].push_back(c);
+
+  // Each capture's launches: node-making calls of its thread inside it that ran nothing.
   std::unordered_set<std::int64_t> ran;  // correlation ids with GPU work
   for (const GpuActivity& a : activities) ran.insert(events[a.event].correlation);
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
+  for (const Event& e : events) {
     if (!is_launch_api(e.kind) || e.pid.is_string || e.tid.is_string) continue;
     const GraphRole role = role_of(e);
     if (role != GraphRole::Kernel && role != GraphRole::Memcpy && role != GraphRole::Memset) continue;
-    for (Capture& c : captures)
-      if (e.ts_ns >= c.begin && e.ts_ns <= c.end && c.lane == std::pair{e.pid.value(), e.tid.value()} &&
-          !ran.contains(e.correlation)) {
-        c.kinds.push_back(static_cast<char>('0' + static_cast<int>(role)));
-        c.ts.push_back(e.ts_ns);
-      }
+    const auto lane = by_lane.find(lane_of_event(e));
+    if (lane == by_lane.end()) continue;
+    // The thread's last capture begun at or before it (a thread's captures do not overlap).
+    const auto& cs = lane->second;
+    const auto it = std::upper_bound(cs.begin(), cs.end(), e.ts_ns,
+                                     [&](std::int64_t t, std::size_t c) { return t < captures[c].begin; });
+    if (it == cs.begin()) continue;
+    Capture& c = captures[*(it - 1)];
+    if (e.ts_ns <= c.end && !ran.contains(e.correlation)) c.launches.emplace_back(e.ts_ns, role);
   }
-  for (Capture& c : captures) {
-    // Launches in time order (file order may not be), then each one's innermost range.
-    std::vector<std::size_t> order(c.ts.size());
-    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c.ts[a] < c.ts[b]; });
-    std::string kinds(c.kinds.size(), ' ');
-    const auto lane = lanes_.find(c.lane);
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      kinds[k] = c.kinds[order[k]];
-      // A launch outside every range of its thread is adopted as a kernel's would be (adopt_orphans).
-      std::int32_t r = lane == lanes_.end() ? kNone : open_at(lane->second.ranges, c.ts[order[k]]);
-      if (r == kNone && index_.has_cpu_ops_) r = adopting_range(c.lane.first, c.ts[order[k]]);
-      c.ranges.push_back(r);
-    }
-    c.kinds = std::move(kinds);
-  }
-  // Two captures of one node sequence tell a replay apart only when their launches ran under the
-  // same ops (names) with the same recorded inputs; else the replay stays unmatched.
   const auto inputs_of = [&](std::int32_t r) -> const OpInputs* {
     const std::uint32_t e = index_.ranges_[static_cast<std::size_t>(r)].event;
     const auto& all = trace_.op_inputs;
@@ -367,12 +418,13 @@ void TraceIndex::Builder::match_captures() {
       r = index_.ranges_[static_cast<std::size_t>(r)].parent;
     return r;
   };
+  const auto parent_op = [&](std::int32_t r) { return up_op(index_.ranges_[static_cast<std::size_t>(r)].parent); };
   const auto same_ops = [&](const Capture& a, const Capture& b) {
+    if (a.kinds != b.kinds) return false;
     for (std::size_t k = 0; k < a.ranges.size(); ++k) {
       std::int32_t x = up_op(a.ranges[k]), y = up_op(b.ranges[k]);
       if ((x == kNone) != (y == kNone)) return false;  // one launch under an op, the other under none
-      for (; x != kNone && y != kNone; x = up_op(index_.ranges_[static_cast<std::size_t>(x)].parent),
-                                       y = up_op(index_.ranges_[static_cast<std::size_t>(y)].parent)) {
+      for (; x != kNone && y != kNone; x = parent_op(x), y = parent_op(y)) {
         if (index_.ranges_[static_cast<std::size_t>(x)].name != index_.ranges_[static_cast<std::size_t>(y)].name)
           return false;
         const OpInputs* p = inputs_of(x);
@@ -382,28 +434,59 @@ void TraceIndex::Builder::match_captures() {
     }
     return true;
   };
-  // The replays in launch order, each its nodes' kinds.
-  struct Replay {
-    std::int64_t ts;
-    std::pair<std::int64_t, std::int64_t> lane;
-    std::size_t from, to;  // its nodes in `nodes`
-    std::string kinds;
-  };
-  std::vector<Replay> replays;
-  for (std::size_t from = 0; from < nodes.size();) {
-    const Event& l = events[static_cast<std::size_t>(nodes[from].first)];
-    Replay r{l.ts_ns, {l.pid.is_string ? -1 : l.pid.value(), l.tid.is_string ? -1 : l.tid.value()}, from, from, {}};
-    for (; r.to < nodes.size() && nodes[r.to].first == nodes[from].first; ++r.to)
-      r.kinds.push_back(
-          static_cast<char>('0' + static_cast<int>(node_role(events[activities[nodes[r.to].second].event].kind))));
-    from = r.to;
-    replays.push_back(std::move(r));
+  // Each capture's launches in time order with their ranges, and its class of same ops: captures are
+  // compared in full only with those whose innermost ops hash alike.
+  std::map<std::uint64_t, std::vector<std::size_t>> classes;  // innermost ops' hash -> class representatives
+  for (std::size_t c = 0; c < captures.size(); ++c) {
+    Capture& cap = captures[c];
+    std::stable_sort(cap.launches.begin(), cap.launches.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    const auto lane = lanes_.find(cap.lane);
+    Hash h;
+    for (const auto& [ts, role] : cap.launches) {
+      cap.kinds.push_back(letter(role));
+      // A launch outside every range of its thread is adopted as a kernel's would be (adopt_orphans).
+      std::int32_t r = lane == lanes_.end() ? kNone : open_at(lane->second.ranges, ts);
+      if (r == kNone && index_.has_cpu_ops_) r = adopting_range(cap.lane.first, ts);
+      cap.ranges.push_back(r);
+      const std::int32_t op = up_op(r);
+      h.add(static_cast<std::uint64_t>(role));
+      h.add(op == kNone ? ~0ULL : index_.ranges_[static_cast<std::size_t>(op)].name);
+    }
+    std::vector<std::size_t>& reps = classes[h.h];
+    for (const std::size_t rep : reps)
+      if (same_ops(captures[rep], cap)) {
+        cap.ops = captures[rep].ops;
+        break;
+      }
+    if (cap.ops < 0) {
+      cap.ops = static_cast<int>(c);
+      reps.push_back(c);
+    }
   }
-  std::stable_sort(replays.begin(), replays.end(), [](const Replay& a, const Replay& b) { return a.ts < b.ts; });
-  // Two replays ran one graph's work alike when node for node the kernels and their launch
-  // configurations (grid, block; a copy's bytes) agree.
+  // Each capture's own replay, found on its thread between it and the thread's next capture.
+  std::map<Thread, std::vector<const Replay*>> replays_by_lane;  // by launch time
+  for (const Replay& r : replays) replays_by_lane[r.lane].push_back(&r);
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_run;  // own replay's run -> captures, by end
+  for (const auto& [lane, cs] : by_lane) {
+    const auto rs = replays_by_lane.find(lane);
+    if (rs == replays_by_lane.end()) continue;
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      Capture& cap = captures[cs[k]];
+      const auto it = std::upper_bound(rs->second.begin(), rs->second.end(), cap.end,
+                                       [](std::int64_t t, const Replay* r) { return t < r->ts; });
+      if (it == rs->second.end() || (k + 1 < cs.size() && (*it)->ts >= captures[cs[k + 1]].begin) ||
+          (*it)->kinds != cap.kinds)
+        continue;
+      cap.own = *it;
+      by_run[cap.own->run].push_back(cs[k]);
+    }
+  }
+  for (auto& [run, cs] : by_run)
+    std::stable_sort(cs.begin(), cs.end(),
+                     [&](std::size_t a, std::size_t b) { return captures[a].end < captures[b].end; });
   const auto alike = [&](const Replay& a, const Replay& b) {
-    if (a.to - a.from != b.to - b.from) return false;
+    if (a.run != b.run || a.to - a.from != b.to - b.from) return false;
     for (std::size_t k = 0; k < a.to - a.from; ++k) {
       const Event& x = events[activities[nodes[a.from + k].second].event];
       const Event& y = events[activities[nodes[b.from + k].second].event];
@@ -415,31 +498,17 @@ void TraceIndex::Builder::match_captures() {
     }
     return true;
   };
-  // A capture's own replay: the first graph launch on its thread after it, before the thread captures
-  // again, with its node kinds (the graph instantiated from it, run at once to give the captured call
-  // its outputs). A capture replayed only later, or not in the trace, has none.
-  std::vector<const Replay*> own(captures.size(), nullptr);
-  for (std::size_t c = 0; c < captures.size(); ++c) {
-    std::int64_t next = INT64_MAX;  // the thread's next capture
-    for (const Capture& d : captures)
-      if (d.lane == captures[c].lane && d.begin > captures[c].end) next = std::min(next, d.begin);
-    for (const Replay& r : replays)
-      if (r.ts > captures[c].end && r.lane == captures[c].lane) {
-        if (r.ts < next && r.kinds == captures[c].kinds) own[c] = &r;
-        break;
-      }
-  }
-  // A replay is a capture's graph when it ran alike with the capture's own replay, after the capture;
-  // when several captures qualify, only if they ran the same ops on the same inputs. A replay of a
-  // graph captured before the trace began matches none (unless it runs alike with one of the trace's:
-  // the same kernels, launched alike, from the same ops).
   for (const Replay& r : replays) {
+    const auto bucket = by_run.find(r.run);
+    if (bucket == by_run.end()) continue;
     const Capture* found = nullptr;
     bool told = true;
-    for (std::size_t c = 0; c < captures.size(); ++c) {
-      if (own[c] == nullptr || captures[c].end >= r.ts || !(own[c] == &r || alike(*own[c], r))) continue;
-      if (found != nullptr && !same_ops(*found, captures[c])) told = false;
-      found = &captures[c];
+    for (const std::size_t c : bucket->second) {
+      const Capture& cap = captures[c];
+      if (cap.end >= r.ts) break;
+      if (cap.own != &r && !alike(*cap.own, r)) continue;
+      if (found != nullptr && found->ops != cap.ops) told = false;
+      found = &cap;  // the latest: its ops are every candidate's where they are told
     }
     if (found == nullptr || !told) continue;
     if (index_.capture_ranges_.empty()) index_.capture_ranges_.assign(activities.size(), kNone);
