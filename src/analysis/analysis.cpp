@@ -127,6 +127,7 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       it->kernels += call.kernels;
       it->kernel_ns += call.kernel_ns;
       if (call.graph_replay) {
+        it->captures_in_trace = view.graph_captures;
         ++it->graph_calls;
         if (call.shape.at_capture) ++it->capture_shape_calls;
       }

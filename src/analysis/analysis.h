@@ -52,6 +52,7 @@ struct AttentionSummary {
   // Calls run by CUDA graph replays, and of them those whose shape is their ops' at the graph's capture.
   int graph_calls = 0;
   int capture_shape_calls = 0;
+  bool captures_in_trace = false;  // AttentionView::graph_captures
   // Decode: the bytes its calls must move (attention_bytes, summed over the calls with a known shape),
   // the kernel time of those calls, and the GPU's peak bandwidth (0: not known).
   double bytes = 0;

@@ -118,6 +118,7 @@ class Finder {
   }
 
   AttentionView run() {
+    view_.graph_captures = index_.graph_replays().captures > 0;
     by_cpu_ops();
     for (const auto& seq : streams_) fused_by_kernels(seq);
     for (const auto& seq : streams_) unfused_forward(seq);
@@ -217,7 +218,7 @@ class Finder {
       const std::string_view op = index_.name(ranges[static_cast<std::size_t>(range)]);
       c.pass = has(op, "backward") ? AttentionPass::Backward : AttentionPass::Forward;
       c.shape = ops_.shape_from_op(range, &c.precision);
-      c.shape.at_capture = replay != kNone;
+      c.shape.at_capture = replay != kNone && c.shape.from == ShapeFrom::AttentionOp;
       if (c.impl == AttentionImpl::SdpaMath && op == "aten::scaled_dot_product_attention")
         if (const OpInputs* in = ops_.inputs_of(range)) c.math_cause = math_cause(*in);
       // Under torch.autocast the outer op still sees the FP32 tensors; the backend op
@@ -451,6 +452,7 @@ class Finder {
       if (shape_agrees[k] && first_forward[k]->shape.any() && !c.shape.any()) {
         c.shape = first_forward[k]->shape;
         c.shape.from_forward = true;
+        c.shape.at_capture = false;
       }
     }
     score_forms();

@@ -137,6 +137,9 @@ struct SharedForms {
 struct AttentionView {
   std::vector<AttentionCall> calls;   // in GPU order of their first activity
   std::vector<std::int32_t> call_of;  // by activity index: index into calls, or kNone
+  // Whether the trace holds CUDA graph captures (TraceIndex::graph_replays): a replayed call without a
+  // shape then has its capture in the trace, not told apart from another's; else captured before it.
+  bool graph_captures = false;
   bool in_attention(std::size_t activity) const { return call_of[activity] != kNone; }
 };
 

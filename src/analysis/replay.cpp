@@ -240,9 +240,12 @@ Replay plan_replay(const Analysis& analysis, const TraceIndex& index, const Repl
       r.problem = fmt::format(
           "{} forward call{} without a shape in the trace{}: {}, or give it as --shape B,H[/H_KV],S[/S_KV],D", s.calls,
           text::plural(double(s.calls)), s.shape.from == ShapeFrom::Kernels ? " (" + s.shape.source() + ")" : "",
-          graphs ? "replayed from a CUDA graph captured before the trace began (its ops, with their shapes, ran at "
-                   "the capture): start the profiler before the first compiled call, with record_shapes=True"
-                 : "record it with torch.profiler.profile(record_shapes=True)");
+          !graphs ? "record it with torch.profiler.profile(record_shapes=True)"
+          : found.graph_captures
+              ? "replayed from CUDA graphs whose capture the trace holds but could not tell apart from another "
+                "graph's, or that ran before it"
+              : "replayed from a CUDA graph captured before the trace began (its ops, with their shapes, ran at "
+                "the capture): start the profiler before the first compiled call, with record_shapes=True");
       r.shape_text = "shape not in the trace";
       r.command.clear();
       r.rows.clear();  // nothing to run

@@ -321,17 +321,22 @@ void TraceIndex::Builder::match_captures() {
   }
   std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   struct Replay {
+    std::int32_t launch;  // the cudaGraphLaunch call
     std::int64_t ts;
     Thread lane;
     std::size_t from, to;  // its nodes in `nodes`
     std::string kinds;     // a letter a node: its GraphRole
-    std::uint64_t run;     // hash of how it ran its nodes (Alike)
+    std::uint64_t run;     // hash of how it ran its nodes (alike)
+    // Its nodes on one stream: their GPU order is the capture's launch order (a graph forked over
+    // streams may run concurrent nodes in another order: never matched).
+    bool one_stream = true;
   };
   std::vector<Replay> replays;
   for (std::size_t from = 0; from < nodes.size();) {
     const Event& l = events[static_cast<std::size_t>(nodes[from].first)];
-    Replay r{l.ts_ns, lane_of_event(l), from, from, {}, 0};
+    Replay r{nodes[from].first, l.ts_ns, lane_of_event(l), from, from, {}, 0};
     Hash h;
+    std::int64_t stream = -1;
     for (; r.to < nodes.size() && nodes[r.to].first == nodes[from].first; ++r.to) {
       const Event& x = events[activities[nodes[r.to].second].event];
       r.kinds.push_back(letter(node_role(x.kind)));
@@ -341,6 +346,8 @@ void TraceIndex::Builder::match_captures() {
         for (const std::int32_t v : g->grid) h.add(static_cast<std::uint64_t>(v));
         for (const std::int32_t v : g->block) h.add(static_cast<std::uint64_t>(v));
         h.add(static_cast<std::uint64_t>(g->bytes));
+        if (r.to > from && g->stream != stream) r.one_stream = false;
+        stream = g->stream;
       }
     }
     r.run = h.h;
@@ -429,7 +436,10 @@ void TraceIndex::Builder::match_captures() {
           return false;
         const OpInputs* p = inputs_of(x);
         const OpInputs* q = inputs_of(y);
-        if ((p == nullptr) != (q == nullptr) || (p != nullptr && p->dims != q->dims)) return false;
+        if ((p == nullptr) != (q == nullptr)) return false;
+        if (p != nullptr && (p->dims != q->dims || p->list_dims != q->list_dims || p->strides != q->strides ||
+                             p->types != q->types || p->concrete != q->concrete))
+          return false;
       }
     }
     return true;
@@ -464,27 +474,28 @@ void TraceIndex::Builder::match_captures() {
       reps.push_back(c);
     }
   }
-  // Each capture's own replay, found on its thread between it and the thread's next capture.
-  std::map<Thread, std::vector<const Replay*>> replays_by_lane;  // by launch time
-  for (const Replay& r : replays) replays_by_lane[r.lane].push_back(&r);
-  std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_run;  // own replay's run -> captures, by end
+  // Each capture's own replay: the first cudaGraphLaunch on its thread after it (with GPU work in
+  // the trace or not: one whose work is missing leaves the capture without an own replay), before the
+  // thread's next capture, with the capture's node kinds.
+  std::map<Thread, std::vector<std::pair<std::int64_t, std::int32_t>>> launches_by_lane;  // (ts, call), by ts
+  for (const std::uint32_t l : graph_launches_)
+    if (!events[l].pid.is_string && !events[l].tid.is_string)
+      launches_by_lane[lane_of_event(events[l])].emplace_back(events[l].ts_ns, static_cast<std::int32_t>(l));
+  for (auto& [lane, ls] : launches_by_lane) std::stable_sort(ls.begin(), ls.end());
+  std::unordered_map<std::int32_t, const Replay*> replay_of_launch;
+  for (const Replay& r : replays) replay_of_launch.emplace(r.launch, &r);
   for (const auto& [lane, cs] : by_lane) {
-    const auto rs = replays_by_lane.find(lane);
-    if (rs == replays_by_lane.end()) continue;
+    const auto ls = launches_by_lane.find(lane);
+    if (ls == launches_by_lane.end()) continue;
     for (std::size_t k = 0; k < cs.size(); ++k) {
       Capture& cap = captures[cs[k]];
-      const auto it = std::upper_bound(rs->second.begin(), rs->second.end(), cap.end,
-                                       [](std::int64_t t, const Replay* r) { return t < r->ts; });
-      if (it == rs->second.end() || (k + 1 < cs.size() && (*it)->ts >= captures[cs[k + 1]].begin) ||
-          (*it)->kinds != cap.kinds)
-        continue;
-      cap.own = *it;
-      by_run[cap.own->run].push_back(cs[k]);
+      const auto it = std::upper_bound(ls->second.begin(), ls->second.end(), cap.end,
+                                       [](std::int64_t t, const auto& l) { return t < l.first; });
+      if (it == ls->second.end() || (k + 1 < cs.size() && it->first >= captures[cs[k + 1]].begin)) continue;
+      const auto r = replay_of_launch.find(it->second);
+      if (r != replay_of_launch.end() && r->second->kinds == cap.kinds && r->second->one_stream) cap.own = r->second;
     }
   }
-  for (auto& [run, cs] : by_run)
-    std::stable_sort(cs.begin(), cs.end(),
-                     [&](std::size_t a, std::size_t b) { return captures[a].end < captures[b].end; });
   const auto alike = [&](const Replay& a, const Replay& b) {
     if (a.run != b.run || a.to - a.from != b.to - b.from) return false;
     for (std::size_t k = 0; k < a.to - a.from; ++k) {
@@ -498,19 +509,49 @@ void TraceIndex::Builder::match_captures() {
     }
     return true;
   };
+  // The captures whose own replays ran alike, by the end of the capture, with whether the first k of
+  // them ran the same ops: a replay's candidates are a prefix of one such group (those that ended
+  // before it), told when the prefix is of one class, and then the latest of it is the one taken.
+  struct Group {
+    const Replay* run;                // a member's own replay
+    std::vector<std::size_t> by_end;  // capture indices
+    std::vector<char> one_class;      // one_class[k]: by_end[0..k] ran the same ops
+  };
+  std::unordered_map<std::uint64_t, std::vector<Group>> groups;  // by the own replays' run hash
+  std::vector<std::size_t> order(captures.size());
+  for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return captures[a].end < captures[b].end; });
+  for (const std::size_t c : order) {
+    const Capture& cap = captures[c];
+    if (cap.own == nullptr) continue;
+    std::vector<Group>& gs = groups[cap.own->run];
+    auto g = std::find_if(gs.begin(), gs.end(), [&](const Group& x) { return alike(*x.run, *cap.own); });
+    if (g == gs.end()) g = gs.insert(gs.end(), Group{cap.own, {}, {}});
+    g->one_class.push_back(g->by_end.empty() || (g->one_class.back() && captures[g->by_end.front()].ops == cap.ops));
+    g->by_end.push_back(c);
+  }
+  std::unordered_map<const Replay*, std::size_t> own_of;  // a capture's own replay is its graph, whatever else
+  for (std::size_t c = 0; c < captures.size(); ++c)
+    if (captures[c].own != nullptr) own_of.emplace(captures[c].own, c);
   for (const Replay& r : replays) {
-    const auto bucket = by_run.find(r.run);
-    if (bucket == by_run.end()) continue;
+    if (!r.one_stream) continue;
     const Capture* found = nullptr;
-    bool told = true;
-    for (const std::size_t c : bucket->second) {
-      const Capture& cap = captures[c];
-      if (cap.end >= r.ts) break;
-      if (cap.own != &r && !alike(*cap.own, r)) continue;
-      if (found != nullptr && found->ops != cap.ops) told = false;
-      found = &cap;  // the latest: its ops are every candidate's where they are told
+    if (const auto o = own_of.find(&r); o != own_of.end()) {
+      found = &captures[o->second];
+    } else {
+      const auto gs = groups.find(r.run);
+      if (gs == groups.end()) continue;
+      const auto g =
+          std::find_if(gs->second.begin(), gs->second.end(), [&](const Group& x) { return alike(*x.run, r); });
+      if (g == gs->second.end()) continue;
+      const auto k = static_cast<std::size_t>(
+          std::lower_bound(g->by_end.begin(), g->by_end.end(), r.ts,
+                           [&](std::size_t c, std::int64_t t) { return captures[c].end < t; }) -
+          g->by_end.begin());
+      if (k == 0 || !g->one_class[k - 1]) continue;  // none before it, or captures of other ops
+      found = &captures[g->by_end[k - 1]];
     }
-    if (found == nullptr || !told) continue;
     if (index_.capture_ranges_.empty()) index_.capture_ranges_.assign(activities.size(), kNone);
     for (std::size_t n = r.from; n < r.to; ++n) index_.capture_ranges_[nodes[n].second] = found->ranges[n - r.from];
     ++index_.graph_replays_.matched;

@@ -54,9 +54,11 @@ class TraceIndex {
 
   // CUDA graph replays. A cudaGraphLaunch's kernels ran ops captured earlier (between
   // cudaStreamBeginCapture and cudaStreamEndCapture, launches with no GPU work of their own); where
-  // the trace holds the capture, a replay's i-th node (kernel, memcpy, memset, by GPU start) is the
-  // capture's i-th launch, taken only when the node kinds agree one by one and the capture is the
-  // only one of that sequence (or all such captures ran the same ops on the same inputs).
+  // the trace holds the capture, a replay's i-th node (kernel, memcpy, memset, by GPU start, all on one
+  // stream) is the capture's i-th launch: for the capture's own replay (the first graph launch on its
+  // thread after it, before it captures again, with its node kinds), and for a later replay that runs
+  // its nodes alike (the same kernels, grids, blocks, copy sizes) when every capture before it whose
+  // own replay ran alike ran the same ops on the same recorded inputs (match_captures in the .cpp).
   // The innermost CPU range around activity i's capture-time launch; kNone when activity i is no
   // replayed node or its capture is not in the trace (or not told apart).
   std::int32_t capture_range(std::size_t i) const { return i < capture_ranges_.size() ? capture_ranges_[i] : kNone; }

@@ -35,6 +35,7 @@ bool softmax_in_fp32(const AttentionCall& c, const TraceIndex& index) {
 
 TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, const std::vector<char>* include) {
   TraceShapes out;
+  out.graph_captures = view.graph_captures;
   // What one call says of what the replay must run: its shape (as far as known), precision,
   // causality, implementation, softmax width, dropout and mask. Calls that differ in any of these
   // are different shapes to replay.

@@ -52,6 +52,7 @@ struct TraceShapes {
   int calls_without_shape = 0;     // forward calls whose shape the trace does not say
   int calls_batch_x_heads = 0;     // forward calls with only batch x heads (aten::bmm): not replayable
   int backward_unpaired = 0;       // backward calls with no forward call before them (the profiler began mid-step)
+  bool graph_captures = false;     // AttentionView::graph_captures
   TraceShape unshaped;             // those calls together (calls, time, implementations; shape: what is known)
 };
 

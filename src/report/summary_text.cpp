@@ -186,17 +186,19 @@ std::vector<std::string> attention_notes(const GroupStats& g) {
                            ? fmt::format("{} {}: every call replayed from a CUDA graph", to_string(s.impl), row)
                            : fmt::format("{} {}: {:g} of its {:g} calls replayed from a CUDA graph", to_string(s.impl),
                                          row, s.graph_calls / instances(g), s.calls / instances(g));
+    // Where the trace holds captures, a replay left without a shape was not told apart from another
+    // graph's (or ran before its capture); without any, every graph was captured before the trace.
+    const std::string_view rest =
+        s.captures_in_trace ? "the others' capture is not in it, or not told apart from another graph's"
+                            : "the graph was captured before the trace began, so their ops and shapes are not in it "
+                              "(profile from the first compiled call on to have them)";
     if (s.capture_shape_calls == s.graph_calls)
       line += ", their shapes from the graph's capture in this trace";
     else if (s.capture_shape_calls > 0)
-      line += fmt::format(
-          ", {:g} with their shapes from the graph's capture in this trace; the others' capture "
-          "is not in it",
-          s.capture_shape_calls / instances(g));
+      line += fmt::format(", {:g} with their shapes from the graph's capture in this trace; {}",
+                          s.capture_shape_calls / instances(g), rest);
     else
-      line +=
-          "; the graph was captured before the trace began, so their ops and shapes are not in it (profile "
-          "from the first compiled call on to have them)";
+      line += fmt::format("; {}", rest);
     out.push_back(std::move(line));
   }
   for (const AttentionSummary& s : g.attention) {

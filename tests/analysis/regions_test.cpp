@@ -131,72 +131,112 @@ TEST(TraceIndexLinks, RangesNestByTimeNotFileOrder) {
 // after it) takes the capture's ops node by node; a replay before the capture takes none; a second
 // capture of the same node sequence whose attention op saw other inputs makes a replay that runs alike
 // with both captures' own replays ambiguous: none, never a guess.
-TEST(TraceIndexLinks, GraphReplaysTakeTheOpsOfTheirCapture) {
-  const auto capture = [](int t0, int corr0, int len) {
-    const std::string ts = std::to_string(t0), dims = "[[1, 8, 1, 64], [1, 8, " + std::to_string(len) + ", 64]]";
-    return R"(
-      {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamBeginCapture", "pid": 1, "tid": 2, "ts": )" +
-           ts + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0) + R"(}},
-      {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 2, "ts": )" +
-           std::to_string(t0 + 2) +
-           R"(, "dur": 4},
-      {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 2, "ts": )" +
-           std::to_string(t0 + 3) + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0 + 1) + R"(}},
-      {"ph": "X", "cat": "cpu_op", "name": "aten::_scaled_dot_product_cudnn_attention", "pid": 1, "tid": 2, "ts": )" +
-           std::to_string(t0 + 7) + R"(, "dur": 4, "args": {"Input Dims": )" + dims + R"(}},
-      {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync", "pid": 1, "tid": 2, "ts": )" +
-           std::to_string(t0 + 8) + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0 + 2) + R"(}},
-      {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 2, "ts": )" +
-           std::to_string(t0 + 9) + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0 + 3) + R"(}},
-      {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamEndCapture", "pid": 1, "tid": 2, "ts": )" +
-           std::to_string(t0 + 12) + R"(, "dur": 1, "args": {"correlation": )" + std::to_string(corr0 + 4) + "}},";
-  };
-  const auto replay = [](int t0, int corr, int attention_grid) {
-    const std::string c = std::to_string(corr);
-    return R"(
-      {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 2, "ts": )" +
-           std::to_string(t0) + R"(, "dur": 2, "args": {"correlation": )" + c + R"(}},
-      {"ph": "X", "cat": "kernel", "name": "nvjet_gemm", "pid": 0, "tid": 7, "ts": )" +
-           std::to_string(t0 + 10) + R"(, "dur": 2, "args": {"correlation": )" + c +
-           R"(, "grid": [8, 1, 1], "block": [128, 1, 1]}},
-      {"ph": "X", "cat": "gpu_memset", "name": "Memset", "pid": 0, "tid": 7, "ts": )" +
-           std::to_string(t0 + 13) + R"(, "dur": 1, "args": {"correlation": )" + c + R"(, "bytes": 64}},
-      {"ph": "X", "cat": "kernel", "name": "cudnn_generated_fort_native_sdpa_sm90_flash_fprop", "pid": 0, "tid": 7, "ts": )" +
-           std::to_string(t0 + 15) + R"(, "dur": 3, "args": {"correlation": )" + c + R"(, "grid": [)" +
-           std::to_string(attention_grid) + R"(, 1, 1], "block": [128, 1, 1]}},)";
-  };
+// Kineto's events of a CUDA graph capture on thread 2 at t0 (us): an addmm's kernel launch, then an SDPA
+// op (q [1, 8, 1, 64] against `len` keys, of `dtype`) with a memset and its kernel's launch, none of
+// which ran; correlation ids from corr0.
+std::string graph_capture_events(int t0, int corr0, int len, const std::string& dtype = "c10::BFloat16") {
+  const auto at = [&](int dt) { return std::to_string(t0 + dt); };
+  const auto corr = [&](int k) { return std::to_string(corr0 + k); };
+  const std::string dims = "[[1, 8, 1, 64], [1, 8, " + std::to_string(len) + ", 64]]";
+  return R"(
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamBeginCapture", "pid": 1, "tid": 2, "ts": )" +
+         at(0) + R"(, "dur": 1, "args": {"correlation": )" + corr(0) + R"(}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 2, "ts": )" +
+         at(2) + R"(, "dur": 4},
+    {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 2, "ts": )" +
+         at(3) + R"(, "dur": 1, "args": {"correlation": )" + corr(1) + R"(}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::_scaled_dot_product_cudnn_attention", "pid": 1, "tid": 2, "ts": )" +
+         at(7) + R"(, "dur": 4, "args": {"Input Dims": )" + dims + R"(, "Input type": [")" + dtype + R"(", ")" + dtype +
+         R"("]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync", "pid": 1, "tid": 2, "ts": )" +
+         at(8) + R"(, "dur": 1, "args": {"correlation": )" + corr(2) + R"(}},
+    {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 1, "tid": 2, "ts": )" +
+         at(9) + R"(, "dur": 1, "args": {"correlation": )" + corr(3) + R"(}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamEndCapture", "pid": 1, "tid": 2, "ts": )" +
+         at(12) + R"(, "dur": 1, "args": {"correlation": )" + corr(4) + "}},";
+}
+
+// A replay at t0 of such a graph: its cudaGraphLaunch and the three nodes' GPU work (the attention
+// kernel launched with `grid` blocks, on `attention_stream`).
+std::string graph_replay_events(int t0, int corr, int grid, int attention_stream = 7) {
+  const auto at = [&](int dt) { return std::to_string(t0 + dt); };
+  const std::string c = std::to_string(corr);
+  return R"(
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 2, "ts": )" +
+         at(0) + R"(, "dur": 2, "args": {"correlation": )" + c + R"(}},
+    {"ph": "X", "cat": "kernel", "name": "nvjet_gemm", "pid": 0, "tid": 7, "ts": )" +
+         at(10) + R"(, "dur": 2, "args": {"correlation": )" + c +
+         R"(, "stream": 7, "grid": [8, 1, 1], "block": [128, 1, 1]}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset", "pid": 0, "tid": 7, "ts": )" +
+         at(13) + R"(, "dur": 1, "args": {"correlation": )" + c + R"(, "stream": 7, "bytes": 64}},
+    {"ph": "X", "cat": "kernel", "name": "cudnn_generated_fort_native_sdpa_sm90_flash_fprop", "pid": 0, "tid": 7, "ts": )" +
+         at(15) + R"(, "dur": 3, "args": {"correlation": )" + c + R"(, "stream": )" + std::to_string(attention_stream) +
+         R"(, "grid": [)" + std::to_string(grid) + R"(, 1, 1], "block": [128, 1, 1]}},)";
+}
+
+std::string trace_json(std::initializer_list<std::string> parts) {
   std::string json(1, '[');
-  for (const std::string& part : {replay(50, 90, 16), capture(100, 10, 2048), replay(200, 91, 16), replay(300, 92, 32),
-                                  capture(400, 20, 4096), replay(500, 93, 16)})
-    json += part;
+  for (const std::string& part : parts) json += part;
   json.back() = ']';  // for the last comma
+  return json;
+}
+
+TEST(TraceIndexLinks, GraphReplaysTakeTheOpsOfTheirCapture) {
+  const std::string json = trace_json({graph_replay_events(50, 90, 16), graph_capture_events(100, 10, 2048),
+                                       graph_replay_events(200, 91, 16), graph_replay_events(300, 92, 32),
+                                       graph_replay_events(350, 93, 16), graph_capture_events(400, 20, 4096),
+                                       graph_replay_events(500, 94, 16), graph_replay_events(600, 95, 16)});
   const Trace t = read_trace_bytes(json, "graphs.json");
   const TraceIndex index(t);
-  ASSERT_EQ(index.activities().size(), 12u);  // four replays of three nodes, by GPU start
+  ASSERT_EQ(index.activities().size(), 18u);  // six replays of three nodes, by GPU start
   EXPECT_EQ(index.graph_replays().captures, 2);
-  EXPECT_EQ(index.graph_replays().replays, 4);
-  EXPECT_EQ(index.graph_replays().matched, 1);
+  EXPECT_EQ(index.graph_replays().replays, 6);
+  EXPECT_EQ(index.graph_replays().matched, 3);
   const auto op = [&](std::size_t i) {
     const std::int32_t r = index.capture_range(i);
     return r == kNone ? std::string("none") : std::string(index.name(index.ranges()[static_cast<std::size_t>(r)]));
   };
-  for (std::size_t i : {0u, 1u, 2u}) EXPECT_EQ(op(i), "none");  // before the capture
-  EXPECT_EQ(op(3), "aten::addmm");                              // the capture's own replay, node by node
-  EXPECT_EQ(op(4), "aten::_scaled_dot_product_cudnn_attention");
-  EXPECT_EQ(op(5), "aten::_scaled_dot_product_cudnn_attention");
-  for (std::size_t i : {6u, 7u, 8u}) EXPECT_EQ(op(i), "none");    // another graph's launch configuration
-  for (std::size_t i : {9u, 10u, 11u}) EXPECT_EQ(op(i), "none");  // alike with both captures', other inputs
-  // The replayed attention call: its capture-time op's shape, said so.
+  const auto replay_ops = [&](std::size_t replay) {
+    return op(3 * replay) + ", " + op(3 * replay + 1) + ", " + op(3 * replay + 2);
+  };
+  const std::string captured =
+      "aten::addmm, aten::_scaled_dot_product_cudnn_attention, "
+      "aten::_scaled_dot_product_cudnn_attention";  // node by node
+  EXPECT_EQ(replay_ops(0), "none, none, none");     // before the capture
+  EXPECT_EQ(replay_ops(1), captured);               // the capture's own replay
+  EXPECT_EQ(replay_ops(2), "none, none, none");     // another graph's launch configuration
+  EXPECT_EQ(replay_ops(3), captured);               // alike with the own replay
+  EXPECT_EQ(replay_ops(4), captured);               // the second capture's own replay
+  EXPECT_EQ(replay_ops(5), "none, none, none");     // alike with both captures' own replays, other inputs
+  // The replayed attention calls: their capture-time op's shape, said so.
   const AttentionView view = find_attention(index);
-  int shaped = 0;
+  std::vector<std::int64_t> kv;
   for (const AttentionCall& c : view.calls) {
     EXPECT_TRUE(c.graph_replay);
     if (!c.shape.at_capture) continue;
-    ++shaped;
-    EXPECT_EQ(c.shape.kv_len, 2048);
+    kv.push_back(c.shape.kv_len);
     EXPECT_NE(c.shape.source().find("capture"), std::string::npos);
   }
-  EXPECT_EQ(shaped, 1);
+  EXPECT_EQ(kv, (std::vector<std::int64_t>{2048, 2048, 4096}));
+}
+
+// The same rules where the inputs differ in dtype only (two captures of one node sequence and one set of
+// dims, bf16 and fp16: a later replay like both is told from neither), and where a graph runs its
+// nodes on two streams (their GPU order need not be the capture's: never matched).
+TEST(TraceIndexLinks, GraphReplaysOfOtherDtypesOrStreamsTakeNone) {
+  const Trace t =
+      read_trace_bytes(trace_json({graph_capture_events(100, 10, 2048, "c10::BFloat16"),
+                                   graph_replay_events(120, 91, 16), graph_capture_events(200, 20, 2048, "c10::Half"),
+                                   graph_replay_events(220, 92, 16), graph_replay_events(300, 93, 16),
+                                   graph_capture_events(400, 30, 1024), graph_replay_events(420, 94, 16, 8)}),
+                       "graphs2.json");
+  const TraceIndex index(t);
+  ASSERT_EQ(index.activities().size(), 12u);
+  EXPECT_EQ(index.graph_replays().captures, 3);
+  EXPECT_EQ(index.graph_replays().replays, 4);
+  EXPECT_EQ(index.graph_replays().matched, 2);  // each capture's own replay
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_NE(index.capture_range(i), kNone);
+  for (std::size_t i = 6; i < 12; ++i) EXPECT_EQ(index.capture_range(i), kNone);
 }
 
 TEST(Regions, ChosenByNameStemOrGlob) {

@@ -288,8 +288,6 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
   EXPECT_EQ(programs, 2);
 }
 
-// generate() on SDPA's cuDNN backend without a mask (q_len 1 against a growing cache): the calls' host
-// time stays flat, so no call is slow on the host and no attention-host finding.
 // Continuous batching with the manager's CUDA graphs (use_cuda_graph=True; tests/data/serving/graphs,
 // H100): each generate_batch step captures graphs and replays the last capture's (the trace holds
 // every capture before its replays, the second step's filed under the first step's worker thread).
@@ -325,6 +323,8 @@ TEST(GraphReplays, ContinuousBatchingReplaysTakeTheirCaptureShapes) {
   EXPECT_EQ(replayed % p.layers, 0);
 }
 
+// generate() on SDPA's cuDNN backend without a mask (q_len 1 against a growing cache): the calls' host
+// time stays flat, so no call is slow on the host and no attention-host finding.
 TEST(ContinuousBatching, PlainGenerateHasNoSlowHostCalls) {
   const Doctor d(test::data_file("serving/qwen2_sdpa_bf16_infer_generate.json.gz"));
   EXPECT_TRUE(slow_host_calls(*d.index, d.analysis.attention_calls).empty());
