@@ -130,6 +130,7 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         it->captures_in_trace = view.graph_captures;
         ++it->graph_calls;
         if (call.shape.at_capture) ++it->capture_shape_calls;
+        if (call.shape.at_capture && !call.shape.capture_trace.empty()) it->capture_trace = call.shape.capture_trace;
       }
       if (call.paged) {
         ++it->paged_calls;
@@ -184,7 +185,8 @@ Severity severity_for_share(double share) {
   return Severity::Info;
 }
 
-Analysis analyze(const TraceIndex& index, const RegionOptions& options, const std::string& label) {
+Analysis analyze(const TraceIndex& index, const RegionOptions& options, const std::string& label,
+                 const CapturedShapes* captured) {
   const Trace& trace = index.trace();
   Analysis out;
   out.label = label;
@@ -197,7 +199,7 @@ Analysis analyze(const TraceIndex& index, const RegionOptions& options, const st
         fmt::format("{} is an AMD GPU (a ROCm trace): attnprof diagnoses NVIDIA GPUs only, for now", out.device.name);
   for (const GpuActivity& a : index.activities()) out.gpu_kernels += index.event(a).kind == EventKind::Kernel;
   if (out.unsupported.empty())
-    out.attention_calls = find_attention(index);
+    out.attention_calls = find_attention(index, captured);
   else
     out.attention_calls.call_of.assign(index.activities().size(), kNone);
   std::vector<char> assigned(index.activities().size(), 0);

@@ -53,6 +53,7 @@ struct AttentionSummary {
   int graph_calls = 0;
   int capture_shape_calls = 0;
   bool captures_in_trace = false;  // AttentionView::graph_captures
+  std::string capture_trace;       // the second trace that held the captures (doctor --capture-trace), if any
   // Decode: the bytes its calls must move (attention_bytes, summed over the calls with a known shape),
   // the kernel time of those calls, and the GPU's peak bandwidth (0: not known).
   double bytes = 0;
@@ -169,7 +170,9 @@ struct Analysis {
 };
 
 // `index` holds the trace it was made from (TraceIndex::trace); `label` names it (its path).
-Analysis analyze(const TraceIndex& index, const RegionOptions& options, const std::string& label);
+// `captured`: CUDA graphs captured in a second trace (doctor --capture-trace), or null.
+Analysis analyze(const TraceIndex& index, const RegionOptions& options, const std::string& label,
+                 const CapturedShapes* captured = nullptr);
 // Severity from the share of the region's GPU time a finding costs.
 Severity severity_for_share(double share);
 

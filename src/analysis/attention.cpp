@@ -13,9 +13,11 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 
 #include "analysis/attention_ops.h"
 #include "analysis/attention_prep.h"
+#include "analysis/graph_captures.h"
 #include "analysis/kernel_shapes.h"
 
 namespace attnprof {
@@ -97,7 +99,8 @@ bool math_prologue_kernel(const KernelClass& c, std::string_view n) {
 
 class Finder {
  public:
-  explicit Finder(const TraceIndex& index) : index_(index), t_(index.trace()), ops_(index) {
+  Finder(const TraceIndex& index, const CapturedShapes* captured)
+      : index_(index), t_(index.trace()), ops_(index), captured_(captured) {
     view_.call_of.assign(index.activities().size(), kNone);
     // Activities per GPU stream, in start order: chains are looked for on one
     // stream. Streams are few and consecutive activities mostly share one.
@@ -419,9 +422,10 @@ class Finder {
           c.precision = k.precision;
       }
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
-      if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);
       if (const std::int32_t l = index_.activities()[c.activities.front()].launch; l != kNone)
         c.graph_replay = has(t_.name(t_.events[static_cast<std::size_t>(l)]), "GraphLaunch");
+      if (c.graph_replay && c.shape.from == ShapeFrom::None && captured_ != nullptr) from_captured(c);
+      if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);
       if (!c.paged && c.shape.shared_kv_pool()) {  // a K/V pool paged by a block mask
         c.paged = true;
         c.page_size = static_cast<int>(std::min<std::int64_t>(c.shape.pool_block, 1 << 30));
@@ -642,9 +646,28 @@ class Finder {
     return false;
   }
 
+  // A replayed call whose graph a second trace holds the capture of: the shape of the call at its node
+  // there, where a replay of that trace ran alike.
+  void from_captured(AttentionCall& c) {
+    if (!replay_nodes_) replay_nodes_ = graph_replay_nodes(index_);
+    const std::size_t first = c.activities.front();
+    const auto nodes = replay_nodes_->find(index_.activities()[first].launch);
+    if (nodes == replay_nodes_->end()) return;
+    const auto at = std::find(nodes->second.begin(), nodes->second.end(), first);
+    const CapturedShapes::Node* n =
+        captured_->find(replay_key(index_, nodes->second), static_cast<std::size_t>(at - nodes->second.begin()));
+    if (n == nullptr) return;
+    c.shape = n->shape;
+    c.shape.capture_trace = captured_->trace;
+    if (c.precision == Precision::Unknown) c.precision = n->precision;
+  }
+
   const TraceIndex& index_;
   const Trace& t_;
-  const AttentionOps ops_;  // what the CPU ops say (names, record_shapes)
+  const AttentionOps ops_;          // what the CPU ops say (names, record_shapes)
+  const CapturedShapes* captured_;  // graphs captured in a second trace (doctor --capture-trace), or null
+  // Each graph replay's nodes, by graph launch, when captured_ is given (built at its first use).
+  std::optional<std::unordered_map<std::int32_t, std::vector<std::size_t>>> replay_nodes_;
   AttentionView view_;
   std::vector<std::vector<std::size_t>> streams_;
   std::vector<std::int8_t> roles_;         // by name id: FusedRole, -1 not yet known
@@ -672,7 +695,9 @@ std::string AttentionShape::source() const {
       return "unknown";
     case ShapeFrom::AttentionOp:
       s = std::string(op) + " inputs (record_shapes)";
-      if (at_capture) s += " at the CUDA graph's capture, in this trace";
+      if (at_capture)
+        s += " at the CUDA graph's capture, in " +
+             (capture_trace.empty() ? std::string("this trace") : std::string(capture_trace));
       break;
     case ShapeFrom::QkMatmul:
       s = std::string(op) + " inputs of QK^T (record_shapes)";
@@ -701,6 +726,8 @@ std::string_view to_string(AttentionPhase phase) {
   return "";
 }
 
-AttentionView find_attention(const TraceIndex& index) { return Finder(index).run(); }
+AttentionView find_attention(const TraceIndex& index, const CapturedShapes* captured) {
+  return Finder(index, captured).run();
+}
 
 }  // namespace attnprof

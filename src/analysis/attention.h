@@ -44,8 +44,10 @@ struct AttentionShape {
   std::string inferred;           // Kernels: which kernel gave what, and what was assumed
   bool batch_x_heads = false;     // Kernels: batch holds batch x heads (q_heads 1), not separable
   std::optional<double> dropout;  // AttentionOp: its dropout_p
-  // AttentionOp: a CUDA graph replay's call, its op the one the trace holds at the graph's capture.
+  // AttentionOp: a CUDA graph replay's call, its op the one the trace holds at the graph's capture; or a
+  // second trace's (doctor --capture-trace), named by capture_trace (empty: this trace).
   bool at_capture = false;
+  std::string_view capture_trace{};
   // K/V's batch where it is not q's: 1 for flex_attention's q batch over one K/V (a pool the sequences
   // share through the block mask, as PagedAttention lays its pages), with the mask's block (page) size
   // from its kv_indices. 0: K/V has q's batch.
@@ -143,6 +145,8 @@ struct AttentionView {
   bool in_attention(std::size_t activity) const { return call_of[activity] != kNone; }
 };
 
-AttentionView find_attention(const TraceIndex& index);
+struct CapturedShapes;
+// `captured`: graphs captured in a second trace (doctor --capture-trace), or null.
+AttentionView find_attention(const TraceIndex& index, const CapturedShapes* captured = nullptr);
 
 }  // namespace attnprof

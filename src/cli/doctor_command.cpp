@@ -13,6 +13,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/finding_gate.h"
+#include "analysis/graph_captures.h"
 #include "analysis/ranks.h"
 #include "analysis/replay.h"
 #include "analysis/rules/rule.h"
@@ -144,7 +145,7 @@ int doctor_many(const std::vector<std::string>& paths, const std::string& region
 void add_doctor_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::vector<std::string> traces;
-    std::string region, html, annotate;
+    std::string region, html, annotate, capture_trace;
     std::vector<std::string> fail_on;
     std::string shape;
     bool json = false;
@@ -183,6 +184,10 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--annotate", opts->annotate,
                   "Also write a small Chrome trace of the analysed regions (3 instances of each) with a track of "
                   "findings linked to their kernels, for the Perfetto UI");
+  cmd->add_option("--capture-trace", opts->capture_trace,
+                  "A second trace that holds the capture of the CUDA graphs this one replays (a trace of the "
+                  "warm-up, the first compiled calls): replays that ran alike with its replays take their calls' "
+                  "shapes");
   cmd->add_flag("--replay", opts->replay,
                 "Run each distinct attention shape of the trace on this machine's GPU (attnprof bench, hot): the "
                 "traced implementation's stand-in beside cuDNN and the fused kernel, the measured saving per call "
@@ -199,6 +204,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     const std::vector<std::string> paths = trace_paths(opts->traces);
     if (paths.size() > 1) {
       for (const auto& [set, name] : {std::pair{!opts->annotate.empty(), "--annotate"},
+                                      std::pair{!opts->capture_trace.empty(), "--capture-trace"},
                                       std::pair{opts->replay, "--replay"}, std::pair{opts->brief, "--brief"}})
         if (set)
           throw InputError(
@@ -224,9 +230,18 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
     if (shape->count()) request.shape = parse_shape(opts->shape);
     if (causal->count()) request.causal = opts->causal;
     if (request.shape && request.causal) request.shape->causal = request.causal;
+    // The second trace outlives the analysis: the captured shapes point into its strings.
+    std::optional<Trace> capture_trace;
+    std::optional<CapturedShapes> captured;
+    if (!opts->capture_trace.empty()) {
+      capture_trace.emplace(read_trace_input(opts->capture_trace));
+      const TraceIndex other(*capture_trace);
+      captured = captured_shapes(other, find_attention(other), input_label(opts->capture_trace));
+    }
     const Trace trace = read_trace_input(path);
     const TraceIndex index(trace);
-    const Analysis analysis = analyze(index, RegionOptions{opts->region}, input_label(path));
+    const Analysis analysis =
+        analyze(index, RegionOptions{opts->region}, input_label(path), captured ? &*captured : nullptr);
     std::optional<Replay> replay;
     if (opts->replay) {
       replay = plan_replay(analysis, index, request);

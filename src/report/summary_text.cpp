@@ -192,11 +192,12 @@ std::vector<std::string> attention_notes(const GroupStats& g) {
         s.captures_in_trace ? "the others' capture is not in it, or not told apart from another graph's"
                             : "the graph was captured before the trace began, so their ops and shapes are not in it "
                               "(profile from the first compiled call on to have them)";
+    const std::string where = s.capture_trace.empty() ? std::string("this trace") : s.capture_trace;
     if (s.capture_shape_calls == s.graph_calls)
-      line += ", their shapes from the graph's capture in this trace";
+      line += fmt::format(", their shapes from the graph's capture in {}", where);
     else if (s.capture_shape_calls > 0)
-      line += fmt::format(", {:g} with their shapes from the graph's capture in this trace; {}",
-                          s.capture_shape_calls / instances(g), rest);
+      line += fmt::format(", {:g} with their shapes from the graph's capture in {}; {}",
+                          s.capture_shape_calls / instances(g), where, rest);
     else
       line += fmt::format("; {}", rest);
     out.push_back(std::move(line));

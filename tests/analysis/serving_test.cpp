@@ -16,12 +16,14 @@
 
 #include "analysis/analysis.h"
 #include "analysis/attention_host.h"
+#include "analysis/graph_captures.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/replay.h"
 #include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
 #include "test_doctor.h"
 #include "test_paths.h"
+#include "trace/trace_reader.h"
 
 namespace attnprof {
 namespace {
@@ -321,6 +323,50 @@ TEST(GraphReplays, ContinuousBatchingReplaysTakeTheirCaptureShapes) {
   // A graph holds every layer's forward: the replayed calls come in layers.
   EXPECT_GT(replayed, 0);
   EXPECT_EQ(replayed % p.layers, 0);
+}
+
+// doctor --capture-trace: the static-cache Qwen2 trace (serving/facts.json) cut at its second step's
+// start (tests/data/serving/graphs/README.md): the first part replays a graph captured before it and
+// holds no capture; the second holds the capture and its replays. With the second as the capture
+// trace, every decode call of the first takes its shape (as built: q_len 1 against the whole static
+// cache, batch 1, the query heads and head dim), said so with that trace's name; alone, none.
+TEST(GraphReplays, SecondTraceHoldsTheCapture) {
+  Program p;
+  for (const Program& x : programs())
+    if (x.kv_cache == "static") p = x;
+  ASSERT_EQ(p.kv_cache, "static");
+  const std::string replays = test::data_file("serving/graphs/qwen2_static_step2_replays.json.gz");
+  const std::string capture = test::data_file("serving/graphs/qwen2_static_step3_capture.json.gz");
+  const Doctor alone(replays);
+  EXPECT_EQ(alone.index->graph_replays().captures, 0);
+  for (const AttentionCall& c : alone.analysis.attention_calls.calls) {
+    if (c.graph_replay) {
+      EXPECT_FALSE(c.shape.known());
+    }
+  }
+  const Trace other_trace = read_trace_file(capture);
+  const TraceIndex other(other_trace);
+  const CapturedShapes captured = captured_shapes(other, find_attention(other), capture);
+  EXPECT_FALSE(captured.graphs.empty());
+  const Trace trace = read_trace_file(replays);
+  const TraceIndex index(trace);
+  const AttentionView view = find_attention(index, &captured);
+  int decode = 0;
+  for (const AttentionCall& c : view.calls) {
+    if (c.phase != AttentionPhase::Decode) continue;
+    ++decode;
+    ASSERT_TRUE(c.graph_replay);
+    ASSERT_TRUE(c.shape.known());
+    EXPECT_TRUE(c.shape.at_capture);
+    EXPECT_EQ(c.shape.capture_trace, capture);
+    EXPECT_NE(c.shape.source().find(capture), std::string::npos);
+    EXPECT_EQ(c.shape.batch, p.shape.batch);
+    EXPECT_EQ(c.shape.q_heads, p.shape.q_heads);
+    EXPECT_EQ(c.shape.q_len, 1);
+    EXPECT_EQ(c.shape.kv_len, p.decode_kv_first);
+    EXPECT_EQ(c.shape.head_dim, p.shape.head_dim);
+  }
+  EXPECT_EQ(decode, p.decode_calls / p.steps);  // the first of its two steps
 }
 
 // generate() on SDPA's cuDNN backend without a mask (q_len 1 against a growing cache): the calls' host
