@@ -25,7 +25,7 @@ struct CapturedShapes {
     Precision precision = Precision::Unknown;
   };
   std::unordered_map<std::string, std::map<std::size_t, Node>> graphs;  // replay key -> node -> its call's shape
-  std::set<std::string> ambiguous;                                       // keys whose replays disagreed
+  std::set<std::string> ambiguous;                                      // keys whose replays disagreed
   const Node* find(const std::string& key, std::size_t node) const;
 };
 
