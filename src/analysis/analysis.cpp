@@ -115,6 +115,7 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         it->peak_tb_per_s = peak_memory_tb_per_s(device.name);
         it->precision = call.precision;
         it->kernel = std::string(call.family);
+        it->captures_in_trace = view.graph_captures;
         if (call.impl != AttentionImpl::Fused) it->fused_ns = 0;
       }
       ++it->calls;
@@ -127,7 +128,6 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       it->kernels += call.kernels;
       it->kernel_ns += call.kernel_ns;
       if (call.graph_replay) {
-        it->captures_in_trace = view.graph_captures;
         ++it->graph_calls;
         if (call.shape.at_capture) ++it->capture_shape_calls;
         if (call.shape.at_capture && !call.shape.capture_trace.empty()) it->capture_trace = call.shape.capture_trace;

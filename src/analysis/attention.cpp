@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <unordered_map>
 
 #include "analysis/attention_ops.h"
 #include "analysis/attention_prep.h"
@@ -422,8 +421,7 @@ class Finder {
           c.precision = k.precision;
       }
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
-      if (const std::int32_t l = index_.activities()[c.activities.front()].launch; l != kNone)
-        c.graph_replay = has(t_.name(t_.events[static_cast<std::size_t>(l)]), "GraphLaunch");
+      c.graph_replay = index_.graph_replayed(c.activities.front());
       if (c.graph_replay && c.shape.from == ShapeFrom::None && captured_ != nullptr) from_captured(c);
       if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);
       if (!c.paged && c.shape.shared_kv_pool()) {  // a K/V pool paged by a block mask
@@ -649,13 +647,9 @@ class Finder {
   // A replayed call whose graph a second trace holds the capture of: the shape of the call at its node
   // there, where a replay of that trace ran alike.
   void from_captured(AttentionCall& c) {
-    if (!replay_nodes_) replay_nodes_ = graph_replay_nodes(index_);
-    const std::size_t first = c.activities.front();
-    const auto nodes = replay_nodes_->find(index_.activities()[first].launch);
-    if (nodes == replay_nodes_->end()) return;
-    const auto at = std::find(nodes->second.begin(), nodes->second.end(), first);
-    const CapturedShapes::Node* n =
-        captured_->find(replay_key(index_, nodes->second), static_cast<std::size_t>(at - nodes->second.begin()));
+    if (!replay_nodes_) replay_nodes_.emplace(index_);
+    const std::optional<ReplayNodes::At> at = replay_nodes_->at(c.activities.front());
+    const CapturedShapes::Node* n = at ? captured_->find(at->key, at->node) : nullptr;
     if (n == nullptr) return;
     c.shape = n->shape;
     c.shape.capture_trace = captured_->trace;
@@ -664,10 +658,9 @@ class Finder {
 
   const TraceIndex& index_;
   const Trace& t_;
-  const AttentionOps ops_;          // what the CPU ops say (names, record_shapes)
-  const CapturedShapes* captured_;  // graphs captured in a second trace (doctor --capture-trace), or null
-  // Each graph replay's nodes, by graph launch, when captured_ is given (built at its first use).
-  std::optional<std::unordered_map<std::int32_t, std::vector<std::size_t>>> replay_nodes_;
+  const AttentionOps ops_;                   // what the CPU ops say (names, record_shapes)
+  const CapturedShapes* captured_;           // graphs captured in a second trace (doctor --capture-trace), or null
+  std::optional<ReplayNodes> replay_nodes_;  // when captured_ is given, built at its first use
   AttentionView view_;
   std::vector<std::vector<std::size_t>> streams_;
   std::vector<std::int8_t> roles_;         // by name id: FusedRole, -1 not yet known

@@ -93,12 +93,7 @@ std::string math_cause(const OpInputs& in) {
 }
 
 const OpInputs* AttentionOps::inputs_of(std::int32_t range) const {
-  // Trace::op_inputs is in event order.
-  const std::uint32_t e = index_.ranges()[static_cast<std::size_t>(range)].event;
-  const auto& all = t_.op_inputs;
-  const auto it =
-      std::lower_bound(all.begin(), all.end(), e, [](const OpInputs& in, std::uint32_t v) { return in.event < v; });
-  return it != all.end() && it->event == e ? &*it : nullptr;
+  return t_.op_inputs_of(index_.ranges()[static_cast<std::size_t>(range)].event);
 }
 
 std::optional<double> AttentionOps::dropout_of(std::size_t i) const {
@@ -198,9 +193,7 @@ Precision AttentionOps::innermost_precision(const std::vector<std::size_t>& acti
 
 std::int32_t AttentionOps::op_range(std::size_t i) const {
   if (const std::int32_t captured = index_.capture_range(i); captured != kNone) return captured;
-  const std::int32_t launch = index_.activities()[i].launch;
-  if (launch != kNone && has(t_.name(t_.events[static_cast<std::size_t>(launch)]), "GraphLaunch")) return kNone;
-  return index_.activities()[i].range;
+  return index_.graph_replayed(i) ? kNone : index_.activities()[i].range;
 }
 
 std::int32_t AttentionOps::innermost_op(std::size_t i) const {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -32,11 +33,21 @@ struct CapturedShapes {
 // From the second trace's index and its attention view.
 CapturedShapes captured_shapes(const TraceIndex& other, const AttentionView& view, std::string label);
 
-// The GPU work of each CUDA graph replay of a trace, by graph launch call (index into Trace::events):
-// activity indices by GPU start.
-std::unordered_map<std::int32_t, std::vector<std::size_t>> graph_replay_nodes(const TraceIndex& index);
+// The CUDA graph replays of a trace, each its GPU work by start, and where an activity sits in its
+// replay: the replay's key (how it ran its nodes: kernel names, grids, blocks, copy sizes, comparable
+// across traces) and the activity's node.
+class ReplayNodes {
+ public:
+  explicit ReplayNodes(const TraceIndex& index);
+  struct At {
+    std::string key;
+    std::size_t node;
+  };
+  std::optional<At> at(std::size_t activity) const;
 
-// How a replay ran its nodes (activity indices, by GPU start): kernel names, grids, blocks, copy sizes.
-std::string replay_key(const TraceIndex& index, const std::vector<std::size_t>& nodes);
+ private:
+  const TraceIndex& index_;
+  std::unordered_map<std::int32_t, std::vector<std::size_t>> nodes_;  // by graph launch call
+};
 
 }  // namespace attnprof

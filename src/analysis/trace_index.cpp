@@ -409,12 +409,8 @@ void TraceIndex::Builder::match_captures() {
     Capture& c = captures[*(it - 1)];
     if (e.ts_ns <= c.end && !ran.contains(e.correlation)) c.launches.emplace_back(e.ts_ns, role);
   }
-  const auto inputs_of = [&](std::int32_t r) -> const OpInputs* {
-    const std::uint32_t e = index_.ranges_[static_cast<std::size_t>(r)].event;
-    const auto& all = trace_.op_inputs;
-    const auto it =
-        std::lower_bound(all.begin(), all.end(), e, [](const OpInputs& in, std::uint32_t v) { return in.event < v; });
-    return it != all.end() && it->event == e ? &*it : nullptr;
+  const auto inputs_of = [&](std::int32_t r) {
+    return trace_.op_inputs_of(index_.ranges_[static_cast<std::size_t>(r)].event);
   };
   // The CPU ops around a launch, innermost first (annotations, such as ProfilerStep#N, and Python
   // frames left out: they name where a capture ran, not what). Two captures' launches ran the same
@@ -617,6 +613,11 @@ std::int32_t TraceIndex::outermost_op(const GpuActivity& a) const {
   for (std::int32_t r = a.range; r != kNone; r = ranges_[static_cast<std::size_t>(r)].parent)
     if (ranges_[static_cast<std::size_t>(r)].kind == EventKind::CpuOp) found = r;
   return found;
+}
+
+bool TraceIndex::graph_replayed(std::size_t i) const {
+  const std::int32_t l = activities_[i].launch;
+  return l != kNone && graph_role(trace_->name(trace_->events[static_cast<std::size_t>(l)])) == GraphRole::GraphLaunch;
 }
 
 std::int64_t TraceIndex::launch_time(const GpuActivity& a) const {

@@ -51,6 +51,8 @@ class TraceIndex {
   // Timestamp used to place an activity in CPU ranges: its launch's, else its own.
   std::int64_t launch_time(const GpuActivity& a) const;
   bool has_cpu_ops() const { return has_cpu_ops_; }
+  // Whether activity i ran in a CUDA graph's replay: its launch is a cudaGraphLaunch (cuGraphLaunch).
+  bool graph_replayed(std::size_t i) const;
 
   // CUDA graph replays. A cudaGraphLaunch's kernels ran ops captured earlier (between
   // cudaStreamBeginCapture and cudaStreamEndCapture, launches with no GPU work of their own); where

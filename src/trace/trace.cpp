@@ -1,6 +1,8 @@
 // Small helpers on the in-memory trace.
 #include "trace/trace.h"
 
+#include <algorithm>
+
 namespace attnprof {
 
 const DeviceProperties* Trace::device(int id) const {
@@ -19,6 +21,12 @@ bool keeps_op_inputs(std::string_view op) {
          op == "aten::bmm" || op == "aten::matmul" || op == "aten::baddbmm" || op == "aten::mean" ||
          op == "aten::add" || op == "aten::add_" || op == "aten::reshape" || op == "aten::cat" ||
          (op.starts_with("triton_tem_") && op.find("flex_attention") != std::string_view::npos);
+}
+
+const OpInputs* Trace::op_inputs_of(std::uint32_t e) const {
+  const auto it = std::lower_bound(op_inputs.begin(), op_inputs.end(), e,
+                                   [](const OpInputs& in, std::uint32_t v) { return in.event < v; });
+  return it != op_inputs.end() && it->event == e ? &*it : nullptr;
 }
 
 void Trace::merge_metadata(const Trace& other) {

@@ -49,6 +49,8 @@ struct Trace {
   std::string dist_backend;
 
   std::string_view name(const Event& e) const { return strings.view(e.name); }
+  // The record_shapes inputs kept for event `e` (op_inputs is in event order), or null.
+  const OpInputs* op_inputs_of(std::uint32_t e) const;
   const GpuArgs* args(const Event& e) const { return e.has_gpu_args() ? &gpu_args[e.gpu_args] : nullptr; }
   const DeviceProperties* device(int id) const;
   // Takes in the recorder's metadata of another part of the same trace: devices not yet listed, its

@@ -152,11 +152,7 @@ void rule_gpu_idle(const RuleContext& ctx, std::vector<Finding>& out) {
   // The median step's CUDA graph replays (cudaGraphLaunch calls with GPU work).
   std::vector<std::int32_t> graphs;
   for (std::size_t i : ctx.group.group.instances[m.median].activities)
-    if (const std::int32_t l = ctx.activity(i).launch;
-        l != kNone &&
-        ctx.index.trace().name(ctx.index.trace().events[static_cast<std::size_t>(l)]).find("GraphLaunch") !=
-            std::string_view::npos)
-      graphs.push_back(l);
+    if (ctx.index.graph_replayed(i)) graphs.push_back(ctx.activity(i).launch);
   std::sort(graphs.begin(), graphs.end());
   const auto graph_launches = static_cast<int>(std::unique(graphs.begin(), graphs.end()) - graphs.begin());
   for (IdleCause c : causes) {
