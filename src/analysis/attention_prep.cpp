@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <map>
 #include <span>
+#include <unordered_map>
+#include <utility>
 
 namespace attnprof {
 namespace {
@@ -49,6 +52,11 @@ constexpr std::array<std::string_view, 12> kMaskViews = {
 constexpr std::array<std::string_view, 10> kMaskJoins = {
     "aten::to",   "aten::_to_copy", "aten::empty", "aten::copy_", "aten::scalar_tensor",
     "aten::full", "aten::fill_",    "aten::zeros", "aten::ones",  "aten::full_like"};
+
+constexpr std::array<std::string_view, 3> kMaskIndices = {"aten::arange", "aten::add", "aten::sub"};
+// The views of repeat_kv's idiom before its copy (x[:, :, None].expand(...).reshape(...)).
+constexpr std::array<std::string_view, 4> kRepeatViews = {"aten::unsqueeze", "aten::expand", "aten::slice",
+                                                          "aten::index"};
 
 bool is_mask_core(std::string_view n) { return one_of(n, kMaskCore); }
 bool is_mask_join(std::string_view n) { return is_mask_core(n) || one_of(n, kMaskViews) || one_of(n, kMaskJoins); }
@@ -179,6 +187,45 @@ OutermostOps::OutermostOps(const TraceIndex& index) : index_(index) {
   std::vector<std::int32_t> fill(first_.begin(), first_.end() - 1);
   for (std::size_t a = 0; a < acts.size(); ++a)
     if (op_of_[a] != kNone) acts_[static_cast<std::size_t>(fill[static_cast<std::size_t>(op_of_[a])]++)] = a;
+
+  // The fwdbwd flows: the start at the forward op that made a node, the finish at the node's evaluate_function.
+  const Trace& t = index.trace();
+  std::unordered_map<std::int64_t, std::pair<std::int32_t, std::int32_t>> flows;
+  for (const Event& e : t.events) {
+    if (e.kind != EventKind::Flow || (e.phase != 's' && e.phase != 'f') || t.strings.view(e.category) != "fwdbwd")
+      continue;
+    const auto lane = lanes.find(std::make_pair(e.pid.value(), e.tid.value()));
+    if (lane == lanes.end()) continue;
+    const std::int32_t op = holding(lane->second, e.ts_ns);
+    if (op == kNone) continue;
+    auto& f = flows.try_emplace(e.correlation, kNone, kNone).first->second;
+    (e.phase == 's' ? f.first : f.second) = op;
+  }
+  for (const auto& [id, f] : flows)
+    if (f.first != kNone && f.second != kNone && f.first != f.second)
+      forward_backward_.emplace_back(static_cast<std::size_t>(f.first), static_cast<std::size_t>(f.second));
+  std::sort(forward_backward_.begin(), forward_backward_.end());
+}
+
+std::int32_t OutermostOps::holding(std::uint32_t lane, std::int64_t ts) const {
+  // The last op on the lane starting at or before ts.
+  const auto it = std::upper_bound(
+      ops_.begin(), ops_.end(), std::make_pair(lane, ts),
+      [](const auto& key, const Op& o) { return key.first != o.lane ? key.first < o.lane : key.second < o.ts; });
+  if (it == ops_.begin()) return kNone;
+  const Op& o = *std::prev(it);
+  return o.lane == lane && ts <= o.end ? static_cast<std::int32_t>(std::prev(it) - ops_.begin()) : kNone;
+}
+
+std::vector<std::size_t> OutermostOps::backward_of(OpRun forward) const {
+  std::vector<std::size_t> out;
+  for (auto it = std::lower_bound(forward_backward_.begin(), forward_backward_.end(),
+                                  std::make_pair(forward.first, std::size_t{0}));
+       it != forward_backward_.end() && it->first <= forward.last; ++it)
+    out.push_back(it->second);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::span<const std::size_t> OutermostOps::activities(std::size_t op) const {
@@ -215,6 +262,11 @@ OpRun widen_by_layout_copies(const OutermostOps& ops, OpRun call, const std::vec
     if (v[p].lane != lane || in_runs(p, others) || !is_layout_op(ops.name(p))) break;
     if (!ops.activities(p).empty()) out.first = p;
   }
+  // ... and the views leading to that copy when they are repeat_kv's (unsqueeze, expand: no copy).
+  if (out.first != call.first)
+    while (out.first > 0 && v[out.first - 1].lane == lane && !in_runs(out.first - 1, others) &&
+           one_of(ops.name(out.first - 1), kRepeatViews))
+      --out.first;
   for (std::size_t p = call.last + 1; p < v.size(); ++p) {
     if (v[p].lane != lane || in_runs(p, others) || !is_layout_op(ops.name(p))) break;
     if (!ops.activities(p).empty()) out.last = p;
@@ -245,6 +297,12 @@ std::vector<MaskBuild> find_mask_builds(const OutermostOps& ops, const std::vect
     while (first > 0 && v[first - 1].lane == v[p].lane && !in_runs(first - 1, sorted) &&
            one_of(ops.name(first - 1), kMaskViews))
       --first;
+    // The index ranges it compares, built just before it (aranges, offsets added): from the earliest
+    // arange of the index ops before its views.
+    for (std::size_t q2 = first;
+         q2 > 0 && v[q2 - 1].lane == v[p].lane && !in_runs(q2 - 1, sorted) && one_of(ops.name(q2 - 1), kMaskIndices);
+         --q2)
+      if (ops.name(q2 - 1) == "aten::arange") first = q2 - 1;
     if (cores >= 2) {
       MaskBuild m;
       m.run = {first, last};

@@ -26,6 +26,11 @@
 
 namespace attnprof {
 
+// A run of outermost ops [first, last] (positions in OutermostOps::ops()).
+struct OpRun {
+  std::size_t first = 0, last = 0;
+};
+
 // The outermost CPU ops of a trace, per thread in start order, with the GPU
 // activities each launched.
 class OutermostOps {
@@ -42,18 +47,21 @@ class OutermostOps {
   std::int32_t op_of(std::size_t activity) const { return op_of_[activity]; }
   std::span<const std::size_t> activities(std::size_t op) const;
   std::string_view name(std::size_t op) const { return index_.name(index_.ranges()[ops_[op].range]); }
+  // The ops the autograd engine ran as the backward of the ops in `forward`, by position, in order:
+  // torch.profiler's "fwdbwd" flows link an op that made an autograd node to the node's
+  // evaluate_function (none without such flows, e.g. a trace without a backward).
+  std::vector<std::size_t> backward_of(OpRun forward) const;
 
  private:
+  // The position of the op on `lane` whose span holds `ts`, or kNone.
+  std::int32_t holding(std::uint32_t lane, std::int64_t ts) const;
+
   const TraceIndex& index_;
   std::vector<Op> ops_;
+  std::vector<std::pair<std::size_t, std::size_t>> forward_backward_;  // (forward op, its backward node's op)
   std::vector<std::int32_t> op_of_;
   std::vector<std::int32_t> first_;  // CSR offsets into acts_
   std::vector<std::size_t> acts_;
-};
-
-// A run of outermost ops [first, last] (positions in OutermostOps::ops()).
-struct OpRun {
-  std::size_t first = 0, last = 0;
 };
 
 // Each call's run: the positions of the first and last op that launched its GPU

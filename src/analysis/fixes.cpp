@@ -241,15 +241,24 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
       if (const auto iv = call_cpu(call)) fused_cpu[static_cast<int>(call.pass)].push_back(iv->second - iv->first);
   FusedCpuCost cost[2];
   std::string cost_basis;
+  const std::int64_t elementwise = cpu_ops ? median_elementwise_op_ns(p.index) : 0;
   for (int pass = 0; pass < 2; ++pass) {
     const auto ap = static_cast<AttentionPass>(pass);
-    cost[pass] = default_fused_cpu_cost(ap, p.model.has_cpu_ops);
+    cost[pass] =
+        elementwise > 0 ? fused_cpu_cost_from_host(ap, elementwise) : default_fused_cpu_cost(ap, p.model.has_cpu_ops);
     if (std::find(passes.begin(), passes.end(), ap) == passes.end()) continue;
     if (fused_cpu[pass].size() >= 3) {
       const std::int64_t m = median_of(fused_cpu[pass]);
       cost[pass] = {m, m * 3 / 4, m * 5 / 4};
       cost_basis += fmt::format("{}the {} fused call's CPU time as measured in this trace ({} us)",
                                 cost_basis.empty() ? "" : "; ", to_string(ap), m / 1000);
+    } else if (elementwise > 0) {
+      cost_basis += fmt::format(
+          "{}a fused {} call's CPU time {} us, {}x this trace's median aten::mul/add ({} us; a range of {}-{} us: the "
+          "trace has none to measure)",
+          cost_basis.empty() ? "" : "; ", to_string(ap), cost[pass].typical_ns / 1000,
+          ap == AttentionPass::Forward ? "8.5" : "10.5", elementwise / 1000, cost[pass].low_ns / 1000,
+          cost[pass].high_ns / 1000);
     } else {
       cost_basis += fmt::format(
           "{}a fused {} call's CPU time {} {} us (a range of {}-{} us: the trace has none to "
@@ -277,6 +286,24 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   std::vector<OpRun> sorted_runs = known_runs;
   std::sort(sorted_runs.begin(), sorted_runs.end(), [](const OpRun& x, const OpRun& y) { return x.first < y.first; });
   int widened = 0, masks = 0;
+  // The backward nodes of the forward ops a fused call does without (the attention's ops and the layout
+  // copies next to them): with the backward fixed too, one fused backward node runs instead of them all,
+  // so their CPU time (and the engine's time before each) and their GPU work go, wherever the autograd
+  // engine ran them. Only where the trace links the two (torch.profiler's fwdbwd flows).
+  std::vector<char> unneeded_backward;
+  if (ops && std::find(passes.begin(), passes.end(), AttentionPass::Backward) != passes.end()) {
+    unneeded_backward.assign(ops->ops().size(), 0);
+    for (std::size_t c = 0; c < a.attention_calls.calls.size(); ++c) {
+      const AttentionCall& call = a.attention_calls.calls[c];
+      if (call.impl == AttentionImpl::Fused || call.pass != AttentionPass::Forward || !runs[c] ||
+          !in_group(member, call))
+        continue;
+      for (std::size_t b : ops->backward_of(widen_by_layout_copies(*ops, *runs[c], sorted_runs)))
+        unneeded_backward[b] = 1;
+    }
+  }
+  std::vector<char> in_backward_call;  // ops inside a replaced backward call's run
+  if (ops) in_backward_call.assign(ops->ops().size(), 0);
 
   const MeasuredFused measured(a.attention_calls.calls);
   const int cc = a.device.compute_major * 10 + a.device.compute_minor;
@@ -327,8 +354,10 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
         for (std::size_t o = w.first; o <= w.last; ++o) {
           if (o >= runs[c]->first && o <= runs[c]->last) {
             for (std::size_t act : ops->activities(o)) remove(r, act);
+            in_backward_call[o] = 1;
             continue;
           }
+          if (!unneeded_backward.empty() && unneeded_backward[o]) continue;  // goes whole, below
           Replacement k;  // a layout op of the backward: its CPU time stays, its GPU work goes
           k.from = ops->ops()[o].ts;
           k.to = ops->ops()[o].end;
@@ -344,6 +373,15 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
       if (first != kNone) r.from = std::min(r.from, p.dispatch_start(static_cast<std::size_t>(first)));
     }
     planned.push_back({std::move(r), static_cast<int>(call.pass)});
+  }
+  for (std::size_t o = 0; o < unneeded_backward.size(); ++o) {
+    if (!unneeded_backward[o] || in_backward_call[o]) continue;
+    const auto& v = ops->ops();
+    Replacement r;
+    r.from = o > 0 && v[o - 1].lane == v[o].lane && v[o - 1].end <= v[o].ts ? v[o - 1].end : v[o].ts;
+    r.to = v[o].end;
+    for (std::size_t act : ops->activities(o)) remove(r, act);
+    planned.push_back({std::move(r), kNoCpu});
   }
   // The masks built for the replaced forward calls: with is_causal=True the fused calls need none.
   if (!cpu_ops && p.replay) {
@@ -590,6 +628,22 @@ FusedCpuCost default_fused_cpu_cost(AttentionPass pass, bool has_cpu_ops) {
   // `attnprof record` traces of Llama on the H200 host: forward 74-212 us, backward 119-235 us.
   return pass == AttentionPass::Forward ? FusedCpuCost{120'000, 70'000, 210'000}
                                         : FusedCpuCost{180'000, 110'000, 280'000};
+}
+
+FusedCpuCost fused_cpu_cost_from_host(AttentionPass pass, std::int64_t elementwise_ns) {
+  const auto times = [&](double k) { return static_cast<std::int64_t>(k * static_cast<double>(elementwise_ns)); };
+  return pass == AttentionPass::Forward ? FusedCpuCost{times(8.5), times(6.5), times(11.5)}
+                                        : FusedCpuCost{times(10.5), times(8.0), times(12.5)};
+}
+
+std::int64_t median_elementwise_op_ns(const TraceIndex& index) {
+  std::vector<std::int64_t> d;
+  for (const CpuRange& r : index.ranges()) {
+    if (r.kind != EventKind::CpuOp) continue;
+    const std::string_view n = index.name(r);
+    if (n == "aten::mul" || n == "aten::add") d.push_back(index.event(r).dur_ns);
+  }
+  return d.size() < 16 ? 0 : median_of(std::move(d));
 }
 
 std::vector<Fix> plan_fixes(const TraceIndex& index, const HostCalls& host, const Analysis& a) {

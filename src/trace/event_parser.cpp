@@ -224,7 +224,7 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
   GpuArgs g;
   bool have_ph = false;
   bool have_ts = false;
-  bool skipping_flow = false;      // lean: a flow; only "ph" is looked at from there on
+  bool lean_flow = false;          // lean: a flow; only where it is and its category are read
   bool skipped_args = false;       // lean: args of a CPU-side event were not read
   std::optional<OpInputs> inputs;  // record_shapes of an op the attention view reads
   for (auto item : object) {       // by reference, as in read_args
@@ -232,7 +232,8 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
     od::field& field = item.value_unsafe();
     od::value& v = field.value();
     const EventKey key = event_key(field.key());
-    if (skipping_flow && key != EventKey::Ph) {
+    if (lean_flow && key != EventKey::Ph && key != EventKey::Cat && key != EventKey::Id && key != EventKey::Pid &&
+        key != EventKey::Tid && key != EventKey::Ts) {
       check_unread(v);
       continue;
     }
@@ -240,8 +241,9 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
       case EventKey::Ph:
         ev.phase = read_phase(v);
         have_ph = true;
-        // Flows link launches to kernels, which the analysis does by correlation id.
-        skipping_flow |= lean && is_flow_phase(ev.phase);
+        // Flows link launches to kernels, which the analysis does by correlation id; of the flows only
+        // torch.profiler's fwdbwd (a forward op to its backward node) are kept (lean_flow_kept).
+        lean_flow |= lean && is_flow_phase(ev.phase);
         break;
       case EventKey::Cat:
         ev.category = intern_category(v);
@@ -291,7 +293,7 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
         break;
     }
   }
-  if (skipping_flow) return is_flow_phase(ev.phase);
+  if (lean_flow && !(is_flow_phase(ev.phase) && have_ts && lean_flow_kept(ev.category))) return is_flow_phase(ev.phase);
   if (skipped_args && (ev.category == kNoString || reads_args(ev.category))) return false;
   saw_begin_end_ |= ev.phase == 'B' || ev.phase == 'E';
   if (!have_ph) fail(fmt::format("traceEvents[{}]: missing \"ph\"", index_));
@@ -327,6 +329,10 @@ bool EventParser::parse_fields(od::object& object, bool lean) {
   }
   trace_.add(ev, is_gpu_activity(ev.kind) ? &g : nullptr);
   return true;
+}
+
+bool EventParser::lean_flow_kept(StringId category) const {
+  return category != kNoString && trace_.strings.view(category) == "fwdbwd";
 }
 
 bool EventParser::reads_args(StringId category) {

@@ -61,6 +61,8 @@ class EventParser {
   // Reads one event's fields and appends it; with `lean`, skips what the
   // analysis does not read. False when a skip turned out wrong (duplicate keys).
   bool parse_fields(simdjson::ondemand::object& object, bool lean);
+  // Whether a lean parse keeps a flow of this category: torch.profiler's "fwdbwd" alone.
+  bool lean_flow_kept(StringId category) const;
   // Whether the analysis reads args of events with this category (unknown ones: yes).
   bool reads_args(StringId category);
 

@@ -282,6 +282,10 @@ TEST(AttentionPrep, LayoutCopiesNextToTheCalls) {
       const OpRun w = widen_by_layout_copies(ops, *runs[c], sorted);
       EXPECT_EQ(copies(w.first, runs[c]->first), before) << p.name << " call " << c;
       EXPECT_EQ(copies(runs[c]->last + 1, w.last + 1), 1) << p.name << " call " << c;
+      // repeat_kv's K starts at its view hidden_states[:, :, None] (then expand, then the copy).
+      if (before > 0) {
+        EXPECT_EQ(ops.name(w.first), "aten::unsqueeze") << p.name << " call " << c;
+      }
       ++forward;
     }
     EXPECT_GT(forward, 0) << p.name;
@@ -302,11 +306,59 @@ TEST(AttentionPrep, MaskBuiltOncePerEagerForward) {
     for (const auto& r : call_runs(ops, d.analysis.attention_calls.calls))
       if (r) runs.push_back(*r);
     std::int64_t builds = 0;
-    for (const MaskBuild& m : find_mask_builds(ops, runs)) builds += m.next_call != kNone;
+    for (const MaskBuild& m : find_mask_builds(ops, runs)) {
+      if (m.next_call == kNone) continue;
+      ++builds;
+      // transformers' sdpa_mask compares index ranges it makes first (torch.arange of the batch, the
+      // head and the key positions, offsets added): the build starts at the first of them.
+      EXPECT_EQ(ops.name(m.run.first), "aten::arange") << p.name;
+    }
     EXPECT_EQ(builds, p.attention == "eager" ? p.active_steps * p.forwards_per_step : 0) << p.name;
     ++checked;
   }
   EXPECT_GE(checked, 12);
+}
+
+// The backward nodes of an unfused forward call's ops, as torch.profiler's fwdbwd flows link them: HF's
+// eager_attention_forward and SDPA's math backend both run QK^T and PV as batched matmuls around one
+// softmax (math's _safe_softmax), so each training forward call's ops made one SoftmaxBackward0 (math:
+// SafeSoftmaxBackward0) and two BmmBackward0 nodes, all run on the autograd engine's thread; inference
+// programs made none.
+TEST(AttentionPrep, BackwardNodesOfEachForwardCall) {
+  int checked = 0;
+  for (const Program& p : programs()) {
+    if (p.kind != "twin" || p.tracer != "torch.profiler" || p.implementation == "fused") continue;
+    const Doctor d = doctor(p);
+    const OutermostOps ops(*d.index);
+    const auto& calls = d.analysis.attention_calls.calls;
+    const auto runs = call_runs(ops, calls);
+    std::vector<OpRun> sorted;
+    for (const auto& r : runs)
+      if (r) sorted.push_back(*r);
+    std::sort(sorted.begin(), sorted.end(), [](const OpRun& x, const OpRun& y) { return x.first < y.first; });
+    std::int64_t forward = 0;
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      if (calls[c].pass != AttentionPass::Forward) continue;
+      ++forward;
+      const auto nodes = ops.backward_of(widen_by_layout_copies(ops, *runs[c], sorted));
+      if (p.backward_calls == 0) {
+        EXPECT_TRUE(nodes.empty()) << p.name << " call " << c;
+        continue;
+      }
+      int softmax = 0, bmm = 0;
+      for (std::size_t b : nodes) {
+        EXPECT_TRUE(ops.name(b).starts_with("autograd::engine::evaluate_function: ")) << ops.name(b);
+        EXPECT_NE(ops.ops()[b].lane, ops.ops()[runs[c]->first].lane) << p.name;
+        softmax += ops.name(b).ends_with(p.attention == "eager" ? " SoftmaxBackward0" : " SafeSoftmaxBackward0");
+        bmm += ops.name(b).ends_with(" BmmBackward0");
+      }
+      EXPECT_EQ(softmax, 1) << p.name << " call " << c;
+      EXPECT_EQ(bmm, 2) << p.name << " call " << c;
+    }
+    EXPECT_EQ(forward, p.forward_calls) << p.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 10);
 }
 
 // The same mask told by its launches alone (`attnprof record`: no CPU ops), once per eager forward,
