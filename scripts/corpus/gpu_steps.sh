@@ -12,6 +12,9 @@
 # STEPS_ROUNDS=R (default 1): each twin group's members in one process, traced in turn R times
 # (make_steps.py --rounds; the record twins likewise: one recording of each twin group's turn,
 # make_steps.py --run-group, cut into a trace per member and round by --split-record).
+# STEPS_ALTERNATE=1: the twins' steps alternate one by one within each round instead of in turn
+# (make_steps.py --alternate: one trace per group and round, cut into one per member), so host noise
+# falls on every twin alike.
 set -uo pipefail
 B=${1:?carry dir}
 O=${2:?out dir}
@@ -22,8 +25,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 status=0
+ALT=""; [ "${STEPS_ALTERNATE:-0}" = 1 ] && ALT=--alternate
 echo "=== torch.profiler programs ($SECONDS s)"
-timeout "${STEPS_TIMEOUT:-330}" python3 "$here/make_steps.py" --out "$O" --only "${STEPS_ONLY:-}" --rounds "${STEPS_ROUNDS:-1}" 2>&1 | tee "$O/profiled.log" | grep -E "^(ok|FAIL)"
+timeout "${STEPS_TIMEOUT:-330}" python3 "$here/make_steps.py" --out "$O" --only "${STEPS_ONLY:-}" --rounds "${STEPS_ROUNDS:-1}" $ALT 2>&1 | tee "$O/profiled.log" | grep -E "^(ok|FAIL)"
 [ "${PIPESTATUS[0]}" = 0 ] || { status=1; grep -vE "^(ok|FAIL)" "$O/profiled.log" | tail -25; }
 
 echo "=== attnprof record programs ($SECONDS s)"
@@ -41,13 +45,13 @@ else
 fi
 R=${STEPS_ROUNDS:-1}
 record_names=$(python3 "$here/make_steps.py" --list --tracer "attnprof record" | python3 -c 'import json, sys; only = [x for x in sys.argv[1].split(",") if x]; print(" ".join(f["name"] + ":" + f["twin_group"] for f in json.load(sys.stdin) if not only or f["name"] in only))' "${STEPS_ONLY:-}")
-if [ -n "$A" ] && [ "$R" -gt 1 ]; then
+if [ -n "$A" ] && { [ "$R" -gt 1 ] || [ -n "$ALT" ]; }; then
   # Each record twin group in one process, its members in turn R rounds (as the torch.profiler twins):
   # one recording of the whole turn, cut into a trace per member and round.
   for group in $(for x in $record_names; do echo "${x#*:}"; done | sort -u); do
     t0=$SECONDS
     if timeout 240 "$A" record --capture-range nvtx:twins -o "$O/$group.group.json.gz" -- \
-        python3 "$here/make_steps.py" --run-group "$group" --rounds "$R" --out "$O" >"$O/$group.log" 2>&1 &&
+        python3 "$here/make_steps.py" --run-group "$group" --rounds "$R" $ALT --out "$O" >"$O/$group.log" 2>&1 &&
         python3 "$here/make_steps.py" --split-record "$O/$group.group.json.gz" --out "$O" >>"$O/$group.log" 2>&1; then
       echo "ok   $group: $(grep -c ^wrote "$O/$group.log") traces in $((SECONDS - t0)) s"
       rm -f "$O/$group.group.json.gz"

@@ -38,6 +38,7 @@ takes the median of the paired changes.
 On the GPU machine: scripts/corpus/gpu_steps.sh does all of it in one call.
 """
 import argparse
+import bisect
 import gc
 import gzip
 import json
@@ -156,6 +157,7 @@ def facts(name):
     return dict(
         name=name, kind="twin", family=family, model=m["model"], regime=regime, impl=impl, attention=m["att"],
         backend_forced=backend, backends_allowed="math" if backend == "math" else "all (PyTorch picks)",
+        step_context="sdpa_kernel([MATH])" if backend == "math" else "sdpa_kernel(all four backends)",
         dtype="bf16", mode=m["mode"], tracer=m["tracer"], record_shapes=m["record_shapes"],
         twin_group=m["twin_group"], twin_axis="attention",
         layers=layers, batch=b, seq=s, heads=h, kv_heads=hkv, head_dim=d, causal=causal,
@@ -224,7 +226,9 @@ def build(name):
     if name in MODEL_PROGRAMS:
         f = facts(name)
         family, _, shape, layers = REGIMES[f["model"]]
-        v = dict(family=family, impl=f["impl"], backend=f["backend_forced"], dtype="bf16", mode=f["mode"])
+        # Every twin's step inside sdpa_kernel (the math twin's: MATH alone; the others': every backend,
+        # PyTorch's own choice), so the context's host time is the same in every twin.
+        v = dict(family=family, impl=f["impl"], backend=f["backend_forced"] or "all", dtype="bf16", mode=f["mode"])
         model, (b, s) = corpus.build_model(v, shape=shape, layers=layers)
         return corpus.make_step(v, model, b, s), {"sdpa_choice_probe": sdpa_choice(f)}
     extra = {}
@@ -354,11 +358,13 @@ def record_group(group):
             and MODEL_PROGRAMS[n]["twin_group"] == group]
 
 
-def run_recorded_group(group, out_dir, rounds):
+def run_recorded_group(group, out_dir, rounds, alternate=False):
     """A record twin group in one process (under `attnprof record --capture-range nvtx:twins`): each
-    member's untraced loop, then inside one NVTX range "twins" the members in turn, R rounds (the order
-    rotated each round as run_all does), each round of a member inside an NVTX range "twin:<stem>"
-    holding its TOTAL "step" ranges. split_record cuts the trace into one per member and round."""
+    member's untraced loop, then inside one NVTX range "twins" R rounds. In turn: the members one after
+    another (the order rotated each round as run_all does), each round of a member inside an NVTX
+    range "twin:<stem>" holding its TOTAL "step" ranges. Alternating: TOTAL cycles of one step per
+    member (alternating_order), each step inside its own "twin:<stem>" range. split_record cuts the
+    trace into one per member and round."""
     import torch
 
     members = record_group(group)
@@ -366,30 +372,193 @@ def run_recorded_group(group, out_dir, rounds):
         raise SystemExit(f"--run-group {group}: no attnprof record twins in that group")
     built = {n: build(n) for n in members}
     untraced = {n: timed_loop(built[n][0]) for n in members}
+
+    def measured_as(n, r, traced):
+        m = dict(environment())
+        m["unprofiled"] = untraced[n]
+        m["recorded_in_turn" if not alternate else "alternating"] = dict(members=members, rounds=rounds, round=r)
+        m["traced"] = traced
+        m.update(built[n][1])
+        return m
+
     torch.cuda.nvtx.range_push("twins")
     for r in range(rounds):
+        if alternate:
+            host = {n: [] for n in members}
+            seq = alternating_order(members, TOTAL)
+            marks = []
+            for i, n in enumerate(seq):
+                marks.append(time.perf_counter())
+                torch.cuda.nvtx.range_push(f"twin:{trace_name(n, r)}")
+                torch.cuda.nvtx.range_push("step")
+                built[n][0]()
+                torch.cuda.synchronize()  # as run_profiled_alternating
+                torch.cuda.nvtx.range_pop()
+                torch.cuda.nvtx.range_pop()
+            marks.append(time.perf_counter())
+            for i in range(len(members) * FIRST, len(seq)):
+                host[seq[i]].append(round((marks[i + 1] - marks[i]) * 1e3, 4))
+            for n in members:
+                finish(trace_name(n, r), out_dir,
+                       measured_as(n, r, dict(mean_step_ms=sum(host[n]) / len(host[n]), host_step_ms=host[n])))
+            continue
         for n in members[r % len(members):] + members[: r % len(members)]:
-            step, extra = built[n]
-            measured = dict(environment())
-            measured["unprofiled"] = untraced[n]
-            measured["recorded_in_turn"] = dict(members=members, rounds=rounds, round=r)
             torch.cuda.nvtx.range_push(f"twin:{trace_name(n, r)}")
-            measured["traced"] = timed_loop(step, begin=lambda i: torch.cuda.nvtx.range_push("step"),
-                                            end=lambda i: torch.cuda.nvtx.range_pop())
+            traced = timed_loop(built[n][0], begin=lambda i: torch.cuda.nvtx.range_push("step"),
+                                end=lambda i: torch.cuda.nvtx.range_pop())
             torch.cuda.nvtx.range_pop()
-            measured.update(extra)
-            finish(trace_name(n, r), out_dir, measured)
+            finish(trace_name(n, r), out_dir, measured_as(n, r, traced))
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_pop()
 
 
-def split_record(path, out_dir):
-    """One trace per "twin:<stem>" range of a group recording (run_recorded_group), as `attnprof record
-    --capture-range nvtx:step --steps FIRST:TOTAL-1` would have written it for that member alone: the
-    runtime, driver and sync calls and NVTX ranges from the push of its step FIRST to the pop of its
-    last step, the GPU work those calls launched, and the trace's header."""
+def alternating_order(order, cycles):
+    """The members' iterations when they alternate step by step: each cycle runs every member once,
+    the order rotated by one each cycle (no member always follows the same one)."""
+    k = len(order)
+    return [n for c in range(cycles) for n in order[c % k:] + order[: c % k]]
+
+
+def run_profiled_alternating(built, order, out_dir, r):
+    """Round r of a twin group with its members' steps alternating in one torch.profiler session:
+    each member's untraced loop, then TOTAL cycles of one step per member (the schedule waits and
+    warms up over the first FIRST cycles and records the last ACTIVE: ACTIVE steps of each member,
+    each inside a record_function "twin:<stem>"); split_alternating cuts the trace into one per
+    member, as if it ran alone. Host noise then falls on every member alike: a step of each twin runs
+    within a few ms of a step of the others. Each step ends with torch.cuda.synchronize() inside its
+    ranges, so a twin's GPU work never queues behind the other's (a GPU-bound twin would otherwise
+    lengthen the next one's step). A member's "traced" step time is its steps' wall time (perf_counter
+    from the step's start to the next one's)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+    k = len(order)
+    untraced = {n: timed_loop(built[n][0]) for n in order}
+    stems = {n: trace_name(n, r) for n in order}
+    group = MODEL_PROGRAMS[order[0]]["twin_group"]
+    path = os.path.join(out_dir, f"{group}.alternating{r}.json")
+    host = {n: [] for n in order}
+    seq = alternating_order(order, TOTAL)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=facts(order[0])["record_shapes"],
+                 schedule=schedule(wait=k * WAIT, warmup=k * WARMUP, active=k * ACTIVE, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
+        marks = []
+        for i, n in enumerate(seq):
+            marks.append(time.perf_counter())
+            with record_function(f"twin:{stems[n]}"):
+                built[n][0]()
+                torch.cuda.synchronize()  # its GPU work done: the next twin's never queues behind it
+            if i == len(seq) - 1:  # before prof.step() writes the trace
+                marks.append(time.perf_counter())
+            prof.step()
+    torch.cuda.synchronize()
+    for i in range(k * FIRST, len(seq)):
+        host[seq[i]].append(round((marks[i + 1] - marks[i]) * 1e3, 4))
+    for n in order:
+        measured = dict(environment())
+        measured["unprofiled"] = untraced[n]
+        measured["traced"] = dict(mean_step_ms=sum(host[n]) / len(host[n]), host_step_ms=host[n])
+        measured["alternating"] = dict(members=order, round=r, group=group)
+        measured.update(built[n][1])
+        finish(stems[n], out_dir, measured)
+    written = split_alternating(path, out_dir)
+    os.remove(path)
+    return written
+
+
+def _load_trace(path):
     with gzip.open(path, "rt") if path.endswith(".gz") else open(path) as fh:
-        t = json.load(fh)
+        return json.load(fh)
+
+
+def _windows(steps):
+    """inside(ts): whether ts falls in one of the (start, end) windows, sorted and disjoint."""
+    starts = [a for a, _ in steps]
+
+    def inside(ts):
+        i = bisect.bisect_right(starts, ts) - 1
+        return i >= 0 and ts <= steps[i][1]
+
+    return inside
+
+
+def split_alternating(path, out_dir):
+    """One trace per member of a run_profiled_alternating session, as torch.profiler would have
+    written it for that member alone: its ACTIVE ProfilerStep ranges (renamed #FIRST..#TOTAL-1), the
+    CPU-side events inside them (ops, annotations, runtime and driver calls, on every thread), the GPU
+    work those calls launched and its flows, their GPU annotations, and the trace's header and
+    metadata; the "twin:" annotations dropped."""
+    t = _load_trace(path)
+    ev = t["traceEvents"]
+    steps = sorted((e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                    and e.get("name", "").startswith("ProfilerStep#")), key=lambda e: float(e["ts"]))
+    owner = {}  # ProfilerStep event index -> the stem of the "twin:" range inside it
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name", "").startswith("twin:"):
+            ts = float(e["ts"])
+            for j, s in enumerate(steps):
+                if float(s["ts"]) <= ts <= float(s["ts"]) + float(s["dur"]):
+                    owner[j] = e["name"][len("twin:"):]
+                    break
+    stems = sorted(set(owner.values()))
+    if not stems:
+        raise SystemExit(f"{path}: no twin:<name> ranges inside its ProfilerStep ranges (not an alternating trace)")
+    gpu_cats = {"kernel", "gpu_memcpy", "gpu_memset"}
+    written = []
+    for stem in stems:
+        mine = [steps[j] for j in sorted(owner) if owner[j] == stem]
+        if len(mine) != ACTIVE:
+            raise SystemExit(f"{path}: {stem} holds {len(mine)} profiled steps, not {ACTIVE}")
+        rename = {s["name"]: f"ProfilerStep#{FIRST + j}" for j, s in enumerate(mine)}
+        inside = _windows([(float(s["ts"]), float(s["ts"]) + float(s["dur"])) for s in mine])
+        keep, corr, ext = [], set(), set()
+        for e in ev:
+            ph, cat = e.get("ph"), e.get("cat")
+            if ph in ("M", "i") or cat == "Trace":
+                keep.append(e)
+            elif cat in gpu_cats or cat == "gpu_user_annotation" or ph in ("s", "f"):
+                continue  # by what they belong to, below
+            elif cat == "user_annotation" and e.get("name", "").startswith("twin:"):
+                continue
+            elif cat == "user_annotation" and e.get("name", "").startswith("ProfilerStep#"):
+                if e["name"] in rename:
+                    keep.append(dict(e, name=rename[e["name"]]))
+                    ext.add(e.get("args", {}).get("External id"))
+            elif "ts" in e and inside(float(e["ts"])):
+                keep.append(e)
+                args = e.get("args", {})
+                if "correlation" in args:
+                    corr.add(args["correlation"])
+                if "External id" in args:
+                    ext.add(args["External id"])
+        flows = {}
+        for e in ev:
+            if e.get("ph") in ("s", "f"):
+                flows.setdefault((e.get("cat"), e.get("id")), []).append(e)
+        for e in ev:
+            cat = e.get("cat")
+            if cat in gpu_cats and e.get("args", {}).get("correlation") in corr:
+                keep.append(e)
+            elif cat == "gpu_user_annotation" and e.get("args", {}).get("External id") in ext:
+                keep.append(dict(e, name=rename.get(e["name"], e["name"])))
+        for (cat, fid), ends in flows.items():
+            if (fid in corr) if cat == "ac2g" else all(inside(float(x["ts"])) for x in ends):
+                keep.extend(ends)
+        keep.sort(key=lambda e: float(e.get("ts", 0)))
+        dest = os.path.join(out_dir, stem + ".json.gz")
+        with gzip.open(dest, "wt", compresslevel=9) as fh:
+            json.dump(dict(t, traceEvents=keep, traceName=stem), fh)
+        written.append(dest)
+    return written
+
+
+def split_record(path, out_dir):
+    """One trace per member and round of a group recording (run_recorded_group), as `attnprof record
+    --capture-range nvtx:step --steps FIRST:TOTAL-1` would have written it for that member alone: the
+    runtime, driver and sync calls and NVTX "step" ranges of its steps FIRST.. (in turn: from the push
+    of its step FIRST to the pop of its last step; alternating: inside each of those steps), the GPU
+    work those calls launched, and the trace's header."""
+    t = _load_trace(path)
     ev = t["traceEvents"]
     twins = sorted((e for e in ev if e.get("cat") == "user_annotation" and e.get("name", "").startswith("twin:")),
                    key=lambda e: float(e["ts"]))
@@ -397,19 +566,22 @@ def split_record(path, out_dir):
         raise SystemExit(f"{path}: no twin:<name> NVTX ranges (not a run_recorded_group trace)")
     steps = sorted((e for e in ev if e.get("cat") == "user_annotation" and e.get("name") == "step"),
                    key=lambda e: float(e["ts"]))
+    ranges = {}
+    for tw in twins:
+        ranges.setdefault(tw["name"][len("twin:"):], []).append((float(tw["ts"]), float(tw["ts"]) + float(tw["dur"])))
     cpu_cats = {"cuda_runtime", "cuda_driver", "cuda_sync"}
     gpu_cats = {"kernel", "gpu_memcpy", "gpu_memset"}
     written = []
-    for tw in twins:
-        lo, hi = float(tw["ts"]), float(tw["ts"]) + float(tw["dur"])
-        mine = [e for e in steps if lo <= float(e["ts"]) and float(e["ts"]) + float(e["dur"]) <= hi]
+    for stem, rs in ranges.items():
+        mine = [e for e in steps if any(lo <= float(e["ts"]) and float(e["ts"]) + float(e["dur"]) <= hi for lo, hi in rs)]
         if len(mine) != TOTAL:
-            raise SystemExit(f"{path}: {tw['name']} holds {len(mine)} step ranges, not {TOTAL}")
-        w0, w1 = float(mine[FIRST]["ts"]), float(mine[-1]["ts"]) + float(mine[-1]["dur"])
+            raise SystemExit(f"{path}: twin:{stem} holds {len(mine)} step ranges, not {TOTAL}")
+        active = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in mine[FIRST:]]
+        inside = _windows([(active[0][0], active[-1][1])] if len(rs) == 1 else active)
         keep, corr = [], set()
         for e in ev:
             cat, ts = e.get("cat"), float(e.get("ts", 0))
-            if (cat in cpu_cats or (cat == "user_annotation" and e.get("name") == "step")) and w0 <= ts <= w1:
+            if (cat in cpu_cats or (cat == "user_annotation" and e.get("name") == "step")) and inside(ts):
                 keep.append(e)
                 if "correlation" in e.get("args", {}):
                     corr.add(e["args"]["correlation"])
@@ -417,7 +589,6 @@ def split_record(path, out_dir):
                 keep.append(e)
         keep += [e for e in ev if e.get("cat") in gpu_cats and e.get("args", {}).get("correlation") in corr]
         keep.sort(key=lambda e: float(e.get("ts", 0)))
-        stem = tw["name"][len("twin:"):]
         out = dict(t, traceEvents=keep, traceName=stem)
         dest = os.path.join(out_dir, stem + ".json.gz")
         with gzip.open(dest, "wt", compresslevel=9) as fh:
@@ -486,17 +657,18 @@ def fail(n, e):
     print(f"FAIL {n}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}", flush=True)
 
 
-def run_all(out_dir, only, rounds=1):
+def run_all(out_dir, only, rounds=1, alternate=False):
     import torch
 
     os.makedirs(out_dir, exist_ok=True)
     names = [n for n in NAMES if facts(n)["tracer"] == "torch.profiler" and n != "idle_comm_rank1"]
     if only:
         names = [n for n in names if n in only]
-    # With rounds, each twin group's members in one process, in turn; the others (and R = 1) one by one.
+    # With rounds (or alternating), each twin group's members in one process, in turn or alternating
+    # step by step; the others (and R = 1 in turn) one by one.
     groups, alone = {}, []
     for n in names:
-        if rounds > 1 and n in MODEL_PROGRAMS:
+        if (rounds > 1 or alternate) and n in MODEL_PROGRAMS:
             groups.setdefault(MODEL_PROGRAMS[n]["twin_group"], []).append(n)
         else:
             alone.append(n)
@@ -520,6 +692,14 @@ def run_all(out_dir, only, rounds=1):
                 fail(n, e)
         order = [n for n in members if n in built]
         for r in range(rounds):
+            if alternate and order:
+                t0 = time.time()
+                try:
+                    report(run_profiled_alternating(built, order, out_dir, r), t0)
+                except Exception as e:
+                    failed += 1
+                    fail(f"{MODEL_PROGRAMS[order[0]]['twin_group']} round {r}", e)
+                continue
             for n in order[r % len(order):] + order[: r % len(order)] if order else []:
                 t0 = time.time()
                 try:
@@ -658,6 +838,9 @@ def main():
     ap.add_argument("--round", type=int, default=0, help="with --run: the round it is (its file names)")
     ap.add_argument("--rounds", type=int, default=1, help="each twin group in one process, R rounds in turn")
     ap.add_argument("--run-group", help="the attnprof record twins of TWIN_GROUP in one process (with --rounds)")
+    ap.add_argument("--alternate", action="store_true",
+                    help="with --rounds or --run-group: the twins' steps alternate in one trace, cut into one per member")
+    ap.add_argument("--split-alternating", help="cut an alternating torch.profiler trace into one trace per twin")
     ap.add_argument("--split-record", help="cut a --run-group recording into one trace per twin and round")
     ap.add_argument("--facts")
     ap.add_argument("--summary")
@@ -681,13 +864,17 @@ def main():
     if a.comm_rank is not None:
         run_comm_rank(a.comm_rank, a.out, a.init)
         return 0
+    if a.split_alternating:
+        for p in split_alternating(a.split_alternating, a.out or os.path.dirname(a.split_alternating)):
+            print(f"wrote {p}")
+        return 0
     if a.split_record:
         for p in split_record(a.split_record, a.out or os.path.dirname(a.split_record)):
             print(f"wrote {p}")
         return 0
     if a.run_group:
         os.makedirs(a.out, exist_ok=True)
-        run_recorded_group(a.run_group, a.out, a.rounds)
+        run_recorded_group(a.run_group, a.out, a.rounds, a.alternate)
         return 0
     if a.run:
         os.makedirs(a.out, exist_ok=True)
@@ -697,7 +884,7 @@ def main():
         ap.error("--out DIR (or --list, --run, --facts, --summary, --pack)")
     if a.rounds < 1:
         ap.error(f"--rounds {a.rounds}: at least 1")
-    return run_all(a.out, [x for x in a.only.split(",") if x], a.rounds)
+    return run_all(a.out, [x for x in a.only.split(",") if x], a.rounds, a.alternate)
 
 
 if __name__ == "__main__":

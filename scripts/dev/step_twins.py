@@ -12,8 +12,12 @@ change between it and its fused twin:
   (perf_counter around the steps, facts.json);
 - the median GPU busy time per step (the union of kernels, copies and memsets launched in it).
 
-Programs traced in rounds (make_steps.py --rounds: the twins in turn, in one process) are paired
-round by round; each figure is the median over the rounds (doctor's too, run on each round's trace).
+Programs traced in rounds (make_steps.py --rounds: the twins in turn or alternating step by step, in
+one process) are paired round by round (the host's speed drifts between rounds, up to 1.8x a second
+apart); each figure is the median over the rounds of the round's own (doctor's too, run on each round's
+trace). Alternating rounds (make_steps.py --alternate: one step of each twin a cycle) pair the steps
+too: a round's measured change is the median of the differences of the twins' steps of one cycle.
+--json keeps each round's figures.
 
 The check (issue 36): step_ms within max(20% of the measured change, 5% of the step span) of the
 measured span change, gpu_ms within 20% of the measured GPU-busy change.
@@ -39,7 +43,7 @@ def load(path):
 
 
 def measured(path, step_names):
-    """(median step span ms, median GPU busy ms) of the trace's steps, read off its events."""
+    """(step spans ms, GPU busy ms per step) of the trace's steps, read off its events."""
     events = [e for e in load(path) if e.get("ph") == "X"]
     steps = sorted(
         (e["ts"], e["ts"] + e["dur"])
@@ -79,7 +83,7 @@ def measured(path, step_names):
         if cur1 is not None:
             total += cur1 - cur0
         busy.append(total)
-    return statistics.median(spans) / 1e3, statistics.median(busy) / 1e3
+    return [x / 1e3 for x in spans], [x / 1e3 for x in busy]
 
 
 def doctor(attnprof, path):
@@ -122,14 +126,20 @@ def main():
             # Round r of the unfused program against round r of its fused twin (traced in turn, one process).
             rs = []
             for (trace, meas), (f_trace, f_meas) in zip(traces(m), fused_rounds):
-                span, busy = measured(os.path.join(args.data, trace), names(m))
-                f_span, f_busy = measured(os.path.join(args.data, f_trace), names(fused))
+                spans, busies = measured(os.path.join(args.data, trace), names(m))
+                f_spans, f_busies = measured(os.path.join(args.data, f_trace), names(fused))
+                span, busy, f_span, f_busy = med(spans), med(busies), med(f_spans), med(f_busies)
                 d = doctor(args.attnprof, os.path.join(args.data, trace))
                 fix = next((x for x in d["fixes"] if x["id"] == "fused-attention"), None)
-                rs.append(dict(trace=trace, span=span, fused_span=f_span, span_change=span - f_span,
+                span_change, busy_change = span - f_span, busy - f_busy
+                if "alternating" in meas and len(spans) == len(f_spans):
+                    # Steps j of the twins ran in one cycle, ms apart: the median of their differences.
+                    span_change = med([a - b for a, b in zip(spans, f_spans)])
+                    busy_change = med([a - b for a, b in zip(busies, f_busies)])
+                rs.append(dict(trace=trace, span=span, fused_span=f_span, span_change=span_change,
                                wall_change=meas["mean_step_ms"] - f_meas["mean_step_ms"],
                                step_ms=fix["step_ms"] if fix else 0.0, busy=busy, fused_busy=f_busy,
-                               busy_change=busy - f_busy, gpu_ms=fix["gpu_ms"] if fix else 0.0,
+                               busy_change=busy_change, gpu_ms=fix["gpu_ms"] if fix else 0.0,
                                bound=d["step"]["bound"] if d["step"] else "-"))
             per_round[m["name"]] = rs
             x = {k: med([r[k] for r in rs]) for k in rs[0] if k not in ("trace", "bound")}
