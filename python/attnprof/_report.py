@@ -11,6 +11,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 from . import _core
 
 Source = Union[str, "os.PathLike[str]", Any]  # a trace path, or a finished torch.profiler.profile
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 @dataclass(frozen=True)
@@ -267,25 +268,35 @@ class AttentionCheckError(AssertionError):
         super().__init__(f"{report.trace}: {len(self.findings)} finding(s) caught by the gate: {listed}")
 
 
-def _engine(source: Source, region: Optional[str]) -> "_core.Doctor":
+def _engine(source: Source, region: Optional[str], capture_trace: Optional[PathLike] = None) -> "_core.Doctor":
+    capture = os.fspath(capture_trace) if capture_trace is not None else ""
     if hasattr(source, "export_chrome_trace"):  # a torch.profiler.profile, finished
         with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
             path = os.path.join(tmp, "trace.json")
             source.export_chrome_trace(path)
-            return _core.Doctor(path, region or "", "<torch.profiler.profile>")
+            return _core.Doctor(path, region or "", "<torch.profiler.profile>", capture)
     if isinstance(source, (str, os.PathLike)):
-        return _core.Doctor(os.fspath(source), region or "")
+        return _core.Doctor(os.fspath(source), region or "", "", capture)
     raise TypeError(
         f"attnprof: a trace path (.json / .json.gz) or a finished torch.profiler.profile, not {type(source).__name__}"
     )
 
 
-def doctor(source: Source, region: Optional[str] = None) -> Report:
-    """Diagnoses a trace (a path, or a finished torch.profiler.profile) as `attnprof doctor` does."""
-    return Report(_engine(source, region))
+def doctor(source: Source, region: Optional[str] = None, capture_trace: Optional[PathLike] = None) -> Report:
+    """Diagnoses a trace (a path, or a finished torch.profiler.profile) as `attnprof doctor` does.
+
+    capture_trace: a second trace that holds the capture of the CUDA graphs this one replays (the
+    warm-up profiled apart), as `doctor --capture-trace`: replays that ran alike take their calls'
+    shapes from it."""
+    return Report(_engine(source, region, capture_trace))
 
 
-def check(source: Union[Source, Report], fail_on: Sequence[str] = ("attention",), region: Optional[str] = None) -> Report:
+def check(
+    source: Union[Source, Report],
+    fail_on: Sequence[str] = ("attention",),
+    region: Optional[str] = None,
+    capture_trace: Optional[PathLike] = None,
+) -> Report:
     """A CI gate: raises AttentionCheckError when a finding matches `fail_on`, else returns the report.
 
     Items of fail_on are finding ids ("fp32-upcast"), scopes ("attention": any finding about the
@@ -295,7 +306,7 @@ def check(source: Union[Source, Report], fail_on: Sequence[str] = ("attention",)
     if isinstance(fail_on, str):
         fail_on = [fail_on]
     items = [part for item in fail_on for part in item.split(",") if part]  # "attention,high" as the CLI takes it
-    report = source if isinstance(source, Report) else doctor(source, region)
+    report = source if isinstance(source, Report) else doctor(source, region, capture_trace)
     caught = report._engine.caught(items)  # validates the items first
     if report.unsupported:
         raise AttentionCheckError(report, [], reason=f"the trace was not diagnosed: {report.unsupported}")

@@ -14,6 +14,7 @@
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
 #include "analysis/finding_gate.h"
+#include "analysis/graph_captures.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/ranks.h"
 #include "analysis/ranks_diff.h"
@@ -37,11 +38,23 @@ struct Doctor {
   std::unique_ptr<TraceIndex> index;
   Analysis analysis;
 
-  Doctor(const std::string& path, const std::string& region, const std::string& label) {
+  // The trace holding the CUDA graphs' captures (`doctor --capture-trace`) and the shapes read from it,
+  // when given: the analysis points into both, so they live as long as the report.
+  std::unique_ptr<Trace> capture_trace;
+  std::unique_ptr<CapturedShapes> captured;
+
+  Doctor(const std::string& path, const std::string& region, const std::string& label,
+         const std::string& capture_path) {
     nb::gil_scoped_release quiet;
+    if (!capture_path.empty()) {
+      capture_trace =
+          std::make_unique<Trace>(read_trace_file(capture_path, ReadOptions{.detail = ReadDetail::Analysis}));
+      const TraceIndex other(*capture_trace);
+      captured = std::make_unique<CapturedShapes>(captured_shapes(other, find_attention(other), capture_path));
+    }
     trace = std::make_unique<Trace>(read_trace_file(path, ReadOptions{.detail = ReadDetail::Analysis}));
     index = std::make_unique<TraceIndex>(*trace);
-    analysis = analyze(*index, RegionOptions{region}, label.empty() ? path : label);
+    analysis = analyze(*index, RegionOptions{region}, label.empty() ? path : label, captured.get());
   }
 
   // The findings `fail_on` catches, as indices into the report's findings.
@@ -68,8 +81,8 @@ NB_MODULE(_core, m) {
   m.attr("kernel_categories") = categories;
 
   nb::class_<Doctor>(m, "Doctor")
-      .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("path"),
-           nb::arg("region") = "", nb::arg("label") = "")
+      .def(nb::init<const std::string&, const std::string&, const std::string&, const std::string&>(), nb::arg("path"),
+           nb::arg("region") = "", nb::arg("label") = "", nb::arg("capture_trace") = "")
       .def("json", [](const Doctor& d) { return json_report(d.analysis); })
       .def("text", [](const Doctor& d) { return text_report(d.analysis); })
       .def("brief", [](const Doctor& d) { return text_brief(d.analysis); })

@@ -335,3 +335,23 @@ def test_decode_replayed_from_a_cuda_graph_has_its_capture_shape():
     assert d.graph_calls == d.calls and 0 < d.capture_shape_calls < d.calls  # the first step precedes the capture
     assert "capture" in d.shape["source"]
     assert (d.shape["q_len"], d.shape["kv_len"]) == (1, f["expected"]["decode_kv_len"][0])
+
+
+def test_capture_trace_gives_the_replays_of_another_trace_their_shape():
+    """That static-cache trace cut at its second step (tests/data/serving/graphs/README.md): the first
+    part holds its first step's decode replays and no capture, the second the capture. Alone the first
+    part's replays have no shape; with capture_trace, as `doctor --capture-trace`, each of its decode
+    calls (one step's: the program's decode calls over its steps) has the capture's shape."""
+    facts = {f["name"]: f for f in json.loads((ROOT / "tests/data/serving/facts.json").read_text())}
+    f = facts["qwen2_sdpa_bf16_infer_generate_static"]
+    graphs = ROOT / "tests/data/serving/graphs"
+    replays, capture = graphs / "qwen2_static_step2_replays.json.gz", graphs / "qwen2_static_step3_capture.json.gz"
+    alone = {a.phase: a for a in attnprof.doctor(replays).attention}
+    assert all(a.capture_shape_calls == 0 for a in alone.values())
+    d = {a.phase: a for a in attnprof.doctor(replays, capture_trace=capture).attention}["decode"]
+    assert d.calls == f["expected"]["phases"]["decode"] // f["steps"]
+    assert d.graph_calls == d.calls and d.capture_shape_calls == d.calls
+    assert str(capture) in d.shape["source"]
+    assert (d.shape["q_len"], d.shape["kv_len"]) == (1, f["expected"]["decode_kv_len"][0])
+    with pytest.raises(attnprof.InputError, match="nothing.json"):
+        attnprof.doctor(replays, capture_trace=graphs / "nothing.json")
