@@ -253,44 +253,61 @@ TEST(StepTime, GpuSavingsInALaunchBoundStepAreNotStepSavings) {
     }
 }
 
-// The ops a fused call does without, counted per unfused forward call: the copies next to it. Built as
-// HF eager_attention_forward runs: repeat_kv copies K and V when kv_heads < heads (two copies before the
-// QK^T GEMM), and the output's transpose(1, 2).contiguous() is one copy after the PV GEMM; SDPA's math
-// backend (enable_gqa, no repeat_kv outside it) leaves only that output copy.
-TEST(AttentionPrep, LayoutCopiesNextToTheCalls) {
-  int checked = 0;
+// The calls' runs that are known, by their first op (what widen_by_layout_copies takes as the others).
+std::vector<OpRun> by_start(const std::vector<std::optional<OpRun>>& runs) {
+  std::vector<OpRun> out;
+  for (const auto& r : runs)
+    if (r) out.push_back(*r);
+  std::sort(out.begin(), out.end(), [](const OpRun& x, const OpRun& y) { return x.first < y.first; });
+  return out;
+}
+
+// f(program, its outermost ops, its attention calls, each call's run, the known runs by start) on each
+// unfused twin traced by torch.profiler (CPU ops); the number of programs.
+template <typename F>
+int for_each_unfused_twin(F&& f) {
+  int n = 0;
   for (const Program& p : programs()) {
     if (p.kind != "twin" || p.tracer != "torch.profiler" || p.implementation == "fused") continue;
     const Doctor d = doctor(p);
     const OutermostOps ops(*d.index);
     const auto& calls = d.analysis.attention_calls.calls;
     const auto runs = call_runs(ops, calls);
-    std::vector<OpRun> sorted;
-    for (const auto& r : runs)
-      if (r) sorted.push_back(*r);
-    std::sort(sorted.begin(), sorted.end(), [](const OpRun& x, const OpRun& y) { return x.first < y.first; });
-    const auto copies = [&](std::size_t from, std::size_t to) {  // ops in [from, to) that launched GPU work
-      int n = 0;
-      for (std::size_t o = from; o < to; ++o) n += !ops.activities(o).empty();
-      return n;
-    };
-    const int before = p.attention == "eager" && p.kv_heads < p.heads ? 2 : 0;
-    int forward = 0;
-    for (std::size_t c = 0; c < calls.size(); ++c) {
-      if (calls[c].pass != AttentionPass::Forward) continue;
-      ASSERT_TRUE(runs[c].has_value()) << p.name << " call " << c;
-      const OpRun w = widen_by_layout_copies(ops, *runs[c], sorted);
-      EXPECT_EQ(copies(w.first, runs[c]->first), before) << p.name << " call " << c;
-      EXPECT_EQ(copies(runs[c]->last + 1, w.last + 1), 1) << p.name << " call " << c;
-      // repeat_kv's K starts at its view hidden_states[:, :, None] (then expand, then the copy).
-      if (before > 0) {
-        EXPECT_EQ(ops.name(w.first), "aten::unsqueeze") << p.name << " call " << c;
-      }
-      ++forward;
-    }
-    EXPECT_GT(forward, 0) << p.name;
-    ++checked;
+    f(p, ops, calls, runs, by_start(runs));
+    ++n;
   }
+  return n;
+}
+
+// The ops a fused call does without, counted per unfused forward call: the copies next to it. Built as
+// HF eager_attention_forward runs: repeat_kv copies K and V when kv_heads < heads (two copies before the
+// QK^T GEMM), and the output's transpose(1, 2).contiguous() is one copy after the PV GEMM; SDPA's math
+// backend (enable_gqa, no repeat_kv outside it) leaves only that output copy.
+TEST(AttentionPrep, LayoutCopiesNextToTheCalls) {
+  const int checked =
+      for_each_unfused_twin([](const Program& p, const OutermostOps& ops, const std::vector<AttentionCall>& calls,
+                               const std::vector<std::optional<OpRun>>& runs, const std::vector<OpRun>& sorted) {
+        const auto copies = [&](std::size_t from, std::size_t to) {  // ops in [from, to) that launched GPU work
+          int n = 0;
+          for (std::size_t o = from; o < to; ++o) n += !ops.activities(o).empty();
+          return n;
+        };
+        const int before = p.attention == "eager" && p.kv_heads < p.heads ? 2 : 0;
+        int forward = 0;
+        for (std::size_t c = 0; c < calls.size(); ++c) {
+          if (calls[c].pass != AttentionPass::Forward) continue;
+          ASSERT_TRUE(runs[c].has_value()) << p.name << " call " << c;
+          const OpRun w = widen_by_layout_copies(ops, *runs[c], sorted);
+          EXPECT_EQ(copies(w.first, runs[c]->first), before) << p.name << " call " << c;
+          EXPECT_EQ(copies(runs[c]->last + 1, w.last + 1), 1) << p.name << " call " << c;
+          // repeat_kv's K starts at its view hidden_states[:, :, None] (then expand, then the copy).
+          if (before > 0) {
+            EXPECT_EQ(ops.name(w.first), "aten::unsqueeze") << p.name << " call " << c;
+          }
+          ++forward;
+        }
+        EXPECT_GT(forward, 0) << p.name;
+      });
   EXPECT_GE(checked, 8);
 }
 
@@ -325,39 +342,30 @@ TEST(AttentionPrep, MaskBuiltOncePerEagerForward) {
 // SafeSoftmaxBackward0) and two BmmBackward0 nodes, all run on the autograd engine's thread; inference
 // programs made none.
 TEST(AttentionPrep, BackwardNodesOfEachForwardCall) {
-  int checked = 0;
-  for (const Program& p : programs()) {
-    if (p.kind != "twin" || p.tracer != "torch.profiler" || p.implementation == "fused") continue;
-    const Doctor d = doctor(p);
-    const OutermostOps ops(*d.index);
-    const auto& calls = d.analysis.attention_calls.calls;
-    const auto runs = call_runs(ops, calls);
-    std::vector<OpRun> sorted;
-    for (const auto& r : runs)
-      if (r) sorted.push_back(*r);
-    std::sort(sorted.begin(), sorted.end(), [](const OpRun& x, const OpRun& y) { return x.first < y.first; });
-    std::int64_t forward = 0;
-    for (std::size_t c = 0; c < calls.size(); ++c) {
-      if (calls[c].pass != AttentionPass::Forward) continue;
-      ++forward;
-      const auto nodes = ops.backward_of(widen_by_layout_copies(ops, *runs[c], sorted));
-      if (p.backward_calls == 0) {
-        EXPECT_TRUE(nodes.empty()) << p.name << " call " << c;
-        continue;
-      }
-      int softmax = 0, bmm = 0;
-      for (std::size_t b : nodes) {
-        EXPECT_TRUE(ops.name(b).starts_with("autograd::engine::evaluate_function: ")) << ops.name(b);
-        EXPECT_NE(ops.ops()[b].lane, ops.ops()[runs[c]->first].lane) << p.name;
-        softmax += ops.name(b).ends_with(p.attention == "eager" ? " SoftmaxBackward0" : " SafeSoftmaxBackward0");
-        bmm += ops.name(b).ends_with(" BmmBackward0");
-      }
-      EXPECT_EQ(softmax, 1) << p.name << " call " << c;
-      EXPECT_EQ(bmm, 2) << p.name << " call " << c;
-    }
-    EXPECT_EQ(forward, p.forward_calls) << p.name;
-    ++checked;
-  }
+  const int checked =
+      for_each_unfused_twin([](const Program& p, const OutermostOps& ops, const std::vector<AttentionCall>& calls,
+                               const std::vector<std::optional<OpRun>>& runs, const std::vector<OpRun>& sorted) {
+        std::int64_t forward = 0;
+        for (std::size_t c = 0; c < calls.size(); ++c) {
+          if (calls[c].pass != AttentionPass::Forward) continue;
+          ++forward;
+          const auto nodes = ops.backward_of(widen_by_layout_copies(ops, *runs[c], sorted));
+          if (p.backward_calls == 0) {
+            EXPECT_TRUE(nodes.empty()) << p.name << " call " << c;
+            continue;
+          }
+          int softmax = 0, bmm = 0;
+          for (std::size_t b : nodes) {
+            EXPECT_TRUE(ops.name(b).starts_with("autograd::engine::evaluate_function: ")) << ops.name(b);
+            EXPECT_NE(ops.ops()[b].lane, ops.ops()[runs[c]->first].lane) << p.name;
+            softmax += ops.name(b).ends_with(p.attention == "eager" ? " SoftmaxBackward0" : " SafeSoftmaxBackward0");
+            bmm += ops.name(b).ends_with(" BmmBackward0");
+          }
+          EXPECT_EQ(softmax, 1) << p.name << " call " << c;
+          EXPECT_EQ(bmm, 2) << p.name << " call " << c;
+        }
+        EXPECT_EQ(forward, p.forward_calls) << p.name;
+      });
   EXPECT_GE(checked, 10);
 }
 
