@@ -155,7 +155,6 @@ bool is_layout_op(std::string_view name) {
 
 OutermostOps::OutermostOps(const TraceIndex& index) : index_(index) {
   const auto& ranges = index.ranges();
-  std::map<std::pair<std::int64_t, std::int64_t>, std::uint32_t> lanes;
   std::vector<std::int32_t> pos_of_range(ranges.size(), kNone);
   for (std::size_t r = 0; r < ranges.size(); ++r) {
     if (ranges[r].kind != EventKind::CpuOp) continue;
@@ -165,7 +164,7 @@ OutermostOps::OutermostOps(const TraceIndex& index) : index_(index) {
     if (!outer) continue;
     const Event& e = index.event(ranges[r]);
     const auto key = std::make_pair(e.pid.value(), e.tid.value());
-    const auto lane = lanes.emplace(key, static_cast<std::uint32_t>(lanes.size())).first->second;
+    const auto lane = lanes_.emplace(key, static_cast<std::uint32_t>(lanes_.size())).first->second;
     ops_.push_back({e.ts_ns, e.end_ns(), static_cast<std::int32_t>(r), lane});
   }
   std::sort(ops_.begin(), ops_.end(), [](const Op& a, const Op& b) {
@@ -187,27 +186,13 @@ OutermostOps::OutermostOps(const TraceIndex& index) : index_(index) {
   std::vector<std::int32_t> fill(first_.begin(), first_.end() - 1);
   for (std::size_t a = 0; a < acts.size(); ++a)
     if (op_of_[a] != kNone) acts_[static_cast<std::size_t>(fill[static_cast<std::size_t>(op_of_[a])]++)] = a;
-
-  // The fwdbwd flows: the start at the forward op that made a node, the finish at the node's evaluate_function.
-  const Trace& t = index.trace();
-  std::unordered_map<std::int64_t, std::pair<std::int32_t, std::int32_t>> flows;
-  for (const Event& e : t.events) {
-    if (e.kind != EventKind::Flow || (e.phase != 's' && e.phase != 'f') || t.strings.view(e.category) != "fwdbwd")
-      continue;
-    const auto lane = lanes.find(std::make_pair(e.pid.value(), e.tid.value()));
-    if (lane == lanes.end()) continue;
-    const std::int32_t op = holding(lane->second, e.ts_ns);
-    if (op == kNone) continue;
-    auto& f = flows.try_emplace(e.correlation, kNone, kNone).first->second;
-    (e.phase == 's' ? f.first : f.second) = op;
-  }
-  for (const auto& [id, f] : flows)
-    if (f.first != kNone && f.second != kNone && f.first != f.second)
-      forward_backward_.emplace_back(static_cast<std::size_t>(f.first), static_cast<std::size_t>(f.second));
-  std::sort(forward_backward_.begin(), forward_backward_.end());
 }
 
-std::int32_t OutermostOps::holding(std::uint32_t lane, std::int64_t ts) const {
+std::int32_t OutermostOps::holding(const Event& e) const {
+  const auto found = lanes_.find(std::make_pair(e.pid.value(), e.tid.value()));
+  if (found == lanes_.end()) return kNone;
+  const std::uint32_t lane = found->second;
+  const std::int64_t ts = e.ts_ns;
   // The last op on the lane starting at or before ts.
   const auto it = std::upper_bound(
       ops_.begin(), ops_.end(), std::make_pair(lane, ts),
@@ -217,11 +202,28 @@ std::int32_t OutermostOps::holding(std::uint32_t lane, std::int64_t ts) const {
   return o.lane == lane && ts <= o.end ? static_cast<std::int32_t>(std::prev(it) - ops_.begin()) : kNone;
 }
 
-std::vector<std::size_t> OutermostOps::backward_of(OpRun forward) const {
+BackwardNodes::BackwardNodes(const OutermostOps& ops) {
+  // The start at the forward op that made a node, the finish at the node's evaluate_function.
+  const Trace& t = ops.index().trace();
+  std::unordered_map<std::int64_t, std::pair<std::int32_t, std::int32_t>> flows;
+  for (const Event& e : t.events) {
+    if (e.kind != EventKind::Flow || (e.phase != 's' && e.phase != 'f') || t.strings.view(e.category) != "fwdbwd")
+      continue;
+    const std::int32_t op = ops.holding(e);
+    if (op == kNone) continue;
+    auto& f = flows.try_emplace(e.correlation, kNone, kNone).first->second;
+    (e.phase == 's' ? f.first : f.second) = op;
+  }
+  for (const auto& [id, f] : flows)
+    if (f.first != kNone && f.second != kNone && f.first != f.second)
+      links_.emplace_back(static_cast<std::size_t>(f.first), static_cast<std::size_t>(f.second));
+  std::sort(links_.begin(), links_.end());
+}
+
+std::vector<std::size_t> BackwardNodes::of(OpRun forward) const {
   std::vector<std::size_t> out;
-  for (auto it = std::lower_bound(forward_backward_.begin(), forward_backward_.end(),
-                                  std::make_pair(forward.first, std::size_t{0}));
-       it != forward_backward_.end() && it->first <= forward.last; ++it)
+  for (auto it = std::lower_bound(links_.begin(), links_.end(), std::make_pair(forward.first, std::size_t{0}));
+       it != links_.end() && it->first <= forward.last; ++it)
     out.push_back(it->second);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -299,10 +301,9 @@ std::vector<MaskBuild> find_mask_builds(const OutermostOps& ops, const std::vect
       --first;
     // The index ranges it compares, built just before it (aranges, offsets added): from the earliest
     // arange of the index ops before its views.
-    for (std::size_t q2 = first;
-         q2 > 0 && v[q2 - 1].lane == v[p].lane && !in_runs(q2 - 1, sorted) && one_of(ops.name(q2 - 1), kMaskIndices);
-         --q2)
-      if (ops.name(q2 - 1) == "aten::arange") first = q2 - 1;
+    for (std::size_t i = first;
+         i > 0 && v[i - 1].lane == v[p].lane && !in_runs(i - 1, sorted) && one_of(ops.name(i - 1), kMaskIndices); --i)
+      if (ops.name(i - 1) == "aten::arange") first = i - 1;
     if (cores >= 2) {
       MaskBuild m;
       m.run = {first, last};

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -47,21 +48,30 @@ class OutermostOps {
   std::int32_t op_of(std::size_t activity) const { return op_of_[activity]; }
   std::span<const std::size_t> activities(std::size_t op) const;
   std::string_view name(std::size_t op) const { return index_.name(index_.ranges()[ops_[op].range]); }
-  // The ops the autograd engine ran as the backward of the ops in `forward`, by position, in order:
-  // torch.profiler's "fwdbwd" flows link an op that made an autograd node to the node's
-  // evaluate_function (none without such flows, e.g. a trace without a backward).
-  std::vector<std::size_t> backward_of(OpRun forward) const;
+  // The position of the op on e's thread whose span holds e's time, or kNone.
+  std::int32_t holding(const Event& e) const;
+  const TraceIndex& index() const { return index_; }
 
  private:
-  // The position of the op on `lane` whose span holds `ts`, or kNone.
-  std::int32_t holding(std::uint32_t lane, std::int64_t ts) const;
-
   const TraceIndex& index_;
   std::vector<Op> ops_;
-  std::vector<std::pair<std::size_t, std::size_t>> forward_backward_;  // (forward op, its backward node's op)
+  std::map<std::pair<std::int64_t, std::int64_t>, std::uint32_t> lanes_;  // (pid, tid) -> lane
   std::vector<std::int32_t> op_of_;
   std::vector<std::int32_t> first_;  // CSR offsets into acts_
   std::vector<std::size_t> acts_;
+};
+
+// The ops the autograd engine ran as the backward of forward ops: torch.profiler's "fwdbwd" flows link
+// an op that made an autograd node to the node's evaluate_function (none without such flows, e.g. a
+// trace without a backward). Built where the backward is priced, not with every OutermostOps.
+class BackwardNodes {
+ public:
+  explicit BackwardNodes(const OutermostOps& ops);
+  // The backward nodes of the ops in `forward`, by position, in order.
+  std::vector<std::size_t> of(OpRun forward) const;
+
+ private:
+  std::vector<std::pair<std::size_t, std::size_t>> links_;  // (forward op, its backward node's op), sorted
 };
 
 // Each call's run: the positions of the first and last op that launched its GPU

@@ -256,9 +256,8 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
       cost_basis += fmt::format(
           "{}a fused {} call's CPU time {} us, {}x this trace's median aten::mul/add ({} us; a range of {}-{} us: the "
           "trace has none to measure)",
-          cost_basis.empty() ? "" : "; ", to_string(ap), cost[pass].typical_ns / 1000,
-          ap == AttentionPass::Forward ? "8.5" : "10.5", elementwise / 1000, cost[pass].low_ns / 1000,
-          cost[pass].high_ns / 1000);
+          cost_basis.empty() ? "" : "; ", to_string(ap), cost[pass].typical_ns / 1000, host_speed_factors(ap).typical,
+          elementwise / 1000, cost[pass].low_ns / 1000, cost[pass].high_ns / 1000);
     } else {
       cost_basis += fmt::format(
           "{}a fused {} call's CPU time {} {} us (a range of {}-{} us: the trace has none to "
@@ -293,13 +292,13 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   std::vector<char> unneeded_backward;
   if (ops && std::find(passes.begin(), passes.end(), AttentionPass::Backward) != passes.end()) {
     unneeded_backward.assign(ops->ops().size(), 0);
+    const BackwardNodes backward(*ops);
     for (std::size_t c = 0; c < a.attention_calls.calls.size(); ++c) {
       const AttentionCall& call = a.attention_calls.calls[c];
       if (call.impl == AttentionImpl::Fused || call.pass != AttentionPass::Forward || !runs[c] ||
           !in_group(member, call))
         continue;
-      for (std::size_t b : ops->backward_of(widen_by_layout_copies(*ops, *runs[c], sorted_runs)))
-        unneeded_backward[b] = 1;
+      for (std::size_t b : backward.of(widen_by_layout_copies(*ops, *runs[c], sorted_runs))) unneeded_backward[b] = 1;
     }
   }
   std::vector<char> in_backward_call;  // ops inside a replaced backward call's run
@@ -631,9 +630,9 @@ FusedCpuCost default_fused_cpu_cost(AttentionPass pass, bool has_cpu_ops) {
 }
 
 FusedCpuCost fused_cpu_cost_from_host(AttentionPass pass, std::int64_t elementwise_ns) {
-  const auto times = [&](double k) { return static_cast<std::int64_t>(k * static_cast<double>(elementwise_ns)); };
-  return pass == AttentionPass::Forward ? FusedCpuCost{times(8.5), times(6.5), times(11.5)}
-                                        : FusedCpuCost{times(10.5), times(8.0), times(12.5)};
+  const HostSpeedFactors k = host_speed_factors(pass);
+  const auto times = [&](double f) { return static_cast<std::int64_t>(f * static_cast<double>(elementwise_ns)); };
+  return {times(k.typical), times(k.low), times(k.high)};
 }
 
 std::int64_t median_elementwise_op_ns(const TraceIndex& index) {

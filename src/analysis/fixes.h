@@ -23,6 +23,12 @@ FusedCpuCost default_fused_cpu_cost(AttentionPass pass, bool has_cpu_ops);
 // median CPU time of its aten::mul / aten::add ops (`elementwise_ns`). Across 30 traces of Llama and
 // GPT-2 on two hosts, with and without record_shapes, an SDPA call took 6.5-13.7x (median 8.5) of
 // that median, its backward node 7.8-12.4x (median 10.5).
+struct HostSpeedFactors {
+  double typical, low, high;
+};
+constexpr HostSpeedFactors host_speed_factors(AttentionPass pass) {
+  return pass == AttentionPass::Forward ? HostSpeedFactors{8.5, 6.5, 11.5} : HostSpeedFactors{10.5, 8.0, 12.5};
+}
 FusedCpuCost fused_cpu_cost_from_host(AttentionPass pass, std::int64_t elementwise_ns);
 // The median CPU time of the trace's aten::mul and aten::add ops (0 when it has fewer than 16).
 std::int64_t median_elementwise_op_ns(const TraceIndex& index);

@@ -345,11 +345,12 @@ TEST(AttentionPrep, BackwardNodesOfEachForwardCall) {
   const int checked =
       for_each_unfused_twin([](const Program& p, const OutermostOps& ops, const std::vector<AttentionCall>& calls,
                                const std::vector<std::optional<OpRun>>& runs, const std::vector<OpRun>& sorted) {
+        const BackwardNodes backward(ops);
         std::int64_t forward = 0;
         for (std::size_t c = 0; c < calls.size(); ++c) {
           if (calls[c].pass != AttentionPass::Forward) continue;
           ++forward;
-          const auto nodes = ops.backward_of(widen_by_layout_copies(ops, *runs[c], sorted));
+          const auto nodes = backward.of(widen_by_layout_copies(ops, *runs[c], sorted));
           if (p.backward_calls == 0) {
             EXPECT_TRUE(nodes.empty()) << p.name << " call " << c;
             continue;
