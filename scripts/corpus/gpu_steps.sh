@@ -46,7 +46,7 @@ fi
 R=${STEPS_ROUNDS:-1}
 record_names=$(python3 "$here/make_steps.py" --list --tracer "attnprof record" | python3 -c 'import json, sys; only = [x for x in sys.argv[1].split(",") if x]; print(" ".join(f["name"] + ":" + f["twin_group"] for f in json.load(sys.stdin) if not only or f["name"] in only))' "${STEPS_ONLY:-}")
 if [ -n "$A" ] && { [ "$R" -gt 1 ] || [ -n "$ALT" ]; }; then
-  # Each record twin group in one process, its members in turn R rounds (as the torch.profiler twins):
+  # Each record twin group in one process, its members in turn (or alternating) R rounds (as the torch.profiler twins):
   # one recording of the whole turn, cut into a trace per member and round.
   for group in $(for x in $record_names; do echo "${x#*:}"; done | sort -u); do
     t0=$SECONDS

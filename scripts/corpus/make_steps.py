@@ -39,6 +39,7 @@ On the GPU machine: scripts/corpus/gpu_steps.sh does all of it in one call.
 """
 import argparse
 import bisect
+import contextlib
 import gc
 import gzip
 import json
@@ -384,23 +385,14 @@ def run_recorded_group(group, out_dir, rounds, alternate=False):
     torch.cuda.nvtx.range_push("twins")
     for r in range(rounds):
         if alternate:
-            host = {n: [] for n in members}
-            seq = alternating_order(members, TOTAL)
-            marks = []
-            for i, n in enumerate(seq):
-                marks.append(time.perf_counter())
-                torch.cuda.nvtx.range_push(f"twin:{trace_name(n, r)}")
-                torch.cuda.nvtx.range_push("step")
-                built[n][0]()
-                torch.cuda.synchronize()  # as run_profiled_alternating
-                torch.cuda.nvtx.range_pop()
-                torch.cuda.nvtx.range_pop()
-            marks.append(time.perf_counter())
-            for i in range(len(members) * FIRST, len(seq)):
-                host[seq[i]].append(round((marks[i + 1] - marks[i]) * 1e3, 4))
+            @contextlib.contextmanager
+            def around(n):
+                with torch.cuda.nvtx.range(f"twin:{trace_name(n, r)}"), torch.cuda.nvtx.range("step"):
+                    yield
+
+            host = alternating_steps(built, members, around)
             for n in members:
-                finish(trace_name(n, r), out_dir,
-                       measured_as(n, r, dict(mean_step_ms=sum(host[n]) / len(host[n]), host_step_ms=host[n])))
+                finish(trace_name(n, r), out_dir, measured_as(n, r, host_traced(host[n])))
             continue
         for n in members[r % len(members):] + members[: r % len(members)]:
             torch.cuda.nvtx.range_push(f"twin:{trace_name(n, r)}")
@@ -419,17 +411,43 @@ def alternating_order(order, cycles):
     return [n for c in range(cycles) for n in order[c % k:] + order[: c % k]]
 
 
+def alternating_steps(built, order, around, after=None):
+    """TOTAL cycles of one step per member (alternating_order), each inside the context around(member)
+    and ending with torch.cuda.synchronize() in it, so a twin's GPU work never queues behind the
+    other's (a GPU-bound twin would otherwise lengthen the next one's step); after(i) after each (a
+    profiler's step). Each member's wall time per step of its last ACTIVE cycles, ms: perf_counter
+    from the step's start to the next one's (the last one's to its end, before after())."""
+    import torch
+
+    seq = alternating_order(order, TOTAL)
+    marks = []
+    for i, n in enumerate(seq):
+        marks.append(time.perf_counter())
+        with around(n):
+            built[n][0]()
+            torch.cuda.synchronize()
+        if i == len(seq) - 1:
+            marks.append(time.perf_counter())
+        if after:
+            after(i)
+    host = {n: [] for n in order}
+    for i in range(len(order) * FIRST, len(seq)):
+        host[seq[i]].append(round((marks[i + 1] - marks[i]) * 1e3, 4))
+    return host
+
+
+def host_traced(steps_ms):
+    """A member's "traced" timing from its steps' wall times (alternating_steps)."""
+    return dict(mean_step_ms=sum(steps_ms) / len(steps_ms), host_step_ms=steps_ms)
+
+
 def run_profiled_alternating(built, order, out_dir, r):
     """Round r of a twin group with its members' steps alternating in one torch.profiler session:
-    each member's untraced loop, then TOTAL cycles of one step per member (the schedule waits and
-    warms up over the first FIRST cycles and records the last ACTIVE: ACTIVE steps of each member,
-    each inside a record_function "twin:<stem>"); split_alternating cuts the trace into one per
-    member, as if it ran alone. Host noise then falls on every member alike: a step of each twin runs
-    within a few ms of a step of the others. Each step ends with torch.cuda.synchronize() inside its
-    ranges, so a twin's GPU work never queues behind the other's (a GPU-bound twin would otherwise
-    lengthen the next one's step). A member's "traced" step time is its steps' wall time (perf_counter
-    from the step's start to the next one's)."""
-    import torch
+    each member's untraced loop, then alternating_steps (the schedule waits and warms up over the
+    first FIRST cycles and records the last ACTIVE: ACTIVE steps of each member, each inside a
+    record_function "twin:<stem>"); split_alternating cuts the trace into one per member, as if it
+    ran alone. Host noise then falls on every member alike: a step of each twin runs within a few ms
+    of a step of the others."""
     from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
     k = len(order)
@@ -437,27 +455,14 @@ def run_profiled_alternating(built, order, out_dir, r):
     stems = {n: trace_name(n, r) for n in order}
     group = MODEL_PROGRAMS[order[0]]["twin_group"]
     path = os.path.join(out_dir, f"{group}.alternating{r}.json")
-    host = {n: [] for n in order}
-    seq = alternating_order(order, TOTAL)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=facts(order[0])["record_shapes"],
                  schedule=schedule(wait=k * WAIT, warmup=k * WARMUP, active=k * ACTIVE, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
-        marks = []
-        for i, n in enumerate(seq):
-            marks.append(time.perf_counter())
-            with record_function(f"twin:{stems[n]}"):
-                built[n][0]()
-                torch.cuda.synchronize()  # its GPU work done: the next twin's never queues behind it
-            if i == len(seq) - 1:  # before prof.step() writes the trace
-                marks.append(time.perf_counter())
-            prof.step()
-    torch.cuda.synchronize()
-    for i in range(k * FIRST, len(seq)):
-        host[seq[i]].append(round((marks[i + 1] - marks[i]) * 1e3, 4))
+        host = alternating_steps(built, order, lambda n: record_function(f"twin:{stems[n]}"), lambda i: prof.step())
     for n in order:
         measured = dict(environment())
         measured["unprofiled"] = untraced[n]
-        measured["traced"] = dict(mean_step_ms=sum(host[n]) / len(host[n]), host_step_ms=host[n])
+        measured["traced"] = host_traced(host[n])
         measured["alternating"] = dict(members=order, round=r, group=group)
         measured.update(built[n][1])
         finish(stems[n], out_dir, measured)
@@ -504,6 +509,10 @@ def split_alternating(path, out_dir):
     if not stems:
         raise SystemExit(f"{path}: no twin:<name> ranges inside its ProfilerStep ranges (not an alternating trace)")
     gpu_cats = {"kernel", "gpu_memcpy", "gpu_memset"}
+    flows = {}  # (category, id) -> the flow's ends
+    for e in ev:
+        if e.get("ph") in ("s", "f"):
+            flows.setdefault((e.get("cat"), e.get("id")), []).append(e)
     written = []
     for stem in stems:
         mine = [steps[j] for j in sorted(owner) if owner[j] == stem]
@@ -531,10 +540,6 @@ def split_alternating(path, out_dir):
                     corr.add(args["correlation"])
                 if "External id" in args:
                     ext.add(args["External id"])
-        flows = {}
-        for e in ev:
-            if e.get("ph") in ("s", "f"):
-                flows.setdefault((e.get("cat"), e.get("id")), []).append(e)
         for e in ev:
             cat = e.get("cat")
             if cat in gpu_cats and e.get("args", {}).get("correlation") in corr:
