@@ -26,6 +26,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || { echo "no GPU here"; exit 1; }
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 python3 "$here/make_corpus.py" --set "$set_name" --list >"$O/facts.json" || exit 1
+# Where the programs ran is a fact of the traces too (the GPU's peak bandwidth, its SMs).
+python3 -c "import json, sys; f = json.load(open(sys.argv[1])); [x.update(gpu=sys.argv[2]) for x in f]; json.dump(f, open(sys.argv[1], 'w'), indent=1)" \
+  "$O/facts.json" "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 if [ -n "$only" ]; then  # the facts of the programs asked for only, so the check covers what was made
   python3 -c "import json, sys; f = json.load(open(sys.argv[1])); json.dump([x for x in f if x['name'] in sys.argv[2].split(',')], open(sys.argv[1], 'w'), indent=1)" "$O/facts.json" "$only"
 fi

@@ -93,21 +93,33 @@ FLEX_MAX = 4096
 # Kinds whose programs run another shape than their family's: (batch, seq, heads, kv_heads, head_dim, causal).
 KIND_SHAPES = {"generate_b32": (32, 2048, 16, 4, 128, True)}
 
+
+def program_shape(v):
+    """(batch, seq, heads, kv_heads, head_dim, causal) of variant v: its own, its kind's, else its family's."""
+    return tuple(v["dims"]) if "dims" in v else KIND_SHAPES.get(v.get("kind"), MODELS[v["family"]])
+
 # name -> (family, attn_implementation, forced SDPA backend or None, dtype, mode, tracer)
 VARIANTS = {}
 UNSEEN = {}
 
 
-def variant(family, impl, backend, dtype, mode, tracer="torch.profiler", into=None, kind="plain"):
+def variant(family, impl, backend, dtype, mode, tracer="torch.profiler", into=None, kind="plain", shape=None):
+    """shape: (batch, seq, heads, kv_heads, head_dim, causal) instead of the family's (and the kind's), named
+    in the variant's name."""
     tag = impl if backend is None else f"{impl}-{backend}"
     name = f"{family}_{tag}_{dtype}_{'train' if mode == 'training' else 'infer'}"
     if kind != "plain":
         name += "_" + kind
+    if shape is not None:
+        b, s, h, hkv, d, _ = shape
+        name += f"_b{b}_s{s}_h{h}kv{hkv}_d{d}"
     if tracer != "torch.profiler":
         name += "_record"
     v = dict(family=family, impl=impl, backend=backend, dtype=dtype, mode=mode, tracer=tracer)
     if kind != "plain":
         v["kind"] = kind
+    if shape is not None:
+        v["dims"] = list(shape)
     (VARIANTS if into is None else into)[name] = v
 
 
@@ -283,12 +295,32 @@ variant("llama", "paged-sdpa", None, "bf16", "inference", into=SERVING, kind="co
 # (its decode template) with the block mask converted to physical pages.
 variant("llama", "flex_paged", None, "bf16", "inference", into=SERVING, kind="flex_paged")
 variant("llama", "flex_paged", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="flex_paged")
-ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS, **SERVING}
+# Decode across its regimes (--set decode, kept out of the repository but for one pair): generate() on
+# Llama-shaped models over a grid of batch 1-64, prompts of 1k-32k tokens, GQA and MQA, D64/D128,
+# bf16/fp16; a dynamic cache eager against SDPA (the twin measures what the eager decode calls' fused
+# estimate should be) and SDPA under attnprof record; a static cache (generate() compiles its decode
+# step with mode="reduce-overhead": CUDA graph replays) under both tracers.
+DECODE = {}
+DECODE_DYNAMIC = [(1, 1024, 16, 4, 128, "bf16"), (4, 8192, 8, 1, 128, "fp16"), (16, 4096, 16, 4, 128, "bf16"),
+                  (64, 1024, 32, 8, 64, "fp16"), (1, 32768, 4, 1, 128, "bf16")]
+DECODE_STATIC = [(8, 4096, 16, 4, 128, "bf16"), (64, 1024, 8, 1, 64, "fp16")]
+for b, s, h, hkv, d, dtype in DECODE_DYNAMIC:
+    for impl, tracers in [("eager", ["torch.profiler"]), ("sdpa", ["torch.profiler", "attnprof record"])]:
+        for tracer in tracers:
+            variant("llama", impl, None, dtype, "inference", tracer=tracer, into=DECODE, kind="generate",
+                    shape=(b, s, h, hkv, d, True))
+variant("llama", "eager", None, "bf16", "inference", tracer="attnprof record", into=DECODE, kind="generate",
+        shape=(1, 1024, 16, 4, 128, True))
+for b, s, h, hkv, d, dtype in DECODE_STATIC:
+    for tracer in ["torch.profiler", "attnprof record"]:
+        variant("llama", "sdpa", None, dtype, "inference", tracer=tracer, into=DECODE, kind="generate_static",
+                shape=(b, s, h, hkv, d, True))
+ALL = {**VARIANTS, **UNSEEN, **REPLAY, **WILD, **FORMS, **SERVING, **DECODE}
 
 
 def facts(name):
     v = ALL[name]
-    b, s, h, hkv, d, causal = KIND_SHAPES.get(v.get("kind"), MODELS[v["family"]])
+    b, s, h, hkv, d, causal = program_shape(v)
     if v["impl"] in ("eager", "need_weights", "paged-eager"):
         implementation = "unfused"
     elif v["backend"] == "math":
@@ -400,7 +432,7 @@ def build_model(v, shape=None, layers=None):
     layers = LAYERS if layers is None else layers
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[v["dtype"]]
-    b, s, h, hkv, d, causal = shape or KIND_SHAPES.get(v.get("kind"), MODELS[v["family"]])
+    b, s, h, hkv, d, causal = shape or program_shape(v)
     hidden = h * d
     fam = v["family"]
     if v["impl"] == "flex_paged":  # no model: make_step's decode loop holds the pages and the layers' caches
@@ -408,7 +440,7 @@ def build_model(v, shape=None, layers=None):
     if fam == "llama":
         cfg = tf.LlamaConfig(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
                              num_hidden_layers=layers, num_attention_heads=h, num_key_value_heads=hkv,
-                             max_position_embeddings=4096)
+                             max_position_embeddings=max(4096, s + GEN_TOKENS))
         cls = tf.LlamaForCausalLM
     elif fam == "mistral":
         cfg = tf.MistralConfig(vocab_size=4096, hidden_size=hidden, intermediate_size=2 * hidden,
@@ -755,10 +787,11 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--run")
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--set", choices=["corpus", "unseen", "replay", "wild", "forms", "serving"], default="corpus")
+    ap.add_argument("--set", choices=["corpus", "unseen", "replay", "wild", "forms", "serving", "decode"],
+                    default="corpus")
     a = ap.parse_args()
     chosen = {"corpus": VARIANTS, "unseen": UNSEEN, "replay": REPLAY, "wild": WILD, "forms": FORMS,
-              "serving": SERVING}[a.set]
+              "serving": SERVING, "decode": DECODE}[a.set]
     if a.list:
         json.dump([facts(n) for n in chosen], sys.stdout, indent=1)
         return 0

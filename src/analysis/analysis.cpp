@@ -96,7 +96,6 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
                                         const DeviceSummary& device, const MeasuredFused& measured) {
   std::vector<char> seen(view.calls.size(), 0);
   std::vector<AttentionSummary> out;
-  const int cc = device.compute_major * 10 + device.compute_minor;
   for (const RegionInstance* inst : instances)
     for (std::size_t i : inst->activities) {
       const std::int32_t c = view.call_of[i];
@@ -143,13 +142,16 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         ++it->bytes_calls;
       }
       if (call.shape.any()) {
-        if (!it->shape.any())
+        if (!it->shape.any()) {
           it->shape = call.shape;
-        else if (!(it->shape == call.shape))
+        } else if (!(it->shape == call.shape)) {
           it->one_shape = false;
+          // A whole shape (ops, a graph's capture) over what kernels alone tell of another call.
+          if (!it->shape.known() && call.shape.known()) it->shape = call.shape;
+        }
       }
       if (call.impl != AttentionImpl::Fused) {
-        const FusedEstimate e = estimate_fused(call, measured, cc, device.num_sms);
+        const FusedEstimate e = estimate_fused(call, measured, device);
         it->fused_ns += std::clamp<std::int64_t>(e.ns, 0, call.kernel_ns);
         if (it->estimate_source.empty()) it->estimate_source = describe(e, call);
       }

@@ -556,13 +556,20 @@ class Finder {
       const auto main = main_kernel(c);
       return main ? read_attention_kernel_name(name(*main)).phase : KernelPhase::Unknown;
     };
+    // A shape with its lengths (not a decode kernel's, which holds no key length).
+    const auto sized = [](const AttentionCall& c) { return c.shape.any() && c.shape.q_len > 0 && c.shape.kv_len > 0; };
     std::vector<StringId> decode_kernels;  // the main kernels of fused calls that combine split-KV partials
     bool any_decode = false;
     for (const AttentionCall& c : view_.calls) {
       if (c.pass == AttentionPass::Backward) return;
       any_decode |= decodes(c);
-      if (c.impl != AttentionImpl::Fused || c.shape.any()) continue;
-      any_decode |= said(c) == KernelPhase::Decode;
+      if (c.impl != AttentionImpl::Fused || sized(c)) continue;
+      if (said(c) == KernelPhase::Decode) {
+        any_decode = true;
+        if (const auto main = main_kernel(c);
+            main && std::find(decode_kernels.begin(), decode_kernels.end(), event(*main).name) == decode_kernels.end())
+          decode_kernels.push_back(event(*main).name);
+      }
       bool combines = false;
       StringId main = kNoString;
       for (std::size_t a : c.activities) {
@@ -585,7 +592,7 @@ class Finder {
     for (const AttentionCall& c : view_.calls)
       if (decodes(c)) longest_decode_kv = std::max(longest_decode_kv, c.shape.kv_len);
     for (AttentionCall& c : view_.calls) {
-      if (c.shape.any() && c.shape.q_len > 0) {
+      if (sized(c)) {
         // A call known not to be causal with more query rows is an encoder's (an encoder-decoder's
         // generate()): no phase.
         const bool masked_prefill = c.shape.one_head_mask && longest_decode_kv > c.shape.kv_len;

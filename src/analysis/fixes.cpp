@@ -305,7 +305,6 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
   if (ops) in_backward_call.assign(ops->ops().size(), 0);
 
   const MeasuredFused measured(a.attention_calls.calls);
-  const int cc = a.device.compute_major * 10 + a.device.compute_minor;
   struct Planned {
     Replacement rep;
     int pass;  // the call's, or one of these
@@ -327,8 +326,7 @@ void fused_attention_fix(Planner& p, std::vector<Fix>& out) {
     if (call.impl == AttentionImpl::Fused || !in_group(member, call)) continue;
     if (std::find(passes.begin(), passes.end(), call.pass) == passes.end()) continue;
     replaced[c] = 1;
-    const std::int64_t fused =
-        std::clamp<std::int64_t>(estimate_fused(call, measured, cc, a.device.num_sms).ns, 0, call.kernel_ns);
+    const std::int64_t fused = std::clamp<std::int64_t>(estimate_fused(call, measured, a.device).ns, 0, call.kernel_ns);
     gpu_added += fused;
     Replacement r;
     for (std::size_t i : call.activities) remove(r, i);

@@ -1,6 +1,8 @@
 // The fused-attention time model (see fused_estimate.h).
 #include "analysis/fused_estimate.h"
 
+#include "analysis/analysis.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -19,7 +21,7 @@ namespace {
 struct Rate {
   int min_cc;
   double d64, d128, fp32;
-  double tb_per_s;  // device memory bandwidth: H200 copy measured 4.3 TB/s here, others the datasheets'
+  double tb_per_s;  // device memory bandwidth where the trace does not name its GPU: an H200's, the datasheets'
 };
 constexpr Rate kRates[] = {
     {90, 330, 480, 30, 4.3}, {89, 110, 140, 8, 0.9}, {86, 60, 75, 5, 0.9},
@@ -33,14 +35,20 @@ Rate rate_for(int cc) {
 }
 
 constexpr double kLaunchNs = 3000;  // a fused kernel's fixed cost: launch, prologue, epilogue (H200, 1-wave shapes)
+// The share of a GPU's peak memory bandwidth a kernel streaming K and V sustains: an H200's device-to-device
+// copy measured 4.3 of its 4.8 TB/s here.
+constexpr double kSustainedBandwidth = 0.9;
 
 }  // namespace
 
-std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision precision, int cc, int sms) {
+std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision precision, const DeviceSummary& device) {
   if (!s.known()) return 0;
+  int cc = device.compute_major * 10 + device.compute_minor;
   if (cc <= 0) cc = 90;
-  if (sms <= 0) sms = 132;
+  const int sms = device.num_sms > 0 ? device.num_sms : 132;
   const Rate r = rate_for(cc);
+  const double peak = peak_memory_tb_per_s(device.name);
+  const double tb_per_s = peak > 0 ? kSustainedBandwidth * peak : r.tb_per_s;
   const bool fp32 = precision == Precision::FP32;
   const double tflops = fp32 ? r.fp32 : (s.head_dim <= 64 ? r.d64 : r.d128);
   // Tiles of 128 query rows per head (64 rows, two per SM, in fp32), in waves
@@ -62,7 +70,7 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
   if (split_kv) keys = std::max(64.0, keys * tiles / slots);
   const double tile_ns = rows * keys * static_cast<double>(s.head_dim) * 4.0 / (tflops * 1e12 / slots) * 1e9;
   // Every kernel reads q, k, v and writes the output once: no faster than the memory allows.
-  const double memory_ns = attention_bytes(s, precision) / (r.tb_per_s * 1e12) * 1e9;
+  const double memory_ns = attention_bytes(s, precision) / (tb_per_s * 1e12) * 1e9;
   double ns = kLaunchNs + std::max(waves * tile_ns, memory_ns);
   // Decode split over the KV sequence (a few query rows against a longer cache): its partial results
   // are combined by a second kernel (FlashDecoding; cuDNN ran two kernels a decode call on the H200).
@@ -134,14 +142,14 @@ std::optional<std::int64_t> MeasuredFused::find(AttentionPass pass, const Attent
   return std::nullopt;
 }
 
-FusedEstimate estimate_fused(const AttentionCall& call, const MeasuredFused& measured, int cc, int sms) {
+FusedEstimate estimate_fused(const AttentionCall& call, const MeasuredFused& measured, const DeviceSummary& device) {
   if (call.shape.known()) {
     if (const auto ns = measured.find(call.pass, call.shape)) return {*ns, FusedEstimate::From::Measured};
     // FP32 attention gains little from an FP32 fused kernel (RoBERTa, GPT-2 in the
     // corpus: 0.8-1.0x of the unfused time): the fix is 16 bits and a fused kernel, so
     // that is what is modelled.
     const Precision modelled = call.precision == Precision::FP32 ? Precision::BF16 : call.precision;
-    return {model_fused_ns(call.shape, call.pass == AttentionPass::Backward, modelled, cc, sms),
+    return {model_fused_ns(call.shape, call.pass == AttentionPass::Backward, modelled, device),
             FusedEstimate::From::Shape};
   }
   // No shape: a fused kernel does the call's matmuls on 16-bit tensor cores at

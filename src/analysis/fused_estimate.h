@@ -26,8 +26,10 @@ struct FusedEstimate {
 // Where the estimate for `call` came from, in words, for the report.
 std::string describe(const FusedEstimate& e, const AttentionCall& call);
 
-// Model of a fused kernel on a GPU with `sms` multiprocessors of compute capability `cc` (90 for sm_90).
-std::int64_t model_fused_ns(const AttentionShape& shape, bool backward, Precision precision, int cc, int sms);
+// Model of a fused kernel on the trace's GPU: its compute capability and multiprocessors (an H200's where the
+// trace does not say) and its memory bandwidth (peak_memory_tb_per_s of its name, else its architecture's).
+std::int64_t model_fused_ns(const AttentionShape& shape, bool backward, Precision precision,
+                            const DeviceSummary& device);
 
 // The bytes one attention call must move at least: q and the output once, K and V once per KV head
 // (kv_heads, or q_heads where the shape does not say), in `precision` (bf16 where unknown); 0 when
@@ -56,6 +58,6 @@ class MeasuredFused {
 };
 
 // For a call that is not fused.
-FusedEstimate estimate_fused(const AttentionCall& call, const MeasuredFused& measured, int cc, int sms);
+FusedEstimate estimate_fused(const AttentionCall& call, const MeasuredFused& measured, const DeviceSummary& device);
 
 }  // namespace attnprof

@@ -460,6 +460,36 @@ std::span<const KernelRule> kernel_rules() { return kKernelTable; }
 
 AttentionKernelName read_attention_kernel_name(std::string_view n) {
   AttentionKernelName out;
+  // cuDNN's generated SDPA forward: cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_...
+  // (a tile of 64 query rows, 128 keys, head dim 128). For short queries against a cache it runs a tile of 16
+  // rows, the query heads of a K/V head packed in them, its keys split over CTAs (grid: splits, K/V heads,
+  // batch), and a combine where it splits (cudnn::fusion::lean_reduction_kernel); prefill runs 64-128 rows.
+  if (starts(n, "cudnn_generated_") && has(n, "sdpa") && has(n, "_fprop_")) {
+    if (const auto knob = n.find("_knob_"); knob != std::string_view::npos) {
+      std::string_view t = n.substr(knob + 6);
+      t.remove_prefix(std::min(t.find('_') + 1, t.size()));  // the knob's number
+      const auto dim = [&t] {
+        const int v = leading_int(t);
+        const auto x = t.find_first_not_of("0123456789");
+        t.remove_prefix(x == std::string_view::npos ? t.size() : x);
+        return v;
+      };
+      const int rows = dim();
+      const bool x1 = !t.empty() && t.front() == 'x';
+      t.remove_prefix(x1 ? 1 : t.size());
+      const int keys = dim();
+      const bool x2 = !t.empty() && t.front() == 'x';
+      t.remove_prefix(x2 ? 1 : t.size());
+      const int head_dim = dim();
+      if (rows > 0 && keys > 0 && head_dim > 0 && x1 && x2) {
+        out.tile_rows = rows;
+        out.tile_keys = keys;
+        out.head_dim = head_dim;
+        out.phase = rows <= 16 ? KernelPhase::Decode : KernelPhase::Unknown;
+      }
+    }
+    return out;
+  }
   const auto decode = [&out](bool paged) {
     out.phase = KernelPhase::Decode;
     out.paged = paged;

@@ -121,6 +121,43 @@ bool mem_efficient_forward(const Launch& k, AttentionShape& s) {
   return true;
 }
 
+// cuDNN's decode kernel (a generated SDPA forward of 16 query rows a tile, read_attention_kernel_name): grid
+// (splits of the keys, K/V heads, batch), the head dim in its name; its combine, cudnn::fusion::
+// lean_reduction_kernel, runs a CTA per query head and sequence: grid (1, heads, batch). The key length is
+// not in either (cuDNN chooses the splits); the query length is taken as 1, a token a step.
+bool cudnn_decode(const std::vector<Launch>& ks, AttentionShape& s) {
+  const Launch* main = nullptr;
+  AttentionKernelName said;
+  for (const Launch& k : ks) {
+    said = read_attention_kernel_name(k.name);
+    if (said.phase == KernelPhase::Decode && said.head_dim > 0) {
+      main = &k;
+      break;
+    }
+  }
+  if (main == nullptr) return false;
+  const Launch* combine = nullptr;
+  for (const Launch& k : ks)
+    if (k.name.find("cudnn::fusion::lean_reduction_kernel") != std::string_view::npos && k.grid[2] == main->grid[2])
+      combine = &k;
+  s.batch = main->grid[2];
+  s.kv_heads = main->grid[1];
+  s.q_heads = combine ? combine->grid[1] : 0;
+  s.head_dim = said.head_dim;
+  s.q_len = 1;
+  s.causal = false;
+  s.inferred = fmt::format(
+      "cuDNN decode grid {}x{}x{} (key splits, K/V heads, batch) with a tile of {} query rows: B={} H_kv={}, D={} "
+      "from its name; {}; the query length taken as 1 (at most {} rows a K/V head); the key length is not in the "
+      "kernels",
+      main->grid[0], main->grid[1], main->grid[2], said.tile_rows, s.batch, s.kv_heads, s.head_dim,
+      combine ? fmt::format("H={} from its combine's grid {}x{}x{}", s.q_heads, combine->grid[0], combine->grid[1],
+                            combine->grid[2])
+              : std::string("the query heads not said (no combine: the keys were not split)"),
+      said.tile_rows);
+  return true;
+}
+
 // Unfused and SDPA-math: score rows and the key length from the softmax and the score-sized passes.
 bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
   std::int64_t rows_lo = 0, rows_hi = 0, kv_lo = 0, kv_hi = 0;
@@ -211,6 +248,7 @@ AttentionShape shape_from_kernels(const AttentionCall& call, const TraceIndex& i
     });
     for (const Launch& k : ks)
       if ((found = flash_forward(k, combined, s) || mem_efficient_forward(k, s))) break;
+    if (!found) found = cudnn_decode(ks, s);
   } else {
     found = unfused(ks, s);
   }

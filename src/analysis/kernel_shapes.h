@@ -8,6 +8,9 @@
 //     split along the keys) and ceil(S / kBlockM) from the grid.
 //   Memory-efficient forward (fmha_cutlassF_*): grid (ceil(S / kQueries), heads,
 //     batch), head dim at most the kernel's kMaxK (taken as it).
+//   cuDNN's decode kernel (a generated SDPA forward of 16 query rows a tile): grid (key splits, K/V
+//     heads, batch), the head dim in its name, the query heads from its combine's grid where the keys
+//     were split; the key length is in neither (q_len taken as 1, kv_len left 0).
 //   Unfused and SDPA-math calls: rows = batch x heads x S from the softmax's
 //     launch (softmax_warp_forward<..., log2(S_kv) rounded up, ...> and its grid,
 //     or one block per row for cunn_SoftMaxForward), S_kv from the largest

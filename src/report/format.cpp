@@ -1,6 +1,10 @@
 #include "report/format.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string_view>
+#include <vector>
 
 namespace attnprof::report {
 
@@ -49,9 +53,20 @@ std::string shape_text(const AttentionShape& s) {
     if (s.from == ShapeFrom::QkBmm || s.batch_x_heads) return fmt::format("B*H {}", s.batch);
     return fmt::format("B{} H{}", s.batch, s.q_heads);
   };
-  const std::string kv_len = s.kv_len == s.q_len ? std::string() : fmt::format("x{}", s.kv_len);
-  if (s.from == ShapeFrom::Kernels && !s.known() && s.batch > 0 && s.q_len > 0)  // all but the head dim
-    return fmt::format("{} S{}{}, head dim not in trace", heads(), s.q_len, kv_len);
+  const std::string kv_len = s.kv_len == s.q_len || s.kv_len <= 0 ? std::string() : fmt::format("x{}", s.kv_len);
+  if (s.from == ShapeFrom::Kernels && !s.known() && s.batch > 0 && s.q_len > 0) {  // what the kernels say
+    std::vector<std::string_view> missing;
+    if (s.q_heads <= 0 && !s.batch_x_heads) missing.push_back("query heads");
+    if (s.kv_len <= 0) missing.push_back("key length");
+    if (s.head_dim <= 0) missing.push_back("head dim");
+    const bool q_heads = s.q_heads > 0 || s.batch_x_heads;
+    const std::string b = q_heads ? heads() : fmt::format("B{}", s.batch);
+    const std::string kv = s.kv_heads <= 0 ? ""
+                           : q_heads       ? fmt::format("/{}", s.kv_heads)
+                                           : fmt::format(" H_kv{}", s.kv_heads);
+    return fmt::format("{}{} S{}{}{}{}", b, kv, s.q_len, kv_len, s.head_dim > 0 ? fmt::format(" D{}", s.head_dim) : "",
+                       missing.empty() ? "" : fmt::format(", {} not in trace", fmt::join(missing, ", ")));
+  }
   if (!s.known()) return "";
   const bool split = !(s.from == ShapeFrom::QkBmm || s.batch_x_heads);
   return fmt::format("{}{} S{}{} D{}{}{}", heads(), split && s.kv_heads > 0 ? fmt::format("/{}", s.kv_heads) : "",

@@ -96,14 +96,20 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
       j.num("batch_x_heads", s.shape.batch);
     } else {
       j.num("batch", s.shape.batch);
-      j.num("q_heads", s.shape.q_heads);
+      if (s.shape.q_heads > 0)
+        j.num("q_heads", s.shape.q_heads);
+      else
+        j.null("q_heads");  // a decode kernel's grid holds the K/V heads alone
     }
     if (s.shape.kv_heads > 0)
       j.num("kv_heads", s.shape.kv_heads);
     else
       j.null("kv_heads");  // eager GQA repeats K and V before its matmul: not in the trace
     j.num("q_len", s.shape.q_len);
-    j.num("kv_len", s.shape.kv_len);
+    if (s.shape.kv_len > 0)
+      j.num("kv_len", s.shape.kv_len);
+    else
+      j.null("kv_len");  // not in a decode kernel's launch
     if (s.shape.head_dim > 0)
       j.num("head_dim", s.shape.head_dim);
     else

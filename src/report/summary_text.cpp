@@ -188,10 +188,13 @@ std::vector<std::string> attention_notes(const GroupStats& g) {
                                          row, s.graph_calls / instances(g), s.calls / instances(g));
     // Where the trace holds captures, a replay left without a shape was not told apart from another
     // graph's (or ran before its capture); without any, every graph was captured before the trace.
+    // Without CPU ops (attnprof record) no capture's ops are in the trace, wherever it was captured.
     const std::string_view rest =
         s.captures_in_trace ? "the others' capture is not in it, or not told apart from another graph's"
-                            : "the graph was captured before the trace began, so their ops and shapes are not in it "
-                              "(profile from the first compiled call on to have them)";
+        : s.capture_shape_calls == 0 && !g.steps.has_cpu_ops
+            ? "the trace has no ops (attnprof record), so their shapes are what the kernels tell"
+            : "the graph was captured before the trace began, so their ops and shapes are not in it "
+              "(profile from the first compiled call on to have them)";
     const std::string where = s.capture_trace.empty() ? std::string("this trace") : s.capture_trace;
     if (s.capture_shape_calls == s.graph_calls)
       line += fmt::format(", their shapes from the graph's capture in {}", where);

@@ -283,6 +283,26 @@ TEST_P(ServingKernelTest, EngineAndWhatTheNameSays) {
   EXPECT_EQ(said.page_size, c.page_size);
 }
 
+// cuDNN's tile as its generated SDPA forward kernels name it: query rows x keys x head dim.
+TEST(CudnnSdpaKernelName, TileAndHeadDim) {
+  const AttentionKernelName decode = read_attention_kernel_name(
+      "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x64_1x4x1_cga1x1x1_kernel0_0");
+  EXPECT_EQ(decode.tile_rows, 16);
+  EXPECT_EQ(decode.tile_keys, 128);
+  EXPECT_EQ(decode.head_dim, 64);
+  const AttentionKernelName prefill = read_attention_kernel_name(
+      "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0");
+  EXPECT_EQ(prefill.tile_rows, 64);
+  EXPECT_EQ(prefill.head_dim, 128);
+  // Not a forward, or no tile in the name: nothing said.
+  EXPECT_EQ(read_attention_kernel_name("cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_3_64x128x128_"
+                                       "4x1x1_cga1x1x1_kernel0_0")
+                .head_dim,
+            0);
+  EXPECT_EQ(read_attention_kernel_name("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_knob_7_kernel0_0").head_dim,
+            0);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Engines, ServingKernelTest,
     ::testing::Values(
@@ -342,6 +362,14 @@ INSTANTIATE_TEST_SUITE_P(
                     "attn-vllm-paged", KernelPhase::Unknown, false, 0},
         ServingCase{"kernel_unified_attention_2d", "attn-vllm-triton", KernelPhase::Unknown, true, 0},
         ServingCase{"reduce_segments", "attn-vllm-triton", KernelPhase::Unknown, false, 0},
+        // cuDNN's generated SDPA forward (PyTorch's cuDNN backend), from the decode grid's traces (an H100,
+        // make_corpus.py --set decode): a tile of 16 query rows for the decode calls, 64 for the prefill.
+        ServingCase{"cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_35_16x128x128_1x4x1_cga1x1x1_"
+                    "kernel0_0",
+                    "attn-cudnn", KernelPhase::Decode, false, 0},
+        ServingCase{"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_"
+                    "kernel0_0",
+                    "attn-cudnn", KernelPhase::Unknown, false, 0},
         // SGLang's Triton decode (a token-indexed cache: a page of one token) and its split-KV reduce.
         ServingCase{"_fwd_grouped_kernel_stage1", "attn-triton-decode", KernelPhase::Decode, true, 1},
         ServingCase{"_fwd_kernel_stage2", "attn-triton-decode", KernelPhase::Unknown, false, 0},

@@ -19,6 +19,8 @@ namespace attnprof::test {
 
 struct Facts {
   std::string name, family, impl, dtype, mode, tracer, expected_impl;
+  std::string folder;          // under tests/data: where the facts file and the traces are
+  std::string gpu;             // the GPU the program ran on, where the facts say ("NVIDIA H200")
   std::string kind = "plain";  // the wild set's: generate, amp, padded, compile, cudagraph, checkpoint, stack
   std::string form;            // the forms set's: softcap, sinks, weights (what the unfused calls' scores show)
   // The serving set's generate() programs: calls per phase, and the decode calls' KV lengths (first, last).
@@ -43,6 +45,8 @@ inline std::vector<Facts> corpus_facts(const std::string& file = "corpus/facts.j
   for (simdjson::dom::element v : doc.get_array()) {
     Facts f;
     f.name = std::string(std::string_view(v["name"]));
+    f.folder = file.substr(0, file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/'));
+    if (std::string_view gpu; v["gpu"].get(gpu) == simdjson::SUCCESS) f.gpu = std::string(gpu);
     f.family = std::string(std::string_view(v["family"]));
     f.impl = std::string(std::string_view(v["impl"]));
     f.dtype = std::string(std::string_view(v["dtype"]));
