@@ -297,14 +297,25 @@ class Finder {
     bool safe_softmax = false;         // an isneginf / all-reduce on the way (_safe_softmax)
     std::vector<std::size_t> skipped;  // positions of linear layers' GEMMs stepped over
   };
+  //
+  // A kernel repeating the one before it is not a step: PyTorch runs an elementwise op over more than 2^31
+  // elements (long-context scores) as one launch per 32-bit-indexable piece, so one op of the chain can be
+  // many kernels of one name (up to kPieces more).
   Walk walk(const std::vector<std::size_t>& seq, std::size_t p, int dir, int want, bool skip_linear = false,
             bool sums = false) const {
-    constexpr std::size_t kReach = 10;
+    constexpr std::size_t kReach = 10, kPieces = 256;
     Walk w{0, p, false, {}};
-    for (std::size_t step = 1; step <= kReach && w.gemms < want; ++step) {
+    std::size_t steps = 0, repeats = 0;
+    for (std::size_t step = 1; steps < kReach && w.gemms < want; ++step) {
       if (dir < 0 ? step > p : p + step >= seq.size()) break;
       const std::size_t q = dir < 0 ? p - step : p + step;
       if (!free(seq[q])) break;
+      const std::size_t prev = dir < 0 ? q + 1 : q - 1;
+      if (step > 1 && event(seq[q]).name == event(seq[prev]).name && cls(seq[q]).category != KernelCategory::Gemm) {
+        if (++repeats > kPieces) break;
+      } else {
+        ++steps;
+      }
       const KernelClass& k = cls(seq[q]);
       if (k.category == KernelCategory::Gemm) {
         if (!ops_.attention_matmul(seq[q])) {
