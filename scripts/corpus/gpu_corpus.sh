@@ -3,7 +3,7 @@
 # variant of make_corpus.py, then the `attnprof record` variants (unannotated,
 # the program as is), then checks doctor's attention view of each against the
 # facts of how it was built (check_corpus.py).
-#   scripts/corpus/gpu_corpus.sh CARRY_DIR OUT_DIR [--set corpus|unseen|wild|replay] [--only NAME,...] [--jobs N]
+#   scripts/corpus/gpu_corpus.sh CARRY_DIR OUT_DIR [--set corpus|unseen|wild|replay|forms|serving|decode] [--only NAME,...] [--jobs N]
 # CARRY_DIR is `make gpu-carry`'s folder (attnprof + libattnprof_inject.so).
 # --jobs N: N processes make the torch.profiler variants at once (compiled ones
 # spread first), beside the recorded ones (the GPU machine has 16 cores; the

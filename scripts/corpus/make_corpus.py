@@ -14,6 +14,7 @@ implementation follows from `attn_implementation` and the SDPA backend forced.
   make_corpus.py --set unseen ...                    families kept out of the repository (validation)
   make_corpus.py --set replay ...                    Llama and GPT-2 x eager/math/fused x bf16/fp16 (doctor --replay)
   make_corpus.py --set wild ...                      what real programs do beyond one plain forward (validation)
+  make_corpus.py --set serving|decode ...            inference as served; decode over batch, cache length, GQA/MQA
 
 On the GPU machine: scripts/corpus/gpu_corpus.sh does both kinds in one call.
 """
