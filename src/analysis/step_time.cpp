@@ -87,6 +87,7 @@ std::ptrdiff_t call_before(const std::vector<HostCall>& calls, std::int64_t t) {
 
 struct GapSplit {
   std::array<std::int64_t, kIdleCauses> ns{};
+  std::vector<std::ptrdiff_t> syncs;  // the host calls charged with a gap (IdleCause::Sync)
   void add(IdleCause c, std::int64_t v) {
     if (v > 0) ns[static_cast<std::size_t>(c)] += v;
   }
@@ -113,6 +114,7 @@ void split_gap(const HostCalls& host, std::int64_t latency, std::int64_t g0, std
     if (call.ts < g0 - 100 * kIssueNs) break;  // in start order: a sync this old has ended long ago
     if (call.kind == HostCallKind::Sync && call.ts <= g0 && call.end >= g0 - latency) {
       out.add(IdleCause::Sync, g1 - g0);
+      out.syncs.push_back(c);
       return;
     }
   }
@@ -234,12 +236,12 @@ StepModel model_steps(const TraceIndex& index, const HostCalls& host, const Regi
     s.launches = static_cast<int>(std::unique(calls.begin(), calls.end()) - calls.begin());
     const std::int64_t cpu0 = inst.end_ns > inst.start_ns ? inst.start_ns : w0;
     const std::int64_t cpu1 = inst.end_ns > inst.start_ns ? inst.end_ns : w1;
+    GapSplit split;
     for (auto c = call_before(host.calls, cpu0) + 1; static_cast<std::size_t>(c) < host.calls.size(); ++c) {
       const HostCall& call = host.calls[static_cast<std::size_t>(c)];
       if (call.ts >= cpu1) break;
-      s.syncs += call.kind == HostCallKind::Sync && call.ts >= cpu0;
+      if (call.kind == HostCallKind::Sync && call.ts >= cpu0) split.syncs.push_back(c);
     }
-    GapSplit split;
     if (!m.has_launches) {
       split.add(IdleCause::Other, s.idle_ns);
     } else {
@@ -266,6 +268,10 @@ StepModel model_steps(const TraceIndex& index, const HostCalls& host, const Regi
       }
     }
     s.idle = split.ns;
+    // The synchronizations of the step's CPU range, and those before it whose wait idled its GPU window (a
+    // GPU-bound step's window starts before its CPU range ends the previous one's synchronize).
+    std::sort(split.syncs.begin(), split.syncs.end());
+    s.syncs = static_cast<int>(std::unique(split.syncs.begin(), split.syncs.end()) - split.syncs.begin());
     // What bounds the step: the largest of the GPU's own work and each cause of its idle time.
     const std::int64_t gpu = s.busy_ns - s.comm_exposed_ns - s.copy_only_ns + s.cause_ns(IdleCause::Other);
     std::int64_t best = gpu;

@@ -41,7 +41,7 @@ struct StepTime {
   std::int64_t copy_only_ns = 0;  // host<->device copies with no kernel running (inside busy)
   std::int64_t lead_in_ns = 0;    // from the window's start to its first GPU work (inside idle)
   int launches = 0;               // launch calls in the window
-  int syncs = 0;                  // host synchronizations in the window
+  int syncs = 0;                  // host synchronizations in the step's CPU range or idling its window
   StepBound bound = StepBound::None;
   std::int64_t cause_ns(IdleCause c) const { return idle[static_cast<std::size_t>(c)]; }
 };
