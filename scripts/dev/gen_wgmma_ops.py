@@ -26,6 +26,25 @@ template <> struct WgmmaSS<{cty}, {n}> {{
 '''
 
 
+def ss_tt(n, ty, cty):
+    nreg = n // 2
+    regs = ",".join(f"%{i}" for i in range(nreg))
+    outs = ", ".join(f'"+f"(d[{i // 4}][{i % 4}])' for i in range(nreg))
+    return f'''
+// D[64x{n}] (+)= A[64x16] * B[16x{n}], A and B MN-major (transposed) in shared memory: A stored [K][M]
+// (the backward's dS^T, keys x queries), B [K][N] (its K, keys x head dim), for dQ = dS K.
+template <> struct WgmmaSS_TT<{cty}, {n}> {{
+  __device__ static void run(float (&d)[{n // 8}][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {{
+    asm volatile(
+        "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"
+        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{regs}}}, %{nreg}, %{nreg + 1}, p, 1, 1, 1, 1;\\n}}\\n"
+        : {outs}
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  }}
+}};
+'''
+
+
 def rs(n, ty, cty):
     nreg = n // 2
     regs = ",".join(f"%{i}" for i in range(nreg))
@@ -60,6 +79,7 @@ namespace attnprof::fused {
 
 template <typename T, int N> struct WgmmaSS;
 template <typename T, int N> struct WgmmaRS;
+template <typename T, int N> struct WgmmaSS_TT;
 """]
 for ty, cty in (("bf16", "__nv_bfloat16"), ("f16", "__half")):
     for n in (64, 128):
@@ -67,6 +87,7 @@ for ty, cty in (("bf16", "__nv_bfloat16"), ("f16", "__half")):
         parts.append(rs(n, ty, cty))
     parts.append(ss(176, ty, cty))  # Q K^T over 176 keys (a 176-key row, tried and removed)
     parts.append(ss(160, ty, cty))  # and over 160 (the wide rows at D=128)
+    parts.append(ss_tt(64, ty, cty))  # the backward's dQ = dS K (bwd_sm90.cu), 64 columns a warpgroup
 parts.append("\n}  // namespace attnprof::fused\n")
 OUT.write_text("".join(parts))
 print(f"wrote {OUT}")

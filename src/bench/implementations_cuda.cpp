@@ -81,7 +81,7 @@ std::vector<Implementation> plugin::implementations() {
   for (Implementation& r : rows) {
     r.takes_dropout = r.name.starts_with("math") || r.name.starts_with("eager") || r.name == "cudnn";
     // The backward (--pass, doctor --replay of training): the eager stand-ins through autograd's
-    // kernels, cuDNN's fused backward and the project's (bwd_sm80.cu).
+    // kernels, cuDNN's fused backward and the project's (bwd_sm80.cu; fused:hopper: bwd_sm90.cu).
     if (r.name == "eager") {
       r.backward = cu::eager_backward;
       r.backward_workspace = cu::eager_backward_workspace;
@@ -95,6 +95,12 @@ std::vector<Implementation> plugin::implementations() {
       r.backward = fused::attention_backward;
       r.backward_workspace = fused::attention_backward_workspace;
       r.backward_takes_every_shape = false;  // dense K/V only, as the forward: bf16/fp16, D 64/128
+    } else if (r.name == "fused:portable" || r.name == "fused:hopper") {
+      // The backward's main kernel named as the forward's path: bwd_sm80.cu's, or bwd_sm90.cu's (sm_90 only).
+      r.backward = r.name == "fused:hopper" ? fused::attention_backward_path<fused::BackwardPath::Hopper>
+                                            : fused::attention_backward_path<fused::BackwardPath::Portable>;
+      r.backward_workspace = fused::attention_backward_workspace;
+      r.backward_takes_every_shape = false;
     }
   }
   return rows;

@@ -2,7 +2,8 @@
 // 1, 17, 1000, 2049; q/kv lengths that differ; GQA/MQA; causal both ways; D 64
 // and 128; BSHD), fresh random inputs and a NaN-poisoned output each time, forward
 // and backward; the fused backward against cuDNN's error on FlashAttention's length
-// pairs. Skips without a CUDA device. Label: gpu.
+// pairs, on both of its kernels (bwd_sm80.cu, and bwd_sm90.cu on sm_90 devices, also against the
+// other). Skips without a CUDA device. Label: gpu.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -152,19 +153,22 @@ const bench::Implementation* find_row(const std::vector<bench::Implementation>& 
 // The fused backward against cuDNN's on the same inputs: each of dQ, dK and dV within max(1.1x cuDNN's
 // relative error, 3e-3) of the fp64 gradients (3e-3 alone where cuDNN refuses the shape). FlashAttention's
 // test length pairs (tests/test_flash_attn.py), head dims 64 and 128, full and both causal alignments,
-// multi-head, GQA and MQA, bf16 and fp16.
-class FusedBackward : public CudaAttention {};
-
-TEST_P(FusedBackward, WithinCudnnsErrorOfFp64) {
-  const Shape s = GetParam();
+// multi-head, GQA and MQA, bf16 and fp16. `row` is the registry row: fused (the product's backward) or
+// fused:hopper (bwd_sm90.cu). Returns the fused row's result (nullopt after a failure).
+std::optional<cpu::BackwardCheckResult> check_fused_backward(const Shape& s, const std::string& row) {
   const auto rows = implementations();
-  const bench::Implementation* fused = find_row(rows, "fused");
+  const bench::Implementation* fused = find_row(rows, row);
   const bench::Implementation* cudnn = find_row(rows, "cudnn");
-  ASSERT_NE(fused, nullptr);
-  ASSERT_NE(fused->backward, nullptr);
+  if (fused == nullptr || fused->backward == nullptr) {
+    ADD_FAILURE() << "no " << row << " backward in the registry";
+    return std::nullopt;
+  }
   std::string refusal;
   const auto ours = run_backward(*fused, s, 2468, refusal, 2);
-  ASSERT_TRUE(ours.has_value()) << "fused refused: " << refusal;
+  if (!ours) {
+    ADD_FAILURE() << row << " refused: " << refusal;
+    return std::nullopt;
+  }
   std::optional<cpu::BackwardCheckResult> theirs;
   if (cudnn && cudnn->unavailable.empty()) theirs = run_backward(*cudnn, s, 2468, refusal, 2);
   const auto bound = [&](double cudnn_error) { return std::max(1.1 * cudnn_error, 3e-3); };
@@ -175,11 +179,53 @@ TEST_P(FusedBackward, WithinCudnnsErrorOfFp64) {
   EXPECT_LE(ours->dk_error, dk_bound);
   EXPECT_LE(ours->dv_error, dv_bound);
   std::printf(
-      "backward %s: fused dQ %.2e dK %.2e dV %.2e; cudnn %s\n", testing::shape_name(s).c_str(), ours->dq_error,
-      ours->dk_error, ours->dv_error,
+      "backward %s: %s dQ %.2e dK %.2e dV %.2e; cudnn %s\n", testing::shape_name(s).c_str(), row.c_str(),
+      ours->dq_error, ours->dk_error, ours->dv_error,
       theirs
           ? fmt::format("dQ {:.2e} dK {:.2e} dV {:.2e}", theirs->dq_error, theirs->dk_error, theirs->dv_error).c_str()
           : "refused");
+  return ours;
+}
+
+class FusedBackward : public CudaAttention {};
+
+TEST_P(FusedBackward, WithinCudnnsErrorOfFp64) { check_fused_backward(GetParam(), "fused"); }
+
+// The Hopper backward (bwd_sm90.cu, the registry's fused:hopper row) on the same shapes and bound, and
+// against the portable one (the fused row: the same forward, bwd_sm80.cu's backward) on the same inputs:
+// each one's error of dQ, dK and dV within twice the other's. Skips on devices other than sm_90.
+class FusedBackwardHopper : public CudaAttention {
+ protected:
+  void SetUp() override {
+    CudaAttention::SetUp();
+    if (IsSkipped()) return;
+    int dev = 0, major = 0, minor = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (major != 9 || minor != 0) GTEST_SKIP() << "the Hopper backward runs on sm_90 devices only";
+  }
+};
+
+TEST_P(FusedBackwardHopper, WithinCudnnsErrorOfFp64AndPortables) {
+  const Shape s = GetParam();
+  const auto hopper = check_fused_backward(s, "fused:hopper");
+  ASSERT_TRUE(hopper.has_value());
+  const auto rows = implementations();
+  const bench::Implementation* portable = find_row(rows, "fused");
+  ASSERT_NE(portable, nullptr);
+  std::string refusal;
+  const auto theirs = run_backward(*portable, s, 2468, refusal, 2);
+  ASSERT_TRUE(theirs.has_value()) << "fused refused: " << refusal;
+  const auto agree = [](const char* what, double a, double b) {
+    EXPECT_LE(a, 2 * b) << what << ": hopper " << a << ", portable " << b;
+    EXPECT_LE(b, 2 * a) << what << ": hopper " << a << ", portable " << b;
+  };
+  agree("dQ", hopper->dq_error, theirs->dq_error);
+  agree("dK", hopper->dk_error, theirs->dk_error);
+  agree("dV", hopper->dv_error, theirs->dv_error);
+  std::printf("backward %s: portable dQ %.2e dK %.2e dV %.2e\n", testing::shape_name(s).c_str(), theirs->dq_error,
+              theirs->dk_error, theirs->dv_error);
 }
 
 std::vector<Shape> flash_attention_pairs() {
@@ -202,6 +248,8 @@ std::vector<Shape> flash_attention_pairs() {
 }
 
 INSTANTIATE_TEST_SUITE_P(FlashAttentionPairs, FusedBackward, ::testing::ValuesIn(flash_attention_pairs()),
+                         [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
+INSTANTIATE_TEST_SUITE_P(FlashAttentionPairs, FusedBackwardHopper, ::testing::ValuesIn(flash_attention_pairs()),
                          [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 
 INSTANTIATE_TEST_SUITE_P(

@@ -115,12 +115,14 @@ std::size_t attention_backward_workspace(const attention::AttentionParams& p) {
   return backward_offset(p) + backward_scratch(kernel_params(p, nullptr));
 }
 
-void attention_backward(const attention::AttentionParams& a, const attention::AttentionGrads& grads,
-                        const attention::ExecContext& ctx) {
+void attention_backward_on(const attention::AttentionParams& a, const attention::AttentionGrads& grads,
+                           const attention::ExecContext& ctx, BackwardPath path) {
   if (a.block_table || a.seq_lens)
     throw InputError("fused: the backward takes dense K/V, not a paged or per-sequence (ragged) cache");
   if (a.dropout > 0.0f) throw InputError("fused: has no attention dropout");
   const Params p = checked_params(a, ctx);
+  if (path == BackwardPath::Hopper && resolve_path(Path::Automatic) != Path::Hopper)
+    throw InputError("fused: the Hopper backward (bwd_sm90.cu) runs on sm_90 devices only");
   if (!grads.d_out || !grads.dq || !grads.dk || !grads.dv)
     throw InputError("fused: the backward needs d_out, dq, dk and dv");
   const std::size_t offset = backward_offset(a);
@@ -132,7 +134,12 @@ void attention_backward(const attention::AttentionParams& a, const attention::At
   g.dk = grads.dk;
   g.dv = grads.dv;
   carve_backward_scratch(p, static_cast<char*>(ctx.workspace) + offset, g);
-  ATTNPROF_CUDA_CHECK(backward(p, g, static_cast<cudaStream_t>(ctx.stream)));
+  ATTNPROF_CUDA_CHECK(backward(p, g, static_cast<cudaStream_t>(ctx.stream), path));
+}
+
+void attention_backward(const attention::AttentionParams& a, const attention::AttentionGrads& grads,
+                        const attention::ExecContext& ctx) {
+  attention_backward_on(a, grads, ctx, BackwardPath::Automatic);
 }
 
 }  // namespace attnprof::fused

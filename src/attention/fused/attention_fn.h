@@ -42,6 +42,16 @@ std::size_t attention_scratch(const attention::AttentionParams& p, const LaunchO
 // InputError for a paged or ragged call and what the forward refuses.
 void attention_backward(const attention::AttentionParams& p, const attention::AttentionGrads& grads,
                         const attention::ExecContext& ctx);
+// The same with the backward's main kernel named (schedule.h's BackwardPath; the Hopper one refuses,
+// InputError, a device other than sm_90), and as a BackwardFn: the bench's fused:portable and
+// fused:hopper rows, and the tests of both kernels.
+void attention_backward_on(const attention::AttentionParams& p, const attention::AttentionGrads& grads,
+                           const attention::ExecContext& ctx, BackwardPath path);
+template <BackwardPath B>
+void attention_backward_path(const attention::AttentionParams& p, const attention::AttentionGrads& grads,
+                             const attention::ExecContext& ctx) {
+  attention_backward_on(p, grads, ctx, B);
+}
 // The forward's workspace (kept: it holds the lse when p.lse is null), then the backward's scratch.
 std::size_t attention_backward_workspace(const attention::AttentionParams& p);
 

@@ -1,6 +1,7 @@
 // The fused attention backward, mma.sync m16n8k16 (sm_80 and later): FlashAttention-2's schedule.
 //
-// Three launches (their names say their roles as FlashAttention's do: bwd_preprocess, convert_dq).
+// Three launches (their names say their roles as FlashAttention's do: bwd_preprocess, convert_dq); the
+// preprocess and the conversion are the Hopper backward's too (bwd_sm90.cu: its main kernel only).
 // First each query row's delta = dO . O (fp32) and dQ's fp32 sum zeroed. Then the
 // main kernel: a CTA of 4 warps owns BN = 64 keys of one (batch, KV head), 16 a warp, with their K and
 // V in shared memory and their dK and dV in fp32 registers for the whole launch. It walks every query
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "bwd_common.cuh"
 #include "fused_attention.h"
 #include "mma_sm80.cuh"
 #include "softmax_fragment.cuh"
@@ -125,44 +127,6 @@ __device__ __forceinline__ void mma_ab(float (&acc)[D / 8][4], const uint32_t (&
       Mma<T>::run(acc[j], a[kk], b[0], b[1]);
       Mma<T>::run(acc[j + 1], a[kk], b[2], b[3]);
     }
-}
-
-// Adds a warp's dQ tile into the fp32 sum (row stride D): 16 rows, a thread's rows row0 and row0 + 8 at
-// columns col0 + 8 nt + 2 (lane % 4) + {0, 1}. These adds are most of the backward's L2 traffic (ncu, H100,
-// B2 H32/8 S4k D128 causal: 409 M one-sector reductions, L2 67% busy, the tensor pipe 8% active): on
-// sm_90 the lanes of a pair swap halves so that each holds 4 consecutive columns of one row and adds them
-// with one red.global.add.v4.f32 (a quarter of the requests); before sm_90, one atomicAdd an element.
-template <int D, int NT>
-__device__ __forceinline__ void add_dq_tile(const float (&dq)[NT][4], float* acc, int row0, int q_len, int col0,
-                                            int lane) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const bool even = lane % 2 == 0;
-  const int row = even ? row0 : row0 + 8;                  // even lanes row0, odd lanes row0 + 8,
-  const int col = col0 + 2 * (lane % 4) - (even ? 0 : 2);  // both the pair's 4 columns
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    // Even lanes send their row0 + 8 pair and take the odd neighbour's row0 pair; odd lanes the reverse.
-    const float r0 = __shfl_xor_sync(0xffffffff, even ? dq[nt][2] : dq[nt][0], 1);
-    const float r1 = __shfl_xor_sync(0xffffffff, even ? dq[nt][3] : dq[nt][1], 1);
-    const float4 v = even ? make_float4(dq[nt][0], dq[nt][1], r0, r1) : make_float4(r0, r1, dq[nt][2], dq[nt][3]);
-    if (row < q_len)
-      asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(acc + int64_t(row) * D + col + nt * 8),
-                   "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-                   : "memory");
-  }
-#else
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = row0 + 8 * r;
-    if (row >= q_len) continue;
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-      float* dst = acc + int64_t(row) * D + col0 + nt * 8 + 2 * (lane % 4);
-      atomicAdd(dst, dq[nt][2 * r]);
-      atomicAdd(dst + 1, dq[nt][2 * r + 1]);
-    }
-  }
-#endif
 }
 
 template <typename T, int D>
@@ -334,8 +298,10 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
   }
 }
 
+// The three launches; the main kernel bwd_sm90.cu's where `hopper` (except without queries: there is no Q
+// to map, and this one writes the zeros).
 template <typename T, int D>
-cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
+cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, bool hopper) {
   // Without queries the main kernel still runs: its dK and dV are zeros. Without keys dq is zeros.
   const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
   cudaError_t e = cudaSuccess;
@@ -343,7 +309,9 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
     fused_bwd_preprocess<T, D><<<static_cast<unsigned>((rows + 3) / 4), kBwdThreads, 0, stream>>>(p, g);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
-  if (p.kv_len > 0) {
+  if (p.kv_len > 0 && hopper && p.q_len > 0) {
+    if ((e = launch_backward_hopper(p, g, stream)) != cudaSuccess) return e;
+  } else if (p.kv_len > 0) {
     constexpr int kSmem = BwdSmem<D>::kBytes;
     e = cudaFuncSetAttribute(fused_bwd_sm80<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
     if (e != cudaSuccess) return e;
@@ -372,17 +340,21 @@ void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g) 
   g.dq_accum = reinterpret_cast<float*>(static_cast<char*>(scratch) + delta_bytes(p));
 }
 
-cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
+cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, BackwardPath path) {
   if (unsupported(p)[0] != '\0' || p.block_table || p.seq_lens) return cudaErrorInvalidValue;
   if (!g.d_out || !g.dq || !g.dk || !g.dv || !g.delta || !g.dq_accum) return cudaErrorInvalidValue;
   for (const void* ptr :
        {g.d_out, static_cast<const void*>(g.dq), static_cast<const void*>(g.dk), static_cast<const void*>(g.dv)})
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return cudaErrorInvalidValue;
+  // The Hopper kernel is sm_90a code only: elsewhere its launch would run an empty sm_80 body.
+  const bool hopper = resolve_backward_path(path) == BackwardPath::Hopper;
+  if (hopper && resolve_path(Path::Automatic) != Path::Hopper) return cudaErrorNotSupported;
   if (p.batch == 0) return cudaSuccess;
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch_backward<__nv_bfloat16, 64>(p, g, stream)
-                            : launch_backward<__nv_bfloat16, 128>(p, g, stream);
-  return p.head_dim == 64 ? launch_backward<__half, 64>(p, g, stream) : launch_backward<__half, 128>(p, g, stream);
+    return p.head_dim == 64 ? launch_backward<__nv_bfloat16, 64>(p, g, stream, hopper)
+                            : launch_backward<__nv_bfloat16, 128>(p, g, stream, hopper);
+  return p.head_dim == 64 ? launch_backward<__half, 64>(p, g, stream, hopper)
+                          : launch_backward<__half, 128>(p, g, stream, hopper);
 }
 
 }  // namespace attnprof::fused

@@ -1,4 +1,4 @@
-// Validation and path choice for the fused attention forward.
+// Validation and path choice for the fused attention forward (and the backward's kernel choice).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -24,13 +24,27 @@ const char* unsupported(const Params& p) {
   return "";
 }
 
+namespace {
+// Whether the current device runs the sm_90a kernels (compute capability 9.0 exactly).
+bool device_is_sm90() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return false;
+  return major == 9 && minor == 0;
+}
+}  // namespace
+
 Path resolve_path(Path requested) {
   if (requested != Path::Automatic) return requested;
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return Path::Portable;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return Path::Portable;
-  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) return Path::Portable;
-  return major == 9 && minor == 0 ? Path::Hopper : Path::Portable;
+  return device_is_sm90() ? Path::Hopper : Path::Portable;
+}
+
+BackwardPath resolve_backward_path(BackwardPath requested) {
+  if (requested != BackwardPath::Automatic) return requested;
+  if constexpr (kAutomaticBackward == BackwardPath::Hopper)
+    if (!device_is_sm90()) return BackwardPath::Portable;
+  return kAutomaticBackward;
 }
 
 cudaError_t forward(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides) {

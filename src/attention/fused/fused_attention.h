@@ -30,9 +30,15 @@ cudaError_t forward(const Params& p, cudaStream_t stream, Path path = Path::Auto
 std::size_t kernel_scratch(const Params& p, const LaunchOverrides& overrides = {});
 
 // Enqueues the backward of the forward call p (its out and lse as the forward left them) on `stream`:
-// dq, dk and dv (bwd_sm80.cu, mma.sync on sm_80 and later). Dense K/V only: cudaErrorInvalidValue for a
-// paged or ragged call, for what unsupported() refuses, and for missing buffers.
-cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream);
+// dq, dk and dv, the main kernel bwd_sm80.cu's (mma.sync on sm_80 and later) or bwd_sm90.cu's (TMA +
+// wgmma) as `path` says (schedule.h's BackwardPath). Dense K/V only: cudaErrorInvalidValue for a
+// paged or ragged call, for what unsupported() refuses, and for missing buffers; cudaErrorNotSupported
+// for the Hopper kernel on a device other than sm_90.
+cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream,
+                     BackwardPath path = BackwardPath::Automatic);
+// The kernel `automatic` stands for (kAutomaticBackward; portable where that is hopper and the device
+// is not sm_90).
+BackwardPath resolve_backward_path(BackwardPath requested);
 // The scratch the backward needs (delta then dq_accum, each from a 256-byte boundary) and where it
 // puts them in `scratch`.
 std::size_t backward_scratch(const Params& p);
@@ -44,6 +50,9 @@ int sm_count();
 // The launchers (fwd_sm80.cu; hopper_launch.cu: choose_schedule's pick for `path`).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides);
+// bwd_sm90.cu: the Hopper backward's main kernel (between bwd_sm80.cu's preprocess and dq conversion),
+// for p with q_len and kv_len above 0 on an sm_90 device.
+cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, cudaStream_t stream);
 // decode_kernel.cu: the decode kernel, split as decode_plan says when p's tail_workspace holds
 // decode_scratch(p, sm_count()) bytes, one CTA a unit otherwise.
 cudaError_t launch_decode(const Params& p, cudaStream_t stream);

@@ -52,6 +52,13 @@ constexpr std::string_view path_name(Path p) {
   return "auto";
 }
 
+// Which main kernel the backward runs (fused_attention.h's backward): bwd_sm80.cu's (mma.sync, any
+// sm_80+ device) or bwd_sm90.cu's (TMA + wgmma, sm_90 only; docs/hopper-backward.md). automatic is
+// kAutomaticBackward, the one place the product's choice is made: portable until the Hopper kernel is
+// measured faster. The bench names them as rows, fused:portable and fused:hopper.
+enum class BackwardPath : int { Automatic = 0, Portable, Hopper };
+inline constexpr BackwardPath kAutomaticBackward = BackwardPath::Portable;
+
 // Explicit launch overrides for the checks and the lab (the product passes none): the persistent
 // grid capped at persistent_ctas CTAs, so small cases make each CTA walk several tiles; the split
 // tail's ranges of at least split_tail_min_units key blocks (below kMinTailUnits any tail whose ranges

@@ -1,0 +1,303 @@
+// The fused attention backward's main kernel on Hopper (sm_90a): TMA loads and wgmma for all five GEMMs,
+// version 1 of docs/hopper-backward.md (its section 5). It runs between bwd_sm80.cu's preprocess (delta =
+// dO . O, dQ's fp32 sum zeroed) and its dq conversion, and computes what that file's main kernel does.
+//
+// A CTA of two warpgroups (256 threads, no producer warpgroup) owns BN = 128 keys of one (batch, KV head),
+// 64 a warpgroup, their K and V in shared memory (TMA, once) and their dK and dV in fp32 registers. It
+// walks every (query head of the GQA group, query block of BM rows) as bwd_sm80.cu does, thread 0 loading
+// the next block's Q and dO by TMA into the other of two stages while this one computes. Per block, a
+// warpgroup's 64 keys:
+//   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory),
+//   P^T = exp2(S^T scale log2(e) - lse2) and dS^T = P^T (dP^T - delta) in registers,
+//   dV += P^T dO and dK += dS^T Q (wgmma, A from registers, B MN-major in shared memory),
+//   dS^T stored untransposed ([keys][queries], 128B-swizzled as TMA would) for
+//   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT), a warpgroup 64 of dQ's columns (D=128)
+//     or rows (D=64), added to the fp32 sum from registers with red.global.add.v4.f32 (bwd_common.cuh).
+// BM = 64 query rows at D=128, 128 at D=64 (FlashAttention-3's causal tile sizes).
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "bwd_common.cuh"
+#include "fused_attention.h"
+#include "hopper_launch.cuh"
+#include "softmax_fragment.cuh"
+#include "wgmma_ops.cuh"
+
+namespace attnprof::fused {
+namespace sm90 {
+namespace {
+
+constexpr int kBwdThreads = 256;  // two warpgroups
+constexpr int kBwdBlockN = 128;   // keys a CTA: 64 a warpgroup
+
+// Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], two stages of
+// Q and dO [BM][D], dS^T [BN][BM], each as 64-column chunks of 128-byte rows (TMA's boxes, chunk c at
+// c x rows x 128); then per stage BM floats of lse (log2 units, +inf for rows that see nothing) and BM of
+// delta; then the mbarriers, K/V's and one per stage (its Q and dO).
+template <int D>
+struct BwdLayout {
+  static constexpr int BM = D == 128 ? 64 : 128, BN = kBwdBlockN;
+  static constexpr uint32_t kKvBytes = BN * D * 2;
+  static constexpr uint32_t kTileBytes = BM * D * 2;  // a block of Q or of dO
+  static constexpr uint32_t kK = 0, kV = kK + kKvBytes;
+  static constexpr uint32_t kStages = kV + kKvBytes;  // stage s: Q at kStages + 2 s kTileBytes, dO after it
+  static constexpr uint32_t kDs = kStages + 4 * kTileBytes;
+  static constexpr uint32_t kRows = kDs + BN * BM * 2;
+  static constexpr uint32_t kBars = kRows + 2 * 2 * BM * 4;
+  static constexpr int kBytes = int(kBars) + 3 * 8 + 1024;  // + the alignment's slack
+  static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && (BN * BM * 2) % 1024 == 0, "1024-byte atoms");
+};
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kBwdThreads, 1)
+    fused_bwd_sm90(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps, const BackwardBuffers g) {
+#ifdef ATTNPROF_SM90A
+  using L = BwdLayout<D>;
+  constexpr int BM = L::BM, BN = L::BN;
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* base =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  const uint32_t s_base = smem_u32(base);
+  float* rows = reinterpret_cast<float*>(base + L::kRows);
+  uint64_t* kv_full = reinterpret_cast<uint64_t*>(base + L::kBars);
+  uint64_t* q_full = kv_full + 1;  // per stage
+
+  const int kb0 = blockIdx.x * BN, hk = blockIdx.y, b = blockIdx.z;
+  const int group = p.heads / p.kv_heads;
+  // Warp-uniform to the compiler (a shuffle from lane 0, as the forward does): no divergent paths
+  // around the wgmma, which ptxas would serialize (C7520).
+  const int wg = __shfl_sync(0xffffffff, int(threadIdx.x / 128), 0);
+  const int warp = __shfl_sync(0xffffffff, int(threadIdx.x % 128) / 32, 0);
+  const int lane = threadIdx.x % 32;
+
+  // The query blocks that see a key of this block: causal skips those whose last row is left of its first key.
+  const int m_tiles = (p.q_len + BM - 1) / BM;
+  int m_first = 0;
+  if (p.causal) {
+    const int first_row = kb0 - p.causal_offset;  // the first query row that sees key kb0
+    m_first = first_row <= 0 ? 0 : first_row / BM;
+  }
+  const int per_head = m_tiles > m_first ? m_tiles - m_first : 0;
+  const int items = per_head * group;
+
+  if (threadIdx.x == 0) {
+    mbar_init(kv_full, 1);
+    mbar_init(&q_full[0], 1);
+    mbar_init(&q_full[1], 1);
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  // Item `it` is query head hk * group + it / per_head, block m_first + it % per_head. Its Q and dO by
+  // TMA into `stage` (thread 0; zero rows past q_len), its lse and delta by all threads.
+  const auto load_item = [&](int it, int stage) {
+    const int h = hk * group + it / per_head, m = m_first + it % per_head;
+    if (threadIdx.x == 0) {
+      unsigned char* dst = base + L::kStages + 2 * stage * L::kTileBytes;
+      mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes);
+#pragma unroll
+      for (int c = 0; c < D / 64; ++c) {
+        tma_load_4d(dst + c * BM * 128, &maps.q, c * 64, m * BM, h, b, &q_full[stage]);
+        tma_load_4d(dst + L::kTileBytes + c * BM * 128, &maps.o, c * 64, m * BM, h, b, &q_full[stage]);
+      }
+    }
+    __syncwarp();
+    const int64_t at = (int64_t(b) * p.heads + h) * p.q_len;
+    float* lse2 = rows + 2 * stage * BM;
+    for (int i = threadIdx.x; i < BM; i += kBwdThreads) {
+      const int row = m * BM + i;
+      const float l = row < p.q_len ? p.lse[at + row] : -INFINITY;
+      lse2[i] = l == -INFINITY ? INFINITY : l * 1.4426950408889634f;  // +inf: P = 0 for the whole row
+      lse2[BM + i] = row < p.q_len ? g.delta[at + row] : 0.f;
+    }
+  };
+
+  if (items > 0) {  // a key block no query sees loads nothing: its dK and dV are zeros
+    if (threadIdx.x == 0) {
+      mbar_arrive_expect_tx(kv_full, 2 * L::kKvBytes);
+#pragma unroll
+      for (int c = 0; c < D / 64; ++c) {
+        tma_load_4d(base + L::kK + c * BN * 128, &maps.k, c * 64, kb0, hk, b, kv_full);
+        tma_load_4d(base + L::kV + c * BN * 128, &maps.v, c * 64, kb0, hk, b, kv_full);
+      }
+    }
+    __syncwarp();
+    load_item(0, 0);
+  }
+
+  const float scale_log2 = p.scale * 1.4426950408889634f;
+  const int g_row = lane / 4, t_col = 2 * (lane % 4);
+  const int key_row = wg * 64 + warp * 16 + g_row;  // this thread's keys in the block: key_row and key_row + 8
+  const int key_row0 = kb0 + key_row;
+  // This warpgroup's 64 rows of K and V (8 KB into each 64-column chunk: the 1024-byte alignment holds).
+  const uint32_t k_rows = s_base + L::kK + wg * 64 * 128, v_rows = s_base + L::kV + wg * 64 * 128;
+  const uint32_t ds_addr = s_base + L::kDs;
+  // dQ = dS K: at D=128 a warpgroup's 64 columns (all of dS^T against K's chunk wg); at D=64 its 64 rows
+  // (dS^T's chunk wg against all of K). Both operands MN-major: 16 keys a k step, chunks BN x 128 apart.
+  const uint32_t dq_a = ds_addr + (D == 128 ? 0 : wg * BN * 128);
+  const uint32_t dq_b = s_base + L::kK + (D == 128 ? wg * BN * 128 : 0);
+  float dk[D / 8][4] = {}, dv[D / 8][4] = {};
+
+  for (int it = 0; it < items; ++it) {
+    const int stage = it & 1;
+    // Every thread is done with item it - 1 (its wgmma waited for): its stage, lse and delta, and dS^T
+    // may be overwritten, and this item's lse and delta (written before the last barrier) are in.
+    __syncthreads();
+    if (it + 1 < items) load_item(it + 1, stage ^ 1);
+    if (it == 0) mbar_wait(kv_full, 0);
+    mbar_wait(&q_full[stage], (it >> 1) & 1);
+    const uint32_t q_addr = s_base + L::kStages + 2 * stage * L::kTileBytes, do_addr = q_addr + L::kTileBytes;
+    const float* lse2 = rows + 2 * stage * BM;
+    const float* delta = lse2 + BM;
+    const int h = hk * group + it / per_head, q0 = (m_first + it % per_head) * BM;
+
+    // S^T = K Q^T and dP^T = V dO^T: this warpgroup's 64 keys against the block's BM rows, K-major
+    // operands a 16-column k step at (kk / 4) chunks + (kk % 4) x 32 bytes (the forward's Q K^T).
+    float s[BM / 8][4], dp[BM / 8][4];
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t koff = (kk % 4) * 32;
+      WgmmaSS<T, BM>::run(s, make_desc_sw128(k_rows + (kk / 4) * BN * 128 + koff, 16, 1024),
+                          make_desc_sw128(q_addr + (kk / 4) * BM * 128 + koff, 16, 1024), kk > 0);
+    }
+    wgmma_commit();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint32_t koff = (kk % 4) * 32;
+      WgmmaSS<T, BM>::run(dp, make_desc_sw128(v_rows + (kk / 4) * BN * 128 + koff, 16, 1024),
+                          make_desc_sw128(do_addr + (kk / 4) * BM * 128 + koff, 16, 1024), kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<1>();  // S^T is done; dP^T may still run
+    fence_operands(s);
+
+    // P^T from the forward's log-sum-exp; zero past the keys, past the rows and right of the diagonal.
+    const bool masked = kb0 + BN > p.kv_len || q0 + BM > p.q_len || (p.causal && kb0 + BN - 1 > q0 + p.causal_offset);
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int c = 8 * j + t_col + (e & 1);
+        float x = exp2_ftz(fmaf(s[j][e], scale_log2, -lse2[c]));
+        if (masked) {
+          const int key = key_row0 + 8 * (e >> 1), row = q0 + c;
+          if (key >= p.kv_len || row >= p.q_len || (p.causal && key > row + p.causal_offset)) x = 0.f;
+        }
+        s[j][e] = x;
+      }
+    wgmma_wait<0>();
+    fence_operands(dp);
+    // dS^T = P^T (dP^T - delta) in place.
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dp[j][e] = s[j][e] * (dp[j][e] - delta[8 * j + t_col + (e & 1)]);
+    uint32_t pa[BM / 16][4], da[BM / 16][4];
+    scores_to_a<T>(s, pa);
+    scores_to_a<T>(dp, da);
+
+    // dS^T into shared memory untransposed, [BN keys][BM queries] in 64-query chunks, 128B-swizzled (the
+    // forward epilogue's store): A fragment kk holds columns 16 kk .. (regs 0, 1: rows g, g + 8) and
+    // 16 kk + 8 .. (regs 2, 3), so 8-column block j is fragment j / 2's regs 2 (j % 2) + r.
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = key_row + 8 * r;
+        st_shared_u32(ds_addr + (j / 8) * BN * 128 + row * 128 + (((j % 8) ^ (row % 8)) << 4) + 4 * (lane % 4),
+                      da[j / 2][2 * (j % 2) + r]);
+      }
+    fence_proxy_async_shared();  // the generic stores, read next by wgmma (the async proxy)
+
+    // dV += P^T dO: dO MN-major, 16 query rows a k step, its 64-column chunks BM x 128 apart.
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BM / 16; ++kk)
+      WgmmaRS<T, D>::run(dv, pa[kk], make_desc_sw128(do_addr + kk * 16 * 128, BM * 128, 1024));
+    wgmma_commit();
+    named_bar_sync(1, kBwdThreads);  // both warpgroups' dS^T are in
+
+    float dq[8][4];
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk)
+      WgmmaSS_TT<T, 64>::run(dq, make_desc_sw128(dq_a + kk * 16 * 128, BN * 128, 1024),
+                             make_desc_sw128(dq_b + kk * 16 * 128, BN * 128, 1024), kk > 0);
+    wgmma_commit();
+    // dK += dS^T Q (scaled at the end).
+#pragma unroll
+    for (int kk = 0; kk < BM / 16; ++kk)
+      WgmmaRS<T, D>::run(dk, da[kk], make_desc_sw128(q_addr + kk * 16 * 128, BM * 128, 1024));
+    wgmma_commit();
+    wgmma_wait<1>();  // dV and dQ are done; dK may still run
+    fence_operands(dq);
+    fence_operands(dv);
+    float* acc = g.dq_accum + (int64_t(b) * p.heads + h) * p.q_len * D;
+    add_dq_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : wg * 64) + warp * 16 + g_row, p.q_len, D == 128 ? wg * 64 : 0,
+                      lane);
+    __syncwarp();
+    wgmma_wait<0>();
+    fence_operands(dk);
+    // P^T's and dS^T's fragments stay live (unchanged) until the wgmma that read them is done.
+#pragma unroll
+    for (int kk = 0; kk < BM / 16; ++kk) {
+      asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+      asm volatile("" : "+r"(da[kk][0]), "+r"(da[kk][1]), "+r"(da[kk][2]), "+r"(da[kk][3])::"memory");
+    }
+  }
+
+  // dK (scaled) and dV of this CTA's keys, summed over the group's query heads.
+  T* dk_out = static_cast<T*>(g.dk) + b * p.k_batch_stride + hk * p.k_head_stride;
+  T* dv_out = static_cast<T*>(g.dv) + b * p.v_batch_stride + hk * p.v_head_stride;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int key = key_row0 + 8 * r;
+    if (key >= p.kv_len) continue;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      const int c = 8 * j + t_col;
+      *reinterpret_cast<uint32_t*>(dk_out + int64_t(key) * p.k_seq_stride + c) =
+          Pack2<T>::pack(dk[j][2 * r] * p.scale, dk[j][2 * r + 1] * p.scale);
+      *reinterpret_cast<uint32_t*>(dv_out + int64_t(key) * p.v_seq_stride + c) =
+          Pack2<T>::pack(dv[j][2 * r], dv[j][2 * r + 1]);
+    }
+  }
+#endif
+}
+
+template <typename T, int D>
+cudaError_t launch_main(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
+  using L = BwdLayout<D>;
+  static_assert(L::kBytes <= kSmemLimit, "an sm_90 CTA has 227 KB of shared memory");
+  TensorMaps maps;  // maps.o: dO, strided like out
+  if (!encode(&maps.q, p.dtype, p.q, p.batch, p.heads, p.q_len, D, p.q_batch_stride, p.q_head_stride, p.q_seq_stride,
+              L::BM) ||
+      !encode(&maps.k, p.dtype, p.k, p.batch, p.kv_heads, p.kv_len, D, p.k_batch_stride, p.k_head_stride,
+              p.k_seq_stride, L::BN) ||
+      !encode(&maps.v, p.dtype, p.v, p.batch, p.kv_heads, p.kv_len, D, p.v_batch_stride, p.v_head_stride,
+              p.v_seq_stride, L::BN) ||
+      !encode(&maps.o, p.dtype, g.d_out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
+              p.o_seq_stride, L::BM))
+    return cudaErrorInvalidValue;
+  auto* kernel = fused_bwd_sm90<T, D>;
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes);
+  if (e != cudaSuccess) return e;
+  const dim3 grid((p.kv_len + L::BN - 1) / L::BN, p.kv_heads, p.batch);
+  kernel<<<grid, kBwdThreads, L::kBytes, stream>>>(p, maps, g);
+  return cudaGetLastError();
+}
+
+}  // namespace
+}  // namespace sm90
+
+cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
+  if (p.dtype == attention::DType::BF16)
+    return p.head_dim == 64 ? sm90::launch_main<__nv_bfloat16, 64>(p, g, stream)
+                            : sm90::launch_main<__nv_bfloat16, 128>(p, g, stream);
+  return p.head_dim == 64 ? sm90::launch_main<__half, 64>(p, g, stream) : sm90::launch_main<__half, 128>(p, g, stream);
+}
+
+}  // namespace attnprof::fused
