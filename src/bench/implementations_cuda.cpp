@@ -81,7 +81,8 @@ std::vector<Implementation> plugin::implementations() {
   for (Implementation& r : rows) {
     r.takes_dropout = r.name.starts_with("math") || r.name.starts_with("eager") || r.name == "cudnn";
     // The backward (--pass, doctor --replay of training): the eager stand-ins through autograd's
-    // kernels, cuDNN's fused backward and the project's (bwd_sm80.cu; fused:hopper: bwd_sm90.cu).
+    // kernels, cuDNN's fused backward and the project's (fused: bwd_sm90.cu on sm_90, else bwd_sm80.cu;
+    // fused:portable and fused:hopper: that kernel).
     if (r.name == "eager") {
       r.backward = cu::eager_backward;
       r.backward_workspace = cu::eager_backward_workspace;

@@ -189,11 +189,13 @@ std::optional<cpu::BackwardCheckResult> check_fused_backward(const Shape& s, con
 
 class FusedBackward : public CudaAttention {};
 
-TEST_P(FusedBackward, WithinCudnnsErrorOfFp64) { check_fused_backward(GetParam(), "fused"); }
+// The portable kernel (bwd_sm80.cu, the registry's fused:portable row: the product's backward off sm_90).
+TEST_P(FusedBackward, WithinCudnnsErrorOfFp64) { check_fused_backward(GetParam(), "fused:portable"); }
 
-// The Hopper backward (bwd_sm90.cu, the registry's fused:hopper row) on the same shapes and bound, and
-// against the portable one (the fused row: the same forward, bwd_sm80.cu's backward) on the same inputs:
-// each one's error of dQ, dK and dV within twice the other's. Skips on devices other than sm_90.
+// The Hopper backward (bwd_sm90.cu, the registry's fused:hopper row: the product's backward on sm_90) on
+// the same shapes and bound, and against the portable one (fused:portable: its forward, bwd_sm80.cu's
+// backward) on the same inputs: each one's error of dQ, dK and dV within twice the other's. Skips on
+// devices other than sm_90.
 class FusedBackwardHopper : public CudaAttention {
  protected:
   void SetUp() override {
@@ -212,11 +214,11 @@ TEST_P(FusedBackwardHopper, WithinCudnnsErrorOfFp64AndPortables) {
   const auto hopper = check_fused_backward(s, "fused:hopper");
   ASSERT_TRUE(hopper.has_value());
   const auto rows = implementations();
-  const bench::Implementation* portable = find_row(rows, "fused");
+  const bench::Implementation* portable = find_row(rows, "fused:portable");
   ASSERT_NE(portable, nullptr);
   std::string refusal;
   const auto theirs = run_backward(*portable, s, 2468, refusal, 2);
-  ASSERT_TRUE(theirs.has_value()) << "fused refused: " << refusal;
+  ASSERT_TRUE(theirs.has_value()) << "fused:portable refused: " << refusal;
   const auto agree = [](const char* what, double a, double b) {
     EXPECT_LE(a, 2 * b) << what << ": hopper " << a << ", portable " << b;
     EXPECT_LE(b, 2 * a) << what << ": hopper " << a << ", portable " << b;
