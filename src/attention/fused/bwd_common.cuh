@@ -1,11 +1,26 @@
 // What the backward's two main kernels (bwd_sm80.cu's mma.sync one, bwd_sm90.cu's wgmma one) share: the
-// dQ adds into the fp32 sum (BackwardBuffers::dq_accum) from accumulators in the mma.sync fragment order,
-// which wgmma's accumulators share (wgmma_ops.cuh).
+// query block of the Hopper kernel, which sets its dQ sum's padding (the scratch and the preprocess size it),
+// the portable kernel's dQ adds into the fp32 sum (BackwardBuffers::dq_accum), and both kernels' dK and dV
+// stores, from accumulators in the mma.sync fragment order (which wgmma's share, wgmma_ops.cuh).
 #pragma once
 
 #include <cstdint>
 
+#include "fused_params.h"
+#include "softmax_fragment.cuh"
+
 namespace attnprof::fused {
+
+// The Hopper kernel's query rows a block: 64 at head dim 128, 128 at 64 (FlashAttention-3's causal tiles).
+// With kHopperBulkDq its dQ sum holds whole blocks: per (batch, head) round_up(q_len, this) rows, each
+// block as two 64 x 64 warpgroup halves in wgmma's fragment order (bwd_sm90.cu), added by bulk reduce-add
+// from shared memory; the scratch is sized for it (the portable kernel's row-major sum fits inside).
+// false: the Hopper kernel adds dQ from registers into the portable kernel's row-major sum (version 1).
+inline constexpr bool kHopperBulkDq = true;
+__host__ __device__ constexpr int hopper_bwd_block_m(int head_dim) { return head_dim == 128 ? 64 : 128; }
+__host__ __device__ constexpr int hopper_bwd_dq_rows(int q_len, int head_dim) {
+  return (q_len + hopper_bwd_block_m(head_dim) - 1) / hopper_bwd_block_m(head_dim) * hopper_bwd_block_m(head_dim);
+}
 
 // Adds a warp's dQ tile into the fp32 sum (row stride D): 16 rows, a thread's rows row0 and row0 + 8 at
 // columns col0 + 8 nt + 2 (lane % 4) + {0, 1}. These adds are most of the backward's L2 traffic (ncu, H100,
@@ -43,6 +58,29 @@ __device__ __forceinline__ void add_dq_tile(const float (&dq)[NT][4], float* acc
     }
   }
 #endif
+}
+
+// Writes a warp's keys of dK (times the softmax scale) and dV, in the call's dtype, into one (batch, KV head):
+// a thread's keys key_row0 and key_row0 + 8 at columns 8 j + t_col + {0, 1}, from fp32 accumulators in the
+// mma.sync fragment order (both main kernels'); keys past kv_len are not written.
+template <typename T, int D>
+__device__ __forceinline__ void store_dk_dv(const Params& p, const BackwardBuffers& g, int b, int hk, int key_row0,
+                                            int t_col, const float (&dk)[D / 8][4], const float (&dv)[D / 8][4]) {
+  T* dk_out = static_cast<T*>(g.dk) + b * p.k_batch_stride + hk * p.k_head_stride;
+  T* dv_out = static_cast<T*>(g.dv) + b * p.v_batch_stride + hk * p.v_head_stride;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int key = key_row0 + 8 * r;
+    if (key >= p.kv_len) continue;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      const int c = 8 * j + t_col;
+      *reinterpret_cast<uint32_t*>(dk_out + int64_t(key) * p.k_seq_stride + c) =
+          Pack2<T>::pack(dk[j][2 * r] * p.scale, dk[j][2 * r + 1] * p.scale);
+      *reinterpret_cast<uint32_t*>(dv_out + int64_t(key) * p.v_seq_stride + c) =
+          Pack2<T>::pack(dv[j][2 * r], dv[j][2 * r + 1]);
+    }
+  }
 }
 
 }  // namespace attnprof::fused

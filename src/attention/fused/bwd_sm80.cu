@@ -1,7 +1,8 @@
 // The fused attention backward, mma.sync m16n8k16 (sm_80 and later): FlashAttention-2's schedule.
 //
 // Three launches (their names say their roles as FlashAttention's do: bwd_preprocess, convert_dq); the
-// preprocess and the conversion are the Hopper backward's too (bwd_sm90.cu: its main kernel only).
+// preprocess is the Hopper backward's too (bwd_sm90.cu: its main kernel; its dQ sum padded to whole blocks
+// in fragment order, with its own conversion, convert_dq_hopper).
 // First each query row's delta = dO . O (fp32) and dQ's fp32 sum zeroed. Then the
 // main kernel: a CTA of 4 warps owns BN = 64 keys of one (batch, KV head), 16 a warp, with their K and
 // V in shared memory and their dK and dV in fp32 registers for the whole launch. It walks every query
@@ -57,9 +58,12 @@ __device__ __forceinline__ float2 load_pair(const __half* x) {
   return __half22float2(*reinterpret_cast<const __half2*>(x));
 }
 
-// delta[b, h, i] = sum_d dO[i, d] O[i, d] in fp32, and row i of dQ's fp32 sum zeroed: a warp a row.
+// delta[b, h, i] = sum_d dO[i, d] O[i, d] in fp32, and dQ's fp32 sum zeroed: a warp a row. The sum has
+// dq_rows rows a (batch, head): q_len for the portable kernel's row-major one, whole blocks for the Hopper
+// kernel's (hopper_bwd_dq_rows; row i's warp also zeroes the padding rows i + q_len, i + 2 q_len, ...).
 template <typename T, int D>
-__global__ void __launch_bounds__(kBwdThreads) fused_bwd_preprocess(const Params p, const BackwardBuffers g) {
+__global__ void __launch_bounds__(kBwdThreads)
+    fused_bwd_preprocess(const Params p, const BackwardBuffers g, int dq_rows) {
   const int64_t row = int64_t(blockIdx.x) * (kBwdThreads / 32) + threadIdx.x / 32;
   const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
   if (row >= rows) return;
@@ -78,9 +82,11 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_preprocess(const Params
 #pragma unroll
   for (int s = 16; s > 0; s /= 2) sum += __shfl_xor_sync(0xffffffff, sum, s);
   if (lane == 0) g.delta[row] = sum;
-  float4* acc = reinterpret_cast<float4*>(g.dq_accum + row * D);
+  for (int r = i; r < dq_rows; r += p.q_len) {
+    float4* acc = reinterpret_cast<float4*>(g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + r) * D);
 #pragma unroll
-  for (int c = lane; c < D / 4; c += 32) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int c = lane; c < D / 4; c += 32) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
 }
 
 // dq = scale x dq_accum in the call's dtype, strided like q: a thread two elements.
@@ -95,6 +101,36 @@ __global__ void __launch_bounds__(256) fused_bwd_convert_dq(const Params p, cons
     const float2 x = *reinterpret_cast<const float2*>(g.dq_accum + row * D + c);
     T* dst = static_cast<T*>(g.dq) + b * p.q_batch_stride + h * p.q_head_stride + i * p.q_seq_stride + c;
     *reinterpret_cast<uint32_t*>(dst) = Pack2<T>::pack(x.x * p.scale, x.y * p.scale);
+  }
+}
+
+// The same from the Hopper kernel's sum (kHopperBulkDq, bwd_sm90.cu): per (batch, head) blocks of BM rows,
+// each two 64 x 64 warpgroup halves (D = 128: columns 64 w.., D = 64: rows 64 w..), a half 1024 float4 in
+// fragment order: float4 128 j + t of warpgroup thread t = 32 warp + lane holds rows 16 warp + lane / 4 and
+// + 8 at columns 8 j + 2 (lane % 4) + {0, 1}. A thread a float4 (coalesced reads, two 4-byte stores);
+// padding rows, past q_len, are skipped.
+template <typename T, int D>
+__global__ void __launch_bounds__(256) fused_bwd_convert_dq_hopper(const Params p, const BackwardBuffers g) {
+  constexpr int BM = hopper_bwd_block_m(D), kHalf = 64 * 64 / 4, kBlock = BM * D / 4;
+  const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
+  const int per_head = dq_rows * (D / 4);
+  const int64_t quads = int64_t(p.batch) * p.heads * per_head;
+  const float4* acc = reinterpret_cast<const float4*>(g.dq_accum);
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < quads; t += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t bh = t / per_head;
+    const int in_head = static_cast<int>(t % per_head);
+    const int m = in_head / kBlock, in_block = in_head % kBlock;
+    const int w = in_block / kHalf, x = in_block % kHalf;
+    const int j = x / 128, thread = x % 128, lane = thread % 32;
+    const int r = 16 * (thread / 32) + lane / 4, c = 8 * j + 2 * (lane % 4);
+    const int i = m * BM + (D == 128 ? r : 64 * w + r), col = D == 128 ? 64 * w + c : c;
+    if (i >= p.q_len) continue;
+    const float4 v = acc[t];
+    const int h = static_cast<int>(bh % p.heads), b = static_cast<int>(bh / p.heads);
+    T* dst = static_cast<T*>(g.dq) + b * p.q_batch_stride + h * p.q_head_stride + int64_t(i) * p.q_seq_stride + col;
+    *reinterpret_cast<uint32_t*>(dst) = Pack2<T>::pack(v.x * p.scale, v.y * p.scale);
+    if (i + 8 < p.q_len)
+      *reinterpret_cast<uint32_t*>(dst + 8 * p.q_seq_stride) = Pack2<T>::pack(v.z * p.scale, v.w * p.scale);
   }
 }
 
@@ -281,32 +317,21 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
   cp_async_wait<0>();
 
   // dK (scaled) and dV of this CTA's keys, summed over the group's query heads.
-  T* dk_out = static_cast<T*>(g.dk) + b * p.k_batch_stride + hk * p.k_head_stride;
-  T* dv_out = static_cast<T*>(g.dv) + b * p.v_batch_stride + hk * p.v_head_stride;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int key = key_row0 + 8 * r;
-    if (key >= p.kv_len) continue;
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      const int c = 8 * j + t_col;
-      *reinterpret_cast<uint32_t*>(dk_out + int64_t(key) * p.k_seq_stride + c) =
-          Pack2<T>::pack(dk[j][2 * r] * p.scale, dk[j][2 * r + 1] * p.scale);
-      *reinterpret_cast<uint32_t*>(dv_out + int64_t(key) * p.v_seq_stride + c) =
-          Pack2<T>::pack(dv[j][2 * r], dv[j][2 * r + 1]);
-    }
-  }
+  store_dk_dv<T, D>(p, g, b, hk, key_row0, t_col, dk, dv);
 }
 
 // The three launches; the main kernel bwd_sm90.cu's where `hopper` (except without queries: there is no Q
-// to map, and this one writes the zeros).
+// to map, and this one writes the zeros). Its dQ sum (kHopperBulkDq) has its own layout: padded rows
+// zeroed by the preprocess, its own conversion.
 template <typename T, int D>
 cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, bool hopper) {
   // Without queries the main kernel still runs: its dK and dV are zeros. Without keys dq is zeros.
   const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
+  const bool hopper_dq = hopper && kHopperBulkDq;
+  const int dq_rows = hopper_dq ? hopper_bwd_dq_rows(p.q_len, D) : p.q_len;
   cudaError_t e = cudaSuccess;
   if (rows > 0) {
-    fused_bwd_preprocess<T, D><<<static_cast<unsigned>((rows + 3) / 4), kBwdThreads, 0, stream>>>(p, g);
+    fused_bwd_preprocess<T, D><<<static_cast<unsigned>((rows + 3) / 4), kBwdThreads, 0, stream>>>(p, g, dq_rows);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (p.kv_len > 0 && hopper && p.q_len > 0) {
@@ -319,10 +344,14 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
     fused_bwd_sm80<T, D><<<grid, kBwdThreads, kSmem, stream>>>(p, g);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
-  const int64_t pairs = rows * (D / 2);
-  if (pairs == 0) return cudaSuccess;
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((pairs + 255) / 256, 65535));
-  fused_bwd_convert_dq<T, D><<<blocks, 256, 0, stream>>>(p, g);
+  if (rows == 0) return cudaSuccess;
+  // A thread two elements (row-major) or four (the Hopper layout, padding rows included).
+  const int64_t threads = int64_t(p.batch) * p.heads * dq_rows * (D / (hopper_dq ? 4 : 2));
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((threads + 255) / 256, 65535));
+  if (hopper_dq)
+    fused_bwd_convert_dq_hopper<T, D><<<blocks, 256, 0, stream>>>(p, g);
+  else
+    fused_bwd_convert_dq<T, D><<<blocks, 256, 0, stream>>>(p, g);
   return cudaGetLastError();
 }
 
@@ -331,8 +360,11 @@ std::size_t delta_bytes(const Params& p) { return aligned(std::size_t(p.batch) *
 
 }  // namespace
 
+// dq_accum sized for the Hopper kernel's padded sum (hopper_bwd_dq_rows >= q_len): the path is chosen at the
+// call, after the workspace; the portable kernel's row-major sum (batch x heads x q_len rows) is its start.
 std::size_t backward_scratch(const Params& p) {
-  return delta_bytes(p) + aligned(std::size_t(p.batch) * p.heads * p.q_len * p.head_dim * sizeof(float));
+  const std::size_t dq_rows = p.head_dim == 64 || p.head_dim == 128 ? hopper_bwd_dq_rows(p.q_len, p.head_dim) : p.q_len;
+  return delta_bytes(p) + aligned(std::size_t(p.batch) * p.heads * dq_rows * p.head_dim * sizeof(float));
 }
 
 void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g) {

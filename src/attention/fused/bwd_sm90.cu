@@ -1,6 +1,7 @@
 // The fused attention backward's main kernel on Hopper (sm_90a): TMA loads and wgmma for all five GEMMs,
-// version 1 of docs/hopper-backward.md (its section 5). It runs between bwd_sm80.cu's preprocess (delta =
-// dO . O, dQ's fp32 sum zeroed) and its dq conversion, and computes what that file's main kernel does.
+// version 1 of docs/hopper-backward.md (its section 5) with step 3's dQ through shared memory. It runs
+// between bwd_sm80.cu's preprocess (delta = dO . O, dQ's fp32 sum zeroed) and its dq conversion
+// (convert_dq_hopper), and computes what that file's main kernel does.
 //
 // A CTA of two warpgroups (256 threads, no producer warpgroup) owns BN = 128 keys of one (batch, KV head),
 // 64 a warpgroup, their K and V in shared memory (TMA, once) and their dK and dV in fp32 registers. It
@@ -12,7 +13,9 @@
 //   dV += P^T dO and dK += dS^T Q (wgmma, A from registers, B MN-major in shared memory),
 //   dS^T stored untransposed ([keys][queries], 128B-swizzled as TMA would) for
 //   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT), a warpgroup 64 of dQ's columns (D=128)
-//     or rows (D=64), added to the fp32 sum from registers with red.global.add.v4.f32 (bwd_common.cuh).
+//     or rows (D=64): with kHopperBulkDq (bwd_common.cuh) stored to shared memory in fragment order and
+//     added to the padded fp32 sum by one thread's bulk reduce-add (16 KB, cp.reduce.async.bulk), else
+//     from registers with red.global.add.v4.f32 into the row-major sum (version 1).
 // BM = 64 query rows at D=128, 128 at D=64 (FlashAttention-3's causal tile sizes).
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -28,6 +31,26 @@
 
 namespace attnprof::fused {
 namespace sm90 {
+
+#ifdef ATTNPROF_SM90A  // (the sm_80 pass compiles the kernel empty; outside the unnamed namespace, which
+// warns of them unused where kHopperBulkDq is false)
+// Where `issue`: `bytes` of fp32 in shared memory added to global memory (the bulk copy engine's reduce, in
+// the calling thread's bulk group; 16-byte aligned, a multiple of 16 bytes). A predicate, not a branch:
+// ptxas injects a warpgroup.arrive before the wgmma after a divergent branch (C7519).
+__device__ __forceinline__ void bulk_reduce_add_f32(bool issue, float* dst, uint32_t src, uint32_t bytes) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n"
+      "@p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%1], [%2], %3;\n}\n" ::"r"(int(issue)),
+      "l"(dst), "r"(src), "r"(bytes)
+      : "memory");
+}
+// The calling thread's bulk groups complete (their writes to global memory too).
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, float a, float b, float c, float d) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+#endif
+
 namespace {
 
 constexpr int kBwdThreads = 256;  // two warpgroups
@@ -35,19 +58,23 @@ constexpr int kBwdBlockN = 128;   // keys a CTA: 64 a warpgroup
 
 // Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], two stages of
 // Q and dO [BM][D], dS^T [BN][BM], each as 64-column chunks of 128-byte rows (TMA's boxes, chunk c at
-// c x rows x 128); then per stage BM floats of lse (log2 units, +inf for rows that see nothing) and BM of
-// delta; then the mbarriers, K/V's and one per stage (its Q and dO).
+// c x rows x 128); with kHopperBulkDq a block's dQ, fp32 [BM x D] as two warpgroup halves in fragment
+// order (the bulk reduce's source); then per stage BM floats of lse (log2 units, +inf for rows that see
+// nothing) and BM of delta; then the mbarriers, K/V's and one per stage (its Q and dO).
 template <int D>
 struct BwdLayout {
-  static constexpr int BM = D == 128 ? 64 : 128, BN = kBwdBlockN;
+  static constexpr int BM = hopper_bwd_block_m(D), BN = kBwdBlockN;
   static constexpr uint32_t kKvBytes = BN * D * 2;
   static constexpr uint32_t kTileBytes = BM * D * 2;  // a block of Q or of dO
   static constexpr uint32_t kK = 0, kV = kK + kKvBytes;
   static constexpr uint32_t kStages = kV + kKvBytes;  // stage s: Q at kStages + 2 s kTileBytes, dO after it
   static constexpr uint32_t kDs = kStages + 4 * kTileBytes;
-  static constexpr uint32_t kRows = kDs + BN * BM * 2;
+  static constexpr uint32_t kDq = kDs + BN * BM * 2;
+  static constexpr uint32_t kDqHalfBytes = 64 * 64 * 4;  // a warpgroup's 64 x 64 of dQ
+  static constexpr uint32_t kRows = kDq + (kHopperBulkDq ? 2 * kDqHalfBytes : 0);
   static constexpr uint32_t kBars = kRows + 2 * 2 * BM * 4;
   static constexpr int kBytes = int(kBars) + 3 * 8 + 1024;  // + the alignment's slack
+  static_assert(2 * kDqHalfBytes == BM * D * 4, "a block's dQ is two 64 x 64 halves");
   static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && (BN * BM * 2) % 1024 == 0, "1024-byte atoms");
 };
 
@@ -139,6 +166,11 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   // (dS^T's chunk wg against all of K). Both operands MN-major: 16 keys a k step, chunks BN x 128 apart.
   const uint32_t dq_a = ds_addr + (D == 128 ? 0 : wg * BN * 128);
   const uint32_t dq_b = s_base + L::kK + (D == 128 ? wg * BN * 128 : 0);
+  // The bulk dQ: this thread's float4 j of its warpgroup's half at (128 j + thread) x 16 bytes; thread 0 of
+  // the warpgroup adds the half to its place in the padded sum (hopper_bwd_dq_rows rows a head).
+  const uint32_t sdq = s_base + L::kDq + wg * L::kDqHalfBytes + (threadIdx.x % 128) * 16;
+  const bool dq_issuer = threadIdx.x % 128 == 0;
+  const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
 
   for (int it = 0; it < items; ++it) {
@@ -219,6 +251,9 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     for (int kk = 0; kk < BM / 16; ++kk)
       WgmmaRS<T, D>::run(dv, pa[kk], make_desc_sw128(do_addr + kk * 16 * 128, BM * 128, 1024));
     wgmma_commit();
+    // The last block's bulk dQ has read its shared memory (its issuer waits, the others have no group;
+    // the barrier tells the rest).
+    if constexpr (kHopperBulkDq) bulk_wait_read_all();
     named_bar_sync(1, kBwdThreads);  // both warpgroups' dS^T are in
 
     float dq[8][4];
@@ -235,9 +270,19 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     wgmma_wait<1>();  // dV and dQ are done; dK may still run
     fence_operands(dq);
     fence_operands(dv);
-    float* acc = g.dq_accum + (int64_t(b) * p.heads + h) * p.q_len * D;
-    add_dq_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : wg * 64) + warp * 16 + g_row, p.q_len, D == 128 ? wg * 64 : 0,
-                      lane);
+    if constexpr (kHopperBulkDq) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) st_shared_v4(sdq + j * 128 * 16, dq[j][0], dq[j][1], dq[j][2], dq[j][3]);
+      fence_proxy_async_shared();   // the generic stores, read next by the bulk copy (async proxy)
+      named_bar_sync(2 + wg, 128);  // this warpgroup's half is in
+      float* acc = g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + q0) * D + wg * (BM * D / 2);
+      bulk_reduce_add_f32(dq_issuer, acc, sdq, L::kDqHalfBytes);  // the issuer's sdq: the half's start
+      bulk_commit();                                              // an empty group in the other threads
+    } else {
+      float* acc = g.dq_accum + (int64_t(b) * p.heads + h) * p.q_len * D;
+      add_dq_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : wg * 64) + warp * 16 + g_row, p.q_len, D == 128 ? wg * 64 : 0,
+                        lane);
+    }
     __syncwarp();
     wgmma_wait<0>();
     fence_operands(dk);
@@ -249,22 +294,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     }
   }
 
+  if constexpr (kHopperBulkDq) bulk_wait_all();  // shared memory stays until the bulk adds are done
+
   // dK (scaled) and dV of this CTA's keys, summed over the group's query heads.
-  T* dk_out = static_cast<T*>(g.dk) + b * p.k_batch_stride + hk * p.k_head_stride;
-  T* dv_out = static_cast<T*>(g.dv) + b * p.v_batch_stride + hk * p.v_head_stride;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int key = key_row0 + 8 * r;
-    if (key >= p.kv_len) continue;
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      const int c = 8 * j + t_col;
-      *reinterpret_cast<uint32_t*>(dk_out + int64_t(key) * p.k_seq_stride + c) =
-          Pack2<T>::pack(dk[j][2 * r] * p.scale, dk[j][2 * r + 1] * p.scale);
-      *reinterpret_cast<uint32_t*>(dv_out + int64_t(key) * p.v_seq_stride + c) =
-          Pack2<T>::pack(dv[j][2 * r], dv[j][2 * r + 1]);
-    }
-  }
+  store_dk_dv<T, D>(p, g, b, hk, key_row0, t_col, dk, dv);
 #endif
 }
 
