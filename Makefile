@@ -71,7 +71,7 @@ gpu-carry: build
 	cp $(BUILD)/attnprof $(BUILD)/libattnprof_bench_cuda.so $(BUILD)/libattnprof_fused.so $(BUILD)/libattnprof_inject.so $(BUILD)/attnprof_fused_lab \
 	  $(BUILD)/attnprof_record_overhead $(BUILD)/attnprof_record_demo $(GPU_CARRY)/
 	cp -r $(BUILD)/runtime-libs $(GPU_CARRY)/
-	cp $(BUILD)/tests/fused/fused_forward_test $(GPU_CARRY)/tests/fused/
+	cp $(BUILD)/tests/fused/fused_forward_test $(BUILD)/tests/fused/fused_wgmma_test $(GPU_CARRY)/tests/fused/
 	cp $(BUILD)/tests/capture/recorder_gpu_test $(GPU_CARRY)/tests/capture/
 	cp $(BUILD)/tests/attention/attention_cuda_test $(GPU_CARRY)/tests/attention/
 	du -sh $(GPU_CARRY)

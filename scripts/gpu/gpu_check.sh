@@ -35,7 +35,7 @@ for impl in fused math; do
     "$B/attnprof" doctor "$O/traces/$impl.json" 2>&1 | tee "$O/doctor_$impl.txt" | sed -n '1,12p;/^Findings/,/fix:/p;/No findings/p'
   fi
 done
-for t in tests/fused/fused_forward_test tests/capture/recorder_gpu_test tests/attention/attention_cuda_test; do
+for t in tests/fused/fused_forward_test tests/fused/fused_wgmma_test tests/capture/recorder_gpu_test tests/attention/attention_cuda_test; do
   [ -x "$B/$t" ] && run "$(basename "$t")" "${TEST_TIMEOUT:-150}" "$B/$t"
 done
 if command -v compute-sanitizer >/dev/null && [ -x "$B/attnprof_fused_lab" ]; then
