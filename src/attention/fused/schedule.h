@@ -54,7 +54,7 @@ constexpr std::string_view path_name(Path p) {
 
 // Which main kernel the backward runs (fused_attention.h's backward): bwd_sm80.cu's (mma.sync, any
 // sm_80+ device) or bwd_sm90.cu's (TMA + wgmma, sm_90 only; docs/hopper-backward.md). automatic is
-// kAutomaticBackward, the one place the product's choice is made: the Hopper kernel, measured 1.19-1.95x
+// kAutomaticBackward, the one place the product's choice is made: the Hopper kernel, measured 1.28-2.21x
 // the portable one on an H100 (BENCHMARKS.md), on sm_90 devices, the portable one elsewhere. The bench
 // names them as rows, fused:portable and fused:hopper.
 enum class BackwardPath : int { Automatic = 0, Portable, Hopper };
