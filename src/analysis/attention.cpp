@@ -435,6 +435,14 @@ class Finder {
       c.graph_replay = index_.graph_replayed(c.activities.front());
       if (c.graph_replay && c.shape.from == ShapeFrom::None && captured_ != nullptr) from_captured(c);
       if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);
+      // A square call (top-left and bottom-right alike) whose positions the program compared as a causal
+      // mask does, before the call: its added mask is causal (eager attention's mask is not in the trace).
+      if (c.impl != AttentionImpl::Fused && c.shape.known() && !c.shape.causal && !c.causal_mask &&
+          c.shape.q_len == c.shape.kv_len &&
+          ops_.causal_positions(c.shape.q_len, c.shape.kv_len, event(c.activities.front()).ts_ns)) {
+        c.shape.causal = true;
+        c.shape.causal_from_positions = true;
+      }
       if (!c.paged && c.shape.shared_kv_pool()) {  // a K/V pool paged by a block mask
         c.paged = true;
         c.page_size = static_cast<int>(std::min<std::int64_t>(c.shape.pool_block, 1 << 30));
@@ -720,6 +728,7 @@ std::string AttentionShape::source() const {
       s = "kernel launch parameters: " + inferred;
       break;
   }
+  if (causal_from_positions) s += "; causal: the program compared query and key positions as a causal mask does";
   return from_forward ? "the forward calls' shape: " + s : s;
 }
 

@@ -56,6 +56,9 @@ struct AttentionShape {
   // AttentionOp: an SDPA call given a mask of one head ([B or 1, 1, Sq, Skv], as transformers builds
   // its causal and padding masks), whose is_causal=False then says nothing of causality.
   bool one_head_mask = false;
+  // causal from the program's comparison of query and key positions before the call (an eager call's mask),
+  // not from its op or kernels (AttentionOps::causal_positions).
+  bool causal_from_positions = false;
   // Whether the batch's sequences share one K/V pool (kv_batch 1 under a q batch of more).
   bool shared_kv_pool() const { return kv_batch == 1 && batch > 1; }
   // All sizes positive and below 2^31 (record_shapes values are the trace's, not to be trusted blindly).

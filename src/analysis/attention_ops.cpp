@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -90,6 +92,41 @@ std::string math_cause(const OpInputs& in) {
       "else a limit of the backends on this shape or GPU.",
       in.types.empty() ? "unknown" : to_string(precision_of_type(in.types[0])),
       in.strides.empty() ? "" : "last dims contiguous, ", d);
+}
+
+AttentionOps::AttentionOps(const TraceIndex& index) : index_(index), t_(index.trace()) {
+  // Integer position tensors compared over [.., Sq, Skv]: the key positions vary along the last dim
+  // ([.., 1, Skv]), the query positions along the one before ([.., Sq, 1]); leading dims all 1.
+  const auto positions = [](const std::vector<std::int64_t>& d, bool keys) -> std::int64_t {
+    if (d.size() < 2) return 0;
+    for (std::size_t i = 0; i + 2 < d.size(); ++i)
+      if (d[i] != 1) return 0;
+    const std::int64_t row = d[d.size() - 2], col = d[d.size() - 1];
+    return keys ? (row == 1 ? col : 0) : (col == 1 ? row : 0);
+  };
+  const auto integer = [](const std::string& t) { return t == "long int" || t == "int"; };
+  for (const OpInputs& in : t_.op_inputs) {
+    if (in.dims.size() < 2 || in.types.size() < 2 || !integer(in.types[0]) || !integer(in.types[1])) continue;
+    const Event& e = t_.events[in.event];
+    const std::string_view op = t_.strings.view(e.name);
+    // kv <= q: le(keys, queries); q >= kv: ge(queries, keys).
+    const bool le = op == "aten::le", ge = op == "aten::ge";
+    if (!le && !ge) continue;
+    const auto& keys = le ? in.dims[0] : in.dims[1];
+    const auto& queries = le ? in.dims[1] : in.dims[0];
+    const std::int64_t kv = positions(keys, true), q = positions(queries, false);
+    if (kv > 1 && q > 1) causal_compares_.push_back({e.ts_ns, q, kv});
+  }
+  std::sort(causal_compares_.begin(), causal_compares_.end(),
+            [](const PositionCompare& a, const PositionCompare& b) { return a.ts_ns < b.ts_ns; });
+}
+
+bool AttentionOps::causal_positions(std::int64_t q_len, std::int64_t kv_len, std::int64_t before_ns) const {
+  for (const PositionCompare& c : causal_compares_) {
+    if (c.ts_ns >= before_ns) break;
+    if (c.q_len == q_len && c.kv_len == kv_len) return true;
+  }
+  return false;
 }
 
 const OpInputs* AttentionOps::inputs_of(std::int32_t range) const {

@@ -31,7 +31,7 @@ std::string math_cause(const OpInputs& in);
 // Questions about the ops of one index; ranges and activities are its indices.
 class AttentionOps {
  public:
-  explicit AttentionOps(const TraceIndex& index) : index_(index), t_(index.trace()) {}
+  explicit AttentionOps(const TraceIndex& index);
 
   // record_shapes inputs of a range's op, or null.
   const OpInputs* inputs_of(std::int32_t range) const;
@@ -66,6 +66,13 @@ class AttentionOps {
   // [..., Sq, Skv] product and its right one has Skv rows. The proof a chain
   // needs when it stepped over a linear layer's GEMM.
   bool scores_feed(std::size_t qk, std::size_t pv) const;
+  // Whether the program compared query and key positions as a causal mask does, before `before_ns`: an
+  // aten::le or aten::ge of two integer tensors that broadcast to [.., q_len, kv_len], the key positions
+  // ([.., 1, kv_len]) on the small side (kv <= q, q >= kv), as transformers builds its masks
+  // (masking_utils: kv_idx <= q_idx) and `arange(S)[:, None] >= arange(S)` does. Say nothing of a mask
+  // applied as the comparison's result alone; the caller pairs it with a square call (q_len == kv_len,
+  // where top-left and bottom-right agree).
+  bool causal_positions(std::int64_t q_len, std::int64_t kv_len, std::int64_t before_ns) const;
 
  private:
   // The innermost CPU range around activity i's launch; for a CUDA graph's replay, around its launch
@@ -86,6 +93,10 @@ class AttentionOps {
 
   const TraceIndex& index_;
   const Trace& t_;
+  struct PositionCompare {
+    std::int64_t ts_ns, q_len, kv_len;
+  };
+  std::vector<PositionCompare> causal_compares_;  // the trace's causal position comparisons, in start order
 };
 
 }  // namespace attnprof

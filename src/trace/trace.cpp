@@ -19,8 +19,8 @@ bool keeps_op_inputs(std::string_view op) {
   return op.starts_with("aten::scaled_dot_product_attention") || op.starts_with("aten::_scaled_dot_product_") ||
          op.starts_with("aten::_flash_attention") || op.starts_with("aten::_efficient_attention") ||
          op == "aten::bmm" || op == "aten::matmul" || op == "aten::baddbmm" || op == "aten::mean" ||
-         op == "aten::add" || op == "aten::add_" || op == "aten::reshape" || op == "aten::cat" ||
-         (op.starts_with("triton_tem_") && op.find("flex_attention") != std::string_view::npos);
+         op == "aten::add" || op == "aten::add_" || op == "aten::reshape" || op == "aten::cat" || op == "aten::le" ||
+         op == "aten::ge" || (op.starts_with("triton_tem_") && op.find("flex_attention") != std::string_view::npos);
 }
 
 const OpInputs* Trace::op_inputs_of(std::uint32_t e) const {

@@ -402,6 +402,15 @@ TEST_P(Corpus, ShapesComeFromRecordShapes) {
       // how many there were; without a repeat (as many kv heads as query heads) nothing says it.
       EXPECT_EQ(s.shape.kv_heads, facts.shape.kv_heads < facts.shape.q_heads ? facts.shape.kv_heads : 0)
           << "the repeat's, or unknown; never a guess";
+      // Its causal mask is not in its ops; the program's comparison of query and key positions before it is
+      // (transformers builds the mask from kv_idx <= q_idx): a decoder's calls causal, an encoder's never.
+      if (*facts.shape.causal) {
+        ASSERT_TRUE(s.shape.causal.has_value());
+        EXPECT_TRUE(*s.shape.causal);
+        EXPECT_NE(s.shape.source().find("compared query and key positions"), std::string::npos);
+      } else {
+        EXPECT_FALSE(s.shape.causal.value_or(false));
+      }
     } else {
       // The SDPA op sees the real kv heads (GQA).
       EXPECT_EQ(s.shape.kv_heads, facts.shape.kv_heads);
