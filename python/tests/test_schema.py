@@ -19,7 +19,7 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 CLI = [sys.executable, "-m", "attnprof"]
 TRACES = sorted(
     [str(p) for p in (ROOT / "examples" / "traces").glob("*.json")]
-    + [str(p) for d in ("", "corpus", "steps", "regimes", "ranks", "forms", "serving") for p in (ROOT / "tests" / "data" / d).glob("*.json.gz")]
+    + [str(p) for d in ("", "corpus", "steps", "regimes", "ranks", "forms", "serving", "serving/grid") for p in (ROOT / "tests" / "data" / d).glob("*.json.gz")]
 )
 
 

@@ -298,9 +298,9 @@ class Finder {
     std::vector<std::size_t> skipped;  // positions of linear layers' GEMMs stepped over
   };
   //
-  // A kernel repeating the one before it is not a step: PyTorch runs an elementwise op over more than 2^31
-  // elements (long-context scores) as one launch per 32-bit-indexable piece, so one op of the chain can be
-  // many kernels of one name (up to kPieces more).
+  // A kernel repeating the one before it, a piece of the same op (its CPU op, else its launch shape), is not
+  // a step: PyTorch runs an elementwise op over more than 2^31 elements (long-context scores) as one launch
+  // per 32-bit-indexable piece, so one op of the chain can be many kernels of one name (up to kPieces more).
   Walk walk(const std::vector<std::size_t>& seq, std::size_t p, int dir, int want, bool skip_linear = false,
             bool sums = false) const {
     constexpr std::size_t kReach = 10, kPieces = 256;
@@ -311,7 +311,8 @@ class Finder {
       const std::size_t q = dir < 0 ? p - step : p + step;
       if (!free(seq[q])) break;
       const std::size_t prev = dir < 0 ? q + 1 : q - 1;
-      if (step > 1 && event(seq[q]).name == event(seq[prev]).name && cls(seq[q]).category != KernelCategory::Gemm) {
+      if (step > 1 && event(seq[q]).name == event(seq[prev]).name && cls(seq[q]).category != KernelCategory::Gemm &&
+          ops_.same_op_pieces(seq[q], seq[prev])) {
         if (++repeats > kPieces) break;
       } else {
         ++steps;
@@ -577,17 +578,29 @@ class Finder {
     };
     // A shape with its lengths (not a decode kernel's, which holds no key length).
     const auto sized = [](const AttentionCall& c) { return c.shape.any() && c.shape.q_len > 0 && c.shape.kv_len > 0; };
-    std::vector<StringId> decode_kernels;  // the main kernels of fused calls that combine split-KV partials
+    // cuDNN's tile of at most 16 query rows: its decode kernel where the trace also runs cuDNN with a longer
+    // tile (the prefill's), which a program of short sequences alone (an encoder of 12 tokens) does not.
+    const auto cudnn_rows = [this](const AttentionCall& c) {
+      const auto main = main_kernel(c);
+      return main ? read_attention_kernel_name(name(*main)).tile_rows : 0;
+    };
+    bool cudnn_long_tile = false;
+    for (const AttentionCall& c : view_.calls)
+      cudnn_long_tile |= c.impl == AttentionImpl::Fused && c.pass == AttentionPass::Forward && cudnn_rows(c) > 16;
+    std::vector<StringId> decode_kernels;  // the main kernels of fused calls that decode (split-KV, a short tile)
+    const auto decode_kernel = [&](StringId k) {
+      if (std::find(decode_kernels.begin(), decode_kernels.end(), k) == decode_kernels.end())
+        decode_kernels.push_back(k);
+    };
     bool any_decode = false;
     for (const AttentionCall& c : view_.calls) {
       if (c.pass == AttentionPass::Backward) return;
       any_decode |= decodes(c);
       if (c.impl != AttentionImpl::Fused || sized(c)) continue;
-      if (said(c) == KernelPhase::Decode) {
+      any_decode |= said(c) == KernelPhase::Decode;
+      if (const int rows = cudnn_rows(c); rows > 0 && rows <= 16 && cudnn_long_tile) {
         any_decode = true;
-        if (const auto main = main_kernel(c);
-            main && std::find(decode_kernels.begin(), decode_kernels.end(), event(*main).name) == decode_kernels.end())
-          decode_kernels.push_back(event(*main).name);
+        decode_kernel(event(*main_kernel(c)).name);
       }
       bool combines = false;
       StringId main = kNoString;
@@ -599,8 +612,7 @@ class Finder {
       }
       if (combines && main != kNoString) {
         any_decode = true;
-        if (std::find(decode_kernels.begin(), decode_kernels.end(), main) == decode_kernels.end())
-          decode_kernels.push_back(main);
+        decode_kernel(main);
       }
     }
     if (!any_decode) return;

@@ -239,6 +239,16 @@ std::int32_t AttentionOps::innermost_op(std::size_t i) const {
   return kNone;
 }
 
+bool AttentionOps::same_op_pieces(std::size_t a, std::size_t b) const {
+  if (index_.has_cpu_ops()) {
+    const std::int32_t op = innermost_op(a);
+    return op != kNone && op == innermost_op(b);
+  }
+  const GpuArgs* x = t_.args(index_.event(index_.activities()[a]));
+  const GpuArgs* y = t_.args(index_.event(index_.activities()[b]));
+  return x != nullptr && y != nullptr && x->grid == y->grid && x->block == y->block;
+}
+
 AttentionOps::ScoreBias AttentionOps::score_bias(std::size_t i) const {
   const std::int32_t op = innermost_op(i);
   if (op == kNone) return ScoreBias::None;

@@ -73,6 +73,10 @@ class AttentionOps {
   // applied as the comparison's result alone; the caller pairs it with a square call (q_len == kv_len,
   // where top-left and bottom-right agree).
   bool causal_positions(std::int64_t q_len, std::int64_t kv_len, std::int64_t before_ns) const;
+  // Whether activities a and b are pieces of one op: launched by the same innermost CPU op (kernels of one
+  // name from one elementwise op over more than 2^31 elements, one launch a 32-bit-indexable piece); without
+  // CPU ops, the same grid and block.
+  bool same_op_pieces(std::size_t a, std::size_t b) const;
 
  private:
   // The innermost CPU range around activity i's launch; for a CUDA graph's replay, around its launch

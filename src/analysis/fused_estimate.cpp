@@ -21,10 +21,10 @@ namespace {
 struct Rate {
   int min_cc;
   double d64, d128, fp32;
-  double tb_per_s;  // device memory bandwidth where the trace does not name its GPU: an H200's, the datasheets'
+  double tb_per_s;  // peak memory bandwidth where the trace does not name its GPU (the datasheets': H200, ...)
 };
 constexpr Rate kRates[] = {
-    {90, 330, 480, 30, 4.3}, {89, 110, 140, 8, 0.9}, {86, 60, 75, 5, 0.9},
+    {90, 330, 480, 30, 4.8}, {89, 110, 140, 8, 0.9}, {86, 60, 75, 5, 0.9},
     {80, 170, 210, 8, 1.9},  {75, 35, 40, 3, 0.6},   {70, 50, 60, 4, 0.85},
 };
 
@@ -48,7 +48,7 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
   const int sms = device.num_sms > 0 ? device.num_sms : 132;
   const Rate r = rate_for(cc);
   const double peak = peak_memory_tb_per_s(device.name);
-  const double tb_per_s = peak > 0 ? kSustainedBandwidth * peak : r.tb_per_s;
+  const double tb_per_s = kSustainedBandwidth * (peak > 0 ? peak : r.tb_per_s);
   const bool fp32 = precision == Precision::FP32;
   const double tflops = fp32 ? r.fp32 : (s.head_dim <= 64 ? r.d64 : r.d128);
   // Tiles of 128 query rows per head (64 rows, two per SM, in fp32), in waves

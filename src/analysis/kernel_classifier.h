@@ -92,7 +92,7 @@ struct AttentionKernelName {
   bool paged = false;
   int page_size = 0;  // tokens a page, 0 when the name does not say
   // cuDNN's generated SDPA forward kernels name their tile (..._knob_7_64x128x128_...): query rows, keys,
-  // head dim; 0 when the name does not say. A tile of at most 16 query rows is cuDNN's decode kernel.
+  // head dim; 0 when the name does not say. cuDNN decodes with a tile of at most 16 query rows.
   int tile_rows = 0, tile_keys = 0, head_dim = 0;
 };
 AttentionKernelName read_attention_kernel_name(std::string_view name);

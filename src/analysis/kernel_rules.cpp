@@ -464,6 +464,7 @@ AttentionKernelName read_attention_kernel_name(std::string_view n) {
   // (a tile of 64 query rows, 128 keys, head dim 128). For short queries against a cache it runs a tile of 16
   // rows, the query heads of a K/V head packed in them, its keys split over CTAs (grid: splits, K/V heads,
   // batch), and a combine where it splits (cudnn::fusion::lean_reduction_kernel); prefill runs 64-128 rows.
+  // The tile alone says no phase (a short encoder may run 16 rows too): the call finder weighs it.
   if (starts(n, "cudnn_generated_") && has(n, "sdpa") && has(n, "_fprop_")) {
     if (const auto knob = n.find("_knob_"); knob != std::string_view::npos) {
       std::string_view t = n.substr(knob + 6);
@@ -485,7 +486,6 @@ AttentionKernelName read_attention_kernel_name(std::string_view n) {
         out.tile_rows = rows;
         out.tile_keys = keys;
         out.head_dim = head_dim;
-        out.phase = rows <= 16 ? KernelPhase::Decode : KernelPhase::Unknown;
       }
     }
     return out;

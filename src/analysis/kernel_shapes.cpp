@@ -130,7 +130,7 @@ bool cudnn_decode(const std::vector<Launch>& ks, AttentionShape& s) {
   AttentionKernelName said;
   for (const Launch& k : ks) {
     said = read_attention_kernel_name(k.name);
-    if (said.phase == KernelPhase::Decode && said.head_dim > 0) {
+    if (said.tile_rows > 0 && said.tile_rows <= 16 && said.head_dim > 0) {
       main = &k;
       break;
     }
@@ -143,17 +143,22 @@ bool cudnn_decode(const std::vector<Launch>& ks, AttentionShape& s) {
   s.batch = main->grid[2];
   s.kv_heads = main->grid[1];
   s.q_heads = combine ? combine->grid[1] : 0;
+  // The query heads of a K/V head share its tile's rows: a group that does not divide or fit is no such
+  // packing, and neither count is taken.
+  if (s.q_heads > 0 && (s.q_heads % s.kv_heads != 0 || s.q_heads / s.kv_heads > said.tile_rows))
+    s.q_heads = s.kv_heads = 0;
   s.head_dim = said.head_dim;
   s.q_len = 1;
-  s.causal = false;
   s.inferred = fmt::format(
-      "cuDNN decode grid {}x{}x{} (key splits, K/V heads, batch) with a tile of {} query rows: B={} H_kv={}, D={} "
-      "from its name; {}; the query length taken as 1 (at most {} rows a K/V head); the key length is not in the "
-      "kernels",
-      main->grid[0], main->grid[1], main->grid[2], said.tile_rows, s.batch, s.kv_heads, s.head_dim,
-      combine ? fmt::format("H={} from its combine's grid {}x{}x{}", s.q_heads, combine->grid[0], combine->grid[1],
-                            combine->grid[2])
-              : std::string("the query heads not said (no combine: the keys were not split)"),
+      "cuDNN decode grid {}x{}x{} (key splits, K/V heads, batch) with a tile of {} query rows: B={}{}, D={} from its "
+      "name; {}; the query length taken as 1 (at most {} rows a K/V head); the key length and causality are not in "
+      "the kernels",
+      main->grid[0], main->grid[1], main->grid[2], said.tile_rows, s.batch,
+      s.kv_heads > 0 ? fmt::format(" H_kv={}", s.kv_heads) : std::string(), s.head_dim,
+      s.q_heads > 0 ? fmt::format("H={} from its combine's grid {}x{}x{}", s.q_heads, combine->grid[0],
+                                  combine->grid[1], combine->grid[2])
+      : combine     ? std::string("the heads not said (its combine's grid does not pack into the tile)")
+                    : std::string("the query heads not said (no combine: the keys were not split)"),
       said.tile_rows);
   return true;
 }

@@ -268,8 +268,16 @@ StepModel model_steps(const TraceIndex& index, const HostCalls& host, const Regi
       }
     }
     s.idle = split.ns;
-    // The synchronizations of the step's CPU range, and those before it whose wait idled its GPU window (a
-    // GPU-bound step's window starts before its CPU range ends the previous one's synchronize).
+    // The synchronizations of the step's CPU range, and those outside every step's range whose wait idled its
+    // GPU window (a GPU-bound step's window starts before its CPU range, after the loop's synchronize
+    // between two steps); a sync of another step's range is that step's.
+    std::erase_if(split.syncs, [&](std::ptrdiff_t c) {
+      const std::int64_t ts = host.calls[static_cast<std::size_t>(c)].ts;
+      if (ts >= cpu0 && ts < cpu1) return false;
+      return std::any_of(group.instances.begin(), group.instances.end(), [&](const RegionInstance& other) {
+        return other.end_ns > other.start_ns && ts >= other.start_ns && ts < other.end_ns;
+      });
+    });
     std::sort(split.syncs.begin(), split.syncs.end());
     s.syncs = static_cast<int>(std::unique(split.syncs.begin(), split.syncs.end()) - split.syncs.begin());
     // What bounds the step: the largest of the GPU's own work and each cause of its idle time.

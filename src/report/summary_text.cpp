@@ -192,7 +192,8 @@ std::vector<std::string> attention_notes(const GroupStats& g) {
     const std::string_view rest =
         s.captures_in_trace ? "the others' capture is not in it, or not told apart from another graph's"
         : s.capture_shape_calls == 0 && !g.steps.has_cpu_ops
-            ? "the trace has no ops (attnprof record), so their shapes are what the kernels tell"
+            ? (s.shape.any() ? "the trace has no CPU ops (attnprof record), so their shapes are what the kernels tell"
+                             : "the trace has no CPU ops (attnprof record), so their shapes are not in it")
             : "the graph was captured before the trace began, so their ops and shapes are not in it "
               "(profile from the first compiled call on to have them)";
     const std::string where = s.capture_trace.empty() ? std::string("this trace") : s.capture_trace;

@@ -80,7 +80,7 @@ TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
   const Doctor d = doctor(p);
   const AttentionSummary* s = phase_of(d.analysis, AttentionPhase::Decode);
   ASSERT_NE(s, nullptr);
-  // No CPU ops (attnprof record): no shape, nothing to count the bytes from.
+  // No CPU ops (attnprof record): the kernels give no key length, so nothing to count the bytes from.
   if (p.tracer != "torch.profiler") {
     EXPECT_EQ(s->bytes, 0);
     EXPECT_LT(s->bandwidth_share(), 0);
@@ -193,7 +193,8 @@ TEST_P(Serving, DecodeShapeFromCudnnsDecodeKernel) {
     EXPECT_EQ(c.shape.head_dim, p.shape.head_dim);
     EXPECT_EQ(c.shape.q_len, 1);
     EXPECT_EQ(c.shape.kv_len, 0);
-    EXPECT_FALSE(c.shape.known());  // no key length: no bytes, no estimate from it
+    EXPECT_FALSE(c.shape.known());             // no key length: no bytes, no estimate from it
+    EXPECT_FALSE(c.shape.causal.has_value());  // not in the kernels
     if (c.shape.q_heads != 0) {
       EXPECT_EQ(c.shape.q_heads, p.shape.q_heads);
       ++with_heads;
