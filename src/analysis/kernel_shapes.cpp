@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/core.h>
@@ -163,44 +164,67 @@ bool cudnn_decode(const std::vector<Launch>& ks, AttentionShape& s) {
   return true;
 }
 
-// Unfused and SDPA-math: score rows and the key length from the softmax and the score-sized passes.
+// Unfused and SDPA-math: score rows and the key length from the softmax and the score-sized passes. Over
+// more than 2^31 score elements PyTorch runs the softmax and each pass as several launches of one kernel, a
+// 32-bit-indexable piece each: a call's launches of its softmax kernel are pieces of its one softmax, and
+// consecutive launches of one elementwise kernel are pieces of one pass.
 bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
   std::int64_t rows_lo = 0, rows_hi = 0, kv_lo = 0, kv_hi = 0;
   std::string how;
+  // The softmax's rows over its pieces: launches of `name`, each rows_of(launch) rows.
+  const auto pieces = [&ks](std::string_view name, auto rows_of) {
+    std::pair<std::int64_t, int> out{0, 0};
+    for (const Launch& k : ks)
+      if (k.name == name) {
+        out.first += rows_of(k);
+        ++out.second;
+      }
+    return out;
+  };
+  const auto in_pieces = [](int n) { return n > 1 ? fmt::format(" in {} pieces", n) : std::string(); };
   for (const Launch& k : ks) {
     if (const auto args = kernel_template_args(k.name, "softmax_warp_forward<"); args.size() >= 4) {
       const std::int64_t log2 = number(args[3]);
       if (log2 < 0 || log2 > 30 || k.block[1] <= 0) continue;
       const std::int64_t pow2 = std::int64_t{1} << log2;
       const std::int64_t per_block = static_cast<std::int64_t>(k.block[1]) * (pow2 <= 128 ? 2 : 1);
-      rows_hi = k.grid[0] * per_block;
+      const auto [rows, n] = pieces(k.name, [per_block](const Launch& x) { return x.grid[0] * per_block; });
+      rows_hi = rows;
       rows_lo = rows_hi - per_block + 1;
       kv_lo = pow2 / 2 + 1;
       kv_hi = pow2;
-      how = fmt::format("softmax_warp_forward<..., {}> grid {} block {}x{}", log2, k.grid[0], k.block[0], k.block[1]);
+      how = fmt::format("softmax_warp_forward<..., {}> grid {} block {}x{}{}", log2, k.grid[0], k.block[0], k.block[1],
+                        in_pieces(n));
       break;
     }
     if (k.name.find("cunn_SoftMaxForward") != std::string_view::npos) {  // one block per row
-      rows_lo = rows_hi = k.grid[0];
+      const auto [rows, n] = pieces(k.name, [](const Launch& x) { return std::int64_t{x.grid[0]}; });
+      rows_lo = rows_hi = rows;
       kv_lo = 1;
       kv_hi = std::int64_t{1} << 31;
-      how = fmt::format("cunn_SoftMaxForward grid {} (a block per row)", k.grid[0]);
+      how = fmt::format("cunn_SoftMaxForward grid {} (a block per row){}", k.grid[0], in_pieces(n));
       break;
     }
   }
   if (rows_hi <= 0) return false;
   // The score-sized pass: the largest elementwise_kernel<threads, items per thread, ...> launch.
   std::int64_t n_hi = 0, n_block = 0;
+  std::string_view run;  // the kernel of the current run of pieces, and its elements so far
+  std::int64_t run_elements = 0;
   for (const Launch& k : ks) {
     // Only elementwise_kernel<threads, items, ...>, whose template says the work of a block (the
     // vectorized kernels' items per thread depend on the PyTorch version and the element size).
     if (k.name.find("elementwise_kernel<") == std::string_view::npos ||
         k.name.find("vectorized_elementwise_kernel<") != std::string_view::npos ||
-        k.name.find("unrolled_elementwise_kernel<") != std::string_view::npos)
+        k.name.find("unrolled_elementwise_kernel<") != std::string_view::npos) {
+      run = {};
       continue;
+    }
     const std::int64_t hi = estimate_elements(k.name, k.grid[0], k.block[0]);
-    if (hi > n_hi) {
-      n_hi = hi;
+    run_elements = k.name == run ? run_elements + hi : hi;
+    run = k.name;
+    if (run_elements > n_hi) {
+      n_hi = run_elements;
       n_block = hi / k.grid[0];
     }
   }

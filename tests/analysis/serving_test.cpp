@@ -23,6 +23,7 @@
 #include "analysis/attention_host.h"
 #include "analysis/graph_captures.h"
 #include "analysis/kernel_classifier.h"
+#include "analysis/kernel_shapes.h"
 #include "analysis/replay.h"
 #include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
@@ -203,6 +204,35 @@ TEST_P(Serving, DecodeShapeFromCudnnsDecodeKernel) {
   EXPECT_EQ(decode, p.decode_calls);
   std::printf("%s: %d of %d decode calls with their query heads (a split's combine)\n", p.name.c_str(), with_heads,
               decode);
+}
+
+// Without record_shapes, an unfused prefill's shape from its kernels (the softmax's launch and the score-sized
+// passes), where scores of 2^31 elements or more make PyTorch run the softmax and each pass as several pieces:
+// batch x heads and the lengths as built (the grid's batch-64 eager program), or none where no pass sizes a
+// block-per-row softmax (the 32k-token one: its passes are vectorized kernels); never other sizes.
+TEST(ShapeFromKernels, ScoresInPiecesOfAPass) {
+  int sized = 0;
+  for (const Program& p : programs()) {
+    if (p.impl != "eager" || p.shape.batch * p.shape.q_heads * p.shape.q_len * p.shape.kv_len < (std::int64_t{1} << 31))
+      continue;
+    SCOPED_TRACE(p.name);
+    const Doctor d = doctor(p);
+    int prefill = 0;
+    for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+      if (c.phase != AttentionPhase::Prefill) continue;
+      ++prefill;
+      const AttentionShape s = shape_from_kernels(c, *d.index);
+      SCOPED_TRACE(s.inferred);
+      if (s.from != ShapeFrom::Kernels) continue;
+      ++sized;
+      EXPECT_NE(s.inferred.find("pieces"), std::string::npos);
+      EXPECT_EQ(s.batch, p.shape.batch * p.shape.q_heads);  // batch x heads, not separable
+      EXPECT_EQ(s.q_len, p.shape.q_len);
+      EXPECT_EQ(s.kv_len, p.shape.kv_len);
+    }
+    EXPECT_EQ(prefill, p.prefill_calls);
+  }
+  EXPECT_GT(sized, 0);
 }
 
 // The dynamic cache's torch.cat of K and V per layer and decode forward: one copy each (the prefill's
