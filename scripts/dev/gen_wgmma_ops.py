@@ -8,17 +8,18 @@ import pathlib
 OUT = pathlib.Path(__file__).resolve().parents[2] / "src/attention/fused/wgmma_ops.cuh"
 
 
-def ss(n, ty, cty):
+def ss(n, ty, cty, name="WgmmaSS", trans="0, 0", what="A and B K-major in shared memory."):
+    """A and B from shared memory; `trans` is wgmma's tnspA, tnspB (1: MN-major)."""
     nreg = n // 2
     regs = ",".join(f"%{i}" for i in range(nreg))
     outs = ", ".join(f'"+f"(d[{i // 4}][{i % 4}])' for i in range(nreg))
     return f'''
-// D[64x{n}] (+)= A[64x16] * B[16x{n}], A and B K-major in shared memory.
-template <> struct WgmmaSS<{cty}, {n}> {{
+// D[64x{n}] (+)= A[64x16] * B[16x{n}], {what}
+template <> struct {name}<{cty}, {n}> {{
   __device__ static void run(float (&d)[{n // 8}][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{regs}}}, %{nreg}, %{nreg + 1}, p, 1, 1, 0, 0;\\n}}\\n"
+        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{regs}}}, %{nreg}, %{nreg + 1}, p, 1, 1, {trans};\\n}}\\n"
         : {outs}
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
   }}
@@ -27,22 +28,9 @@ template <> struct WgmmaSS<{cty}, {n}> {{
 
 
 def ss_tt(n, ty, cty):
-    nreg = n // 2
-    regs = ",".join(f"%{i}" for i in range(nreg))
-    outs = ", ".join(f'"+f"(d[{i // 4}][{i % 4}])' for i in range(nreg))
-    return f'''
-// D[64x{n}] (+)= A[64x16] * B[16x{n}], A and B MN-major (transposed) in shared memory: A stored [K][M]
-// (the backward's dS^T, keys x queries), B [K][N] (its K, keys x head dim), for dQ = dS K.
-template <> struct WgmmaSS_TT<{cty}, {n}> {{
-  __device__ static void run(float (&d)[{n // 8}][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {{
-    asm volatile(
-        "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nreg + 2}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{regs}}}, %{nreg}, %{nreg + 1}, p, 1, 1, 1, 1;\\n}}\\n"
-        : {outs}
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-  }}
-}};
-'''
+    return ss(n, ty, cty, "WgmmaSS_TT", "1, 1",
+              "A and B MN-major (transposed) in shared memory: A stored [K][M]\n"
+              "// (the backward's dS^T, keys x queries), B [K][N] (its K, keys x head dim), for dQ = dS K.")
 
 
 def rs(n, ty, cty):
