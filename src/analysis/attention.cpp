@@ -289,15 +289,14 @@ class Finder {
     }
   }
 
-  // From the anchor seq[p], one way (dir -1 or +1) over chain kernels, at most
-  // kReach of them, taking up to `want` GEMMs and stopping at anything else.
   struct Walk {
     int gemms = 0;
     std::size_t farthest = 0;          // position of the last GEMM taken
     bool safe_softmax = false;         // an isneginf / all-reduce on the way (_safe_softmax)
     std::vector<std::size_t> skipped;  // positions of linear layers' GEMMs stepped over
   };
-  //
+  // From the anchor seq[p], one way (dir -1 or +1) over chain kernels, at most
+  // kReach of them, taking up to `want` GEMMs and stopping at anything else.
   // A kernel repeating the one before it, a piece of the same op (its CPU op, else its launch shape), is not
   // a step: PyTorch runs an elementwise op over more than 2^31 elements (long-context scores) as one launch
   // per 32-bit-indexable piece, so one op of the chain can be many kernels of one name (up to kPieces more).
@@ -571,22 +570,20 @@ class Finder {
       return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&
              c.shape.kv_len > c.shape.q_len;
     };
-    // A serving engine's kernel name says its phase (decode and context kernels apart).
-    const auto said = [this](const AttentionCall& c) {
+    // What the main kernel's name says: a serving engine's its phase (decode and context kernels apart),
+    // cuDNN's its tile.
+    const auto named = [this](const AttentionCall& c) {
       const auto main = main_kernel(c);
-      return main ? read_attention_kernel_name(name(*main)).phase : KernelPhase::Unknown;
+      return main ? read_attention_kernel_name(name(*main)) : AttentionKernelName{};
     };
+    const auto said = [&named](const AttentionCall& c) { return named(c).phase; };
     // A shape with its lengths (not a decode kernel's, which holds no key length).
     const auto sized = [](const AttentionCall& c) { return c.shape.any() && c.shape.q_len > 0 && c.shape.kv_len > 0; };
     // cuDNN's tile of at most 16 query rows: its decode kernel where the trace also runs cuDNN with a longer
     // tile (the prefill's), which a program of short sequences alone (an encoder of 12 tokens) does not.
-    const auto cudnn_rows = [this](const AttentionCall& c) {
-      const auto main = main_kernel(c);
-      return main ? read_attention_kernel_name(name(*main)).tile_rows : 0;
-    };
     bool cudnn_long_tile = false;
     for (const AttentionCall& c : view_.calls)
-      cudnn_long_tile |= c.impl == AttentionImpl::Fused && c.pass == AttentionPass::Forward && cudnn_rows(c) > 16;
+      cudnn_long_tile |= c.impl == AttentionImpl::Fused && c.pass == AttentionPass::Forward && named(c).tile_rows > 16;
     std::vector<StringId> decode_kernels;  // the main kernels of fused calls that decode (split-KV, a short tile)
     const auto decode_kernel = [&](StringId k) {
       if (std::find(decode_kernels.begin(), decode_kernels.end(), k) == decode_kernels.end())
@@ -597,8 +594,9 @@ class Finder {
       if (c.pass == AttentionPass::Backward) return;
       any_decode |= decodes(c);
       if (c.impl != AttentionImpl::Fused || sized(c)) continue;
-      any_decode |= said(c) == KernelPhase::Decode;
-      if (const int rows = cudnn_rows(c); rows > 0 && rows <= 16 && cudnn_long_tile) {
+      const AttentionKernelName kernel = named(c);
+      any_decode |= kernel.phase == KernelPhase::Decode;
+      if (kernel.tile_rows > 0 && kernel.tile_rows <= 16 && cudnn_long_tile) {
         any_decode = true;
         decode_kernel(event(*main_kernel(c)).name);
       }

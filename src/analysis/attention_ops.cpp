@@ -94,7 +94,9 @@ std::string math_cause(const OpInputs& in) {
       in.strides.empty() ? "" : "last dims contiguous, ", d);
 }
 
-AttentionOps::AttentionOps(const TraceIndex& index) : index_(index), t_(index.trace()) {
+const std::vector<AttentionOps::PositionCompare>& AttentionOps::causal_compares() const {
+  if (causal_compares_) return *causal_compares_;
+  std::vector<PositionCompare>& out = causal_compares_.emplace();
   // Integer position tensors compared over [.., Sq, Skv]: the key positions vary along the last dim
   // ([.., 1, Skv]), the query positions along the one before ([.., Sq, 1]); leading dims all 1.
   const auto positions = [](const std::vector<std::int64_t>& d, bool keys) -> std::int64_t {
@@ -115,14 +117,15 @@ AttentionOps::AttentionOps(const TraceIndex& index) : index_(index), t_(index.tr
     const auto& keys = le ? in.dims[0] : in.dims[1];
     const auto& queries = le ? in.dims[1] : in.dims[0];
     const std::int64_t kv = positions(keys, true), q = positions(queries, false);
-    if (kv > 1 && q > 1) causal_compares_.push_back({e.ts_ns, q, kv});
+    if (kv > 1 && q > 1) out.push_back({e.ts_ns, q, kv});
   }
-  std::sort(causal_compares_.begin(), causal_compares_.end(),
+  std::sort(out.begin(), out.end(),
             [](const PositionCompare& a, const PositionCompare& b) { return a.ts_ns < b.ts_ns; });
+  return out;
 }
 
 bool AttentionOps::causal_positions(std::int64_t q_len, std::int64_t kv_len, std::int64_t before_ns) const {
-  for (const PositionCompare& c : causal_compares_) {
+  for (const PositionCompare& c : causal_compares()) {
     if (c.ts_ns >= before_ns) break;
     if (c.q_len == q_len && c.kv_len == kv_len) return true;
   }

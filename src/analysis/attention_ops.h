@@ -31,7 +31,7 @@ std::string math_cause(const OpInputs& in);
 // Questions about the ops of one index; ranges and activities are its indices.
 class AttentionOps {
  public:
-  explicit AttentionOps(const TraceIndex& index);
+  explicit AttentionOps(const TraceIndex& index) : index_(index), t_(index.trace()) {}
 
   // record_shapes inputs of a range's op, or null.
   const OpInputs* inputs_of(std::int32_t range) const;
@@ -100,7 +100,9 @@ class AttentionOps {
   struct PositionCompare {
     std::int64_t ts_ns, q_len, kv_len;
   };
-  std::vector<PositionCompare> causal_compares_;  // the trace's causal position comparisons, in start order
+  // The trace's causal position comparisons, in start order: read at causal_positions' first question.
+  mutable std::optional<std::vector<PositionCompare>> causal_compares_;
+  const std::vector<PositionCompare>& causal_compares() const;
 };
 
 }  // namespace attnprof
