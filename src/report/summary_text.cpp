@@ -49,8 +49,8 @@ std::string idle_sentence(const Analysis& a) {
     if (v * 50 >= s->idle_ns && v > 0)
       split += fmt::format("{}{} {} ms", split.empty() ? "" : ", ", to_string(static_cast<IdleCause>(c)), ms(v));
   }
-  return fmt::format("{}; {} launches, {} host syncs, ~{:.0f} us from a launch to its kernel",
-                     split.empty() ? "none" : split, s->launches, s->syncs,
+  return fmt::format("{}; {} launch{}, {} host sync{}, ~{:.0f} us from a launch to its kernel",
+                     split.empty() ? "none" : split, s->launches, plural(s->launches, "es"), s->syncs, plural(s->syncs),
                      static_cast<double>(m.launch_latency_ns) / 1e3);
 }
 
