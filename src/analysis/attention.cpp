@@ -562,9 +562,10 @@ class Finder {
   //
   // Without a shape (attnprof record), a fused forward call decodes when it combines split-KV partial
   // results (a combine kernel after the main one: FlashAttention's, cuDNN's, flex_attention's
-  // decoding), or runs the same main kernel as calls that do; a fused call running another main kernel
-  // in such a trace is a prefill; a serving engine's kernel says its phase by name. Unfused calls
-  // without a shape keep no phase.
+  // decoding), or runs the same main kernel as calls that do, or runs few query tiles for as long as the
+  // largest calls of its kernel run theirs (short_queries_long_keys); a fused call running another main
+  // kernel in such a trace, or the largest calls of that kernel, is a prefill; a serving engine's kernel says its phase
+  // by name. Unfused calls without a shape keep no phase.
   void label_phases() {
     const auto decodes = [](const AttentionCall& c) {
       return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&
@@ -613,6 +614,11 @@ class Finder {
         decode_kernel(main);
       }
     }
+    // One kernel for both phases (cuDNN's flash forward on continuous batching's packed forwards, recorded):
+    // calls that read long keys with few query rows, told by their launches and times.
+    const std::vector<bool> decode_by_time = short_queries_long_keys(sized, decode_kernels);
+    const bool timed_decode = std::find(decode_by_time.begin(), decode_by_time.end(), true) != decode_by_time.end();
+    any_decode |= timed_decode;
     if (!any_decode) return;
     // The longest KV cache a decode call reads: a call with an explicit one-head mask whose keys a
     // decode call extends (reads more of them) is a decoder's prefill whatever its is_causal says
@@ -620,7 +626,8 @@ class Finder {
     std::int64_t longest_decode_kv = 0;
     for (const AttentionCall& c : view_.calls)
       if (decodes(c)) longest_decode_kv = std::max(longest_decode_kv, c.shape.kv_len);
-    for (AttentionCall& c : view_.calls) {
+    for (std::size_t i = 0; i < view_.calls.size(); ++i) {
+      AttentionCall& c = view_.calls[i];
       if (sized(c)) {
         // A call known not to be causal with more query rows is an encoder's (an encoder-decoder's
         // generate()): no phase.
@@ -634,12 +641,72 @@ class Finder {
         c.phase = p == KernelPhase::Decode ? AttentionPhase::Decode : AttentionPhase::Prefill;
         continue;
       }
-      if (decode_kernels.empty()) continue;
+      if (decode_by_time[i]) {
+        c.phase = AttentionPhase::Decode;
+        continue;
+      }
+      if (decode_kernels.empty() && !timed_decode) continue;
       bool same = false;
       for (std::size_t a : c.activities)
         same |= std::find(decode_kernels.begin(), decode_kernels.end(), event(a).name) != decode_kernels.end();
       c.phase = same ? AttentionPhase::Decode : AttentionPhase::Prefill;
     }
+  }
+  // Per call, whether it decodes by its launch and time, for a forward kernel that launches a CTA a query
+  // tile of each head and sequence (up to the SMs: a persistent kernel's CTAs take the tiles in turn) and
+  // whose CTA's time grows with the keys it reads. Among the calls of one main kernel that nothing else
+  // tells the phase of (no shape, no decode name, no combine) whose largest calls run in one wave (fewer
+  // CTAs than SMs: the call lasts as long as its longest tile), a call with at most a kPrefillCtas-th of
+  // their CTAs that still runs kLongKeys of their median time reads in each of its few query tiles about as
+  // many keys as the largest calls' longest tile: short queries against a long cache. A smaller batch's
+  // prefill in one wave looks the same from its launch; decode calls outnumber the largest calls (a
+  // decode forward a token after each prefill), a tail batch's do not. Where the largest calls take more
+  // than a wave (a long prefill over many heads), a tile's time is not known and the calls keep no phase.
+  std::vector<bool> short_queries_long_keys(const auto& sized, const std::vector<StringId>& decode_kernels) {
+    constexpr std::int64_t kPrefillCtas = 4;
+    constexpr double kLongKeys = 0.7;
+    std::vector<bool> decode(view_.calls.size(), false);
+    struct Launch {
+      std::size_t call;
+      std::int64_t ctas;
+      std::int64_t ns;
+    };
+    std::vector<std::pair<StringId, std::vector<Launch>>> kernels;
+    std::int64_t sms = 0;  // the GPU's, where the trace says it (one GPU per trace here)
+    for (const DeviceProperties& d : t_.devices) sms = std::max<std::int64_t>(sms, d.num_sms);
+    for (std::size_t i = 0; i < view_.calls.size(); ++i) {
+      const AttentionCall& c = view_.calls[i];
+      if (c.impl != AttentionImpl::Fused || c.pass != AttentionPass::Forward || sized(c)) continue;
+      const auto main = main_kernel(c);
+      if (!main) continue;
+      const Event& e = event(*main);
+      const GpuArgs* args = t_.args(e);
+      if (args == nullptr || args->grid[0] <= 0 || args->grid[1] <= 0 || args->grid[2] <= 0) continue;
+      if (std::find(decode_kernels.begin(), decode_kernels.end(), e.name) != decode_kernels.end()) continue;
+      const AttentionKernelName said = read_attention_kernel_name(name(*main));
+      if (said.phase != KernelPhase::Unknown || (said.tile_rows > 0 && said.tile_rows <= 16)) continue;
+      auto k = std::find_if(kernels.begin(), kernels.end(), [&](const auto& p) { return p.first == e.name; });
+      if (k == kernels.end()) k = kernels.insert(kernels.end(), {e.name, {}});
+      const std::int64_t ctas = std::int64_t{args->grid[0]} * args->grid[1] * args->grid[2];
+      k->second.push_back({i, ctas, e.dur_ns});
+    }
+    for (auto& [kernel, launches] : kernels) {
+      std::int64_t most = 0;
+      for (const Launch& l : launches) most = std::max(most, l.ctas);
+      if (sms <= 0 || most >= sms) continue;
+      std::vector<std::int64_t> largest;
+      for (const Launch& l : launches)
+        if (l.ctas == most) largest.push_back(l.ns);
+      std::nth_element(largest.begin(), largest.begin() + static_cast<std::ptrdiff_t>(largest.size() / 2),
+                       largest.end());
+      const double median = static_cast<double>(largest[largest.size() / 2]);
+      std::vector<std::size_t> shorts;
+      for (const Launch& l : launches)
+        if (l.ctas * kPrefillCtas <= most && static_cast<double>(l.ns) >= kLongKeys * median) shorts.push_back(l.call);
+      if (shorts.size() <= largest.size()) continue;
+      for (std::size_t i : shorts) decode[i] = true;
+    }
+    return decode;
   }
   // Whether the ops right after call c average its weights over the heads: an aten::mean of a
   // [B, H, Sq, Skv] tensor among the next few ops on its thread. With QK^T from aten::bmm on
