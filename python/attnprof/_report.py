@@ -55,7 +55,8 @@ class AttentionCall:
     time_ms: Optional[float] = None
     fused_estimate_ms: Optional[float] = None
     calls_per_instance: Optional[float] = None
-    # In an inference trace that generates: "prefill" or "decode" (None: training, encoders, a plain forward);
+    # In an inference trace that generates: "prefill", "decode" or "mixed" (a packed forward of several requests
+    # with more than 16 query rows that reads cached keys); None: training, encoders, a plain forward;
     # decode: the bytes a call must move and the achieved share of the GPU's peak memory bandwidth.
     phase: Optional[str] = None
     bytes_per_call: Optional[float] = None

@@ -571,6 +571,15 @@ class Finder {
       return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&
              c.shape.kv_len > c.shape.q_len;
     };
+    // A packed forward (one sequence of batch 1 holding several requests' tokens, a mask of one head
+    // keeping them apart: continuous batching's) with more query rows than a decode has that reads keys
+    // beyond its own queries (cached ones): its rows may be one token of each of many requests, a prompt's
+    // chunk, or both; the shape does not say how many sequences it holds. One without cached keys (keys
+    // as many as queries) is a prefill of fresh prompts.
+    const auto mixed = [](const AttentionCall& c) {
+      return c.shape.any() && c.shape.batch == 1 && c.shape.one_head_mask && c.shape.q_len > kDecodeMaxQueryRows &&
+             c.shape.kv_len > c.shape.q_len;
+    };
     // What the main kernel's name says: a serving engine's its phase (decode and context kernels apart),
     // cuDNN's its tile.
     const auto named = [this](const AttentionCall& c) {
@@ -593,7 +602,7 @@ class Finder {
     bool any_decode = false;
     for (const AttentionCall& c : view_.calls) {
       if (c.pass == AttentionPass::Backward) return;
-      any_decode |= decodes(c);
+      any_decode |= decodes(c) || mixed(c);
       if (c.impl != AttentionImpl::Fused || sized(c)) continue;
       const AttentionKernelName kernel = named(c);
       any_decode |= kernel.phase == KernelPhase::Decode;
@@ -625,15 +634,17 @@ class Finder {
     // (transformers' continuous batching passes its causal mask so).
     std::int64_t longest_decode_kv = 0;
     for (const AttentionCall& c : view_.calls)
-      if (decodes(c)) longest_decode_kv = std::max(longest_decode_kv, c.shape.kv_len);
+      if (decodes(c) || mixed(c)) longest_decode_kv = std::max(longest_decode_kv, c.shape.kv_len);
     for (std::size_t i = 0; i < view_.calls.size(); ++i) {
       AttentionCall& c = view_.calls[i];
       if (sized(c)) {
         // A call known not to be causal with more query rows is an encoder's (an encoder-decoder's
         // generate()): no phase.
         const bool masked_prefill = c.shape.one_head_mask && longest_decode_kv > c.shape.kv_len;
-        const bool encoder = !decodes(c) && c.shape.causal.has_value() && !*c.shape.causal && !masked_prefill;
-        if (!encoder) c.phase = decodes(c) ? AttentionPhase::Decode : AttentionPhase::Prefill;
+        const bool encoder =
+            !decodes(c) && !mixed(c) && c.shape.causal.has_value() && !*c.shape.causal && !masked_prefill;
+        if (!encoder)
+          c.phase = decodes(c) ? AttentionPhase::Decode : mixed(c) ? AttentionPhase::Mixed : AttentionPhase::Prefill;
         continue;
       }
       if (c.impl != AttentionImpl::Fused) continue;
@@ -817,6 +828,8 @@ std::string_view to_string(AttentionPhase phase) {
       return "prefill";
     case AttentionPhase::Decode:
       return "decode";
+    case AttentionPhase::Mixed:
+      return "mixed";
     case AttentionPhase::None:
       break;
   }

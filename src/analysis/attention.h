@@ -20,9 +20,11 @@ namespace attnprof {
 enum class AttentionImpl : std::uint8_t { Fused, SdpaMath, Unfused };
 enum class AttentionPass : std::uint8_t { Forward, Backward };
 // The phase of an inference call in a program that generates: the prompt's forward (prefill) or one
-// of the forwards per generated token (decode: a few query rows against a longer KV cache). None in
-// training, and where no call of the trace decodes (a plain forward, an encoder).
-enum class AttentionPhase : std::uint8_t { None, Prefill, Decode };
+// of the forwards per generated token (decode: a few query rows against a longer KV cache), or a packed
+// forward of several sequences that reads cached keys with more query rows than a decode has (mixed:
+// continuous batching's; its decode tokens and prompt chunks are not told apart). None in training, and
+// where no call of the trace decodes (a plain forward, an encoder).
+enum class AttentionPhase : std::uint8_t { None, Prefill, Decode, Mixed };
 std::string_view to_string(AttentionImpl impl);
 std::string_view to_string(AttentionPass pass);
 std::string_view to_string(AttentionPhase phase);  // "" for None

@@ -218,6 +218,14 @@ std::vector<std::string> attention_notes(const GroupStats& g) {
       line += fmt::format(", {:.0f}% of the GPU's {:g} TB/s", 100 * share, s.peak_tb_per_s);
     out.push_back(std::move(line));
   }
+  for (const AttentionSummary& s : g.attention) {
+    if (s.phase != AttentionPhase::Mixed) continue;
+    out.push_back(fmt::format(
+        "{} mixed: packed forwards (batch 1, one mask over several requests' tokens, as continuous batching "
+        "runs them) with more than {} query rows that read cached keys: one token of each of many requests, a "
+        "prompt's chunk, or both; the trace does not say how many requests a forward holds",
+        to_string(s.impl), kDecodeMaxQueryRows));
+  }
   return out;
 }
 

@@ -409,6 +409,12 @@ TEST(GraphReplays, ContinuousBatchingReplaysTakeTheirCaptureShapes) {
     EXPECT_GE(c.shape.q_len, requests);
     EXPECT_GE(c.shape.kv_len, c.shape.q_len);
   }
+  // Padded, no forward's shape is its requests': each is a packed forward of more query rows than a decode
+  // has against more keys, phase mixed (its decode tokens and prompts not told apart), none a decode or a
+  // prefill.
+  for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+    EXPECT_EQ(c.phase, AttentionPhase::Mixed);
+  }
   // A graph holds every layer's forward: the replayed calls come in layers.
   EXPECT_GT(replayed, 0);
   EXPECT_EQ(replayed % p.layers, 0);
