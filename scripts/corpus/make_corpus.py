@@ -80,12 +80,33 @@ SOFTCAP = 50.0
 ENCODER_DECODER = {"t5", "bart"}  # per forward: encoder self, decoder self and cross attention
 DEC_LEN = 128
 GEN_TOKENS = 16  # generate(): one prefill and 15 decode forwards per step
+DECODE_MAX_QUERY_ROWS = 16  # doctor's kDecodeMaxQueryRows (src/analysis/attention.h): a decode's query rows
 # Continuous batching (kind continuous): the requests' prompt lengths (one generate_batch call a step),
 # the paged cache's page size and room, and the token budget of a forward (all prompts fit in one).
 CB_PROMPTS = [512, 384, 300, 200, 128, 100, 64, 33]
 CB_PAGE = 64
 CB_PAGES = 64  # 4096 tokens: every request's prompt and 16 tokens, with room to spare
 CB_BATCH_TOKENS = 2048
+# Other request mixes (kinds continuous_<name>; torch.profiler and attnprof record each): 16 requests (16
+# packed decode queries), its prefill a wave of cuDNN's CTAs; 8 long prompts, the prefill several waves; 32
+# short ones, more packed decode queries than a sequence's 16.
+CB_PROMPT_SETS = {
+    "continuous_wide": [400, 90, 150, 60, 230, 45, 120, 75, 30, 180, 55, 20, 100, 40, 65, 25],
+    "continuous_long": [2048, 1500, 1200, 900, 700, 500, 300, 200],
+    "continuous_many": [70, 45, 60, 33, 52, 41, 66, 38, 25, 57, 49, 62, 30, 44, 71, 36,
+                        28, 53, 47, 64, 39, 58, 35, 50, 42, 69, 31, 55, 46, 61, 34, 48],
+}
+
+
+def cb_prompts(kind):
+    """The prompt lengths of a continuous-batching kind's requests."""
+    return CB_PROMPT_SETS.get(kind, CB_PROMPTS)
+
+
+def cb_pages(prompts):
+    """Pages for every request's prompt and GEN_TOKENS tokens twice over (at least CB_PAGES): with room for
+    just once, the manager held a long mix's 500-token request back for a second prefill (H100, 2026-12-06)."""
+    return max(CB_PAGES, 2 * sum(-(-(n + GEN_TOKENS) // CB_PAGE) for n in prompts))
 # flex_attention's paged decode (kind flex_paged): FLEX_SEQS sequences of these cached lengths, pages of
 # FLEX_PAGE tokens, GEN_TOKENS decode tokens a step.
 FLEX_LENS = [1000, 700, 2048, 1500]
@@ -287,6 +308,9 @@ variant("llama", "sdpa", None, "bf16", "inference", into=SERVING, kind="generate
 for impl in ["paged-sdpa", "paged-eager"]:
     variant("llama", impl, None, "bf16", "inference", into=SERVING, kind="continuous")
 variant("llama", "paged-sdpa", None, "bf16", "inference", tracer="attnprof record", into=SERVING, kind="continuous")
+for kind in CB_PROMPT_SETS:
+    for tracer in ["torch.profiler", "attnprof record"]:
+        variant("llama", "paged-sdpa", None, "bf16", "inference", tracer=tracer, into=SERVING, kind=kind)
 # The same with the manager's CUDA graphs (use_cuda_graph=True): forwards replay graphs captured per
 # padded batch size, some of them inside the traced steps.
 variant("llama", "paged-sdpa", None, "bf16", "inference", into=SERVING, kind="continuous_graph")
@@ -361,10 +385,15 @@ def facts(name):
         # One packed prefill forward of every prompt (batch 1, their tokens side by side, a block-diagonal
         # causal mask), then GEN_TOKENS - 1 forwards of one query token a request, packed the same way,
         # against every request's cache gathered from the pages (index_select of K and V a layer).
-        n, total = len(CB_PROMPTS), sum(CB_PROMPTS)
+        prompts = cb_prompts(v["kind"])
+        n, total = len(prompts), sum(prompts)
+        # More packed decode queries than a sequence's 16 are a forward doctor calls mixed from its shape
+        # (its rows one token of each of many requests or a prompt's chunk: the shape does not say); without
+        # shapes (attnprof record) a decode by its kernels' launches and times, where they tell it.
         forwards = steps * GEN_TOKENS
+        cached = "decode" if n <= DECODE_MAX_QUERY_ROWS or v["tracer"] != "torch.profiler" else "mixed"
         expected.update(forward_calls=LAYERS * forwards, backward_calls=0,
-                        phases={"prefill": steps * LAYERS, "decode": steps * LAYERS * (GEN_TOKENS - 1)},
+                        phases={"prefill": steps * LAYERS, cached: steps * LAYERS * (GEN_TOKENS - 1)},
                         decode_q_len=n, decode_kv_len=[total + n, total + n * (GEN_TOKENS - 1)],
                         prefill_q_len=total, kv_cache="paged", page_size=CB_PAGE, packed_batch=1,
                         kv_gathers=2 * LAYERS * (GEN_TOKENS - 1) * steps)
@@ -411,7 +440,7 @@ def facts(name):
         expected["form"] = "weights"  # the averaged attention weights returned: the module's math path
     shape = dict(batch=b, q_heads=h, kv_heads=hkv, q_len=s, kv_len=s, head_dim=d, causal=causal)
     if v.get("kind", "").startswith("continuous"):  # the packed prefill: every prompt's tokens side by side, batch 1
-        shape.update(batch=1, q_len=sum(CB_PROMPTS), kv_len=sum(CB_PROMPTS))
+        shape.update(batch=1, q_len=sum(cb_prompts(v["kind"])), kv_len=sum(cb_prompts(v["kind"])))
     if v.get("kind") == "flex_paged":  # a decode token a sequence against its pages (at most FLEX_MAX keys)
         shape.update(batch=len(FLEX_LENS), q_len=1, kv_len=FLEX_MAX, causal=False)
     if v["family"] in ENCODER_DECODER:
@@ -655,7 +684,7 @@ def make_step(v, model, batch, seq):
                 scaler.update()
             opt.zero_grad(set_to_none=True)
     elif kind.startswith("continuous"):
-        return continuous_step(model, graphs=kind == "continuous_graph")
+        return continuous_step(model, cb_prompts(kind), graphs=kind == "continuous_graph")
     elif kind == "flex_paged":
         return flex_paged_step(v)
     elif kind.startswith("generate"):
@@ -673,25 +702,27 @@ def make_step(v, model, batch, seq):
     return step
 
 
-def continuous_step(model, graphs=False):
-    """One generate_batch call of CB_PROMPTS requests (transformers' continuous batching): checks that each
-    request generated GEN_TOKENS tokens, so the forwards are those the facts count."""
+def continuous_step(model, lengths, graphs=False):
+    """One generate_batch call of requests with prompts of these lengths (transformers' continuous batching),
+    all prefilled in one forward: checks that each request generated GEN_TOKENS tokens, so the forwards are
+    those the facts count."""
     import torch
     from transformers import ContinuousBatchingConfig, GenerationConfig
 
     model.generation_config.eos_token_id = None
     gen = GenerationConfig(max_new_tokens=GEN_TOKENS, do_sample=False, eos_token_id=None, pad_token_id=0)
-    cb = ContinuousBatchingConfig(block_size=CB_PAGE, num_blocks=CB_PAGES, max_batch_tokens=CB_BATCH_TOKENS,
-                                  max_requests_per_batch=len(CB_PROMPTS), scheduler_type="fifo",
+    cb = ContinuousBatchingConfig(block_size=CB_PAGE, num_blocks=cb_pages(lengths),
+                                  max_batch_tokens=max(CB_BATCH_TOKENS, sum(lengths)),
+                                  max_requests_per_batch=len(lengths), scheduler_type="fifo",
                                   use_cuda_graph=graphs, use_async_batching=False, allow_block_sharing=False)
     g = torch.Generator().manual_seed(0)
-    prompts = [torch.randint(3, 4096, (n,), generator=g).tolist() for n in CB_PROMPTS]
+    prompts = [torch.randint(3, 4096, (n,), generator=g).tolist() for n in lengths]
 
     def step():  # no inference_mode here: the manager's thread writes the cache it made (no_grad inside)
         out = model.generate_batch(inputs=prompts, generation_config=gen, continuous_batching_config=cb,
                                    progress_bar=False)
         got = sorted(len(o.generated_tokens) for o in out.values() if not getattr(o, "error", None))
-        if got != [GEN_TOKENS] * len(CB_PROMPTS):
+        if got != [GEN_TOKENS] * len(lengths):
             errors = [str(o.error)[:200] for o in out.values() if getattr(o, "error", None)]
             raise RuntimeError(f"generate_batch: {len(out)} results, tokens {got}, errors {errors[:2]}")
     return step

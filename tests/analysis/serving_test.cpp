@@ -309,11 +309,12 @@ TEST(PagedServing, FlexPagedDecodeAsBuilt) {
   EXPECT_EQ(programs, 2);
 }
 
-// transformers' continuous batching (make_corpus.py --set serving, kind continuous; an H100): 8 requests
-// packed into one sequence, one prefill forward over their prompts, then a decode forward a token (q_len 8,
-// one query a request, against the paged cache gathered for SDPA), on a worker thread that generate_batch
-// starts anew for each call, traced by torch.profiler (the profiler files the second call's launches under
-// the first worker's thread id) and by attnprof record. Its prefill passes the causal mask, not
+// transformers' continuous batching (make_corpus.py --set serving, kinds continuous, continuous_wide and
+// continuous_many; an H100): 8, 16 or 32 requests packed into one sequence, one prefill forward over their
+// prompts, then a decode forward a token (q_len 8-32, one query a request, against the paged cache gathered
+// for SDPA; with 32 a packed forward whose shape cannot tell decode tokens from a prompt's chunk: mixed), on a
+// worker thread that generate_batch starts anew for each call, traced by torch.profiler (the profiler files
+// the second call's launches under the first worker's thread id) and by attnprof record. Its prefill passes the causal mask, not
 // is_causal. tests/data/serving/continuous/facts.json says how each was built.
 TEST(ContinuousBatching, PhasesAsBuilt) {
   simdjson::dom::parser parser;
@@ -340,8 +341,9 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
       if (f.id == "attention-host") host = &f;
     if (p.tracer != "torch.profiler") {
       // No shapes, no split-KV combine, one cuDNN kernel for both phases: a decode forward's call launches
-      // its one query tile a head (8 packed queries) and reads every request's cache in it, as long as the
-      // prefill's call takes over all its prompts' tiles.
+      // its one query tile a head (8, 16 or 32 packed queries) and reads every request's cache in it, as long
+      // as the prefill's call (one wave of CTAs: prompts of 1539-1721 tokens over 8 heads) takes over all its
+      // prompts' tiles.
       EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
       EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
       EXPECT_TRUE(slow.empty());  // no ops: no host time of a call to tell
@@ -368,15 +370,16 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
               d.analysis.groups[static_cast<std::size_t>(d.analysis.step_group)].steps.median_step()->span_ns);
     EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
     EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
+    EXPECT_EQ(calls[AttentionPhase::Mixed], p.mixed_calls);  // 32 requests: more queries than a decode's 16
     EXPECT_EQ(calls[AttentionPhase::None], 0);
     for (const AttentionCall& c : d.analysis.attention_calls.calls) {
-      if (c.phase != AttentionPhase::Decode) continue;
+      if (c.phase != AttentionPhase::Decode && c.phase != AttentionPhase::Mixed) continue;
       EXPECT_EQ(c.shape.q_len, decode_q_len);  // a query for each packed request
       EXPECT_GE(c.shape.kv_len, p.decode_kv_first);
       EXPECT_LE(c.shape.kv_len, p.decode_kv_last);
     }
   }
-  EXPECT_EQ(programs, 2);
+  EXPECT_EQ(programs, 5);
 }
 
 // Continuous batching with the manager's CUDA graphs (use_cuda_graph=True; tests/data/serving/graphs,
