@@ -92,7 +92,7 @@ def decode_bytes_wrong(facts, report):
     want = elem * sh["head_dim"] * (2 * sh["batch"] * sh["q_heads"] * rows + 2 * sh["batch"] * kv_heads * kv)
     wrong = []
     for a in report["attention"]:
-        if a.get("phase") != "decode":
+        if a.get("phase") not in ("decode", "mixed"):  # mixed: packed decode forwards of many requests
             continue
         got = a.get("bytes_per_call")
         if a.get("shape") is None and a.get("graph_calls"):  # replays of a graph captured before the trace

@@ -64,7 +64,8 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
     else
       j.null("page_size");
   }
-  if (s.phase == AttentionPhase::Decode) {  // memory-bound: what the calls must move, and how fast they did
+  // decode and mixed (packed forwards reading a cache): what the calls must move, and how fast they did
+  if (s.phase == AttentionPhase::Decode || s.phase == AttentionPhase::Mixed) {
     if (s.bytes > 0)
       j.real("bytes_per_call", s.bytes_per_call(), 0);
     else
