@@ -314,8 +314,8 @@ TEST(PagedServing, FlexPagedDecodeAsBuilt) {
 // prompts, then a decode forward a token (q_len 8-32, one query a request, against the paged cache gathered
 // for SDPA; with 32 a packed forward whose shape cannot tell decode tokens from a prompt's chunk: mixed), on a
 // worker thread that generate_batch starts anew for each call, traced by torch.profiler (the profiler files
-// the second call's launches under the first worker's thread id) and by attnprof record. Its prefill passes the causal mask, not
-// is_causal. tests/data/serving/continuous/facts.json says how each was built.
+// the second call's launches under the first worker's thread id) and by attnprof record. Its prefill passes the causal
+// mask, not is_causal. tests/data/serving/continuous/facts.json says how each was built.
 TEST(ContinuousBatching, PhasesAsBuilt) {
   simdjson::dom::parser parser;
   const simdjson::dom::element all = parser.load(test::data_file("serving/continuous/facts.json"));

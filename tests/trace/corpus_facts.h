@@ -26,7 +26,7 @@ struct Facts {
   // The serving set's generate() programs: calls per phase, and the decode calls' KV lengths (first, last).
   std::int64_t prefill_calls = 0, decode_calls = 0, decode_kv_first = 0, decode_kv_last = 0;
   std::int64_t mixed_calls = 0;  // packed forwards of more query rows than a decode's that read a cache
-  std::string kv_cache;  // "dynamic": grown by torch.cat every token (transformers' DynamicCache)
+  std::string kv_cache;          // "dynamic": grown by torch.cat every token (transformers' DynamicCache)
   std::int64_t layers = 0, steps = 0, forwards = 0, forward_calls = 0, backward_calls = 0;
   AttentionShape shape;
   std::int64_t decoder_len = 0;  // encoder-decoders: the decoder's length (shape.q_len is the encoder's)
