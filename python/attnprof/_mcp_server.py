@@ -150,7 +150,7 @@ def build_server(session: Session) -> MCPServer:
 
     @app.tool(
         description="The trace's attention calls: per implementation (fused, sdpa-math, unfused), pass and phase "
-        "(prefill/decode), with calls, kernels per call, time, shape, precision and the fused estimate; per step "
+        "(prefill/decode/mixed), with calls, kernels per call, time, shape, precision and the fused estimate; per step "
         "and over the trace. Cheap after doctor on the same trace."
     )
     def attention_calls(
