@@ -97,8 +97,8 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   r.source += r.bench.note;
   if (s.decode && s.kv_len_max > s.kv_len_min)
     r.source += fmt::format(
-        "; decode calls with KV lengths {} to {} (the cache grows a token a step), replayed at their median {}",
-        s.kv_len_min, s.kv_len_max, s.shape.kv_len);
+        "; {} calls with KV lengths {} to {} (the cache grows a token a step), replayed at their median {}",
+        s.shape.q_len > kDecodeMaxQueryRows ? "packed" : "decode", s.kv_len_min, s.kv_len_max, s.shape.kv_len);
   if (!s.causal_known)
     r.source += request.causal ? "; causal as --causal/--no-causal said (the trace does not say)"
                 : mask_guess ? "; taken as causal: a mask is added to the scores inside the call, as decoders' causal "

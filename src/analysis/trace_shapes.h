@@ -34,8 +34,9 @@ struct TraceShape {
   std::string_view family;    // of a fused call ("cuDNN", "FlashAttention", ...)
   bool fp32_softmax = false;  // an unfused 16-bit call whose softmax ran in fp32 (softmax(dtype=float32))
   bool mask_in_call = false;  // an unfused call with a mask pass over the scores (add, masked_fill, where)
-  // Decode calls (AttentionPhase::Decode) of one shape but their KV length, which grows a token a step:
-  // one shape to replay, at the median of the calls' KV lengths (a decode call's time is linear in it);
+  // Decode calls (AttentionPhase::Decode, or Mixed: packed forwards reading a cache) of one shape but their
+  // KV length, which grows a token a step (a token a request packed): one shape to replay, at the median of
+  // the calls' KV lengths (such a call's time is linear in it);
   // kv_len_min / kv_len_max the range seen. Not decode: both 0.
   bool decode = false;
   std::int64_t kv_len_min = 0, kv_len_max = 0;

@@ -378,6 +378,18 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
       EXPECT_GE(c.shape.kv_len, p.decode_kv_first);
       EXPECT_LE(c.shape.kv_len, p.decode_kv_last);
     }
+    // doctor --replay: two shapes, the packed prefill's and the cached forwards' (their keys growing by a
+    // token a request each forward, replayed once at the median).
+    const Replay r = plan_replay(d.analysis, *d.index, {});
+    ASSERT_EQ(r.shapes.size(), 2u);
+    int cached = 0;
+    for (const auto& s : r.shapes) {
+      if (s.bench.shape.q_len != decode_q_len) continue;
+      ++cached;
+      EXPECT_GE(s.bench.shape.kv_len, p.decode_kv_first);
+      EXPECT_LE(s.bench.shape.kv_len, p.decode_kv_last);
+    }
+    EXPECT_EQ(cached, 1);
   }
   EXPECT_EQ(programs, 5);
 }
