@@ -3,9 +3,9 @@
 attention interface (attnprof.register_transformers), against the same training on SDPA.
 
 One initial model (fp32 weights, bf16 autocast, AdamW), one data stream (each sequence a random 64-token
-segment of 64 of the vocabulary's tokens, repeated, so attention has something to learn: copying), the same 50 steps on each implementation:
-SDPA on its flash backend, SDPA on cuDNN (the pair gives the noise two correct bf16 kernels show), and
-attnprof. Checks that attnprof's loss curve stays within that noise of SDPA flash's (every step within
+segment of 64 of the vocabulary's tokens, repeated, so attention has something to learn: copying), the same 50 steps on each implementation,
+a step of each in turn (the order turning every step, so host drift falls on all alike): SDPA on its flash
+backend, SDPA on cuDNN (the pair gives the noise two correct bf16 kernels show), and attnprof. Checks that attnprof's loss curve stays within that noise of SDPA flash's (every step within
 2x the largest flash/cuDNN gap plus 0.02), prints the three curves, the median step time of each, and
 profiles two steps of the attnprof run with attnprof.trace_handler: doctor must find the fused kernel's
 forward and backward, one call of each per layer per step.
@@ -47,41 +47,49 @@ def batches(steps, seed=1234):
         yield seg.repeat(1, SEQ // PERIOD).cuda()
 
 
-def train(initial, impl, backend, steps, profile_dir=None):
-    """Losses and step times (ms) of `steps` AdamW steps from the `initial` state dict."""
-    from transformers import LlamaForCausalLM
+class Run:
+    """One implementation's training from the `initial` state dict: its model, optimizer, losses and step times
+    (ms). Runs take their steps in turn (step() one at a time), so that the machine's drift over the minutes
+    falls on all of them alike."""
 
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(model_config(impl)).cuda()
-    model.load_state_dict(initial)
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.0)
-    losses, times = [], []
-    with sdpa_kernel(backend) if backend is not None else contextlib.nullcontext():
-        for i, ids in enumerate(batches(steps)):
+    def __init__(self, initial, impl, backend):
+        from transformers import LlamaForCausalLM
+
+        torch.manual_seed(0)
+        self.model = LlamaForCausalLM(model_config(impl)).cuda()
+        self.model.load_state_dict(initial)
+        self.model.train()
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=5e-4, weight_decay=0.0)
+        self.impl, self.backend = impl, backend
+        self.losses, self.times = [], []
+
+    def _step(self, ids):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = self.model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        return loss
+
+    def step(self, ids):
+        with sdpa_kernel(self.backend) if self.backend is not None else contextlib.nullcontext():
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = model(input_ids=ids, labels=ids).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+            loss = self._step(ids)
             torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) * 1e3)
-            losses.append(loss.item())
-        if profile_dir:
-            handler = attnprof.trace_handler(profile_dir, worker_name=impl)
+            self.times.append((time.perf_counter() - t0) * 1e3)
+            self.losses.append(loss.item())
+
+    def profile(self, profile_dir):
+        """Two steps (after one warm-up) under torch.profiler with attnprof.trace_handler."""
+        handler = attnprof.trace_handler(profile_dir, worker_name=self.impl)
+        with sdpa_kernel(self.backend) if self.backend is not None else contextlib.nullcontext():
             with torch.profiler.profile(
                     activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
                     schedule=torch.profiler.schedule(wait=0, warmup=1, active=2), on_trace_ready=handler) as prof:
                 for ids in batches(3, seed=99):
-                    with torch.autocast("cuda", dtype=torch.bfloat16):
-                        loss = model(input_ids=ids, labels=ids).loss
-                    loss.backward()
-                    opt.step()
-                    opt.zero_grad(set_to_none=True)
+                    self._step(ids)
                     prof.step()
-    return losses, times
 
 
 def main():
@@ -96,13 +104,18 @@ def main():
     print(torch.__version__, torch.cuda.get_device_name(), flush=True)
     torch.manual_seed(0)
     initial = copy.deepcopy(LlamaForCausalLM(model_config("sdpa")).state_dict())
-    runs = {}
-    for label, impl, backend in (("sdpa-flash", "sdpa", SDPBackend.FLASH_ATTENTION),
-                                 ("sdpa-cudnn", "sdpa", SDPBackend.CUDNN_ATTENTION),
-                                 ("attnprof", name, None)):
-        profile_dir = os.path.join(args.out, "trace") if label == "attnprof" else None
-        runs[label] = train(initial, impl, backend, args.steps, profile_dir)
-        print(f"{label}: loss {runs[label][0][0]:.4f} -> {runs[label][0][-1]:.4f}", flush=True)
+    runs = {label: Run(initial, impl, backend)
+            for label, impl, backend in (("sdpa-flash", "sdpa", SDPBackend.FLASH_ATTENTION),
+                                         ("sdpa-cudnn", "sdpa", SDPBackend.CUDNN_ATTENTION),
+                                         ("attnprof", name, None))}
+    labels = list(runs)
+    for i, ids in enumerate(batches(args.steps)):  # a step of each in turn, the order turning every step
+        for label in labels[i % len(labels):] + labels[:i % len(labels)]:
+            runs[label].step(ids)
+    for label, run in runs.items():
+        print(f"{label}: loss {run.losses[0]:.4f} -> {run.losses[-1]:.4f}", flush=True)
+    runs["attnprof"].profile(os.path.join(args.out, "trace"))
+    runs = {k: (v.losses, v.times) for k, v in runs.items()}
     flash, cudnn, ours = (runs[k][0] for k in ("sdpa-flash", "sdpa-cudnn", "attnprof"))
     noise = max(abs(a - b) for a, b in zip(flash, cudnn))
     gap = max(abs(a - b) for a, b in zip(flash, ours))
