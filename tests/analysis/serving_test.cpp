@@ -27,6 +27,7 @@
 #include "analysis/replay.h"
 #include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
+#include "report/summary_text.h"
 #include "test_doctor.h"
 #include "test_paths.h"
 #include "trace/trace_reader.h"
@@ -371,6 +372,16 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
     EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
     EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
     EXPECT_EQ(calls[AttentionPhase::Mixed], p.mixed_calls);  // 32 requests: more queries than a decode's 16
+    // The report says what a mixed row is, and what its calls move, beside the row.
+    const std::vector<std::string> notes =
+        report::attention_notes(d.analysis.groups[static_cast<std::size_t>(d.analysis.step_group)]);
+    int explained = 0, moved = 0;
+    for (const std::string& n : notes) {
+      explained += n.starts_with("fused mixed: packed forwards");
+      moved += n.starts_with("fused mixed: ") && n.find(" MB a call") != std::string::npos;
+    }
+    EXPECT_EQ(explained, p.mixed_calls > 0 ? 1 : 0);
+    EXPECT_EQ(moved, p.mixed_calls > 0 ? 1 : 0);
     EXPECT_EQ(calls[AttentionPhase::None], 0);
     for (const AttentionCall& c : d.analysis.attention_calls.calls) {
       if (c.phase != AttentionPhase::Decode && c.phase != AttentionPhase::Mixed) continue;
