@@ -136,8 +136,7 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         if (call.page_size > 0)
           it->page_size = it->page_size == 0 || it->page_size == call.page_size ? call.page_size : -1;
       }
-      // Memory-bound or near it: decode, and packed forwards reading a cache (mixed).
-      if ((call.phase == AttentionPhase::Decode || call.phase == AttentionPhase::Mixed) && call.shape.known()) {
+      if (reads_growing_cache(call.phase) && call.shape.known()) {  // memory-bound or near it
         it->bytes += attention_bytes(call.shape, call.precision);
         it->bytes_ns += call.kernel_ns;
         ++it->bytes_calls;

@@ -580,6 +580,7 @@ class Finder {
       return c.shape.any() && c.shape.batch == 1 && c.shape.one_head_mask && c.shape.q_len > kDecodeMaxQueryRows &&
              c.shape.kv_len > c.shape.q_len;
     };
+    const auto cached = [&](const AttentionCall& c) { return decodes(c) || mixed(c); };
     // What the main kernel's name says: a serving engine's its phase (decode and context kernels apart),
     // cuDNN's its tile.
     const auto named = [this](const AttentionCall& c) {
@@ -602,7 +603,7 @@ class Finder {
     bool any_decode = false;
     for (const AttentionCall& c : view_.calls) {
       if (c.pass == AttentionPass::Backward) return;
-      any_decode |= decodes(c) || mixed(c);
+      any_decode |= cached(c);
       if (c.impl != AttentionImpl::Fused || sized(c)) continue;
       const AttentionKernelName kernel = named(c);
       any_decode |= kernel.phase == KernelPhase::Decode;
@@ -634,15 +635,14 @@ class Finder {
     // (transformers' continuous batching passes its causal mask so).
     std::int64_t longest_decode_kv = 0;
     for (const AttentionCall& c : view_.calls)
-      if (decodes(c) || mixed(c)) longest_decode_kv = std::max(longest_decode_kv, c.shape.kv_len);
+      if (cached(c)) longest_decode_kv = std::max(longest_decode_kv, c.shape.kv_len);
     for (std::size_t i = 0; i < view_.calls.size(); ++i) {
       AttentionCall& c = view_.calls[i];
       if (sized(c)) {
         // A call known not to be causal with more query rows is an encoder's (an encoder-decoder's
         // generate()): no phase.
         const bool masked_prefill = c.shape.one_head_mask && longest_decode_kv > c.shape.kv_len;
-        const bool encoder =
-            !decodes(c) && !mixed(c) && c.shape.causal.has_value() && !*c.shape.causal && !masked_prefill;
+        const bool encoder = !cached(c) && c.shape.causal.has_value() && !*c.shape.causal && !masked_prefill;
         if (!encoder)
           c.phase = decodes(c) ? AttentionPhase::Decode : mixed(c) ? AttentionPhase::Mixed : AttentionPhase::Prefill;
         continue;

@@ -28,6 +28,11 @@ enum class AttentionPhase : std::uint8_t { None, Prefill, Decode, Mixed };
 std::string_view to_string(AttentionImpl impl);
 std::string_view to_string(AttentionPass pass);
 std::string_view to_string(AttentionPhase phase);  // "" for None
+// The phases whose calls read a KV cache that grows every forward, with few query rows a sequence: decode, and
+// mixed (packed forwards of many requests). Their worth is the bytes they move; their replay is one shape.
+constexpr bool reads_growing_cache(AttentionPhase phase) {
+  return phase == AttentionPhase::Decode || phase == AttentionPhase::Mixed;
+}
 // The query rows up to which a call against a longer KV cache decodes (speculative decoding's few).
 inline constexpr std::int64_t kDecodeMaxQueryRows = 16;
 

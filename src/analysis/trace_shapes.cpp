@@ -100,7 +100,7 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
     // An unfused call's matmuls saw K and V repeated to every query head (repeat_kv, outside the call):
     // replayed as they ran, multi-head.
     if (s.shape.kv_heads <= 0 || c.impl == AttentionImpl::Unfused) s.shape.kv_heads = s.shape.q_heads;
-    s.decode = c.phase == AttentionPhase::Decode || c.phase == AttentionPhase::Mixed;  // a cache that grows
+    s.decode = reads_growing_cache(c.phase);
     auto it = std::find_if(out.shapes.begin(), out.shapes.end(), [&](const TraceShape& x) { return key(x) == key(s); });
     if (it == out.shapes.end()) it = out.shapes.insert(out.shapes.end(), s);
     add(*it, c);

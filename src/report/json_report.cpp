@@ -65,7 +65,7 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
       j.null("page_size");
   }
   // decode and mixed (packed forwards reading a cache): what the calls must move, and how fast they did
-  if (s.phase == AttentionPhase::Decode || s.phase == AttentionPhase::Mixed) {
+  if (reads_growing_cache(s.phase)) {
     if (s.bytes > 0)
       j.real("bytes_per_call", s.bytes_per_call(), 0);
     else

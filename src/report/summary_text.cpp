@@ -207,8 +207,7 @@ std::vector<std::string> attention_notes(const GroupStats& g) {
     out.push_back(std::move(line));
   }
   for (const AttentionSummary& s : g.attention) {
-    if ((s.phase != AttentionPhase::Decode && s.phase != AttentionPhase::Mixed) || s.bytes <= 0 || s.bytes_ns <= 0)
-      continue;
+    if (!reads_growing_cache(s.phase) || s.bytes <= 0 || s.bytes_ns <= 0) continue;
     const double tb_per_s = s.bytes / static_cast<double>(s.bytes_ns) / 1e3;
     const bool pool = s.shape.shared_kv_pool();  // the sequences' pages are some of it
     std::string line = fmt::format("{} {}: {}{:.2f} MB a call ({}), {}{:.2f} TB/s", to_string(s.impl),
