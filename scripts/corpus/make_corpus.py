@@ -323,19 +323,17 @@ variant("llama", "flex_paged", None, "bf16", "inference", tracer="attnprof recor
 # Decode across its regimes (--set decode, kept out of the repository but for one pair): generate() on
 # Llama-shaped models over a grid of batch 1-64, prompts of 1k-32k tokens, GQA and MQA, D64/D128,
 # bf16/fp16; a dynamic cache eager against SDPA (the twin measures what the eager decode calls' fused
-# estimate should be) and SDPA under attnprof record; a static cache (generate() compiles its decode
+# estimate should be), each under both tracers; a static cache (generate() compiles its decode
 # step with mode="reduce-overhead": CUDA graph replays) under both tracers.
 DECODE = {}
 DECODE_DYNAMIC = [(1, 1024, 16, 4, 128, "bf16"), (4, 8192, 8, 1, 128, "fp16"), (16, 4096, 16, 4, 128, "bf16"),
                   (64, 1024, 32, 8, 64, "fp16"), (1, 32768, 4, 1, 128, "bf16")]
 DECODE_STATIC = [(8, 4096, 16, 4, 128, "bf16"), (64, 1024, 8, 1, 64, "fp16")]
 for b, s, h, hkv, d, dtype in DECODE_DYNAMIC:
-    for impl, tracers in [("eager", ["torch.profiler"]), ("sdpa", ["torch.profiler", "attnprof record"])]:
-        for tracer in tracers:
+    for impl in ["eager", "sdpa"]:
+        for tracer in ["torch.profiler", "attnprof record"]:
             variant("llama", impl, None, dtype, "inference", tracer=tracer, into=DECODE, kind="generate",
                     shape=(b, s, h, hkv, d, True))
-variant("llama", "eager", None, "bf16", "inference", tracer="attnprof record", into=DECODE, kind="generate",
-        shape=(1, 1024, 16, 4, 128, True))
 for b, s, h, hkv, d, dtype in DECODE_STATIC:
     for tracer in ["torch.profiler", "attnprof record"]:
         variant("llama", "sdpa", None, dtype, "inference", tracer=tracer, into=DECODE, kind="generate_static",

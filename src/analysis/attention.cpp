@@ -450,6 +450,7 @@ class Finder {
       if (!c.dropout && c.shape.dropout) c.dropout = c.shape.dropout;
       if (c.shape.any() && !c.shape.causal && c.causal_mask) c.shape.causal = true;
     }
+    cached_unfused_shapes();
     // A backward chain has no casts to say what its inputs were, and autograd's
     // matmuls no shapes: those of the forward calls of the same implementation,
     // when they all agree (a backward computes on its forward's tensors).
@@ -566,6 +567,30 @@ class Finder {
   // largest calls of its kernel run theirs (short_queries_long_keys); a fused call running another main
   // kernel in such a trace, or the largest calls of that kernel, is a prefill; a serving engine's kernel says its phase
   // by name. Unfused calls without a shape keep no phase.
+  // Unfused forwards without a shape from their ops whose kernels are not self-attention (the softmax's rows
+  // no whole number of key-length rows): a decode's few queries against its cache, where batch x heads is
+  // that of the trace's largest self-attention calls (a generate()'s prefill, all of them agreeing).
+  void cached_unfused_shapes() {
+    std::int64_t most = 0, batch_x_heads = 0;
+    bool agree = true;
+    for (const AttentionCall& c : view_.calls) {
+      if (c.impl == AttentionImpl::Fused || c.pass != AttentionPass::Forward || c.shape.from != ShapeFrom::Kernels ||
+          !c.shape.batch_x_heads)
+        continue;
+      const std::int64_t elements = c.shape.batch * c.shape.q_len * c.shape.kv_len;
+      if (elements > most) {
+        most = elements;
+        batch_x_heads = c.shape.batch;
+        agree = true;
+      } else if (elements == most) {
+        agree &= c.shape.batch == batch_x_heads;
+      }
+    }
+    if (!agree || batch_x_heads <= 0) return;
+    for (AttentionCall& c : view_.calls)
+      if (c.impl != AttentionImpl::Fused && c.pass == AttentionPass::Forward && c.shape.from == ShapeFrom::None)
+        c.shape = cached_shape_from_kernels(c, index_, batch_x_heads, kDecodeMaxQueryRows);
+  }
   void label_phases() {
     const auto decodes = [](const AttentionCall& c) {
       return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -164,22 +166,33 @@ bool cudnn_decode(const std::vector<Launch>& ks, AttentionShape& s) {
   return true;
 }
 
-// Unfused and SDPA-math: score rows and the key length from the softmax and the score-sized passes. Over
-// more than 2^31 score elements PyTorch runs the softmax and each pass as several launches of one kernel, a
-// 32-bit-indexable piece each: a call's launches of its softmax kernel are pieces of its one softmax, and
-// consecutive launches of one elementwise kernel are pieces of one pass.
-bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
+// Unfused and SDPA-math: the score rows and the key length from the softmax and the score-sized passes.
+struct ScoreRows {
+  std::int64_t rows_lo = 0, rows_hi = 0;  // batch x heads x query rows
+  std::int64_t kv_lo = 0, kv_hi = 0;      // keys a row
+  std::int64_t pass_lo = 0, pass_hi = 0;  // the score-sized pass's elements (0: none)
+  std::string how;                        // which kernels said it
+};
+
+// Over more than 2^31 score elements PyTorch runs the softmax and each pass as several launches of one
+// kernel, a 32-bit-indexable piece each: a call's launches of its softmax kernel are pieces of its one
+// softmax, and consecutive launches of one elementwise kernel are pieces of one pass. The key length from
+// the score-sized pass: for self-attention the largest elementwise pass (the scores outsize every other
+// tensor of the call when S exceeds the head dim); for a few queries against a cache (`cached`) the
+// smallest pass of rows x S_kv elements with S_kv in the softmax's range (copies of K and V, rows x S_kv x
+// D, are larger there). False where no softmax sizes the rows or nothing bounds the key length.
+bool score_rows(const std::vector<Launch>& ks, bool cached, ScoreRows& out) {
   std::int64_t rows_lo = 0, rows_hi = 0, kv_lo = 0, kv_hi = 0;
   std::string how;
   // The softmax's rows over its pieces: launches of `name`, each rows_of(launch) rows.
   const auto pieces = [&ks](std::string_view name, auto rows_of) {
-    std::pair<std::int64_t, int> out{0, 0};
+    std::pair<std::int64_t, int> sum{0, 0};
     for (const Launch& k : ks)
       if (k.name == name) {
-        out.first += rows_of(k);
-        ++out.second;
+        sum.first += rows_of(k);
+        ++sum.second;
       }
-    return out;
+    return sum;
   };
   const auto in_pieces = [](int n) { return n > 1 ? fmt::format(" in {} pieces", n) : std::string(); };
   for (const Launch& k : ks) {
@@ -200,17 +213,23 @@ bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
     if (k.name.find("cunn_SoftMaxForward") != std::string_view::npos) {  // one block per row
       const auto [rows, n] = pieces(k.name, [](const Launch& x) { return std::int64_t{x.grid[0]}; });
       rows_lo = rows_hi = rows;
-      kv_lo = 1;
+      // PyTorch takes the block softmax for rows the warp softmax does not hold: over 1024 elements, or
+      // over 4 kB (fp64 rows of more than 512).
+      kv_lo = cached ? 513 : 1;
       kv_hi = std::int64_t{1} << 31;
       how = fmt::format("cunn_SoftMaxForward grid {} (a block per row){}", k.grid[0], in_pieces(n));
       break;
     }
   }
   if (rows_hi <= 0) return false;
-  // The score-sized pass: the largest elementwise_kernel<threads, items per thread, ...> launch.
-  std::int64_t n_hi = 0, n_block = 0;
-  std::string_view run;  // the kernel of the current run of pieces, and its elements so far
-  std::int64_t run_elements = 0;
+  // The passes: elementwise_kernel<threads, items per thread, ...> launches, consecutive ones of one kernel
+  // summed, each [elements at least, elements at most] (a block's work rounds it up).
+  struct Pass {
+    std::int64_t lo, hi, block;
+    int pieces;
+  };
+  std::vector<Pass> passes;
+  std::string_view run;  // the kernel of the current run of pieces
   for (const Launch& k : ks) {
     // Only elementwise_kernel<threads, items, ...>, whose template says the work of a block (the
     // vectorized kernels' items per thread depend on the PyTorch version and the element size).
@@ -221,40 +240,91 @@ bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
       continue;
     }
     const std::int64_t hi = estimate_elements(k.name, k.grid[0], k.block[0]);
-    run_elements = k.name == run ? run_elements + hi : hi;
-    run = k.name;
-    if (run_elements > n_hi) {
-      n_hi = run_elements;
-      n_block = hi / k.grid[0];
+    const std::int64_t block = hi / k.grid[0];
+    if (k.name == run && !passes.empty()) {
+      passes.back().hi += hi;
+      passes.back().lo = passes.back().hi - block + 1;
+      ++passes.back().pieces;
+    } else {
+      passes.push_back({hi - block + 1, hi, block, 1});
     }
+    run = k.name;
   }
-  if (n_hi > 0) {
-    const std::int64_t n_lo = n_hi - n_block + 1;
-    const std::int64_t lo = std::max(kv_lo, (n_lo + rows_hi - 1) / rows_hi);
-    const std::int64_t hi = std::min(kv_hi, n_hi / rows_lo);
-    if (lo <= hi) {
-      kv_lo = lo;
-      kv_hi = hi;
-      how += fmt::format(", {} elements a pass (elementwise grid x {})", n_hi, n_block);
+  // The keys a pass implies, if within [kv_lo, kv_hi].
+  const auto keys_of = [&](const Pass& p) -> std::optional<std::pair<std::int64_t, std::int64_t>> {
+    const std::int64_t lo = std::max(kv_lo, (p.lo + rows_hi - 1) / rows_hi);
+    const std::int64_t hi = std::min(kv_hi, p.hi / rows_lo);
+    if (lo > hi) return std::nullopt;
+    return std::make_pair(lo, hi);
+  };
+  std::int64_t pass_lo = 0, pass_hi = 0;
+  const Pass* score = nullptr;
+  for (const Pass& p : passes) {
+    if (cached && !keys_of(p)) continue;
+    if (score == nullptr || (cached ? p.hi < score->hi : p.hi > score->hi)) score = &p;
+  }
+  if (score != nullptr) {
+    if (const auto keys = keys_of(*score)) {
+      std::tie(kv_lo, kv_hi) = *keys;
+      pass_lo = score->lo;
+      pass_hi = score->hi;
+      how += fmt::format(", {} elements a pass (elementwise grid x {}){}", score->hi, score->block,
+                         in_pieces(score->pieces));
       if (kv_lo == kv_hi) {  // the rows too, from the pass's size
-        rows_lo = std::max(rows_lo, (n_lo + kv_lo - 1) / kv_lo);
-        rows_hi = std::min(rows_hi, n_hi / kv_lo);
+        rows_lo = std::max(rows_lo, (score->lo + kv_lo - 1) / kv_lo);
+        rows_hi = std::min(rows_hi, score->hi / kv_lo);
       }
     }
   }
   if (kv_hi >= (std::int64_t{1} << 31)) return false;  // a block softmax and no pass to size it: nothing certain
-  s.kv_len = kv_hi;
-  s.q_len = kv_hi;
-  const std::int64_t rows = rows_hi;
-  if (rows % s.q_len != 0) return false;
-  s.batch = rows / s.q_len;
+  out = {rows_lo, rows_hi, kv_lo, kv_hi, pass_lo, pass_hi, std::move(how)};
+  return true;
+}
+
+std::string rows_said(const ScoreRows& r) {
+  return fmt::format("{}: B x H x S = {}{}, S_kv {}{}", r.how, r.rows_hi,
+                     r.rows_lo == r.rows_hi ? "" : fmt::format(" (or down to {})", r.rows_lo), r.kv_hi,
+                     r.kv_lo == r.kv_hi ? "" : fmt::format(" (or down to {})", r.kv_lo));
+}
+
+// Read as self-attention without a cache: S = S_kv, so the rows are batch x heads x S_kv.
+bool unfused(const std::vector<Launch>& ks, AttentionShape& s) {
+  ScoreRows r;
+  if (!score_rows(ks, false, r)) return false;
+  s.kv_len = r.kv_hi;
+  s.q_len = r.kv_hi;
+  if (r.rows_hi % s.q_len != 0) return false;
+  s.batch = r.rows_hi / s.q_len;
   s.q_heads = 1;
   s.batch_x_heads = true;
   s.inferred = fmt::format(
-      "{}: B x H x S = {}{}, S_kv {}{}; S taken as S_kv (self-attention without a cache), batch x heads {}; the "
-      "head dim is not in these kernels",
-      how, rows, rows_lo == rows_hi ? "" : fmt::format(" (or down to {})", rows_lo), kv_hi,
-      kv_lo == kv_hi ? "" : fmt::format(" (or down to {})", kv_lo), s.batch);
+      "{}; S taken as S_kv (self-attention without a cache), batch x heads {}; the head dim is not in these kernels",
+      rows_said(r), s.batch);
+  return true;
+}
+
+// Read as a few queries against a cache of keys (where the self-attention reading failed): rows that are
+// `batch_x_heads` times at most `max_q` queries, fewer than the keys.
+bool unfused_cached(const std::vector<Launch>& ks, std::int64_t batch_x_heads, std::int64_t max_q, AttentionShape& s) {
+  ScoreRows r;
+  if (batch_x_heads <= 0 || !score_rows(ks, true, r) || r.rows_hi % batch_x_heads != 0) return false;
+  const std::int64_t q = r.rows_hi / batch_x_heads;
+  if (q < 1 || q > max_q || q >= r.kv_lo) return false;
+  if (r.pass_hi > 0) {  // the rows now exact: the keys again from the pass
+    r.kv_lo = std::max(r.kv_lo, (r.pass_lo + r.rows_hi - 1) / r.rows_hi);
+    r.kv_hi = std::min(r.kv_hi, r.pass_hi / r.rows_hi);
+    r.rows_lo = r.rows_hi;
+    if (r.kv_lo > r.kv_hi) return false;
+  }
+  s.batch = batch_x_heads;
+  s.q_heads = 1;
+  s.batch_x_heads = true;
+  s.q_len = q;
+  s.kv_len = r.kv_hi;
+  s.inferred = fmt::format(
+      "{}; not self-attention (the rows are no whole number of S_kv-key rows): batch x heads {} as the trace's "
+      "largest calls', S = {} queries against a cache of S_kv keys; the head dim is not in these kernels",
+      rows_said(r), batch_x_heads, q);
   return true;
 }
 
@@ -283,6 +353,15 @@ AttentionShape shape_from_kernels(const AttentionCall& call, const TraceIndex& i
   }
   if (found) s.from = ShapeFrom::Kernels;
   return found ? s : AttentionShape{};
+}
+
+AttentionShape cached_shape_from_kernels(const AttentionCall& call, const TraceIndex& index, std::int64_t batch_x_heads,
+                                         std::int64_t max_q) {
+  AttentionShape s;
+  if (call.pass != AttentionPass::Forward || call.impl == AttentionImpl::Fused) return s;
+  if (!unfused_cached(launches(call, index), batch_x_heads, max_q, s)) return AttentionShape{};
+  s.from = ShapeFrom::Kernels;
+  return s;
 }
 
 }  // namespace attnprof

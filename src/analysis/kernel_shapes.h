@@ -15,7 +15,9 @@
 //     launch (softmax_warp_forward<..., log2(S_kv) rounded up, ...> and its grid,
 //     or one block per row for cunn_SoftMaxForward), S_kv from the largest
 //     score-sized elementwise_kernel<threads, items, ...> launch; the head dim is
-//     not in these kernels.
+//     not in these kernels. Rows that are no whole number of S_kv-key rows are a
+//     decode's few queries against a cache, sized by batch x heads of the trace's
+//     self-attention calls (cached_shape_from_kernels).
 // Where only the query length's block range is known, the top of it is taken;
 // the key length is taken equal to it (self-attention without a cache) unless a
 // kernel says otherwise. All of it is said in `inferred`.
@@ -30,6 +32,13 @@ namespace attnprof {
 
 // from == ShapeFrom::Kernels when any size was found, else ShapeFrom::None.
 AttentionShape shape_from_kernels(const AttentionCall& call, const TraceIndex& index);
+
+// An unfused or SDPA-math forward whose softmax rows are no whole number of key-length rows (so not
+// self-attention without a cache, which shape_from_kernels reads), read as a few queries against cached
+// keys: rows = batch_x_heads (the trace's self-attention calls', its prefill) x S, S at most max_q and
+// fewer than the keys. ShapeFrom::None where it does not read so.
+AttentionShape cached_shape_from_kernels(const AttentionCall& call, const TraceIndex& index, std::int64_t batch_x_heads,
+                                         std::int64_t max_q);
 
 // The top-level template arguments of `templ` ("softmax_warp_forward<") in a demangled kernel name,
 // as written ("c10::Half", "9"); empty when the name has no such template.

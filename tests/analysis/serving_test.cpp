@@ -9,7 +9,8 @@
 // with GQA in fp16 and batch 1 with MQA over a 32k-token prompt (its eager prefill's scores over 2^31
 // elements: PyTorch runs each elementwise op of them as several kernels), eager against SDPA; batch 16 with
 // GQA and a static cache at batch 64 with MQA under attnprof record (no ops: the shapes from cuDNN's decode
-// kernels).
+// kernels); eager at batch 1 (bf16) and at batch 4 over an 8k-token prompt (fp16: its softmax a block a row)
+// under attnprof record (the shapes from the softmax and the score-sized passes).
 // Each folder's facts.json says how each was built: every expectation comes from it.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
@@ -183,7 +184,7 @@ TEST_P(Serving, GraphReplayedDecodeCallsTakeTheirShapeFromTheCapture) {
 // choice, not the program's: unknown otherwise), no key length. CUDA graph replays alike.
 TEST_P(Serving, DecodeShapeFromCudnnsDecodeKernel) {
   const Program& p = GetParam();
-  if (p.tracer == "torch.profiler") return;
+  if (p.tracer == "torch.profiler" || p.impl == "eager") return;
   const Doctor d = doctor(p);
   int decode = 0, with_heads = 0;
   for (const AttentionCall& c : d.analysis.attention_calls.calls) {
@@ -205,6 +206,36 @@ TEST_P(Serving, DecodeShapeFromCudnnsDecodeKernel) {
   EXPECT_EQ(decode, p.decode_calls);
   std::printf("%s: %d of %d decode calls with their query heads (a split's combine)\n", p.name.c_str(), with_heads,
               decode);
+}
+
+// Without ops (attnprof record), an eager decode call's shape from its kernels: the softmax's rows are no
+// whole number of key-length rows, so not self-attention; batch x heads from the prefill's (the trace's
+// largest calls), one query against the cache, its key length from the mask's score-sized pass (up to a
+// block's rounding above the cache's length), no head dim; the prefill's as built.
+TEST_P(Serving, EagerDecodeShapeFromTheSoftmax) {
+  const Program& p = GetParam();
+  if (p.tracer == "torch.profiler" || p.impl != "eager") return;
+  const Doctor d = doctor(p);
+  int decode = 0, prefill = 0;
+  for (const AttentionCall& c : d.analysis.attention_calls.calls) {
+    SCOPED_TRACE(c.shape.inferred);
+    ASSERT_EQ(c.shape.from, ShapeFrom::Kernels) << p.name;
+    EXPECT_TRUE(c.shape.batch_x_heads);
+    EXPECT_EQ(c.shape.batch, p.shape.batch * p.shape.q_heads);
+    EXPECT_EQ(c.shape.head_dim, 0);
+    if (c.phase == AttentionPhase::Prefill) {
+      ++prefill;
+      EXPECT_EQ(c.shape.q_len, p.shape.q_len);
+      EXPECT_EQ(c.shape.kv_len, p.shape.kv_len);
+      continue;
+    }
+    ++decode;
+    EXPECT_EQ(c.shape.q_len, 1);
+    EXPECT_GE(c.shape.kv_len, p.decode_kv_first);
+    EXPECT_LE(c.shape.kv_len, p.decode_kv_last + 512 / (p.shape.batch * p.shape.q_heads));
+  }
+  EXPECT_EQ(prefill, p.prefill_calls);
+  EXPECT_EQ(decode, p.decode_calls);
 }
 
 // Without record_shapes, an unfused prefill's shape from its kernels (the softmax's launch and the score-sized
