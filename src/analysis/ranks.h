@@ -72,12 +72,18 @@ RankSummary rank_summary_from_json(std::string_view json);
 // rank (trace_rank-3.json.gz), those alone (a facts.json beside them is not a rank).
 std::vector<std::string> job_traces(const std::string& folder);
 
-// Reads and analyses each trace on `jobs` threads (0: the machine's cores), each
+// How summarize_ranks reads in parallel: threads of this process, or worker processes (Linux; the CLI's:
+// no contention between the workers' allocators and page tables, and a worker that crashes on one trace
+// loses that trace alone). A process that runs other threads (a Python interpreter) keeps to threads.
+enum class RankWorkers { Threads, Processes };
+
+// Reads and analyses each trace on `jobs` workers (0: the machine's cores), each
 // reduced to its summary before the next is read; a bad trace becomes a summary
 // with its error. `progress(done, total, bytes)` is called after each trace.
 std::vector<RankSummary> summarize_ranks(const std::vector<std::string>& paths, const RegionOptions& options,
                                          unsigned jobs,
-                                         const std::function<void(int, int, std::uint64_t)>& progress = {});
+                                         const std::function<void(int, int, std::uint64_t)>& progress = {},
+                                         RankWorkers workers = RankWorkers::Threads);
 
 struct Spread {
   std::int64_t min = 0, median = 0, max = 0;

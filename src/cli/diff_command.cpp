@@ -53,8 +53,9 @@ bool is_folder(const std::string& path) {
 // trace per worker at a time). Returns the exit code.
 int diff_folders(const std::string& a, const std::string& b, const std::string& region, bool json, bool markdown,
                  std::optional<DiffGate> gate) {
-  std::vector<RankSummary> before = summarize_ranks(job_traces(a), RegionOptions{region}, 0);
-  std::vector<RankSummary> after = summarize_ranks(job_traces(b), RegionOptions{region}, 0);
+  std::vector<RankSummary> before =
+      summarize_ranks(job_traces(a), RegionOptions{region}, 0, {}, RankWorkers::Processes);
+  std::vector<RankSummary> after = summarize_ranks(job_traces(b), RegionOptions{region}, 0, {}, RankWorkers::Processes);
   for (const auto* run : {&before, &after})
     if (run->empty()) throw InputError(fmt::format("diff: {}: no traces in this folder", run == &before ? a : b));
   const RanksDiff d = diff_ranks(before, after);

@@ -113,7 +113,8 @@ int doctor_many(const std::vector<std::string>& paths, const std::string& region
                s > 0 ? static_cast<double>(bytes) / 1e6 / s : 0.0);
     if (done == total) fmt::print(stderr, "\r{:60}\r", "");
   };
-  std::vector<RankSummary> ranks = summarize_ranks(paths, RegionOptions{region}, jobs, progress);
+  std::vector<RankSummary> ranks =
+      summarize_ranks(paths, RegionOptions{region}, jobs, progress, RankWorkers::Processes);
   const CrossRank cross = compare_ranks(ranks);
   if (!html.empty()) write_file_atomically(html, html_ranks_report(ranks, cross));
   const std::string report = json       ? json_ranks_report(ranks, cross)

@@ -165,13 +165,22 @@ TEST(Ranks, SummariesRoundTripThroughJson) {
   EXPECT_THROW(rank_summary_from_json("not json"), InputError);
 }
 
+// One worker, threads or worker processes (the CLI's): the same summaries, exactly (the processes hand
+// theirs back as JSON), whatever the order the workers finish in.
 TEST(Ranks, OneWorkerOrManyGiveTheSameRows) {
-  std::vector<RankSummary> one = summarize_ranks(gloo_pair(), {}, 1), two = summarize_ranks(gloo_pair(), {}, 2);
-  ASSERT_EQ(one.size(), two.size());
-  for (std::size_t i = 0; i < one.size(); ++i) {
-    EXPECT_EQ(one[i].span_ns, two[i].span_ns);
-    EXPECT_EQ(one[i].compute_ns, two[i].compute_ns);
-  }
+  std::vector<std::string> paths = gloo_pair();
+  for (const char* t : {"ddp_llama_rank0.json.gz", "ddp_llama_rank1.json.gz", "ddp_llama_rank2.json.gz"})
+    paths.push_back(test::data_file(std::string("ranks/") + t));
+  const std::vector<RankSummary> one = summarize_ranks(paths, {}, 1);
+  for (const RankWorkers workers : {RankWorkers::Threads, RankWorkers::Processes})
+    for (const unsigned jobs : {2u, 3u, 8u}) {
+      const std::vector<RankSummary> many = summarize_ranks(paths, {}, jobs, {}, workers);
+      ASSERT_EQ(one.size(), many.size());
+      for (std::size_t i = 0; i < one.size(); ++i) {
+        EXPECT_EQ(rank_summary_json(one[i]), rank_summary_json(many[i])) << i << " jobs " << jobs;
+        EXPECT_GT(many[i].span_ns, 0);
+      }
+    }
 }
 
 TEST(Ranks, NotOneJobIsRefused) {
@@ -216,15 +225,17 @@ TEST(Ranks, ABadTraceIsNamedAndTheOthersAnalysed) {
   std::filesystem::create_directories(dir);
   const std::string bad = (dir / "job_rank1.json").string();
   std::ofstream(bad) << R"({"traceEvents": [{"ph": "X", )";
-  std::vector<RankSummary> ranks = summarize_ranks({gloo_pair()[0], bad}, {}, 2);
-  const CrossRank c = compare_ranks(ranks);
-  EXPECT_EQ(c.bad, 1);
-  EXPECT_EQ(c.ranks, 1);
-  ASSERT_EQ(ranks.size(), 2u);
-  EXPECT_TRUE(ranks[0].ok());
-  EXPECT_FALSE(ranks[1].ok());
-  EXPECT_NE(ranks[1].error.find("truncated"), std::string::npos) << ranks[1].error;
-  EXPECT_EQ(ranks[1].path, bad);
+  for (const RankWorkers workers : {RankWorkers::Threads, RankWorkers::Processes}) {
+    std::vector<RankSummary> ranks = summarize_ranks({gloo_pair()[0], bad}, {}, 2, {}, workers);
+    const CrossRank c = compare_ranks(ranks);
+    EXPECT_EQ(c.bad, 1);
+    EXPECT_EQ(c.ranks, 1);
+    ASSERT_EQ(ranks.size(), 2u);
+    EXPECT_TRUE(ranks[0].ok());
+    EXPECT_FALSE(ranks[1].ok());
+    EXPECT_NE(ranks[1].error.find("truncated"), std::string::npos) << ranks[1].error;
+    EXPECT_EQ(ranks[1].path, bad);
+  }
   std::filesystem::remove_all(dir);
 }
 
