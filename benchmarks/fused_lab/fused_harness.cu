@@ -67,8 +67,8 @@ CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned
   return c;
 }
 
-TimeResult run_time(const attention::AttentionParams& shape, Path path, int warmup, int iters,
-                    const LaunchOverrides& o) {
+TimeResult run_time(const attention::AttentionParams& shape, Path path, int warmup, int iters, const LaunchOverrides& o,
+                    bool cold) {
   // Random data, not zeros: zeros run faster than real data and hide unwritten outputs.
   const attention::HostInputs in = attention::make_host_inputs(shape, 1234);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
@@ -81,7 +81,16 @@ TimeResult run_time(const attention::AttentionParams& shape, Path path, int warm
   ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
   // The hot mode of the one timer: bursts of back-to-back launches, so the host's per-launch
   // work (tensor-map encoding) overlaps the previous kernel instead of sitting in the timing.
-  std::vector<double> times = attention::cuda::time_calls(call, nullptr, {attention::cuda::TimingMode::Hot, iters, 10});
+  attention::cuda::TimingOptions timing{attention::cuda::TimingMode::Hot, iters, 10};
+  attention::cuda::DeviceBuffer flush;
+  if (cold) {
+    int device = 0, l2 = 0;
+    ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+    ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    flush = attention::cuda::DeviceBuffer(2 * std::size_t(l2));
+    timing = {attention::cuda::TimingMode::Cold, iters, 1, flush.get(), flush.bytes()};
+  }
+  std::vector<double> times = attention::cuda::time_calls(call, nullptr, timing);
   std::sort(times.begin(), times.end());
   TimeResult r;
   r.median_ms = times[times.size() / 2];
@@ -221,7 +230,9 @@ std::vector<attention::AttentionParams> small_decode_cases() {
   using attention::Layout;
   using attention::make_params;
   return {
-      make_params(1, 8, 2, 1, 1000, 128, false, DType::BF16, Layout::BHSD),               // 2 units split 8 ways
+      make_params(1, 8, 2, 1, 1000, 128, false, DType::BF16, Layout::BHSD),  // 2 units split 8 ways
+      make_params(1, 8, 2, 1, 2300, 128, false, DType::BF16,
+                  Layout::BHSD),                                                          // 2 units split 18 ways
       bottom_right(make_params(2, 4, 4, 4, 300, 64, true, DType::FP16, Layout::BSHD)),    // q_len 4, MHA
       bottom_right(make_params(1, 16, 1, 3, 200, 128, true, DType::BF16, Layout::BHSD)),  // 48 rows: 4 tiles
       bottom_right(make_params(1, 16, 1, 16, 130, 64, true, DType::BF16, Layout::BHSD)),  // 256 rows: 4 chunks
@@ -235,8 +246,8 @@ CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigne
 }
 
 TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters,
-                     const LaunchOverrides& o) {
-  return or_error<TimeResult>([&] { return run_time(shape, path, warmup, iters, o); });
+                     const LaunchOverrides& o, bool cold) {
+  return or_error<TimeResult>([&] { return run_time(shape, path, warmup, iters, o, cold); });
 }
 
 bool have_device() {

@@ -54,9 +54,10 @@ struct TimeResult {
 };
 
 // Median over `iters` timed bursts of launches after `warmup` launches (hot: no
-// cache flush, back to back).
+// cache flush, back to back); `cold`: one call a sample, the L2 overwritten before each (the bench's
+// way: a decode call's K/V may fit in the L2).
 TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters,
-                     const LaunchOverrides& overrides = {});
+                     const LaunchOverrides& overrides = {}, bool cold = false);
 
 struct TileTimesResult {
   TileTimes times;

@@ -3,7 +3,8 @@
 // and a sequence sweep (hot timing; `attnprof bench --impl fused:<path>` times
 // one path on one shape the bench's way, cold).
 //   attnprof_fused_lab --check            correctness suite, both paths
-//   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/lab/fused_peers.py
+//   attnprof_fused_lab --time --csv F     timing table (bf16), CSV for scripts/lab/fused_peers.py; --cold:
+//                                            the L2 overwritten before each call, one call a sample
 //   attnprof_fused_lab --check --small    a few small shapes (for compute-sanitizer)
 //   attnprof_fused_lab --count [--small]  how many cases the check list has (no GPU needed)
 //   attnprof_fused_lab --timers           per-tile timers of the Hopper schedules: where a tile's time goes,
@@ -18,8 +19,10 @@
 //                                            cases split too)
 //   --section-heads N                        dynamic's (batch, head)s per section of its longest-first
 //                                            order (default: dynamic_section_heads)
-//   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers: this shape (repeatable) instead of the
-//                                            default set, e.g. the slowest of scripts/lab/fused_grid.py;
+//   --decode-splits N                        the decode kernel's splits of a unit's keys (its plan's choice
+//                                            replaced), to sweep them with --time --shape
+//   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers or --time: this shape (repeatable) instead of
+//                                            the default set, e.g. the slowest of scripts/lab/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
 //   --decode                                 the decode cases (short queries against long keys) instead of
 //                                            the check list; with --small a few of them (splits, GQA, q_len 4)
@@ -99,7 +102,7 @@ bool parse_paths(const std::string& s, std::vector<Path>& out) {
 
 int main(int argc, char** argv) {
   bool do_check = false, do_time = false, do_timers = false, quick = false, small = false, do_count = false;
-  bool decode = false;
+  bool decode = false, cold = false;
   KvForm form;
   std::string csv, path_arg;
   int only_case = -1;
@@ -118,6 +121,8 @@ int main(int argc, char** argv) {
       small = true;
     else if (!std::strcmp(argv[i], "--decode"))
       decode = true;
+    else if (!std::strcmp(argv[i], "--cold"))
+      cold = true;
     else if (!std::strcmp(argv[i], "--ragged"))
       form.ragged = true;
     else if (!std::strcmp(argv[i], "--page-size") && i + 1 < argc)
@@ -154,13 +159,16 @@ int main(int argc, char** argv) {
       overrides.split_tail_min_units = std::max(0, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--section-heads") && i + 1 < argc)
       overrides.section_heads = std::max(0, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--decode-splits") && i + 1 < argc)
+      overrides.decode_splits = std::max(0, std::atoi(argv[++i]));
     else {
-      std::fprintf(stderr,
-                   "usage: %s [--check] [--small] [--decode] [--page-size N] [--ragged] [--count] [--time] [--timers] "
-                   "[--quick] [--csv FILE] [--case N] "
-                   "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--shape "
-                   "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path %s]\n",
-                   argv[0], path_names(",").c_str());
+      std::fprintf(
+          stderr,
+          "usage: %s [--check] [--small] [--decode] [--page-size N] [--ragged] [--count] [--time] [--cold] [--timers] "
+          "[--quick] [--csv FILE] [--case N] "
+          "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--decode-splits N] [--shape "
+          "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path %s]\n",
+          argv[0], path_names(",").c_str());
       return 2;
     }
   }
@@ -216,10 +224,14 @@ int main(int argc, char** argv) {
     std::FILE* f = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
     if (f) std::fprintf(f, "path,batch,heads,seq,head_dim,causal,ms,tflops\n");
     std::vector<Path> tpaths = path_arg.empty() ? std::vector<Path>{resolve_path(Path::Automatic)} : paths;
+    std::vector<AttentionParams> shapes = timer_shapes;
+    if (shapes.empty())
+      for (const TimedShape& t : timed_shapes())
+        shapes.push_back(make_params(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::BF16, Layout::BHSD));
     for (Path path : tpaths)
-      for (const TimedShape& t : timed_shapes()) {
-        const AttentionParams c = make_params(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::BF16, Layout::BHSD);
-        const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21, overrides);
+      for (const AttentionParams& c : shapes) {
+        const int t_causal = c.causal ? 1 : 0;
+        const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21, overrides, cold);
         if (!r.error.empty()) {
           std::printf("time %s %s: %s\n", std::string(path_name(path)).c_str(),
                       attnprof::attention::describe(c).c_str(), r.error.c_str());
@@ -229,8 +241,8 @@ int main(int argc, char** argv) {
         std::printf("time %-10s %-60s %8.3f ms %7.1f TFLOP/s\n", std::string(path_name(path)).c_str(),
                     attnprof::attention::describe(c).c_str(), r.median_ms, r.tflops);
         if (f)
-          std::fprintf(f, "%s,%d,%d,%d,%d,%d,%.5f,%.2f\n", std::string(path_name(path)).c_str(), t.b, t.h, t.s, t.d,
-                       int(t.causal), r.median_ms, r.tflops);
+          std::fprintf(f, "%s,%d,%d,%d,%d,%d,%.5f,%.2f\n", std::string(path_name(path)).c_str(), c.batch, c.q_heads,
+                       c.q_len, c.head_dim, t_causal, r.median_ms, r.tflops);
       }
     if (f) std::fclose(f);
   }

@@ -334,11 +334,17 @@ TEST(FusedSchedule, ScratchOnlyWhereAKernelUsesIt) {
 }
 
 // The decode kernel's plan (schedule.h, "The decode kernel"): the rows a KV head packs, the units, and
-// splits that fill the GPU's 2 x 132 CTA slots where the units do not.
+// splits that spread a unit's keys over the GPU's 132 SMs where the units do not fill them.
+
+// The key blocks the busiest of `sms` SMs streams with `splits` splits (CTAs going round the SMs).
+long long busiest_sm_blocks(long long units, int splits, int blocks, int sms) {
+  const int per = (blocks + splits - 1) / splits;
+  return (units * splits + sms - 1) / sms * per;
+}
 
 TEST(FusedSchedule, DecodePlanPacksAKvHeadsQueryRows) {
   // B1 H32/8 Sq1 Skv8192 D128: 4 rows a KV head in one 16-row tile; 8 units of 128 key blocks split in
-  // 32 of 4 blocks: 256 CTAs on 264 slots.
+  // 16 of 8 blocks: 128 CTAs, one an SM (the lab's sweep: 27 us against 28 for 32 splits).
   DecodePlan d = decode_plan(call(1, 32, 8, 1, 8192, 128, 0, false), 132);
   EXPECT_EQ(d.rows, 4);
   EXPECT_EQ(d.row_tiles, 1);
@@ -348,8 +354,14 @@ TEST(FusedSchedule, DecodePlanPacksAKvHeadsQueryRows) {
   EXPECT_EQ(d.units, 8);
   EXPECT_EQ(d.splits * d.blocks_per_split >= d.blocks, true);
   EXPECT_LT((d.splits - 1) * d.blocks_per_split, d.blocks);  // no empty split
-  EXPECT_GE(wave_fill(d.units * d.splits, 2 * 132), 0.85 * 0.97);
-  EXPECT_GE(d.blocks_per_split, 2);
+  EXPECT_EQ(d.splits, 16);
+  EXPECT_EQ(d.blocks_per_split, 8);
+  // B1 H32/4 Skv32768: 4 units of 512 blocks in 32 splits of 16 (the sweep: 46 us, 49-51 for 57 or 64).
+  d = decode_plan(call(1, 32, 4, 1, 32768, 128, 0, false), 132);
+  EXPECT_EQ(d.units * d.splits, 128);
+  EXPECT_EQ(d.blocks_per_split, 16);
+  // The lab's forced splits replace the choice.
+  EXPECT_EQ(decode_plan(call(1, 32, 4, 1, 32768, 128, 0, false), 132, kDecodeMaxSplits, 64).splits, 64);
   // B64 H32/8: 512 units fill the GPU alone: no split, no scratch.
   d = decode_plan(call(64, 32, 8, 1, 4096, 128, 0, false), 132);
   EXPECT_EQ(d.splits, 1);
@@ -380,9 +392,19 @@ TEST(FusedSchedule, DecodeSplitsFillTheGpuWithoutEmptyOrTinySplits) {
       EXPECT_LE(s, kDecodeMaxSplits);
       if (units * 5 >= 264 * 4) {
         EXPECT_EQ(s, 1) << units;  // 80% of the slots: no split
+        continue;
       }
       if (s > 1) {
         EXPECT_GE(blocks / s, 2) << units << " " << blocks;  // two key blocks a split at least
+      }
+      // No count of splits (two blocks each at least, up to the cap) leaves the busiest SM fewer key
+      // blocks; none with as few has fewer splits.
+      const long long chosen = busiest_sm_blocks(units, s, blocks, 132);
+      for (int t = 1; t <= std::min(kDecodeMaxSplits, std::max(1, blocks / 2)); ++t) {
+        EXPECT_GE(busiest_sm_blocks(units, t, blocks, 132), chosen) << units << " " << blocks << " " << t;
+        if (t < s) {
+          EXPECT_GT(busiest_sm_blocks(units, t, blocks, 132), chosen) << units << " " << blocks << " " << t;
+        }
       }
     }
   // One KV head of 128k keys (2048 blocks of 64) spreads over the GPU's slots.

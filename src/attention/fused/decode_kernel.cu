@@ -405,13 +405,13 @@ cudaError_t launch_rows(const Params& p, const DecodePlan& d, const DecodeArgs& 
 
 }  // namespace
 
-std::size_t decode_scratch(const Params& p, int sms) {
+std::size_t decode_scratch(const Params& p, int sms, const LaunchOverrides& overrides) {
   if (p.head_dim != 64 && p.head_dim != 128) return 0;
-  return decode_scratch_bytes(decode_plan(p, sms), p.head_dim);
+  return decode_scratch_bytes(decode_plan(p, sms, kDecodeMaxSplits, overrides.decode_splits), p.head_dim);
 }
 
-cudaError_t launch_decode(const Params& p, cudaStream_t stream) {
-  DecodePlan d = decode_plan(p, sm_count());
+cudaError_t launch_decode(const Params& p, cudaStream_t stream, const LaunchOverrides& overrides) {
+  DecodePlan d = decode_plan(p, sm_count(), kDecodeMaxSplits, overrides.decode_splits);
   const std::size_t scratch = decode_scratch_bytes(d, p.head_dim);
   if (scratch == 0 || !p.tail_workspace || p.tail_workspace_bytes < scratch) {
     d.splits = 1;  // no room for the partials: one CTA a unit

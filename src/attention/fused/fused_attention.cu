@@ -50,7 +50,7 @@ BackwardPath resolve_backward_path(BackwardPath requested) {
 cudaError_t forward(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides) {
   if (unsupported(p)[0] != '\0') return cudaErrorInvalidValue;
   if (p.batch == 0 || p.q_len == 0) return cudaSuccess;  // nothing to compute
-  if (takes_decode(p, path)) return launch_decode(p, stream);
+  if (takes_decode(p, path)) return launch_decode(p, stream, overrides);
   const Path resolved = resolve_path(path);
   if (resolved == Path::Portable) return launch_portable(p, stream);
   return launch_hopper(p, stream, resolved, overrides);

@@ -56,7 +56,7 @@ cudaError_t launch_hopper(const Params& p, cudaStream_t stream, Path path, const
 cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, cudaStream_t stream);
 // decode_kernel.cu: the decode kernel, split as decode_plan says when p's tail_workspace holds
 // decode_scratch(p, sm_count()) bytes, one CTA a unit otherwise.
-cudaError_t launch_decode(const Params& p, cudaStream_t stream);
-std::size_t decode_scratch(const Params& p, int sms);
+cudaError_t launch_decode(const Params& p, cudaStream_t stream, const LaunchOverrides& overrides = {});
+std::size_t decode_scratch(const Params& p, int sms, const LaunchOverrides& overrides = {});
 
 }  // namespace attnprof::fused

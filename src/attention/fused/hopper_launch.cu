@@ -81,7 +81,7 @@ std::size_t kernel_scratch(const Params& p, const LaunchOverrides& overrides) {
   // The decode kernel's partials where it may run (paged or ragged calls and the short queries
   // use_decode names, on any device), the Hopper kernels' scratch on sm_90.
   const bool decode_call = takes_decode(p, Path::Automatic);
-  const std::size_t decode = decode_call ? decode_scratch(p, sm_count()) : 0;
+  const std::size_t decode = decode_call ? decode_scratch(p, sm_count(), overrides) : 0;
   if (resolve_path(Path::Automatic) != Path::Hopper) return decode;
   return std::max(decode, schedule_scratch(p, sm_count(), overrides));
 }

@@ -63,11 +63,13 @@ inline constexpr BackwardPath kAutomaticBackward = BackwardPath::Hopper;
 // Explicit launch overrides for the checks and the lab (the product passes none): the persistent
 // grid capped at persistent_ctas CTAs, so small cases make each CTA walk several tiles; the split
 // tail's ranges of at least split_tail_min_units key blocks (below kMinTailUnits any tail whose ranges
-// are shorter than an item splits); the dynamic scheduler's (batch, head)s per section.
+// are shorter than an item splits); the dynamic scheduler's (batch, head)s per section; the decode
+// kernel's splits of a unit's keys (decode_plan's choice replaced: the lab's sweep).
 struct LaunchOverrides {
   int persistent_ctas = 0;
   int split_tail_min_units = 0;
   int section_heads = 0;
+  int decode_splits = 0;
 };
 
 // --- The rules -------------------------------------------------------------------------------
@@ -252,23 +254,33 @@ struct DecodePlan {
   int blocks_per_split = 0;
 };
 
-// The splits that fill the GPU best (FlashAttention-2's num_splits_heuristic): one where the units
-// alone fill 80% of the `slots` (SMs x CTAs per SM); else the fewest splits whose last wave keeps within
-// 85% of the best fill over 1..max_splits, each split at least two key blocks, counting only split
-// counts that change the blocks per split.
+// The splits with which the busiest SM streams the fewest key blocks: CTAs go round the SMs, so with s
+// splits an SM takes ceil(units x s / SMs) CTAs of ceil(blocks / s) blocks each (counting only split
+// counts that change the blocks per split); ties go to fewer splits (less to merge, fewer prologues). No
+// split where the units alone fill 80% of the `slots` (SMs x CTAs per SM); each split two key blocks at
+// least. Measured (H100, 2026-12-06, the lab's sweep, docs/fused-kernel.md): at batch 1-4 one CTA an SM
+// beat the fullest two-CTA wave (FlashAttention-2's num_splits_heuristic, which this replaces) by 2-8%.
 constexpr int decode_splits(long long units, int slots, int blocks, int max_splits = kDecodeMaxSplits) {
   if (units <= 0 || slots <= 0 || blocks <= 1 || units * 5 >= slots * 4LL) return 1;
+  const long long sms = std::max(1, slots / kDecodeCtasPerSm);
   const int most = std::min(max_splits, std::max(1, blocks / 2));
-  double best = 0;
-  for (int s = 1; s <= most; ++s) best = std::max(best, wave_fill(units * s, slots));
-  for (int s = 1; s <= most; ++s) {
-    if (s > 1 && (blocks + s - 1) / s == (blocks + s - 2) / (s - 1)) continue;
-    if (wave_fill(units * s, slots) >= 0.85 * best) return s;
+  int best = 1;
+  long long fewest = units <= sms ? blocks : (units + sms - 1) / sms * blocks;
+  for (int s = 2; s <= most; ++s) {
+    const int per = (blocks + s - 1) / s;
+    if ((blocks + per - 1) / per != s) continue;  // the same cut as fewer splits
+    const long long load = (units * s + sms - 1) / sms * per;
+    if (load < fewest) {
+      fewest = load;
+      best = s;
+    }
   }
-  return 1;
+  return best;
 }
 
-constexpr DecodePlan decode_plan(const Params& p, int sms, int max_splits = kDecodeMaxSplits) {
+// `forced_splits` > 0 replaces decode_splits' choice (LaunchOverrides::decode_splits), each split one key
+// block at least.
+constexpr DecodePlan decode_plan(const Params& p, int sms, int max_splits = kDecodeMaxSplits, int forced_splits = 0) {
   DecodePlan d;
   const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
   d.rows = p.q_len * group;
@@ -279,7 +291,8 @@ constexpr DecodePlan decode_plan(const Params& p, int sms, int max_splits = kDec
   d.block_n = decode_block_n(p.head_dim);
   d.blocks = (p.kv_len + d.block_n - 1) / d.block_n;
   d.units = static_cast<long long>(p.batch) * p.kv_heads * d.row_chunks;
-  d.splits = decode_splits(d.units, sms * kDecodeCtasPerSm, d.blocks, max_splits);
+  d.splits = forced_splits > 0 ? std::max(1, std::min(forced_splits, d.blocks))
+                               : decode_splits(d.units, sms * kDecodeCtasPerSm, d.blocks, max_splits);
   d.blocks_per_split = d.splits > 1 ? (d.blocks + d.splits - 1) / d.splits : d.blocks;
   if (d.splits > 1) d.splits = (d.blocks + d.blocks_per_split - 1) / d.blocks_per_split;  // none empty
   return d;
