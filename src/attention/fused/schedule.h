@@ -255,27 +255,36 @@ struct DecodePlan {
 };
 
 // The splits with which the busiest SM streams the fewest key blocks: CTAs go round the SMs, so with s
-// splits an SM takes ceil(units x s / SMs) CTAs of ceil(blocks / s) blocks each (counting only split
-// counts that change the blocks per split); ties go to fewer splits (less to merge, fewer prologues). No
-// split where the units alone fill 80% of the `slots` (SMs x CTAs per SM); each split two key blocks at
-// least. Measured (H100, 2026-12-06, the lab's sweep, docs/fused-kernel.md): at batch 1-4 one CTA an SM
-// beat the fullest two-CTA wave (FlashAttention-2's num_splits_heuristic, which this replaces) by 2-8%.
+// splits an SM takes ceil(units x s / SMs) CTAs of ceil(blocks / s) blocks each (counting only counts
+// that keep one wave of CTAs and change the blocks per split). Among the counts that tie, the most that
+// keep kDecodeLongSplit blocks a split (two CTAs an SM hide each other's waits over a long stream), else the
+// fewest (a short split's prologue and its share of the merge cost more than a second CTA gains). No split
+// where the units alone fill 80% of the `slots` (SMs x CTAs per SM); each split two key blocks at least.
+// Measured (H100, 2026-12-06, the lab's sweep, docs/fused-kernel.md): ahead of FlashAttention-2's fullest
+// wave (num_splits_heuristic, which this replaces) by 2-8% at batch 1-2.
+inline constexpr int kDecodeLongSplit = 32;
 constexpr int decode_splits(long long units, int slots, int blocks, int max_splits = kDecodeMaxSplits) {
   if (units <= 0 || slots <= 0 || blocks <= 1 || units * 5 >= slots * 4LL) return 1;
   const long long sms = std::max(1, slots / kDecodeCtasPerSm);
   const int most = std::min(max_splits, std::max(1, blocks / 2));
-  int best = 1;
-  long long fewest = units <= sms ? blocks : (units + sms - 1) / sms * blocks;
-  for (int s = 2; s <= most; ++s) {
+  const auto load = [&](int s) { return (units * s + sms - 1) / sms * ((blocks + s - 1) / s); };
+  // Counted: one wave of CTAs (more waves cut the keys finer for a few blocks less on the busiest SM and
+  // pay a prologue and a partial a CTA: B1 H32/8 Skv128k at 82 splits would load 125 blocks against 126,
+  // and 96-128 splits measured 5% slower than 32), and a cut that fewer splits do not make.
+  const auto counted = [&](int s) {
     const int per = (blocks + s - 1) / s;
-    if ((blocks + per - 1) / per != s) continue;  // the same cut as fewer splits
-    const long long load = (units * s + sms - 1) / sms * per;
-    if (load < fewest) {
-      fewest = load;
-      best = s;
-    }
+    return s == 1 || (units * s <= slots && (blocks + per - 1) / per == s);
+  };
+  long long fewest = load(1);
+  for (int s = 2; s <= most; ++s)
+    if (counted(s)) fewest = std::min(fewest, load(s));
+  int first = 0, longest = 0;  // the fewest splits at that load; the most with long splits
+  for (int s = 1; s <= most; ++s) {
+    if (!counted(s) || load(s) != fewest) continue;
+    if (first == 0) first = s;
+    if ((blocks + s - 1) / s >= kDecodeLongSplit) longest = s;
   }
-  return best;
+  return longest > first ? longest : first;
 }
 
 // `forced_splits` > 0 replaces decode_splits' choice (LaunchOverrides::decode_splits), each split one key
