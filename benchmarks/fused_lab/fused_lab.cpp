@@ -230,7 +230,6 @@ int main(int argc, char** argv) {
         shapes.push_back(make_params(t.b, t.h, t.h, t.s, t.s, t.d, t.causal, DType::BF16, Layout::BHSD));
     for (Path path : tpaths)
       for (const AttentionParams& c : shapes) {
-        const int t_causal = c.causal ? 1 : 0;
         const TimeResult r = time_case(c, path, quick ? 3 : 10, quick ? 7 : 21, overrides, cold);
         if (!r.error.empty()) {
           std::printf("time %s %s: %s\n", std::string(path_name(path)).c_str(),
@@ -242,7 +241,7 @@ int main(int argc, char** argv) {
                     attnprof::attention::describe(c).c_str(), r.median_ms, r.tflops);
         if (f)
           std::fprintf(f, "%s,%d,%d,%d,%d,%d,%.5f,%.2f\n", std::string(path_name(path)).c_str(), c.batch, c.q_heads,
-                       c.q_len, c.head_dim, t_causal, r.median_ms, r.tflops);
+                       c.q_len, c.head_dim, c.causal ? 1 : 0, r.median_ms, r.tflops);
       }
     if (f) std::fclose(f);
   }

@@ -557,16 +557,6 @@ class Finder {
       }
     }
   }
-  // Prefill and decode, in a trace without backward calls that has decode calls: a forward call with
-  // at most kDecodeMaxQueryRows query rows against a longer KV cache decodes, one with more query rows
-  // is a prefill (unless it is known not to be causal: an encoder's).
-  //
-  // Without a shape (attnprof record), a fused forward call decodes when it combines split-KV partial
-  // results (a combine kernel after the main one: FlashAttention's, cuDNN's, flex_attention's
-  // decoding), or runs the same main kernel as calls that do, or runs few query tiles for as long as the
-  // largest calls of its kernel run theirs (short_queries_long_keys); a fused call running another main
-  // kernel in such a trace, or the largest calls of that kernel, is a prefill; a serving engine's kernel says its phase
-  // by name. Unfused calls without a shape keep no phase.
   // Unfused forwards without a shape from their ops whose kernels are not self-attention (the softmax's rows
   // no whole number of key-length rows): a decode's few queries against its cache, where batch x heads is
   // that of the trace's largest self-attention calls (a generate()'s prefill, all of them agreeing).
@@ -591,6 +581,16 @@ class Finder {
       if (c.impl != AttentionImpl::Fused && c.pass == AttentionPass::Forward && c.shape.from == ShapeFrom::None)
         c.shape = cached_shape_from_kernels(c, index_, batch_x_heads, kDecodeMaxQueryRows);
   }
+  // Prefill and decode, in a trace without backward calls that has decode calls: a forward call with
+  // at most kDecodeMaxQueryRows query rows against a longer KV cache decodes, one with more query rows
+  // is a prefill (unless it is known not to be causal: an encoder's).
+  //
+  // Without a shape (attnprof record), a fused forward call decodes when it combines split-KV partial
+  // results (a combine kernel after the main one: FlashAttention's, cuDNN's, flex_attention's
+  // decoding), or runs the same main kernel as calls that do, or runs few query tiles for as long as the
+  // largest calls of its kernel run theirs (short_queries_long_keys); a fused call running another main
+  // kernel in such a trace, or the largest calls of that kernel, is a prefill; a serving engine's kernel says its phase
+  // by name. Unfused calls without a shape keep no phase.
   void label_phases() {
     const auto decodes = [](const AttentionCall& c) {
       return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&

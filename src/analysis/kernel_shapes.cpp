@@ -174,6 +174,17 @@ struct ScoreRows {
   std::string how;                        // which kernels said it
 };
 
+// The keys a row that a pass of [lo, hi] elements over [rows_lo, rows_hi] rows implies, within [kv_lo, kv_hi];
+// none where they do not meet.
+std::optional<std::pair<std::int64_t, std::int64_t>> keys_of_pass(std::int64_t lo, std::int64_t hi,
+                                                                  std::int64_t rows_lo, std::int64_t rows_hi,
+                                                                  std::int64_t kv_lo, std::int64_t kv_hi) {
+  const std::int64_t k_lo = std::max(kv_lo, (lo + rows_hi - 1) / rows_hi);
+  const std::int64_t k_hi = std::min(kv_hi, hi / rows_lo);
+  if (k_lo > k_hi) return std::nullopt;
+  return std::make_pair(k_lo, k_hi);
+}
+
 // Over more than 2^31 score elements PyTorch runs the softmax and each pass as several launches of one
 // kernel, a 32-bit-indexable piece each: a call's launches of its softmax kernel are pieces of its one
 // softmax, and consecutive launches of one elementwise kernel are pieces of one pass. The key length from
@@ -250,13 +261,7 @@ bool score_rows(const std::vector<Launch>& ks, bool cached, ScoreRows& out) {
     }
     run = k.name;
   }
-  // The keys a pass implies, if within [kv_lo, kv_hi].
-  const auto keys_of = [&](const Pass& p) -> std::optional<std::pair<std::int64_t, std::int64_t>> {
-    const std::int64_t lo = std::max(kv_lo, (p.lo + rows_hi - 1) / rows_hi);
-    const std::int64_t hi = std::min(kv_hi, p.hi / rows_lo);
-    if (lo > hi) return std::nullopt;
-    return std::make_pair(lo, hi);
-  };
+  const auto keys_of = [&](const Pass& p) { return keys_of_pass(p.lo, p.hi, rows_lo, rows_hi, kv_lo, kv_hi); };
   std::int64_t pass_lo = 0, pass_hi = 0;
   const Pass* score = nullptr;
   for (const Pass& p : passes) {
@@ -311,10 +316,10 @@ bool unfused_cached(const std::vector<Launch>& ks, std::int64_t batch_x_heads, s
   const std::int64_t q = r.rows_hi / batch_x_heads;
   if (q < 1 || q > max_q || q >= r.kv_lo) return false;
   if (r.pass_hi > 0) {  // the rows now exact: the keys again from the pass
-    r.kv_lo = std::max(r.kv_lo, (r.pass_lo + r.rows_hi - 1) / r.rows_hi);
-    r.kv_hi = std::min(r.kv_hi, r.pass_hi / r.rows_hi);
+    const auto keys = keys_of_pass(r.pass_lo, r.pass_hi, r.rows_hi, r.rows_hi, r.kv_lo, r.kv_hi);
+    if (!keys) return false;
+    std::tie(r.kv_lo, r.kv_hi) = *keys;
     r.rows_lo = r.rows_hi;
-    if (r.kv_lo > r.kv_hi) return false;
   }
   s.batch = batch_x_heads;
   s.q_heads = 1;

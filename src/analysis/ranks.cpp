@@ -203,13 +203,13 @@ void fix_mmap_threshold() {
 }
 #endif
 
-// Reads trace i into out[i], its pages handed back after (each worker's arena would keep its largest trace).
-void summarize_one(const std::vector<std::string>& paths, const RegionOptions& options, std::size_t i,
-                   std::vector<RankSummary>& out) {
-  out[i] = summarize_trace(paths[i], options);
+// Reads one trace, its pages handed back after (each worker's arena would keep its largest trace).
+RankSummary summarize_one(const std::string& path, const RegionOptions& options) {
+  RankSummary r = summarize_trace(path, options);
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
+  return r;
 }
 
 std::vector<RankSummary> summarize_in_threads(const std::vector<std::string>& paths, const RegionOptions& options,
@@ -222,7 +222,7 @@ std::vector<RankSummary> summarize_in_threads(const std::vector<std::string>& pa
   std::uint64_t bytes = 0;
   auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
-      summarize_one(paths, options, i, out);
+      out[i] = summarize_one(paths[i], options);
       const std::lock_guard lock(m);
       ++done;
       bytes += out[i].bytes;
@@ -252,12 +252,9 @@ bool write_all(int fd, std::string_view text) {
 // starts ("S <i>\n") and handing back each summary ("R <i> <bytes>\n" and its JSON).
 [[noreturn]] void process_worker(const std::vector<std::string>& paths, const RegionOptions& options,
                                  std::atomic<std::size_t>* next, int fd) {
-  std::vector<RankSummary> out(paths.size());
   for (std::size_t i = (*next)++; i < paths.size(); i = (*next)++) {
     if (!write_all(fd, fmt::format("S {}\n", i))) ::_exit(1);
-    summarize_one(paths, options, i, out);
-    const std::string json = rank_summary_json(out[i]);
-    out[i] = RankSummary{};
+    const std::string json = rank_summary_json(summarize_one(paths[i], options));
     if (!write_all(fd, fmt::format("R {} {}\n", i, json.size())) || !write_all(fd, json)) ::_exit(1);
   }
   ::_exit(0);
@@ -308,6 +305,12 @@ std::optional<std::vector<RankSummary>> summarize_in_processes(
   std::vector<bool> have(paths.size(), false);
   int done = 0;
   std::uint64_t bytes = 0;
+  const auto finished = [&](std::size_t i) {
+    have[i] = true;
+    ++done;
+    bytes += out[i].bytes;
+    if (progress) progress(done, static_cast<int>(paths.size()), bytes);
+  };
   // Takes the complete records at the front of a worker's buffer.
   const auto take = [&](Worker& w) {
     for (;;) {
@@ -333,12 +336,9 @@ std::optional<std::vector<RankSummary>> summarize_in_processes(
         out[i].path = paths[i];
         out[i].error = fmt::format("{}: internal error: {}", paths[i], e.what());
       }
-      have[i] = true;
       w.reading = -1;
       w.buffer.erase(0, eol + 1 + n);
-      ++done;
-      bytes += out[i].bytes;
-      if (progress) progress(done, static_cast<int>(paths.size()), bytes);
+      finished(i);
     }
   };
   std::vector<pollfd> polls;
@@ -373,19 +373,15 @@ std::optional<std::vector<RankSummary>> summarize_in_processes(
                                          WTERMSIG(status), strsignal(WTERMSIG(status)))
                            : fmt::format("{}: its worker process exited ({}) before handing back its summary", paths[i],
                                          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        have[i] = true;
-        ++done;
-        if (progress) progress(done, static_cast<int>(paths.size()), bytes);
+        finished(i);
       }
     }
   }
   ::munmap(shared, sizeof(std::atomic<std::size_t>));
   for (std::size_t i = 0; i < paths.size(); ++i)  // no worker took it (they all ended early)
     if (!have[i]) {
-      summarize_one(paths, options, i, out);
-      ++done;
-      bytes += out[i].bytes;
-      if (progress) progress(done, static_cast<int>(paths.size()), bytes);
+      out[i] = summarize_one(paths[i], options);
+      finished(i);
     }
   return out;
 }

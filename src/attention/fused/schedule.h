@@ -267,22 +267,23 @@ constexpr int decode_splits(long long units, int slots, int blocks, int max_spli
   if (units <= 0 || slots <= 0 || blocks <= 1 || units * 5 >= slots * 4LL) return 1;
   const long long sms = std::max(1, slots / kDecodeCtasPerSm);
   const int most = std::min(max_splits, std::max(1, blocks / 2));
-  const auto load = [&](int s) { return (units * s + sms - 1) / sms * ((blocks + s - 1) / s); };
-  // Counted: one wave of CTAs (more waves cut the keys finer for a few blocks less on the busiest SM and
-  // pay a prologue and a partial a CTA: B1 H32/8 Skv128k at 82 splits would load 125 blocks against 126,
-  // and 96-128 splits measured 5% slower than 32), and a cut that fewer splits do not make.
-  const auto counted = [&](int s) {
-    const int per = (blocks + s - 1) / s;
-    return s == 1 || (units * s <= slots && (blocks + per - 1) / per == s);
-  };
-  long long fewest = load(1);
-  for (int s = 2; s <= most; ++s)
-    if (counted(s)) fewest = std::min(fewest, load(s));
+  long long fewest = 0;
   int first = 0, longest = 0;  // the fewest splits at that load; the most with long splits
   for (int s = 1; s <= most; ++s) {
-    if (!counted(s) || load(s) != fewest) continue;
-    if (first == 0) first = s;
-    if ((blocks + s - 1) / s >= kDecodeLongSplit) longest = s;
+    const int per = (blocks + s - 1) / s;
+    // Counted: one wave of CTAs (more waves cut the keys finer for a few blocks less on the busiest SM and
+    // pay a prologue and a partial a CTA: B1 H32/8 Skv128k at 82 splits would load 125 blocks against 126,
+    // and 96-128 splits measured 5% slower than 32), and a cut that fewer splits do not make.
+    if (s > 1 && (units * s > slots || (blocks + per - 1) / per != s)) continue;
+    const long long load = (units * s + sms - 1) / sms * per;
+    if (first == 0 || load < fewest) {
+      fewest = load;
+      first = s;
+      longest = 0;
+    } else if (load != fewest) {
+      continue;
+    }
+    if (per >= kDecodeLongSplit) longest = s;
   }
   return longest > first ? longest : first;
 }
