@@ -21,6 +21,8 @@
 //                                            order (default: dynamic_section_heads)
 //   --decode-splits N                        the decode kernel's splits of a unit's keys (its plan's choice
 //                                            replaced), to sweep them with --time --shape
+//   --decode-cp-async                        the decode kernel's K/V by 16-byte cp.async on a GPU with bulk
+//                                            copies (sm_90 on), which it uses otherwise
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers or --time: this shape (repeatable) instead of
 //                                            the default set, e.g. the slowest of scripts/lab/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right
@@ -161,12 +163,14 @@ int main(int argc, char** argv) {
       overrides.section_heads = std::max(0, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--decode-splits") && i + 1 < argc)
       overrides.decode_splits = std::max(0, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--decode-cp-async"))
+      overrides.decode_cp_async = true;
     else {
       std::fprintf(
           stderr,
           "usage: %s [--check] [--small] [--decode] [--page-size N] [--ragged] [--count] [--time] [--cold] [--timers] "
           "[--quick] [--csv FILE] [--case N] "
-          "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--decode-splits N] [--shape "
+          "[--persistent-ctas N] [--split-tail N] [--section-heads N] [--decode-splits N] [--decode-cp-async] [--shape "
           "B,H,HKV,S,SKV,D,CAUSAL[,bshd]]... [--path %s]\n",
           argv[0], path_names(",").c_str());
       return 2;

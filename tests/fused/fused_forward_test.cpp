@@ -92,17 +92,26 @@ TEST(FusedForward, SplitTailSplitsEveryTailAfterStaticRounds) {
 // The decode kernel on every case, the prefill ones too (their rows in chunks of 64, e.g. 2049 x 2 rows
 // in 65 chunks), and on the short-query cases; the default path on those too.
 TEST(FusedForward, DecodePathMatchesReference) { run_all(Path::Decode); }
+// On an sm_90 device the decode kernel's K/V arrive by TMA; the cp.async copies (other GPUs, and pages TMA
+// cannot box) are checked there by the override.
 TEST(FusedForward, DecodeCasesMatchReference) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  LaunchOverrides cp_async;
+  cp_async.decode_cp_async = true;
   check_all(decode_cases(), Path::Decode);
   check_all(decode_cases(), Path::Automatic);
+  check_all(decode_cases(), Path::Decode, cp_async);
 }
 // A serving engine's cache: pages of 16, 64, 256 and 7 tokens in shuffled order, NaN in every slot no
-// sequence owns; sequences of their own lengths (one of 1 key, one empty), dense and paged.
+// sequence owns; sequences of their own lengths (one of 1 key, one empty), dense and paged. Pages of 16
+// make a TMA box a page (four or eight a key block), of 256 a box a block, of 7 cp.async copies.
 TEST(FusedForward, DecodeReadsPagedAndRaggedCaches) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   for (KvForm f : {KvForm{16, false}, KvForm{256, false}, KvForm{7, false}, KvForm{0, true}, KvForm{64, true}})
     check_all(decode_cases(), Path::Automatic, {}, f);
+  LaunchOverrides cp_async;
+  cp_async.decode_cp_async = true;
+  check_all(decode_cases(), Path::Automatic, cp_async, KvForm{16, true});
   // Paged prefill (chunked prefill into a paged cache) runs on the decode kernel too.
   std::vector<AttentionParams> prefill;
   for (const AttentionParams& c : check_cases())

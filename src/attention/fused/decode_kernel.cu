@@ -4,19 +4,24 @@
 // A CTA of 4 warps owns one unit: the q_len x group query rows of one (batch, KV head), or a chunk of
 // 64 of them, packed into 16-row mma tiles (row r is query head r / q_len of the group at position
 // r % q_len), so each key block is read once for every query head that shares it. Key blocks stream
-// through kDecodeStages shared-memory stages with cp.async (from a dense tensor or through the block
-// table of a paged cache); the warps split each block's keys among them when the rows fill fewer than
-// four tiles, each keeping its own online softmax, and merge through shared memory at the end. With
-// several splits per unit, each CTA writes its normalized partial output and log-sum-exp, and the last
-// CTA of the unit to finish (a counter per unit) merges them by their log-sum-exp and writes the output.
+// through kDecodeStages shared-memory stages, from a dense tensor or through the block table of a paged
+// cache: on sm_90 by TMA (a box of 64 columns of a block's keys, or of a page's, on the stage's mbarrier),
+// elsewhere (and for pages TMA cannot box) with cp.async into the same 128-byte-swizzled layout; the warps split each
+// block's keys among them when the rows fill fewer than four tiles, each keeping its own online softmax, and merge
+// through shared memory at the end. With several splits per unit, each CTA writes its normalized partial output and
+// log-sum-exp, and the last CTA of the unit to finish (a counter per unit) merges them by their log-sum-exp and writes
+// the output.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "fused_attention.h"
+#include "hopper_ptx.cuh"
 #include "mma_sm80.cuh"
 #include "softmax_fragment.cuh"
+#include "tensor_map.h"
 
 namespace attnprof::fused {
 namespace {
@@ -36,6 +41,12 @@ struct DecodeArgs {
   int* counters;       // [unit]
 };
 
+// The K and V tensor maps of the TMA loads (decode_maps), and the keys a box holds.
+struct DecodeMaps {
+  CUtensorMap k, v;
+  int box_rows;
+};
+
 // The keys of sequence b.
 __device__ __forceinline__ int seq_keys(const Params& p, int b) {
   if (!p.seq_lens) return p.kv_len;
@@ -43,11 +54,19 @@ __device__ __forceinline__ int seq_keys(const Params& p, int b) {
   return n < 0 ? 0 : n > p.kv_len ? p.kv_len : n;
 }
 
-// Copies key block n (BN keys of K and of V) into one stage, from a dense tensor or through the block
-// table; keys at or past `keys` are zero-filled.
+// A stage holds K then V, each [D / 64][BN][64] elements in 128-byte rows whose 16-byte chunks are
+// swizzled (chunk c of row r at c ^ (r % 8)): TMA's 128-byte swizzle, which ldmatrix reads without bank
+// conflicts. The element offset of (row, col), col a multiple of 8.
+template <int BN>
+__device__ __forceinline__ int swizzled(int row, int col) {
+  return (col / 64) * (BN * 64) + row * 64 + ((((col % 64) / 8) ^ (row % 8)) * 8);
+}
+
+// Copies key block n (BN keys of K and of V) into one stage with cp.async, from a dense tensor or through
+// the block table; keys at or past `keys` are zero-filled.
 template <typename T, int D, int BN>
 __device__ __forceinline__ void load_block(T* sK, T* sV, const Params& p, int b, int hk, int n, int keys) {
-  constexpr int kChunks = D / 8, kLd = D + 8;
+  constexpr int kChunks = D / 8;
   constexpr int kRowsPerPass = kDecodeThreads / kChunks;
   const int c = threadIdx.x % kChunks;
   const T* k = static_cast<const T*>(p.k) + hk * p.k_head_stride + c * 8;
@@ -73,16 +92,63 @@ __device__ __forceinline__ void load_block(T* sK, T* sV, const Params& p, int b,
       kofs = valid ? int64_t(key) * p.k_seq_stride : 0;
       vofs = valid ? int64_t(key) * p.v_seq_stride : 0;
     }
+    const int at = swizzled<BN>(r, c * 8);
     // Dense K/V through L1 (whole lines a request: 3-6% faster at large batch, H100); pages of a block
     // table bypass it (.ca made 16-token pages 14% slower: B64 H32/8 Skv4k 0.393 -> 0.447 ms).
     if (table) {
-      cp_async16(sK + r * kLd + c * 8, k + kofs, valid);
-      cp_async16(sV + r * kLd + c * 8, v + vofs, valid);
+      cp_async16(sK + at, k + kofs, valid);
+      cp_async16(sV + at, v + vofs, valid);
     } else {
-      cp_async16_ca(sK + r * kLd + c * 8, k + kofs, valid);
-      cp_async16_ca(sV + r * kLd + c * 8, v + vofs, valid);
+      cp_async16_ca(sK + at, k + kofs, valid);
+      cp_async16_ca(sV + at, v + vofs, valid);
     }
   }
+}
+
+// Whether this compilation's device code has TMA (sm_90a). Where it has not, a kernel built for TMA
+// copies with cp.async as the other.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+constexpr bool kHasTma = true;
+#else
+constexpr bool kHasTma = false;
+#endif
+
+// load_block by TMA, on one thread: the block's boxes of `maps.box_rows` keys (the whole block from a
+// dense tensor or a page that holds it; a page each where pages are shorter) and 64 columns, K and V,
+// completing on the stage's mbarrier, which the thread arms with their bytes. Boxes that start at or past
+// `keys` are not read (their pages need not exist); the rows they would fill, and a last page's rows past
+// the sequence, are zeroed by the kernel once the block has landed (zero_tail_rows).
+template <typename T, int D, int BN>
+__device__ __forceinline__ void tma_load_block(T* sK, T* sV, const Params& p, const DecodeMaps& maps, int b, int hk,
+                                               int n, int keys, uint64_t* bar) {
+  constexpr int kMaxBoxes = BN / kDecodeMinTmaPage;
+  const int rows = maps.box_rows, first = n * BN;
+  const int boxes = (min(BN, keys - first) + rows - 1) / rows;
+  int page[kMaxBoxes];
+  const int* table = p.block_table ? p.block_table + int64_t(b) * p.block_table_stride : nullptr;
+#pragma unroll
+  for (int j = 0; j < kMaxBoxes; ++j)  // the table's loads in flight together
+    page[j] = table && j < boxes ? __ldg(table + (first + j * rows) / p.page_size) : b;
+  sm90::mbar_arrive_expect_tx(bar, uint32_t(boxes * rows * 128 * (D / 64) * 2));
+#pragma unroll
+  for (int j = 0; j < kMaxBoxes; ++j) {
+    if (j >= boxes) break;
+    const int row = table ? (first + j * rows) % p.page_size : first;
+#pragma unroll
+    for (int h = 0; h < D / 64; ++h) {
+      const int at = h * BN * 64 + j * rows * 64;
+      sm90::tma_load_4d(sK + at, &maps.k, h * 64, row, hk, page[j], bar);
+      sm90::tma_load_4d(sV + at, &maps.v, h * 64, row, hk, page[j], bar);
+    }
+  }
+}
+
+// V's rows from `from` on zeroed (keys past a sequence that TMA read or skipped): P is 0 there, but P x V
+// of stale bits that read as NaN would not be. K's need not be: their scores are masked.
+template <typename T, int D, int BN>
+__device__ __forceinline__ void zero_tail_rows(T* sV, int from) {
+  for (int i = threadIdx.x; i < (BN - from) * (D / 8); i += kDecodeThreads)
+    reinterpret_cast<uint4*>(sV)[swizzled<BN>(from + i / (D / 8), (i % (D / 8)) * 8) / 8] = make_uint4(0, 0, 0, 0);
 }
 
 // The query head and position of packed row r (< rows) of KV head hk.
@@ -161,17 +227,19 @@ __device__ __forceinline__ void merge_splits(const Params& p, const DecodeArgs& 
   }
 }
 
-template <typename T, int D, int RT>
+template <typename T, int D, int RT, bool TMA>
 __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
-    fused_fwd_decode(const Params p, const DecodeArgs a) {
+    fused_fwd_decode(const Params p, const DecodeArgs a, const __grid_constant__ DecodeMaps maps) {
+  constexpr bool kTma = TMA && kHasTma;
   constexpr int BN = decode_block_n(D);
-  constexpr int kLd = D + 8;
-  constexpr int kKeyWarps = 4 / RT;     // warps sharing a row tile, each on its part of a block's keys
-  constexpr int KW = BN / kKeyWarps;    // keys a warp takes of each block
-  constexpr int kStage = 2 * BN * kLd;  // K then V, elements
+  constexpr int kKeyWarps = 4 / RT;   // warps sharing a row tile, each on its part of a block's keys
+  constexpr int KW = BN / kKeyWarps;  // keys a warp takes of each block
+  constexpr int kStage = 2 * BN * D;  // K then V, elements
   static_assert(KW % 16 == 0, "a warp's keys make whole k-steps of P V");
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* smem = reinterpret_cast<T*>(smem_raw);
+  // The stages 1024-byte aligned, as TMA's 128-byte swizzle wants its boxes (decode_shared_bytes has room).
+  T* smem = reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  __shared__ uint64_t stage_full[kDecodeStages];  // TMA: a stage's bytes have landed
 
   const int unit = blockIdx.x / a.splits, split = blockIdx.x % a.splits;
   const int chunk = unit % a.row_chunks;
@@ -229,11 +297,29 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
     }
   }
 
+  // Stage s holds blocks n_begin + s, + s + kDecodeStages, ...: the k-th of them completes phase k of
+  // stage_full[s] (TMA) or is the k-th cp.async group of the stage.
+  const auto load = [&](int n) {
+    const int s = (n - n_begin) % kDecodeStages;
+    T* sK = smem + s * kStage;
+    if constexpr (kTma) {
+      if (threadIdx.x == 0) tma_load_block<T, D, BN>(sK, sK + BN * D, p, maps, b, hk, n, keys, &stage_full[s]);
+    } else {
+      load_block<T, D, BN>(sK, sK + BN * D, p, b, hk, n, keys);
+    }
+  };
+  if constexpr (kTma) {
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int s = 0; s < kDecodeStages; ++s) sm90::mbar_init(&stage_full[s], 1);
+      sm90::fence_barrier_init();
+    }
+    __syncthreads();
+  }
 #pragma unroll
   for (int s = 0; s < kDecodeStages - 1; ++s) {
-    if (n_begin + s < n_end)
-      load_block<T, D, BN>(smem + s * kStage, smem + s * kStage + BN * kLd, p, b, hk, n_begin + s, keys);
-    cp_async_commit();
+    if (n_begin + s < n_end) load(n_begin + s);
+    if constexpr (!kTma) cp_async_commit();
   }
 
   float o[D / 8][4] = {};
@@ -242,16 +328,18 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
   const float scale_log2 = p.scale * 1.4426950408889634f;
 
   for (int n = n_begin; n < n_end; ++n) {
-    cp_async_wait<kDecodeStages - 2>();
-    __syncthreads();  // block n landed for every thread; every warp is done with block n - 1's stage
-    {
-      const int next = n + kDecodeStages - 1;
-      const int s = (next - n_begin) % kDecodeStages;
-      if (next < n_end) load_block<T, D, BN>(smem + s * kStage, smem + s * kStage + BN * kLd, p, b, hk, next, keys);
-      cp_async_commit();
+    T* const stage = smem + ((n - n_begin) % kDecodeStages) * kStage;
+    if constexpr (kTma) {
+      sm90::mbar_wait(&stage_full[(n - n_begin) % kDecodeStages], ((n - n_begin) / kDecodeStages) & 1);
+      if ((n + 1) * BN > keys) zero_tail_rows<T, D, BN>(stage + BN * D, keys - n * BN);
+    } else {
+      cp_async_wait<kDecodeStages - 2>();
     }
-    const T* sK = smem + ((n - n_begin) % kDecodeStages) * kStage + kw * KW * kLd;
-    const T* sV = sK + BN * kLd;
+    __syncthreads();  // block n landed for every thread; every warp is done with block n - 1's stage
+    if (n + kDecodeStages - 1 < n_end) load(n + kDecodeStages - 1);
+    if constexpr (!kTma) cp_async_commit();
+    const T* sK = stage;
+    const T* sV = stage + BN * D;
 
     float s[KW / 8][4] = {};
 #pragma unroll
@@ -259,7 +347,8 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
 #pragma unroll
       for (int j = 0; j < KW / 8; j += 2) {
         uint32_t kf[4];
-        ldmatrix_x4(kf, sK + (j * 8 + (lane / 16) * 8 + lane % 8) * kLd + kk * 16 + ((lane / 8) % 2) * 8);
+        ldmatrix_x4(kf,
+                    sK + swizzled<BN>(kw * KW + j * 8 + (lane / 16) * 8 + lane % 8, kk * 16 + ((lane / 8) % 2) * 8));
         Mma<T>::run(s[j], qf[kk], kf[0], kf[1]);
         Mma<T>::run(s[j + 1], qf[kk], kf[2], kf[3]);
       }
@@ -281,13 +370,14 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
 #pragma unroll
       for (int j = 0; j < D / 8; j += 2) {
         uint32_t vf[4];
-        ldmatrix_x4_trans(vf, sV + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * kLd + j * 8 + (lane / 16) * 8);
+        ldmatrix_x4_trans(
+            vf, sV + swizzled<BN>(kw * KW + kk * 16 + ((lane / 8) % 2) * 8 + lane % 8, j * 8 + (lane / 16) * 8));
         Mma<T>::run(o[j], pa, vf[0], vf[1]);
         Mma<T>::run(o[j + 1], pa, vf[2], vf[3]);
       }
     }
   }
-  cp_async_wait<0>();
+  if constexpr (!kTma) cp_async_wait<0>();  // (every TMA load was awaited in the loop)
 
   // The key warps of a row tile merge into the first (kw 0): the others leave their state in shared
   // memory, thread-interleaved, in the stages' space.
@@ -384,23 +474,55 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
   merge_splits<T, D>(p, a, unit, hk, b, chunk_row0, rows_here, reinterpret_cast<float*>(smem_raw));
 }
 
-template <typename T, int D, int RT>
-cudaError_t launch(const Params& p, const DecodePlan& d, const DecodeArgs& a, cudaStream_t stream) {
+template <typename T, int D, int RT, bool TMA>
+cudaError_t launch(const Params& p, const DecodePlan& d, const DecodeArgs& a, const DecodeMaps& maps,
+                   cudaStream_t stream) {
   constexpr int kSmem = decode_shared_bytes(D);
-  auto* kernel = fused_fwd_decode<T, D, RT>;
+  auto* kernel = fused_fwd_decode<T, D, RT, TMA>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (e != cudaSuccess) return e;
   const long long ctas = d.units * a.splits;
   if (ctas > INT_MAX) return cudaErrorInvalidConfiguration;
-  kernel<<<unsigned(ctas), kDecodeThreads, kSmem, stream>>>(p, a);
+  kernel<<<unsigned(ctas), kDecodeThreads, kSmem, stream>>>(p, a, maps);
   return cudaGetLastError();
 }
 
+template <typename T, int D, bool TMA>
+cudaError_t launch_rows(const Params& p, const DecodePlan& d, const DecodeArgs& a, const DecodeMaps& maps,
+                        cudaStream_t stream) {
+  if (d.row_tiles == 1) return launch<T, D, 1, TMA>(p, d, a, maps, stream);
+  if (d.row_tiles == 2) return launch<T, D, 2, TMA>(p, d, a, maps, stream);
+  return launch<T, D, 4, TMA>(p, d, a, maps, stream);
+}
+
+// The tensor maps of p's K and V for the decode kernel's TMA loads, on an sm_90 device where the call's
+// keys make boxes: a dense tensor [batch, kv_heads, kv_len, D] by its strides, boxes of a block's keys;
+// a paged cache [pages, page_size, kv_heads, D], boxes of a block's keys where a page holds whole blocks,
+// of a page where a block holds whole pages of kDecodeMinTmaPage keys or more. False: cp.async copies.
+template <int D>
+bool decode_maps(const Params& p, DecodeMaps* maps) {
+  constexpr int kBlock = decode_block_n(D);
+  if (p.kv_len == 0 || resolve_path(Path::Automatic) != Path::Hopper) return false;
+  int batch = p.batch, seq = p.kv_len;
+  maps->box_rows = kBlock;
+  if (p.block_table) {
+    if (p.page_size < kDecodeMinTmaPage || (p.page_size % kBlock != 0 && kBlock % p.page_size != 0)) return false;
+    batch = INT_MAX;  // the pool's pages, as many as the table names (the maps do not bound them)
+    seq = p.page_size;
+    maps->box_rows = std::min(kBlock, p.page_size);
+  }
+  return sm90::encode(&maps->k, p.dtype, p.k, batch, p.kv_heads, seq, D, p.k_batch_stride, p.k_head_stride,
+                      p.k_seq_stride, maps->box_rows) &&
+         sm90::encode(&maps->v, p.dtype, p.v, batch, p.kv_heads, seq, D, p.v_batch_stride, p.v_head_stride,
+                      p.v_seq_stride, maps->box_rows);
+}
+
 template <typename T, int D>
-cudaError_t launch_rows(const Params& p, const DecodePlan& d, const DecodeArgs& a, cudaStream_t stream) {
-  if (d.row_tiles == 1) return launch<T, D, 1>(p, d, a, stream);
-  if (d.row_tiles == 2) return launch<T, D, 2>(p, d, a, stream);
-  return launch<T, D, 4>(p, d, a, stream);
+cudaError_t launch_copies(const Params& p, const DecodePlan& d, const DecodeArgs& a, cudaStream_t stream,
+                          bool cp_async) {
+  DecodeMaps maps{};
+  if (!cp_async && decode_maps<D>(p, &maps)) return launch_rows<T, D, true>(p, d, a, maps, stream);
+  return launch_rows<T, D, false>(p, d, a, maps, stream);
 }
 
 }  // namespace
@@ -433,10 +555,12 @@ cudaError_t launch_decode(const Params& p, cudaStream_t stream, const LaunchOver
     const cudaError_t e = cudaMemsetAsync(a.counters, 0, std::size_t(d.units) * sizeof(int), stream);
     if (e != cudaSuccess) return e;
   }
+  const bool cp_async = overrides.decode_cp_async;
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch_rows<__nv_bfloat16, 64>(p, d, a, stream)
-                            : launch_rows<__nv_bfloat16, 128>(p, d, a, stream);
-  return p.head_dim == 64 ? launch_rows<__half, 64>(p, d, a, stream) : launch_rows<__half, 128>(p, d, a, stream);
+    return p.head_dim == 64 ? launch_copies<__nv_bfloat16, 64>(p, d, a, stream, cp_async)
+                            : launch_copies<__nv_bfloat16, 128>(p, d, a, stream, cp_async);
+  return p.head_dim == 64 ? launch_copies<__half, 64>(p, d, a, stream, cp_async)
+                          : launch_copies<__half, 128>(p, d, a, stream, cp_async);
 }
 
 }  // namespace attnprof::fused

@@ -10,13 +10,9 @@
 #include "attention/params.h"
 #include "hopper_kernel.cuh"
 #include "schedule.h"
+#include "tensor_map.h"
 
 namespace attnprof::fused::sm90 {
-
-// A [batch, heads, seq, dim] tensor's map through its strides, boxes of 64 columns x box_rows rows
-// (cuTensorMapEncodeTiled through the runtime's driver entry point: no -lcuda).
-bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch, int heads, int seq, int dim,
-            int64_t batch_stride, int64_t head_stride, int64_t seq_stride, int box_rows);
 
 // Enqueues kernel K at head dim D and element type T for p, as schedule s says.
 template <typename T, int D, typename K>

@@ -64,12 +64,14 @@ inline constexpr BackwardPath kAutomaticBackward = BackwardPath::Hopper;
 // grid capped at persistent_ctas CTAs, so small cases make each CTA walk several tiles; the split
 // tail's ranges of at least split_tail_min_units key blocks (below kMinTailUnits any tail whose ranges
 // are shorter than an item splits); the dynamic scheduler's (batch, head)s per section; the decode
-// kernel's splits of a unit's keys (decode_plan's choice replaced: the lab's sweep).
+// kernel's splits of a unit's keys (decode_plan's choice replaced: the lab's sweep), and its K/V copied by
+// cp.async where the GPU has bulk copies (the two side by side).
 struct LaunchOverrides {
   int persistent_ctas = 0;
   int split_tail_min_units = 0;
   int section_heads = 0;
   int decode_splits = 0;
+  bool decode_cp_async = false;  // the decode kernel's K/V by 16-byte cp.async where bulk copies would run
 };
 
 // --- The rules -------------------------------------------------------------------------------
@@ -211,7 +213,7 @@ constexpr bool use_dynamic(int head_dim, int q_len, long long tiles, int sms) {
 // Short queries against long keys (decode, speculative decode, chunked appends) are memory-bound: the
 // work is reading K and V once. The decode kernel (decode_kernel.cu) packs the q_len x group query rows
 // that share a KV head into one tile (kDecodeChunkRows rows a CTA; more make row chunks, each reading
-// that head's K/V), streams the keys with cp.async through kDecodeStages stages, splits a head's keys
+// that head's K/V), streams the keys by TMA (cp.async off sm_90) through kDecodeStages stages, splits a head's keys
 // over several CTAs when batch x KV heads does not fill the GPU, and merges the splits' partial outputs
 // by their log-sum-exp in the last CTA of each head to finish. It also takes every paged or ragged call
 // (AttentionParams' block_table, seq_lens), whatever q_len: the other kernels read dense K/V only.
@@ -221,9 +223,10 @@ inline constexpr int kDecodeStages = 3;
 inline constexpr int kDecodeCtasPerSm = 2;  // kDecodeStages stages of K and V fit twice in 227 KB
 inline constexpr int kDecodeMaxSplits = 128;
 constexpr int decode_block_n(int head_dim) { return head_dim == 128 ? 64 : 128; }  // 32 KB of K and V a stage
-constexpr int decode_shared_bytes(int head_dim) {
-  return kDecodeStages * 2 * decode_block_n(head_dim) * (head_dim + 8) * 2;  // padded rows, as the portable kernel
+constexpr int decode_shared_bytes(int head_dim) {  // the stages and room to align them to 1024 bytes
+  return kDecodeStages * 2 * decode_block_n(head_dim) * head_dim * 2 + 1024;
 }
+inline constexpr int kDecodeMinTmaPage = 16;  // shorter pages are copied with cp.async
 
 // Whether the decode kernel runs a dense call: the query rows of a KV head fit one tile (q_len x
 // group <= kDecodeChunkRows) and q_len is short (<= 16), where the prefill kernels' 128-row tiles would
