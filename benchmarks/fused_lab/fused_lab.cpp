@@ -21,8 +21,8 @@
 //                                            order (default: dynamic_section_heads)
 //   --decode-splits N                        the decode kernel's splits of a unit's keys (its plan's choice
 //                                            replaced), to sweep them with --time --shape
-//   --decode-cp-async                        the decode kernel's K/V by 16-byte cp.async on a GPU with bulk
-//                                            copies (sm_90 on), which it uses otherwise
+//   --decode-cp-async                        the decode kernel's K/V by 16-byte cp.async on an sm_90 GPU,
+//                                            where it uses TMA otherwise
 //   --shape B,H,HKV,S,SKV,D,CAUSAL[,bshd]    with --timers or --time: this shape (repeatable) instead of
 //                                            the default set, e.g. the slowest of scripts/lab/fused_grid.py;
 //                                            CAUSAL 0 none, 1 top-left, 2 bottom-right

@@ -338,7 +338,7 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
     if ((e = launch_backward_hopper(p, g, stream)) != cudaSuccess) return e;
   } else if (p.kv_len > 0) {
     constexpr int kSmem = BwdSmem<D>::kBytes;
-    e = cudaFuncSetAttribute(fused_bwd_sm80<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    e = allow_dynamic_shared<fused_bwd_sm80<T, D>>(kSmem);
     if (e != cudaSuccess) return e;
     const dim3 grid((p.kv_len + kBwdBlockN - 1) / kBwdBlockN, p.kv_heads, p.batch);
     fused_bwd_sm80<T, D><<<grid, kBwdThreads, kSmem, stream>>>(p, g);

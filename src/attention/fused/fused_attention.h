@@ -6,7 +6,9 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include "fused_params.h"
 #include "schedule.h"
@@ -47,6 +49,21 @@ void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g);
 
 // The current device's SM count (cached per device; 0 without a device).
 int sm_count();
+
+// Kernel's dynamic shared memory limit raised to `bytes` (cudaFuncSetAttribute) once per device, not at
+// every launch: the launch path of a decode step runs it for every layer.
+template <auto Kernel>
+cudaError_t allow_dynamic_shared(int bytes) {
+  static std::atomic<std::uint64_t> devices{0};  // the devices (below 64) where it is set
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const std::uint64_t bit = dev >= 0 && dev < 64 ? std::uint64_t(1) << dev : 0;
+  if (bit && (devices.load(std::memory_order_acquire) & bit)) return cudaSuccess;
+  e = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e == cudaSuccess && bit) devices.fetch_or(bit, std::memory_order_release);
+  return e;
+}
 
 // The launchers (fwd_sm80.cu; hopper_launch.cu: choose_schedule's pick for `path`).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);

@@ -106,7 +106,7 @@ template <typename T, int D>
 cudaError_t launch(const Params& p, cudaStream_t stream) {
   constexpr TileConfig kT = tile_for(TileRows::Portable, D);
   constexpr int kSmem = shared_bytes(kT);
-  cudaError_t e = cudaFuncSetAttribute(fused_fwd_portable<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  cudaError_t e = allow_dynamic_shared<fused_fwd_portable<T, D>>(kSmem);
   if (e != cudaSuccess) return e;
   const dim3 grid((p.q_len + kT.block_m - 1) / kT.block_m, p.heads, p.batch);
   fused_fwd_portable<T, D><<<grid, kT.threads, kSmem, stream>>>(p);

@@ -49,6 +49,28 @@ cudaError_t launch_indexed(int index, const Params& p, const Schedule& s, cudaSt
 
 bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch, int heads, int seq, int dim,
             int64_t batch_stride, int64_t head_stride, int64_t seq_stride, int box_rows) {
+  // The maps this thread encoded last, by their arguments (a map is a function of them): a decode step's
+  // K/V cache, a layer's weights' activations, come back call after call.
+  struct Encoded {
+    attention::DType dtype;
+    const void* ptr;
+    int64_t sizes[4], strides[3];
+    int box_rows;
+    CUtensorMap map;
+  };
+  static constexpr int kRemembered = 16;
+  thread_local Encoded remembered[kRemembered];
+  thread_local int remembered_count = 0, next_slot = 0;
+  const Encoded key{dtype, ptr, {batch, heads, seq, dim}, {batch_stride, head_stride, seq_stride}, box_rows, {}};
+  const auto same = [&](const Encoded& e) {
+    return e.dtype == key.dtype && e.ptr == key.ptr && e.box_rows == key.box_rows &&
+           std::equal(e.sizes, e.sizes + 4, key.sizes) && std::equal(e.strides, e.strides + 3, key.strides);
+  };
+  for (int i = 0; i < remembered_count; ++i)
+    if (same(remembered[i])) {
+      *map = remembered[i].map;
+      return true;
+    }
   EncodeTiled fn = encode_fn();
   if (!fn) return false;
   const cuuint64_t dims[4] = {cuuint64_t(dim), cuuint64_t(seq), cuuint64_t(heads), cuuint64_t(batch)};
@@ -59,7 +81,12 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
       fn(map, dtype == attention::DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
          const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS;
+  if (r != CUDA_SUCCESS) return false;
+  remembered[next_slot] = key;
+  remembered[next_slot].map = *map;
+  next_slot = (next_slot + 1) % kRemembered;
+  remembered_count = std::min(remembered_count + 1, kRemembered);
+  return true;
 }
 
 }  // namespace sm90

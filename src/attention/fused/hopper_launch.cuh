@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "attention/params.h"
+#include "fused_attention.h"
 #include "hopper_kernel.cuh"
 #include "schedule.h"
 #include "tensor_map.h"
@@ -32,7 +33,7 @@ cudaError_t launch(const Params& params, const Schedule& s, cudaStream_t stream)
               64))
     return cudaErrorInvalidValue;
   auto* kernel = fused_fwd_hopper<T, D, K>;
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  cudaError_t e = allow_dynamic_shared<fused_fwd_hopper<T, D, K>>(kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
   dim3 grid(m_tiles, p.heads, p.batch);

@@ -65,7 +65,7 @@ inline constexpr BackwardPath kAutomaticBackward = BackwardPath::Hopper;
 // tail's ranges of at least split_tail_min_units key blocks (below kMinTailUnits any tail whose ranges
 // are shorter than an item splits); the dynamic scheduler's (batch, head)s per section; the decode
 // kernel's splits of a unit's keys (decode_plan's choice replaced: the lab's sweep), and its K/V copied by
-// cp.async where the GPU has bulk copies (the two side by side).
+// cp.async where the GPU has TMA (the two side by side).
 struct LaunchOverrides {
   int persistent_ctas = 0;
   int split_tail_min_units = 0;
