@@ -113,39 +113,32 @@ constexpr bool kHasTma = true;
 constexpr bool kHasTma = false;
 #endif
 
-// The pages of block n's TMA boxes (maps.box_rows keys each; none past `keys`), in `page`: the block
-// table read a block ahead of the boxes' issue, so that the copies do not wait on it.
-template <int BN>
-__device__ __forceinline__ void block_pages(int (&page)[BN / kDecodeMinTmaPage], const Params& p,
-                                            const DecodeMaps& maps, int b, int n, int keys) {
-  const int* table = p.block_table + int64_t(b) * p.block_table_stride;
-  const int rows = maps.box_rows, first = n * BN, boxes = (min(BN, keys - first) + rows - 1) / rows;
-#pragma unroll
-  for (int j = 0; j < BN / kDecodeMinTmaPage; ++j)  // the loads in flight together
-    if (j < boxes) page[j] = __ldg(table + (first + j * rows) / p.page_size);
-}
-
 // load_block by TMA, on one thread: the block's boxes of `maps.box_rows` keys (the whole block from a
-// dense tensor or a page that holds it; a page each where pages are shorter, from `page`) and 64 columns,
-// K and V, completing on the stage's mbarrier, which the thread arms with their bytes. Boxes that start at
-// or past `keys` are not read (their pages need not exist); the rows they would fill, and a last page's
-// rows past the sequence, are zeroed by the kernel once the block has landed (zero_tail_rows).
+// dense tensor or a page that holds it; a page each where pages are shorter) and 64 columns, K and V,
+// completing on the stage's mbarrier, which the thread arms with their bytes. Boxes that start at or past
+// `keys` are not read (their pages need not exist); the rows they would fill, and a last page's rows past
+// the sequence, are zeroed by the kernel once the block has landed (zero_tail_rows).
 template <typename T, int D, int BN>
-__device__ __forceinline__ void tma_load_block(T* sK, T* sV, const Params& p, const DecodeMaps& maps,
-                                               const int (&page)[BN / kDecodeMinTmaPage], int b, int hk, int n,
-                                               int keys, uint64_t* bar) {
-  const int rows = maps.box_rows, first = n * BN, boxes = (min(BN, keys - first) + rows - 1) / rows;
+__device__ __forceinline__ void tma_load_block(T* sK, T* sV, const Params& p, const DecodeMaps& maps, int b, int hk,
+                                               int n, int keys, uint64_t* bar) {
+  constexpr int kMaxBoxes = BN / kDecodeMinTmaPage;
+  const int rows = maps.box_rows, first = n * BN;
+  const int boxes = (min(BN, keys - first) + rows - 1) / rows;
+  int page[kMaxBoxes];
+  const int* table = p.block_table ? p.block_table + int64_t(b) * p.block_table_stride : nullptr;
+#pragma unroll
+  for (int j = 0; j < kMaxBoxes; ++j)  // the table's loads in flight together
+    page[j] = table && j < boxes ? __ldg(table + (first + j * rows) / p.page_size) : b;
   sm90::mbar_arrive_expect_tx(bar, uint32_t(boxes * rows * 128 * (D / 64) * 2));
 #pragma unroll
-  for (int j = 0; j < BN / kDecodeMinTmaPage; ++j) {
+  for (int j = 0; j < kMaxBoxes; ++j) {
     if (j >= boxes) break;
-    const bool paged = p.block_table != nullptr;
-    const int row = paged ? (first + j * rows) % p.page_size : first, outer = paged ? page[j] : b;
+    const int row = table ? (first + j * rows) % p.page_size : first;
 #pragma unroll
     for (int h = 0; h < D / 64; ++h) {
       const int at = h * BN * 64 + j * rows * 64;
-      sm90::tma_load_4d(sK + at, &maps.k, h * 64, row, hk, outer, bar);
-      sm90::tma_load_4d(sV + at, &maps.v, h * 64, row, hk, outer, bar);
+      sm90::tma_load_4d(sK + at, &maps.k, h * 64, row, hk, page[j], bar);
+      sm90::tma_load_4d(sV + at, &maps.v, h * 64, row, hk, page[j], bar);
     }
   }
 }
@@ -282,10 +275,6 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
   const int n_begin = min(blocks, split * a.blocks_per_split);
   const int n_end = min(blocks, n_begin + a.blocks_per_split);
 
-  int page[BN / kDecodeMinTmaPage] = {};  // TMA from a paged cache: the next block's pages (thread 0)
-  const bool fetches_pages = kTma && threadIdx.x == 0 && p.block_table;
-  if (fetches_pages && n_begin < n_end) block_pages<BN>(page, p, maps, b, n_begin, keys);
-
   // Q as A fragments straight from global memory (rows past the chunk are zeros).
   uint32_t qf[D / 16][4];
   {
@@ -314,8 +303,7 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
     const int s = (n - n_begin) % kDecodeStages;
     T* sK = smem + s * kStage;
     if constexpr (kTma) {
-      if (threadIdx.x == 0) tma_load_block<T, D, BN>(sK, sK + BN * D, p, maps, page, b, hk, n, keys, &stage_full[s]);
-      if (fetches_pages && n + 1 < n_end) block_pages<BN>(page, p, maps, b, n + 1, keys);
+      if (threadIdx.x == 0) tma_load_block<T, D, BN>(sK, sK + BN * D, p, maps, b, hk, n, keys, &stage_full[s]);
     } else {
       load_block<T, D, BN>(sK, sK + BN * D, p, b, hk, n, keys);
     }
