@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <functional>
+#include <unordered_map>
 #include <utility>
 
 #include "fused_attention.h"
@@ -31,6 +34,29 @@ EncodeTiled encode_fn() {
   return fn;
 }
 
+// The arguments of one encode(), which make its map.
+struct MapKey {
+  attention::DType dtype;
+  const void* ptr;
+  int64_t sizes[4], strides[3];
+  int box_rows;
+  bool operator==(const MapKey& o) const {
+    return dtype == o.dtype && ptr == o.ptr && box_rows == o.box_rows && std::equal(sizes, sizes + 4, o.sizes) &&
+           std::equal(strides, strides + 3, o.strides);
+  }
+};
+struct MapKeyHash {
+  std::size_t operator()(const MapKey& k) const {
+    std::size_t h = std::hash<const void*>{}(k.ptr);
+    const auto mix = [&h](int64_t v) { h ^= std::hash<int64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    for (const int64_t v : k.sizes) mix(v);
+    for (const int64_t v : k.strides) mix(v);
+    mix(k.box_rows);
+    mix(int64_t(k.dtype));
+    return h;
+  }
+};
+
 // Kernel I of kProductKernels at element type T.
 template <typename T, int I>
 cudaError_t launch_product(const Params& p, const Schedule& s, cudaStream_t stream) {
@@ -49,28 +75,16 @@ cudaError_t launch_indexed(int index, const Params& p, const Schedule& s, cudaSt
 
 bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch, int heads, int seq, int dim,
             int64_t batch_stride, int64_t head_stride, int64_t seq_stride, int box_rows) {
-  // The maps this thread encoded last, by their arguments (a map is a function of them): a decode step's
-  // K/V cache, a layer's weights' activations, come back call after call.
-  struct Encoded {
-    attention::DType dtype;
-    const void* ptr;
-    int64_t sizes[4], strides[3];
-    int box_rows;
-    CUtensorMap map;
-  };
-  static constexpr int kRemembered = 16;
-  thread_local Encoded remembered[kRemembered];
-  thread_local int remembered_count = 0, next_slot = 0;
-  const Encoded key{dtype, ptr, {batch, heads, seq, dim}, {batch_stride, head_stride, seq_stride}, box_rows, {}};
-  const auto same = [&](const Encoded& e) {
-    return e.dtype == key.dtype && e.ptr == key.ptr && e.box_rows == key.box_rows &&
-           std::equal(e.sizes, e.sizes + 4, key.sizes) && std::equal(e.strides, e.strides + 3, key.strides);
-  };
-  for (int i = 0; i < remembered_count; ++i)
-    if (same(remembered[i])) {
-      *map = remembered[i].map;
-      return true;
-    }
+  // The maps this thread encoded, by their arguments (a map is a function of them): every layer of a
+  // model brings its own K/V cache back each decode step (two maps a layer; a prefill four), so up to
+  // kRemembered, started over past that (a cache grown by torch.cat makes new ones every step).
+  static constexpr std::size_t kRemembered = 1024;
+  thread_local std::unordered_map<MapKey, CUtensorMap, MapKeyHash> remembered;
+  const MapKey key{dtype, ptr, {batch, heads, seq, dim}, {batch_stride, head_stride, seq_stride}, box_rows};
+  if (const auto it = remembered.find(key); it != remembered.end()) {
+    *map = it->second;
+    return true;
+  }
   EncodeTiled fn = encode_fn();
   if (!fn) return false;
   const cuuint64_t dims[4] = {cuuint64_t(dim), cuuint64_t(seq), cuuint64_t(heads), cuuint64_t(batch)};
@@ -82,10 +96,8 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
          const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return false;
-  remembered[next_slot] = key;
-  remembered[next_slot].map = *map;
-  next_slot = (next_slot + 1) % kRemembered;
-  remembered_count = std::min(remembered_count + 1, kRemembered);
+  if (remembered.size() >= kRemembered) remembered.clear();
+  remembered.emplace(key, *map);
   return true;
 }
 
