@@ -419,6 +419,25 @@ TEST(FusedSchedule, DecodeSplitsFillTheGpuWithoutEmptyOrTinySplits) {
   EXPECT_GE(decode_splits(1, 264, 2048), 100);
 }
 
+// The decode kernel's TMA boxes: a dense tensor's key block whole; a paged cache's a block or a page, the
+// pages a serving engine uses (16-256 tokens) all boxed; other sizes copied by cp.async. A box never
+// spans two pages, and whole boxes make a block.
+TEST(FusedSchedule, DecodeTmaBoxesNeverSpanTwoPages) {
+  for (int d : {64, 128}) {
+    const int block = decode_block_n(d);
+    EXPECT_EQ(decode_tma_box_keys(d, 0), block) << d;
+    for (int page : {16, 32, 64, 128, 256, 512}) EXPECT_GT(decode_tma_box_keys(d, page), 0) << d << " " << page;
+    for (int page : {1, 7, 8, 48, 96, 100, 1000}) EXPECT_EQ(decode_tma_box_keys(d, page), 0) << d << " " << page;
+    for (int page = 1; page <= 1024; ++page) {
+      const int box = decode_tma_box_keys(d, page);
+      if (box == 0) continue;
+      EXPECT_EQ(page % box, 0) << d << " " << page;   // a box lies in one page
+      EXPECT_EQ(block % box, 0) << d << " " << page;  // whole boxes make a block
+      EXPECT_GE(box, kDecodeMinTmaPage) << d << " " << page;
+    }
+  }
+}
+
 TEST(FusedSchedule, DecodeKernelFitsTwoCtasAnSm) {
   for (int d : {64, 128}) {
     EXPECT_LE(kDecodeCtasPerSm * (decode_shared_bytes(d) + 1024), 228 * 1024) << d;

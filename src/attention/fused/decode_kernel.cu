@@ -14,7 +14,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
 #include <climits>
 
 #include "fused_attention.h"
@@ -496,20 +495,16 @@ cudaError_t launch_rows(const Params& p, const DecodePlan& d, const DecodeArgs& 
 }
 
 // The tensor maps of p's K and V for the decode kernel's TMA loads, on an sm_90 device where the call's
-// keys make boxes: a dense tensor [batch, kv_heads, kv_len, D] by its strides, boxes of a block's keys;
-// a paged cache [pages, page_size, kv_heads, D], boxes of a block's keys where a page holds whole blocks,
-// of a page where a block holds whole pages of kDecodeMinTmaPage keys or more. False: cp.async copies.
+// keys make boxes (decode_tma_box_keys): a dense tensor [batch, kv_heads, kv_len, D] by its strides; a
+// paged cache [pages, page_size, kv_heads, D]. False: cp.async copies.
 template <int D>
 bool decode_maps(const Params& p, DecodeMaps* maps) {
-  constexpr int kBlock = decode_block_n(D);
-  if (p.kv_len == 0 || resolve_path(Path::Automatic) != Path::Hopper) return false;
+  maps->box_rows = decode_tma_box_keys(D, p.block_table ? p.page_size : 0);
+  if (maps->box_rows == 0 || p.kv_len == 0 || resolve_path(Path::Automatic) != Path::Hopper) return false;
   int batch = p.batch, seq = p.kv_len;
-  maps->box_rows = kBlock;
   if (p.block_table) {
-    if (p.page_size < kDecodeMinTmaPage || (p.page_size % kBlock != 0 && kBlock % p.page_size != 0)) return false;
     batch = INT_MAX;  // the pool's pages, as many as the table names (the maps do not bound them)
     seq = p.page_size;
-    maps->box_rows = std::min(kBlock, p.page_size);
   }
   return sm90::encode(&maps->k, p.dtype, p.k, batch, p.kv_heads, seq, D, p.k_batch_stride, p.k_head_stride,
                       p.k_seq_stride, maps->box_rows) &&

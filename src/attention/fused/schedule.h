@@ -228,6 +228,18 @@ constexpr int decode_shared_bytes(int head_dim) {  // the stages and room to ali
 }
 inline constexpr int kDecodeMinTmaPage = 16;  // shorter pages are copied with cp.async
 
+// The keys of one TMA box of the decode kernel's K/V (sm_90), 0 where TMA cannot box them and cp.async
+// copies: a dense tensor's (page_size 0) a whole key block; a paged cache's a block where a page holds
+// whole blocks, a page where a block holds whole pages of kDecodeMinTmaPage keys or more (four to eight
+// boxes a block at pages of 16).
+constexpr int decode_tma_box_keys(int head_dim, int page_size) {
+  const int block = decode_block_n(head_dim);
+  if (page_size == 0) return block;
+  if (page_size % block == 0) return block;
+  if (page_size >= kDecodeMinTmaPage && block % page_size == 0) return page_size;
+  return 0;
+}
+
 // Whether the decode kernel runs a dense call: the query rows of a KV head fit one tile (q_len x
 // group <= kDecodeChunkRows) and q_len is short (<= 16), where the prefill kernels' 128-row tiles would
 // carry a few useful rows each and read K/V once per query head.
