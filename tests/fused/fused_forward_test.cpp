@@ -1,6 +1,7 @@
 // Every fused forward path against the fp64 reference on the harness's correctness suite
 // (check_cases: odd lengths, GQA/MQA, both layouts, no keys, bottom-right causal), on grids capped
 // so each CTA walks several tiles too.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -117,6 +118,47 @@ TEST(FusedForward, DecodeReadsPagedAndRaggedCaches) {
   for (const AttentionParams& c : check_cases())
     if (c.q_len <= 1000 && c.kv_len > 0) prefill.push_back(c);
   check_all(prefill, Path::Automatic, {}, KvForm{64, true});
+}
+
+// Which copies the decode kernel takes: TMA on an sm_90 device for dense K/V (both layouts) and the pages
+// serving engines use, even with a page pool far larger than the table names; cp.async for 7-token pages
+// and under the override.
+TEST(FusedForward, DecodeCopiesByTmaOnSm90) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (resolve_path(Path::Automatic) != Path::Hopper) GTEST_SKIP() << "not an sm_90 device";
+  void* buffer = nullptr;
+  ASSERT_EQ(cudaMalloc(&buffer, 1 << 20), cudaSuccess);
+  for (int d : {64, 128}) {
+    Params p;
+    p.q = p.k = p.v = p.out = buffer;
+    p.batch = 4;
+    p.heads = 32;
+    p.kv_heads = 8;
+    p.q_len = 1;
+    p.kv_len = 4097;
+    p.head_dim = d;
+    p.k_seq_stride = p.v_seq_stride = d;  // BHSD
+    p.k_head_stride = p.v_head_stride = int64_t(p.kv_len) * d;
+    p.k_batch_stride = p.v_batch_stride = p.k_head_stride * p.kv_heads;
+    EXPECT_TRUE(decode_uses_tma(p)) << d;
+    p.k_seq_stride = p.v_seq_stride = int64_t(p.kv_heads) * d;  // BSHD
+    p.k_head_stride = p.v_head_stride = d;
+    EXPECT_TRUE(decode_uses_tma(p)) << d;
+    LaunchOverrides cp_async;
+    cp_async.decode_cp_async = true;
+    EXPECT_FALSE(decode_uses_tma(p, cp_async)) << d;
+    p.block_table = static_cast<const int*>(buffer);
+    p.block_table_stride = 300;
+    for (int page : {16, 32, 64, 256}) {  // a pool of [pages, page, kv_heads, d]
+      p.page_size = page;
+      p.k_batch_stride = p.v_batch_stride = int64_t(page) * p.kv_heads * d;
+      EXPECT_TRUE(decode_uses_tma(p)) << d << " " << page;
+    }
+    p.page_size = 7;
+    p.k_batch_stride = p.v_batch_stride = int64_t(7) * p.kv_heads * d;
+    EXPECT_FALSE(decode_uses_tma(p)) << d;
+  }
+  cudaFree(buffer);
 }
 
 TEST(FusedForward, RejectsUnsupportedHeadDim) {

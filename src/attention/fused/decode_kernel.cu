@@ -522,6 +522,13 @@ cudaError_t launch_copies(const Params& p, const DecodePlan& d, const DecodeArgs
 
 }  // namespace
 
+bool decode_uses_tma(const Params& p, const LaunchOverrides& overrides) {
+  DecodeMaps maps{};
+  if (overrides.decode_cp_async) return false;
+  if (p.head_dim == 64) return decode_maps<64>(p, &maps);
+  return p.head_dim == 128 && decode_maps<128>(p, &maps);
+}
+
 std::size_t decode_scratch(const Params& p, int sms, const LaunchOverrides& overrides) {
   if (p.head_dim != 64 && p.head_dim != 128) return 0;
   return decode_scratch_bytes(decode_plan(p, sms, kDecodeMaxSplits, overrides.decode_splits), p.head_dim);

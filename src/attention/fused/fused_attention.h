@@ -74,6 +74,9 @@ cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, cu
 // decode_kernel.cu: the decode kernel, split as decode_plan says when p's tail_workspace holds
 // decode_scratch(p, sm_count()) bytes, one CTA a unit otherwise.
 cudaError_t launch_decode(const Params& p, cudaStream_t stream, const LaunchOverrides& overrides = {});
+// Whether launch_decode copies p's K/V by TMA on the current device (sm_90, keys in the boxes
+// decode_tma_box_keys allows, the driver's maps encoded), rather than cp.async.
+bool decode_uses_tma(const Params& p, const LaunchOverrides& overrides = {});
 std::size_t decode_scratch(const Params& p, int sms, const LaunchOverrides& overrides = {});
 
 }  // namespace attnprof::fused
