@@ -84,10 +84,7 @@ TimeResult run_time(const attention::AttentionParams& shape, Path path, int warm
   attention::cuda::TimingOptions timing{attention::cuda::TimingMode::Hot, iters, 10};
   attention::cuda::DeviceBuffer flush;
   if (cold) {
-    int device = 0, l2 = 0;
-    ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-    ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-    flush = attention::cuda::DeviceBuffer(2 * std::size_t(l2));
+    flush = attention::cuda::l2_flush_buffer();
     timing = {attention::cuda::TimingMode::Cold, iters, 1, flush.get(), flush.bytes()};
   }
   std::vector<double> times = attention::cuda::time_calls(call, nullptr, timing);

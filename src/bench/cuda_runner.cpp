@@ -138,15 +138,6 @@ void check_backward(Session& s, GradBuffers& g, const std::function<void()>& bac
   row.check_passed = r.passed(attention::cpu::backward_tolerance(s.plan.shape.dtype));
 }
 
-// Twice the L2, overwritten before each timed run, keeps one run's inputs from
-// being the next run's cache hits.
-DeviceBuffer l2_flush_buffer() {
-  int device = 0, l2 = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  return DeviceBuffer(std::max<std::size_t>(2u * static_cast<std::size_t>(l2), 64u << 20));
-}
-
 // The fp64 check of one forward, its output poisoned first.
 void check(Session& s, const std::function<void()>& forward, ImplResult& row) {
   attention::cuda::poison_outputs(s.dev, s.stream.get());
@@ -316,7 +307,15 @@ void plugin::run(const Plan& plan, BenchRun& run) {
   const bool backward = plan.pass != Pass::Forward;
   DeviceInputs dev =
       attention::cuda::upload(host, backward ? attention::cuda::WithLse::Yes : attention::cuda::WithLse::No);
-  Session s{plan, std::move(host), Stream(), std::move(dev), l2_flush_buffer(), make_kernel_counter(), {}, {}, {}};
+  Session s{plan,
+            std::move(host),
+            Stream(),
+            std::move(dev),
+            attention::cuda::l2_flush_buffer(),
+            make_kernel_counter(),
+            {},
+            {},
+            {}};
   if (plan.page_size > 0) {
     s.host_cache = attention::make_kv_cache(
         s.host, plan.page_size, std::vector<int>(std::size_t(plan.shape.batch), plan.shape.kv_len), plan.seed);

@@ -24,6 +24,13 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
+DeviceBuffer l2_flush_buffer() {
+  int device = 0, l2 = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  return DeviceBuffer(std::max<std::size_t>(2u * static_cast<std::size_t>(l2), 64u << 20));
+}
+
 DeviceInputs upload(const HostInputs& host, WithLse lse) {
   const AttentionParams& p = host.params;
   const std::size_t lse_bytes =

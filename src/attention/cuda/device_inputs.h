@@ -31,6 +31,10 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+// Twice the L2 (64 MB at least), overwritten before each cold-timed sample (timer.h) so that one call's
+// inputs are not the next one's cache hits: the bench's and the lab's --cold.
+DeviceBuffer l2_flush_buffer();
+
 enum class WithLse { No, Yes };
 
 // q, k, v copied from the host; out (and lse, when asked for: fp32 per query row)
