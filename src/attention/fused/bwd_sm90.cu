@@ -315,8 +315,8 @@ cudaError_t launch_main(const Params& p, const BackwardBuffers& g, cudaStream_t 
       !encode(&maps.o, p.dtype, g.d_out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride,
               p.o_seq_stride, L::BM))
     return cudaErrorInvalidValue;
-  auto* kernel = fused_bwd_sm90<T, D>;
-  const cudaError_t e = allow_dynamic_shared<fused_bwd_sm90<T, D>>(L::kBytes);
+  constexpr auto* kernel = &fused_bwd_sm90<T, D>;
+  const cudaError_t e = allow_dynamic_shared<kernel>(L::kBytes);
   if (e != cudaSuccess) return e;
   const dim3 grid((p.kv_len + L::BN - 1) / L::BN, p.kv_heads, p.batch);
   kernel<<<grid, kBwdThreads, L::kBytes, stream>>>(p, maps, g);

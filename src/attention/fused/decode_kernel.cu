@@ -477,8 +477,8 @@ template <typename T, int D, int RT, bool TMA>
 cudaError_t launch(const Params& p, const DecodePlan& d, const DecodeArgs& a, const DecodeMaps& maps,
                    cudaStream_t stream) {
   constexpr int kSmem = decode_shared_bytes(D);
-  auto* kernel = fused_fwd_decode<T, D, RT, TMA>;
-  cudaError_t e = allow_dynamic_shared<fused_fwd_decode<T, D, RT, TMA>>(kSmem);
+  constexpr auto* kernel = &fused_fwd_decode<T, D, RT, TMA>;
+  cudaError_t e = allow_dynamic_shared<kernel>(kSmem);
   if (e != cudaSuccess) return e;
   const long long ctas = d.units * a.splits;
   if (ctas > INT_MAX) return cudaErrorInvalidConfiguration;
@@ -495,28 +495,29 @@ cudaError_t launch_rows(const Params& p, const DecodePlan& d, const DecodeArgs& 
 }
 
 // The tensor maps of p's K and V for the decode kernel's TMA loads, on an sm_90 device where the call's
-// keys make boxes (decode_tma_box_keys): a dense tensor [batch, kv_heads, kv_len, D] by its strides; a
-// paged cache [pages, page_size, kv_heads, D]. False: cp.async copies.
-template <int D>
-bool decode_maps(const Params& p, DecodeMaps* maps) {
-  maps->box_rows = decode_tma_box_keys(D, p.block_table ? p.page_size : 0);
+// keys make boxes (decode_tma_box_keys) and the overrides do not ask for cp.async: a dense tensor
+// [batch, kv_heads, kv_len, head_dim] by its strides; a paged cache [pages, page_size, kv_heads, head_dim].
+// False: cp.async copies.
+bool decode_maps(const Params& p, const LaunchOverrides& overrides, DecodeMaps* maps) {
+  if (overrides.decode_cp_async || (p.head_dim != 64 && p.head_dim != 128)) return false;
+  maps->box_rows = decode_tma_box_keys(p.head_dim, p.block_table ? p.page_size : 0);
   if (maps->box_rows == 0 || p.kv_len == 0 || resolve_path(Path::Automatic) != Path::Hopper) return false;
   int batch = p.batch, seq = p.kv_len;
   if (p.block_table) {
     batch = INT_MAX;  // the pool's pages, as many as the table names (the maps do not bound them)
     seq = p.page_size;
   }
-  return sm90::encode(&maps->k, p.dtype, p.k, batch, p.kv_heads, seq, D, p.k_batch_stride, p.k_head_stride,
+  return sm90::encode(&maps->k, p.dtype, p.k, batch, p.kv_heads, seq, p.head_dim, p.k_batch_stride, p.k_head_stride,
                       p.k_seq_stride, maps->box_rows) &&
-         sm90::encode(&maps->v, p.dtype, p.v, batch, p.kv_heads, seq, D, p.v_batch_stride, p.v_head_stride,
+         sm90::encode(&maps->v, p.dtype, p.v, batch, p.kv_heads, seq, p.head_dim, p.v_batch_stride, p.v_head_stride,
                       p.v_seq_stride, maps->box_rows);
 }
 
 template <typename T, int D>
 cudaError_t launch_copies(const Params& p, const DecodePlan& d, const DecodeArgs& a, cudaStream_t stream,
-                          bool cp_async) {
+                          const LaunchOverrides& overrides) {
   DecodeMaps maps{};
-  if (!cp_async && decode_maps<D>(p, &maps)) return launch_rows<T, D, true>(p, d, a, maps, stream);
+  if (decode_maps(p, overrides, &maps)) return launch_rows<T, D, true>(p, d, a, maps, stream);
   return launch_rows<T, D, false>(p, d, a, maps, stream);
 }
 
@@ -524,9 +525,7 @@ cudaError_t launch_copies(const Params& p, const DecodePlan& d, const DecodeArgs
 
 bool decode_uses_tma(const Params& p, const LaunchOverrides& overrides) {
   DecodeMaps maps{};
-  if (overrides.decode_cp_async) return false;
-  if (p.head_dim == 64) return decode_maps<64>(p, &maps);
-  return p.head_dim == 128 && decode_maps<128>(p, &maps);
+  return decode_maps(p, overrides, &maps);
 }
 
 std::size_t decode_scratch(const Params& p, int sms, const LaunchOverrides& overrides) {
@@ -557,12 +556,11 @@ cudaError_t launch_decode(const Params& p, cudaStream_t stream, const LaunchOver
     const cudaError_t e = cudaMemsetAsync(a.counters, 0, std::size_t(d.units) * sizeof(int), stream);
     if (e != cudaSuccess) return e;
   }
-  const bool cp_async = overrides.decode_cp_async;
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch_copies<__nv_bfloat16, 64>(p, d, a, stream, cp_async)
-                            : launch_copies<__nv_bfloat16, 128>(p, d, a, stream, cp_async);
-  return p.head_dim == 64 ? launch_copies<__half, 64>(p, d, a, stream, cp_async)
-                          : launch_copies<__half, 128>(p, d, a, stream, cp_async);
+    return p.head_dim == 64 ? launch_copies<__nv_bfloat16, 64>(p, d, a, stream, overrides)
+                            : launch_copies<__nv_bfloat16, 128>(p, d, a, stream, overrides);
+  return p.head_dim == 64 ? launch_copies<__half, 64>(p, d, a, stream, overrides)
+                          : launch_copies<__half, 128>(p, d, a, stream, overrides);
 }
 
 }  // namespace attnprof::fused

@@ -32,8 +32,8 @@ cudaError_t launch(const Params& params, const Schedule& s, cudaStream_t stream)
       !encode(&maps.o, p.dtype, p.out, p.batch, p.heads, p.q_len, D, p.o_batch_stride, p.o_head_stride, p.o_seq_stride,
               64))
     return cudaErrorInvalidValue;
-  auto* kernel = fused_fwd_hopper<T, D, K>;
-  cudaError_t e = allow_dynamic_shared<fused_fwd_hopper<T, D, K>>(kSmem);
+  constexpr auto* kernel = &fused_fwd_hopper<T, D, K>;
+  cudaError_t e = allow_dynamic_shared<kernel>(kSmem);
   if (e != cudaSuccess) return e;
   const int m_tiles = (p.q_len + kT.block_m - 1) / kT.block_m;
   dim3 grid(m_tiles, p.heads, p.batch);
