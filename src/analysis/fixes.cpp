@@ -80,6 +80,7 @@ std::string title_of(std::string_view id) {
   if (id == "safe-softmax") return "leave SDPA's math backend (its _safe_softmax passes go with it)";
   if (id == "hidden-copy") return "drop the device-to-device copies (in-place ops)";
   if (id == "kv-cache-cat") return "preallocate the KV cache (a static cache: no copy of it per token)";
+  if (id == "kv-repeat") return "read K and V once per KV head (grouped-query attention without repeat_kv's copies)";
   if (id == "attention-host") return "let the attention calls repeat their shapes (no plan built per call)";
   return fmt::format("the fix {} names", id);
 }

@@ -14,6 +14,7 @@ void rule_unfused_attention(const RuleContext&, std::vector<Finding>&);
 void rule_hidden_copy(const RuleContext&, std::vector<Finding>&);
 void rule_gpu_idle(const RuleContext&, std::vector<Finding>&);
 void rule_kv_cache_cat(const RuleContext&, std::vector<Finding>&);
+void rule_kv_repeat(const RuleContext&, std::vector<Finding>&);
 void rule_attention_host(const RuleContext&, std::vector<Finding>&);
 
 std::span<const RuleEntry> all_rules() {
@@ -28,6 +29,9 @@ std::span<const RuleEntry> all_rules() {
       RuleEntry{"hidden-copy", rule_hidden_copy, "device-to-device copies, named by the op that made them"},
       RuleEntry{"kv-cache-cat", rule_kv_cache_cat,
                 "a KV cache grown by torch.cat every generated token: the whole cache copied per decode step"},
+      RuleEntry{"kv-repeat", rule_kv_repeat,
+                "K and V copied to every query head before grouped-query attention (repeat_kv), the calls reading the "
+                "copies"},
       RuleEntry{"attention-host", rule_attention_host,
                 "attention calls that held the CPU far longer than the others (a plan built for every new shape)"},
       RuleEntry{"gpu-idle", rule_gpu_idle,
