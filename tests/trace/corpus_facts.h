@@ -28,6 +28,7 @@ struct Facts {
   std::int64_t mixed_calls = 0;  // packed forwards of more query rows than a decode's that read a cache
   std::string kv_cache;          // "dynamic": grown by torch.cat every token (transformers' DynamicCache)
   std::int64_t layers = 0, steps = 0, forwards = 0, forward_calls = 0, backward_calls = 0;
+  bool record_shapes = true;  // false where the profiler ran without record_shapes (the steps set's noshapes)
   AttentionShape shape;
   std::int64_t decoder_len = 0;  // encoder-decoders: the decoder's length (shape.q_len is the encoder's)
   // The precisions the trace can show for q, k, v: dtype, unless the facts list more.
@@ -56,6 +57,7 @@ inline std::vector<Facts> corpus_facts(const std::string& file = "corpus/facts.j
     f.layers = std::int64_t(v["layers"]);
     f.steps = std::int64_t(v["steps"]);
     f.forwards = std::int64_t(v["forwards"]);
+    if (bool shapes = true; v["record_shapes"].get(shapes) == simdjson::SUCCESS) f.record_shapes = shapes;
     f.expected_impl = std::string(std::string_view(v["expected"]["implementation"]));
     // null: not known from the construction (a serving manager's own forwards around its graphs): -1
     if (v["expected"]["forward_calls"].is_null())
