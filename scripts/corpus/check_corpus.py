@@ -70,13 +70,25 @@ def check(facts, report):
     scopes = {(f["id"], f["scope"]) for f in report["findings"]}
     if exp["implementation"] == "fused":
         # attention-host names fused calls that held the CPU (a plan built for each new shape, as a cache
-        # growing every forward makes cuDNN do), not the kernels: no blame on the implementation.
-        blamed = sorted(i for i, s in scopes if s == "attention" and i != "attention-host")
+        # growing every forward makes cuDNN do), not the kernels: no blame on the implementation; kv-repeat
+        # the K/V copies made for fused calls where the program repeats K/V.
+        blamed = sorted(i for i, s in scopes if s == "attention" and i != "attention-host"
+                        and not (i == "kv-repeat" and repeats_kv(facts)))
         if blamed:
             wrong.append(f"attention is fused but blamed: {blamed}")
     elif ("unfused-attention", "attention") not in scopes:
         wrong.append("no unfused-attention finding")
     return wrong
+
+
+def repeats_kv(facts):
+    """Whether transformers 5.17 copies K and V to every query head before a fused call (repeat_kv, which
+    kv-repeat names): its SDPA path does where it passes SDPA a mask (use_gqa_in_sdpa: a static cache's
+    decode forwards, padded batches), its paged SDPA always; with more than one K/V head (the copy of one
+    is a view)."""
+    sh, exp = facts["shape"], facts["expected"]
+    masked = exp.get("kv_cache") in ("static", "paged") or facts.get("kind") == "padded"
+    return 1 < sh["kv_heads"] < sh["q_heads"] and masked and facts["impl"] in ("sdpa", "paged-sdpa")
 
 
 def decode_bytes_wrong(facts, report):
