@@ -4,12 +4,13 @@
 //
 // Its time is the copies' alone, and the fix makes them go (after_ns 0). No other finding holds them:
 // hidden-copy counts DtoD memcpys, and these are copy kernels (ATen's direct_copy_kernel, Inductor's
-// triton_poi_fused_..._expand_...); unfused-attention charges a call's own kernels, which the copies
-// are not, against a fused estimate that already reads K and V once per KV head (the eager call's KV
-// heads come from this very repeat, AttentionView::kv_heads_from_repeat). Its fused-attention fix in
-// the step model takes the copies away with the calls (widen_by_layout_copies), and this finding
-// with them (fixes.cpp). What a fused call fed repeated K/V reads beyond one copy per KV head is in
-// its kernel time, which this finding does not estimate: the detail says the bytes.
+// triton_poi_fused_..._expand_...); unfused-attention charges a call's own kernels (a copy among them,
+// torch.compile's V copy, is left to it here) against a fused estimate that already reads K and V once
+// per KV head (the eager call's KV heads come from this very repeat, AttentionView::kv_heads_from_repeat).
+// Its fused-attention fix in the step model takes the copies away with the calls
+// (widen_by_layout_copies), and this finding with them (fixes.cpp). What a fused call fed repeated K/V
+// reads beyond one copy per KV head is in its kernel time, which this finding does not estimate: the
+// detail says the bytes.
 #include <algorithm>
 #include <map>
 #include <set>
