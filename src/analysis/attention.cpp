@@ -432,6 +432,13 @@ class Finder {
           c.precision = k.precision;
       }
       if (c.precision == Precision::Unknown) c.precision = cast_to != Precision::Unknown ? cast_to : c.gemm_precision;
+      if (c.impl == AttentionImpl::Fused) {
+        c.main_kernel = main_kernel(c);
+        c.combines_splits = c.pass == AttentionPass::Forward &&
+                            std::any_of(c.activities.begin(), c.activities.end(), [&](std::size_t i) {
+                              return cls(i).category == KernelCategory::FusedAttention && role(i) == FusedRole::After;
+                            });
+      }
       c.graph_replay = index_.graph_replayed(c.activities.front());
       if (c.graph_replay && c.shape.from == ShapeFrom::None && captured_ != nullptr) from_captured(c);
       if (c.shape.from == ShapeFrom::None) c.shape = shape_from_kernels(c, index_);

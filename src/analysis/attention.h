@@ -101,6 +101,12 @@ struct AttentionCall {
   // Run by a CUDA graph's replay (cudaGraphLaunch): its shape, when known, is its ops' at the graph's
   // capture (AttentionShape::at_capture); unknown when the trace does not hold the capture.
   bool graph_replay = false;
+  // Fused: its main kernel (the first fused kernel that is no helper), an index into TraceIndex::activities();
+  // and whether a forward merged partial results split over the keys in a kernel of its own (a split-KV
+  // combine: FlashAttention's, cuDNN's lean reduction, flex_attention's decoding reductions, serving
+  // engines' merges). A kernel that merges its splits itself (attnprof's decode kernel) has none.
+  std::optional<std::size_t> main_kernel;
+  bool combines_splits = false;
   std::int64_t gemm16_ns = 0;  // unfused: its matmuls' time as 16-bit tensor-core GEMMs (estimated)
   bool causal_mask = false;    // a triangular mask was built inside the call
   // Attention dropout: dropout_p of the SDPA op or of the dropout op in the call (record_shapes), and

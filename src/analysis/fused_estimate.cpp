@@ -47,8 +47,7 @@ std::int64_t model_fused_ns(const AttentionShape& s, bool backward, Precision pr
   if (cc <= 0) cc = 90;
   const int sms = device.num_sms > 0 ? device.num_sms : 132;
   const Rate r = rate_for(cc);
-  const double peak = peak_memory_tb_per_s(device.name);
-  const double tb_per_s = kSustainedBandwidth * (peak > 0 ? peak : r.tb_per_s);
+  const double tb_per_s = kSustainedBandwidth * device_memory_tb_per_s(device);
   const bool fp32 = precision == Precision::FP32;
   const double tflops = fp32 ? r.fp32 : (s.head_dim <= 64 ? r.d64 : r.d128);
   // Tiles of 128 query rows per head (64 rows, two per SM, in fp32), in waves
@@ -87,6 +86,13 @@ double attention_bytes(const AttentionShape& s, Precision precision) {
   const double kv_batch = n(s.kv_batch > 0 ? s.kv_batch : s.batch);  // a shared pool: read once at most
   return n(bytes_per_element(precision == Precision::Unknown ? Precision::BF16 : precision)) * n(s.head_dim) *
          (2.0 * n(s.batch) * n(s.q_heads) * n(s.q_len) + 2.0 * kv_batch * kv_heads * n(s.kv_len));
+}
+
+double device_memory_tb_per_s(const DeviceSummary& device) {
+  const double peak = peak_memory_tb_per_s(device.name);
+  if (peak > 0) return peak;
+  const int cc = device.compute_major * 10 + device.compute_minor;
+  return rate_for(cc > 0 ? cc : 90).tb_per_s;
 }
 
 double peak_memory_tb_per_s(std::string_view name) {

@@ -40,6 +40,9 @@ double attention_bytes(const AttentionShape& shape, Precision precision);
 // A GPU's peak memory bandwidth, TB/s, by its name as the trace spells it (the vendors' datasheets);
 // 0 when the table does not hold it.
 double peak_memory_tb_per_s(std::string_view gpu_name);
+// The trace's GPU's: by its name, else its architecture's (an H200's where the trace says neither), as
+// model_fused_ns reads it.
+double device_memory_tb_per_s(const DeviceSummary& device);
 
 // The median time of the trace's fused calls, per pass and shape: what a
 // call of that shape and pass measured, fused, in this very trace.
