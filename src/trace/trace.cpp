@@ -20,7 +20,8 @@ bool keeps_op_inputs(std::string_view op) {
          op.starts_with("aten::_flash_attention") || op.starts_with("aten::_efficient_attention") ||
          op == "aten::bmm" || op == "aten::matmul" || op == "aten::baddbmm" || op == "aten::mean" ||
          op == "aten::add" || op == "aten::add_" || op == "aten::reshape" || op == "aten::cat" || op == "aten::le" ||
-         op == "aten::ge" || (op.starts_with("triton_tem_") && op.find("flex_attention") != std::string_view::npos) ||
+         op == "aten::ge" || op == "aten::index_select" ||  // a paged KV cache's gather (kv_cache_gather.h)
+         (op.starts_with("triton_tem_") && op.find("flex_attention") != std::string_view::npos) ||
          // Inductor's pointwise kernels that expand a tensor: repeat_kv's copy under torch.compile (kv_repeat.h)
          (op.starts_with("triton_poi_") && op.find("expand") != std::string_view::npos);
 }
