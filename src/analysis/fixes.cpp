@@ -81,6 +81,7 @@ std::string title_of(std::string_view id) {
   if (id == "hidden-copy") return "drop the device-to-device copies (in-place ops)";
   if (id == "kv-cache-cat") return "preallocate the KV cache (a static cache: no copy of it per token)";
   if (id == "kv-repeat") return "read K and V once per KV head (grouped-query attention without repeat_kv's copies)";
+  if (id == "kv-cache-gather") return "read the paged KV cache in place (no gather of it before each call)";
   if (id == "unsplit-decode") return "split the decode calls' keys over the GPU's SMs (a split-KV decode kernel)";
   if (id == "attention-host") return "let the attention calls repeat their shapes (no plan built per call)";
   return fmt::format("the fix {} names", id);

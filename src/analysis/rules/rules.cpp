@@ -15,6 +15,7 @@ void rule_hidden_copy(const RuleContext&, std::vector<Finding>&);
 void rule_gpu_idle(const RuleContext&, std::vector<Finding>&);
 void rule_kv_cache_cat(const RuleContext&, std::vector<Finding>&);
 void rule_kv_repeat(const RuleContext&, std::vector<Finding>&);
+void rule_kv_cache_gather(const RuleContext&, std::vector<Finding>&);
 void rule_unsplit_decode(const RuleContext&, std::vector<Finding>&);
 void rule_attention_host(const RuleContext&, std::vector<Finding>&);
 
@@ -33,6 +34,9 @@ std::span<const RuleEntry> all_rules() {
       RuleEntry{"kv-repeat", rule_kv_repeat,
                 "K and V copied to every query head before grouped-query attention (repeat_kv), the calls reading the "
                 "copies"},
+      RuleEntry{"kv-cache-gather", rule_kv_cache_gather,
+                "a paged KV cache gathered into dense K/V before every call that reads it (paged SDPA): the whole "
+                "cache copied per decode step"},
       RuleEntry{"unsplit-decode", rule_unsplit_decode,
                 "decode calls whose kernel runs a few CTAs on many SMs without splitting the keys (no split-KV)"},
       RuleEntry{"attention-host", rule_attention_host,
