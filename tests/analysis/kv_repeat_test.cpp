@@ -8,7 +8,6 @@
 // flex_attention passes enable_gqa=True (query heads a power of two). repeat_kv of one K/V head makes
 // no copy: the expanded dim merges with a dim of 1, so the reshape is a view.
 #include <gtest/gtest.h>
-#include <simdjson.h>
 
 #include <algorithm>
 #include <map>
@@ -17,64 +16,16 @@
 
 #include "analysis/analysis.h"
 #include "analysis/kv_repeat.h"
-#include "corpus_facts.h"
-#include "test_doctor.h"
-#include "test_paths.h"
+#include "real_programs.h"
 
 namespace attnprof {
 namespace {
 
 using test::Doctor;
+using test::doctor;
+using test::every_program;
+using test::program;
 using Program = test::Facts;
-
-// tests/data/steps/facts.json's programs (its idle_* programs have no attention): its own layout, the fields
-// these tests read.
-std::vector<Program> steps_programs() {
-  simdjson::dom::parser parser;
-  std::vector<Program> out;
-  for (simdjson::dom::element v : parser.load(test::data_file("steps/facts.json")).get_array()) {
-    simdjson::dom::element e;
-    if (v["expected"].get(e) != simdjson::SUCCESS) continue;
-    Program p;
-    p.name = std::string(std::string_view(v["name"]));
-    p.folder = "steps";
-    p.impl = std::string(std::string_view(v["impl"]));
-    p.kind = std::string(std::string_view(v["kind"]));
-    p.dtype = std::string(std::string_view(v["dtype"]));
-    p.tracer = std::string(std::string_view(v["tracer"]));
-    p.record_shapes = bool(v["record_shapes"]);
-    p.layers = std::int64_t(v["layers"]);
-    for (const char* k : {"batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim"}) {
-      const std::int64_t n = std::int64_t(v["shape"][k]);
-      std::string_view key(k);
-      (key == "batch"      ? p.shape.batch
-       : key == "q_heads"  ? p.shape.q_heads
-       : key == "kv_heads" ? p.shape.kv_heads
-       : key == "q_len"    ? p.shape.q_len
-       : key == "kv_len"   ? p.shape.kv_len
-                           : p.shape.head_dim) = n;
-    }
-    p.forward_calls = std::int64_t(e["forward_calls"]);
-    p.backward_calls = std::int64_t(e["backward_calls"]);
-    out.push_back(std::move(p));
-  }
-  return out;
-}
-
-std::vector<Program> every_program() {
-  std::vector<Program> all = steps_programs();
-  for (const char* set : {"corpus", "regimes", "forms", "serving", "serving/grid", "serving/continuous",
-                          "serving/graphs", "serving/paged"})
-    for (Program& p : test::corpus_facts(std::string(set) + "/facts.json")) all.push_back(std::move(p));
-  return all;
-}
-Doctor doctor(const Program& p) { return Doctor(test::data_file(p.folder + "/" + p.name + ".json.gz")); }
-const Program& program(const std::string& name) {
-  static const std::vector<Program> all = every_program();
-  const auto it = std::find_if(all.begin(), all.end(), [&](const Program& p) { return p.name == name; });
-  if (it == all.end()) throw std::runtime_error("no facts for " + name);
-  return *it;
-}
 
 // Whether the program copies K and V to every query head before its calls, by construction.
 bool copies_kv(const Program& p) {
@@ -137,11 +88,7 @@ TEST_P(KvRepeatEveryProgram, FiresWhereTheProgramCopiesKAndV) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RealPrograms, KvRepeatEveryProgram, ::testing::ValuesIn(every_program()),
-                         [](const ::testing::TestParamInfo<Program>& param) {
-                           std::string name = param.param.name;
-                           std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
-                           return name;
-                         });
+                         test::program_test_name);
 
 // Eager attention repeats K and V before every call: two copies a call, layers x forwards calls; each
 // copy B x Hq x S x D elements, S the prompt at the prefill and the cache's length at each decode step

@@ -25,8 +25,10 @@ struct Facts {
   std::string form;            // the forms set's: softcap, sinks, weights (what the unfused calls' scores show)
   // The serving set's generate() programs: calls per phase, and the decode calls' KV lengths (first, last).
   std::int64_t prefill_calls = 0, decode_calls = 0, decode_kv_first = 0, decode_kv_last = 0;
-  std::int64_t mixed_calls = 0;  // packed forwards of more query rows than a decode's that read a cache
-  std::string kv_cache;          // "dynamic": grown by torch.cat every token (transformers' DynamicCache)
+  std::int64_t mixed_calls = 0;   // packed forwards of more query rows than a decode's that read a cache
+  std::int64_t decode_q_len = 1;  // a decode forward's queries (continuous batching packs one a request)
+  std::int64_t kv_gathers = -1;   // gathers of a paged cache into dense K/V (one for K, one for V); -1 not said
+  std::string kv_cache;           // "dynamic": grown by torch.cat every token (transformers' DynamicCache)
   std::int64_t layers = 0, steps = 0, forwards = 0, forward_calls = 0, backward_calls = 0;
   bool record_shapes = true;  // false where the profiler ran without record_shapes (the steps set's noshapes)
   AttentionShape shape;
@@ -84,6 +86,8 @@ inline std::vector<Facts> corpus_facts(const std::string& file = "corpus/facts.j
     if (std::int64_t n = 0; e["phases"]["prefill"].get(n) == simdjson::SUCCESS) f.prefill_calls = n;
     if (std::int64_t n = 0; e["phases"]["decode"].get(n) == simdjson::SUCCESS) f.decode_calls = n;
     if (std::int64_t n = 0; e["phases"]["mixed"].get(n) == simdjson::SUCCESS) f.mixed_calls = n;
+    if (std::int64_t n = 0; e["decode_q_len"].get(n) == simdjson::SUCCESS) f.decode_q_len = n;
+    if (std::int64_t n = 0; e["kv_gathers"].get(n) == simdjson::SUCCESS) f.kv_gathers = n;
     if (simdjson::dom::array kv; e["decode_kv_len"].get(kv) == simdjson::SUCCESS && kv.size() == 2) {
       f.decode_kv_first = std::int64_t(kv.at(0));
       f.decode_kv_last = std::int64_t(kv.at(1));
