@@ -71,9 +71,12 @@ def check(facts, report):
     if exp["implementation"] == "fused":
         # attention-host names fused calls that held the CPU (a plan built for each new shape, as a cache
         # growing every forward makes cuDNN do), not the kernels: no blame on the implementation; kv-repeat
-        # the K/V copies made for fused calls where the program repeats K/V.
+        # the K/V copies made for fused calls where the program repeats K/V; kv-cache-gather the gathers of a
+        # paged cache made for them; unsplit-decode fused decode calls that paged SDPA runs on a CTA a head.
         blamed = sorted(i for i, s in scopes if s == "attention" and i != "attention-host"
-                        and not (i == "kv-repeat" and repeats_kv(facts)))
+                        and not (i == "kv-repeat" and repeats_kv(facts))
+                        and not (i == "kv-cache-gather" and gathers_kv(facts))
+                        and not (i == "unsplit-decode" and decodes_unsplit(facts)))
         if blamed:
             wrong.append(f"attention is fused but blamed: {blamed}")
     elif ("unfused-attention", "attention") not in scopes:
@@ -89,6 +92,21 @@ def repeats_kv(facts):
     sh, exp = facts["shape"], facts["expected"]
     masked = exp.get("kv_cache") in ("static", "paged") or facts.get("kind") == "padded"
     return 1 < sh["kv_heads"] < sh["q_heads"] and masked and facts["impl"] in ("sdpa", "paged-sdpa")
+
+
+def gathers_kv(facts):
+    """Whether transformers 5.17 gathers a paged cache into dense K/V before the calls that read it
+    (PagedAttentionCache.update's index_select, which kv-cache-gather names): continuous batching's paged SDPA
+    and eager attention, where the trace has the ops (torch.profiler)."""
+    return facts["impl"] in ("paged-sdpa", "paged-eager") and facts["tracer"] == "torch.profiler"
+
+
+def decodes_unsplit(facts):
+    """Whether the program's decode calls run a few CTAs without splitting the keys (unsplit-decode):
+    continuous batching's paged SDPA hands SDPA a decode forward's tokens, one a request, as one sequence under
+    a mask, which its kernels run a CTA a query tile and head; where the facts count decode calls (16 packed
+    queries or fewer, or any under attnprof record)."""
+    return facts["impl"] == "paged-sdpa" and facts["expected"].get("phases", {}).get("decode", 0) > 0
 
 
 def decode_bytes_wrong(facts, report):
