@@ -4,10 +4,12 @@
 //
 // Its time is the calls' own kernels, and after the fix a kernel that splits the keys over the SMs reading the
 // same bytes (model_fused_ns's decode: the bytes at the GPU's bandwidth, a combine launch, the repeated K/V
-// included where the call read them repeated). No other finding holds those kernels: unfused-attention
-// charges unfused calls only, and these are fused; kv-repeat and kv-cache-gather charge the copies made
-// before the calls (other kernels), and what a call reads beyond K/V once per KV head stays in this
-// estimate, not counted twice; attention-host is the calls' CPU time (wall), not their kernels. Without a
+// included where the call read them repeated; on the decode grid it read 0.83-0.94 of cuDNN's split decode
+// kernel's measured time, BENCHMARKS.md). No other finding holds those kernels: unfused-attention charges
+// unfused calls only, and these are fused; kv-repeat and kv-cache-gather charge the copies made before the
+// calls, kv-cache-cat the cache's torch.cat copies and hidden-copy DtoD memcpys (other kernels), and what a
+// call reads beyond K/V once per KV head stays in this estimate, not counted twice; attention-host is the
+// calls' CPU time (wall), not their kernels. Without a
 // shape (attnprof record) the saving is not told: after_ns stays unknown and the step model prices no fix
 // (fixes.cpp).
 #include <algorithm>
