@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
-#include <utility>
+
+#include "analysis/kv_copies.h"
 
 namespace attnprof {
 namespace {
@@ -13,15 +13,13 @@ struct Gather {
   std::int64_t tokens, kv_heads, head_dim;
 };
 
-bool sane(std::int64_t v) { return v > 0 && v < (std::int64_t{1} << 31); }
-
 // index_select(pool [slots, Hkv, D], 0, index [tokens]): the op's record_shapes inputs are the pool, the
 // dim (a scalar) and the index.
 std::optional<Gather> gather_of(const OpInputs& in) {
   if (in.dims.size() < 3 || in.dims[0].size() != 3 || in.dims[2].size() != 1) return std::nullopt;
   if (in.concrete.size() > 1 && !in.concrete[1].empty() && in.concrete[1] != "0") return std::nullopt;
   const auto& pool = in.dims[0];
-  if (!std::all_of(pool.begin(), pool.end(), sane) || !sane(in.dims[2][0])) return std::nullopt;
+  if (!std::all_of(pool.begin(), pool.end(), tensor_dim) || !tensor_dim(in.dims[2][0])) return std::nullopt;
   return Gather{in.dims[2][0], pool[1], pool[2]};
 }
 
@@ -42,41 +40,24 @@ std::vector<KvCacheGather> find_kv_cache_gathers(const TraceIndex& index, const 
   std::vector<KvCacheGather> out;
   if (!index.has_cpu_ops() || view.calls.empty()) return out;
   const Trace& t = index.trace();
-  const auto stream = [&](std::size_t a) {
-    const GpuArgs* g = t.args(index.event(index.activities()[a]));
-    return g != nullptr ? g->stream : -1;
-  };
-  std::set<std::pair<std::int32_t, std::int32_t>> written;  // (op, graph launch): one tensor each
+  FirstWrites written;
   for (std::size_t i = 0; i < index.activities().size(); ++i) {
-    const GpuActivity& act = index.activities()[i];
-    if (index.event(act).kind != EventKind::Kernel || view.in_attention(i)) continue;
-    // The op around its launch (at the capture, for a graph's replay): the nearest index_select.
-    const std::int32_t captured = index.capture_range(i);
-    std::int32_t r = captured != kNone ? captured : index.graph_replayed(i) ? kNone : act.range;
-    std::optional<Gather> gather;
-    while (r != kNone) {
-      const CpuRange& range = index.ranges()[static_cast<std::size_t>(r)];
-      if (range.kind == EventKind::CpuOp && index.name(range) == "aten::index_select") {
-        if (const OpInputs* in = t.op_inputs_of(range.event)) gather = gather_of(*in);
-        break;
-      }
-      r = range.parent;
-    }
+    if (index.event(index.activities()[i]).kind != EventKind::Kernel || view.in_attention(i)) continue;
+    // The nearest index_select around its launch.
+    const std::int32_t r = launching_op(index, i, [&](const CpuRange& range) {
+      return range.kind == EventKind::CpuOp && index.name(range) == "aten::index_select";
+    });
+    if (r == kNone) continue;
+    const OpInputs* in = t.op_inputs_of(index.ranges()[static_cast<std::size_t>(r)].event);
+    const std::optional<Gather> gather = in != nullptr ? gather_of(*in) : std::nullopt;
     if (!gather) continue;
     // The call it feeds: the next forward call on its stream.
-    const auto next = std::upper_bound(view.calls.begin(), view.calls.end(), i,
-                                       [](std::size_t a, const AttentionCall& c) { return a < c.activities.front(); });
-    std::optional<std::size_t> fed;
-    for (auto c = next; !fed && c != view.calls.end(); ++c)
-      if (c->pass == AttentionPass::Forward && stream(c->activities.front()) == stream(i))
-        fed = static_cast<std::size_t>(c - view.calls.begin());
+    const std::optional<std::size_t> fed = next_forward_call(index, view, i);
     if (!fed || !reads(view.calls[*fed], *gather)) continue;
     KvCacheGather k{i, r, *fed, gather->tokens, gather->kv_heads, gather->head_dim, 0};
-    if (written.insert({r, captured != kNone ? act.launch : kNone}).second) {
-      const Precision p = view.calls[*fed].precision;
-      k.bytes = static_cast<double>(bytes_per_element(p == Precision::Unknown ? Precision::BF16 : p)) *
-                static_cast<double>(k.tokens) * static_cast<double>(k.kv_heads) * static_cast<double>(k.head_dim);
-    }
+    if (written.first(index, i, r))
+      k.bytes = bytes_of(view.calls[*fed], static_cast<double>(k.tokens) * static_cast<double>(k.kv_heads) *
+                                               static_cast<double>(k.head_dim));
     out.push_back(k);
   }
   return out;

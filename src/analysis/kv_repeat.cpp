@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <string_view>
-#include <utility>
+
+#include "analysis/kv_copies.h"
 
 namespace attnprof {
 namespace {
@@ -14,11 +14,9 @@ struct Repeat {
   std::int64_t batch, kv_heads, n_rep, kv_len, head_dim;
 };
 
-bool sane(std::int64_t v) { return v > 0 && v < (std::int64_t{1} << 31); }
-
 // [B, Hkv, n_rep, S, D], n_rep > 1.
 std::optional<Repeat> from_5d(const std::vector<std::int64_t>& d) {
-  if (d.size() != 5 || d[2] < 2 || !std::all_of(d.begin(), d.end(), sane)) return std::nullopt;
+  if (d.size() != 5 || d[2] < 2 || !std::all_of(d.begin(), d.end(), tensor_dim)) return std::nullopt;
   return Repeat{d[0], d[1], d[2], d[3], d[4]};
 }
 
@@ -38,8 +36,8 @@ std::optional<Repeat> repeat_of(std::string_view op, const OpInputs& in) {
     if (auto r = from_5d(d)) return r;
   for (const auto& a : in.dims)
     for (const auto& b : in.dims)
-      if (a.size() == 4 && b.size() == 4 && std::all_of(a.begin(), a.end(), sane) &&
-          std::all_of(b.begin(), b.end(), sane) && a[0] == b[0] && a[2] == b[2] && a[3] == b[3] && b[1] > a[1] &&
+      if (a.size() == 4 && b.size() == 4 && std::all_of(a.begin(), a.end(), tensor_dim) &&
+          std::all_of(b.begin(), b.end(), tensor_dim) && a[0] == b[0] && a[2] == b[2] && a[3] == b[3] && b[1] > a[1] &&
           b[1] % a[1] == 0)
         return Repeat{a[0], a[1], b[1] / a[1], a[2], a[3]};
   return std::nullopt;
@@ -62,25 +60,16 @@ std::vector<KvRepeat> find_kv_repeats(const TraceIndex& index, const AttentionVi
   std::vector<KvRepeat> out;
   if (!index.has_cpu_ops() || view.calls.empty()) return out;
   const Trace& t = index.trace();
-  const auto stream = [&](std::size_t a) {
-    const GpuArgs* g = t.args(index.event(index.activities()[a]));
-    return g != nullptr ? g->stream : -1;
-  };
-  std::set<std::pair<std::int32_t, std::int32_t>> written;  // (op, graph launch): one tensor each
+  FirstWrites written;
   for (std::size_t i = 0; i < index.activities().size(); ++i) {
-    const GpuActivity& act = index.activities()[i];
-    if (index.event(act).kind != EventKind::Kernel) continue;
-    // The op around its launch (at the capture, for a graph's replay): the nearest that says a repeat.
-    const std::int32_t captured = index.capture_range(i);
-    std::int32_t r = captured != kNone ? captured : index.graph_replayed(i) ? kNone : act.range;
+    if (index.event(index.activities()[i]).kind != EventKind::Kernel) continue;
+    // The nearest op around its launch that says a repeat.
     std::optional<Repeat> rep;
-    while (r != kNone) {
-      const CpuRange& range = index.ranges()[static_cast<std::size_t>(r)];
-      if (const OpInputs* in = range.kind == EventKind::CpuOp ? t.op_inputs_of(range.event) : nullptr)
-        if ((rep = repeat_of(index.name(range), *in))) break;
-      r = range.parent;
-    }
-    if (!rep) continue;
+    const std::int32_t r = launching_op(index, i, [&](const CpuRange& range) {
+      const OpInputs* in = range.kind == EventKind::CpuOp ? t.op_inputs_of(range.event) : nullptr;
+      return in != nullptr && (rep = repeat_of(index.name(range), *in)).has_value();
+    });
+    if (r == kNone) continue;
     // The call it feeds: the one whose kernels it runs among, else the next forward call on its stream.
     const auto next = std::upper_bound(view.calls.begin(), view.calls.end(), i,
                                        [](std::size_t a, const AttentionCall& c) { return a < c.activities.front(); });
@@ -89,17 +78,14 @@ std::vector<KvRepeat> find_kv_repeats(const TraceIndex& index, const AttentionVi
       fed = static_cast<std::size_t>(view.call_of[i]);
     else if (next != view.calls.begin() && std::prev(next)->activities.back() > i)
       fed = static_cast<std::size_t>(std::prev(next) - view.calls.begin());
-    for (auto c = next; !fed && c != view.calls.end(); ++c)
-      if (c->pass == AttentionPass::Forward && stream(c->activities.front()) == stream(i))
-        fed = static_cast<std::size_t>(c - view.calls.begin());
+    else
+      fed = next_forward_call(index, view, i);
     if (!fed || !reads(view.calls[*fed], *rep)) continue;
     KvRepeat k{i, r, *fed, rep->batch, rep->kv_heads, rep->n_rep, rep->kv_len, rep->head_dim, 0, view.in_attention(i)};
-    if (written.insert({r, captured != kNone ? act.launch : kNone}).second) {
-      const Precision p = view.calls[*fed].precision;
-      k.bytes = static_cast<double>(bytes_per_element(p == Precision::Unknown ? Precision::BF16 : p)) *
-                static_cast<double>(k.batch) * static_cast<double>(k.kv_heads) * static_cast<double>(k.n_rep) *
-                static_cast<double>(k.kv_len) * static_cast<double>(k.head_dim);
-    }
+    if (written.first(index, i, r))
+      k.bytes = bytes_of(view.calls[*fed], static_cast<double>(k.batch) * static_cast<double>(k.kv_heads) *
+                                               static_cast<double>(k.n_rep) * static_cast<double>(k.kv_len) *
+                                               static_cast<double>(k.head_dim));
     out.push_back(k);
   }
   return out;

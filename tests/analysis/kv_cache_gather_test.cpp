@@ -11,9 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
-#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -27,6 +25,7 @@ namespace {
 
 using test::Doctor;
 using test::doctor;
+using test::element_bytes;
 using test::every_program;
 using test::program;
 using Program = test::Facts;
@@ -35,7 +34,6 @@ using Program = test::Facts;
 // gathers' ops with record_shapes).
 bool gathers(const Program& p) { return p.impl == "paged-sdpa" || p.impl == "paged-eager"; }
 bool told(const Program& p) { return p.tracer == "torch.profiler" && p.record_shapes; }
-double element_bytes(const Program& p) { return p.dtype == "fp32" ? 4 : 2; }
 
 class KvCacheGatherEveryProgram : public ::testing::TestWithParam<Program> {};
 
@@ -91,11 +89,7 @@ TEST_P(KvCacheGatherEveryProgram, FiresWhereThePagedCacheIsGathered) {
   EXPECT_EQ(std::ssize(f->activities), std::ssize(all));
   EXPECT_NE(f->fix.find("paged|flash_attention_2"), std::string::npos);
   EXPECT_NE(f->fix.find("block_table"), std::string::npos);
-  for (const Finding& other : d.analysis.findings) {
-    if (&other == f) continue;
-    for (std::size_t a : other.activities)
-      EXPECT_FALSE(std::binary_search(f->activities.begin(), f->activities.end(), a)) << other.id;
-  }
+  test::expect_kernels_in_no_other_finding(d, *f);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealPrograms, KvCacheGatherEveryProgram, ::testing::ValuesIn(every_program()),
@@ -134,18 +128,9 @@ TEST(KvCacheGather, ContinuousBatchingGathersBeforeEveryDecodeCall) {
 // Every trace of tests/data and examples/traces that is not a program built to gather a paged cache, or
 // whose trace cannot tell it (attnprof record: no ops): none.
 TEST(KvCacheGather, NowhereElse) {
-  std::set<std::string> gathering;
-  for (const Program& p : every_program())
-    if (gathers(p) && told(p)) gathering.insert(std::filesystem::path(test::trace_of(p)).lexically_normal().string());
-  EXPECT_EQ(gathering.size(), 3u);  // continuous, continuous_many, continuous_graph
-  int traces = 0;
-  for (const std::string& file : test::every_trace_file()) {
-    if (gathering.contains(file)) continue;
-    SCOPED_TRACE(file);
-    ++traces;
-    const Doctor d(file);
-    EXPECT_EQ(d.find("kv-cache-gather"), nullptr);
-  }
+  const auto [gathering, traces] =
+      test::expect_finding_only_in("kv-cache-gather", [](const Program& p) { return gathers(p) && told(p); });
+  EXPECT_EQ(gathering, 3u);  // continuous, continuous_many, continuous_graph
   EXPECT_GT(traces, 100);
 }
 

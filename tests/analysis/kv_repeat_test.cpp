@@ -23,6 +23,7 @@ namespace {
 
 using test::Doctor;
 using test::doctor;
+using test::element_bytes;
 using test::every_program;
 using test::program;
 using Program = test::Facts;
@@ -36,8 +37,6 @@ bool copies_kv(const Program& p) {
 // Whether its trace can tell them: the copies' ops with record_shapes, not CUDA graph replays whose
 // capture precedes the trace (Inductor's cudagraph kind: every traced forward replays).
 bool told(const Program& p) { return p.tracer == "torch.profiler" && p.record_shapes && p.kind != "cudagraph"; }
-
-double element_bytes(const Program& p) { return p.dtype == "fp32" ? 4 : 2; }
 
 // Each fed call, with its copies.
 std::map<std::size_t, std::vector<const KvRepeat*>> by_call(const std::vector<KvRepeat>& repeats) {
@@ -80,11 +79,7 @@ TEST_P(KvRepeatEveryProgram, FiresWhereTheProgramCopiesKAndV) {
   std::int64_t ns = 0;
   for (std::size_t a : f->activities) ns += d.index->event(d.index->activities()[a]).dur_ns;
   EXPECT_EQ(f->time_ns, ns);
-  for (const Finding& other : d.analysis.findings) {
-    if (&other == f) continue;
-    for (std::size_t a : other.activities)
-      EXPECT_FALSE(std::binary_search(f->activities.begin(), f->activities.end(), a)) << other.id;
-  }
+  test::expect_kernels_in_no_other_finding(d, *f);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealPrograms, KvRepeatEveryProgram, ::testing::ValuesIn(every_program()),

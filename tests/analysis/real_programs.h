@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "corpus_facts.h"
@@ -85,6 +87,35 @@ inline std::vector<std::string> every_trace_file() {
     }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The bytes of an element of the program's dtype.
+inline double element_bytes(const Facts& p) { return p.dtype == "fp32" ? 4 : 2; }
+
+// Expects none of finding f's kernels in another finding of d (but `except`, which may name them).
+inline void expect_kernels_in_no_other_finding(const Doctor& d, const Finding& f, std::string_view except = {}) {
+  for (const Finding& other : d.analysis.findings) {
+    if (&other == &f || (!except.empty() && other.id == except)) continue;
+    for (std::size_t a : other.activities)
+      EXPECT_FALSE(std::binary_search(f.activities.begin(), f.activities.end(), a)) << other.id;
+  }
+}
+
+// Expects finding `id` in no trace of every_trace_file() but those of the programs `fires` names (those it
+// does not read); returns how many programs it named and how many other traces it read.
+template <typename Fires>
+std::pair<std::size_t, int> expect_finding_only_in(std::string_view id, Fires&& fires) {
+  std::set<std::string> firing;
+  for (const Facts& p : every_program())
+    if (fires(p)) firing.insert(std::filesystem::path(trace_of(p)).lexically_normal().string());
+  int traces = 0;
+  for (const std::string& file : every_trace_file()) {
+    if (firing.contains(file)) continue;
+    SCOPED_TRACE(file);
+    ++traces;
+    EXPECT_EQ(Doctor(file).find(id), nullptr);
+  }
+  return {firing.size(), traces};
 }
 
 // A test name from a program's.

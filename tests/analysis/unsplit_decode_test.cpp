@@ -14,9 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
-#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -30,6 +28,7 @@ namespace {
 
 using test::Doctor;
 using test::doctor;
+using test::element_bytes;
 using test::every_program;
 using test::program;
 using Program = test::Facts;
@@ -43,7 +42,6 @@ constexpr std::int64_t kCudnnTileRows = 128;       // cuDNN's sm90 flash forward
 // without them, by their kernels: facts' phases say which).
 bool unsplit(const Program& p) { return p.impl == "paged-sdpa" && p.decode_calls > 0; }
 bool shapes(const Program& p) { return p.tracer == "torch.profiler" && p.record_shapes; }
-double element_bytes(const Program& p) { return p.dtype == "fp32" ? 4 : 2; }
 
 // The decode calls a generate() or serving program was built with: its facts' phases, else (the regimes
 // set's generate(), made before its facts said phases) one prefill forward a step and a decode forward for
@@ -125,12 +123,8 @@ TEST_P(UnsplitDecodeEveryProgram, FiresWhereDecodeCallsRunUnsplitOnAFewCtas) {
   EXPECT_NE(f->fix.find("paged|flash_attention_2"), std::string::npos);
   EXPECT_NE(f->fix.find("flash_attn_with_kvcache"), std::string::npos);
   EXPECT_NE(f->fix.find("attnprof.attention("), std::string::npos);
-  for (const Finding& other : d.analysis.findings) {
-    // attention-host names the same calls for their CPU time (wall), not their kernels'.
-    if (&other == f || other.id == "attention-host") continue;
-    for (std::size_t a : other.activities)
-      EXPECT_FALSE(std::binary_search(f->activities.begin(), f->activities.end(), a)) << other.id;
-  }
+  // attention-host names the same calls for their CPU time (wall), not their kernels'.
+  test::expect_kernels_in_no_other_finding(d, *f, "attention-host");
   const Fix* fix = fix_of(d, "unsplit-decode");
   if (!shapes(p)) {
     // Without shapes no saving is told, and no fix is priced.
@@ -195,18 +189,8 @@ TEST(UnsplitDecode, NoneWhereTheCtasFillTheGpu) {
 // Every trace of tests/data and examples/traces that is not a program built to decode unsplit (the HTA
 // traces, the study's examples, the ranks, the own kernel's training): none.
 TEST(UnsplitDecode, NowhereElse) {
-  std::set<std::string> unsplit_traces;
-  for (const Program& p : every_program())
-    if (unsplit(p)) unsplit_traces.insert(std::filesystem::path(test::trace_of(p)).lexically_normal().string());
-  EXPECT_EQ(unsplit_traces.size(), 4u);  // continuous and continuous_record, _wide_record, _many_record
-  int traces = 0;
-  for (const std::string& file : test::every_trace_file()) {
-    if (unsplit_traces.contains(std::filesystem::path(file).lexically_normal().string())) continue;
-    SCOPED_TRACE(file);
-    ++traces;
-    const Doctor d(file);
-    EXPECT_EQ(d.find("unsplit-decode"), nullptr);
-  }
+  const auto [unsplit_traces, traces] = test::expect_finding_only_in("unsplit-decode", unsplit);
+  EXPECT_EQ(unsplit_traces, 4u);  // continuous and continuous_record, _wide_record, _many_record
   EXPECT_GT(traces, 100);
 }
 
