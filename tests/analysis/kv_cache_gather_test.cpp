@@ -130,7 +130,7 @@ TEST(KvCacheGather, ContinuousBatchingGathersBeforeEveryDecodeCall) {
 TEST(KvCacheGather, NowhereElse) {
   const auto [gathering, traces] =
       test::expect_finding_only_in("kv-cache-gather", [](const Program& p) { return gathers(p) && told(p); });
-  EXPECT_EQ(gathering, 3u);  // continuous, continuous_many, continuous_graph
+  EXPECT_EQ(gathering, 4u);  // continuous, continuous_many, continuous_long, continuous_graph
   EXPECT_GT(traces, 100);
 }
 

@@ -341,8 +341,9 @@ TEST(PagedServing, FlexPagedDecodeAsBuilt) {
   EXPECT_EQ(programs, 2);
 }
 
-// transformers' continuous batching (make_corpus.py --set serving, kinds continuous, continuous_wide and
-// continuous_many; an H100): 8, 16 or 32 requests packed into one sequence, one prefill forward over their
+// transformers' continuous batching (make_corpus.py --set serving, kinds continuous, continuous_wide,
+// continuous_many and continuous_long; an H100): 8, 16 or 32 requests packed into one sequence (8 with
+// prompts of 7348 tokens in all for continuous_long), one prefill forward over their
 // prompts, then a decode forward a token (q_len 8-32, one query a request, against the paged cache gathered
 // for SDPA; with 32 a packed forward whose shape cannot tell decode tokens from a prompt's chunk: mixed), on a
 // worker thread that generate_batch starts anew for each call, traced by torch.profiler (the profiler files
@@ -372,13 +373,19 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
     for (const Finding& f : d.analysis.findings)
       if (f.id == "attention-host") host = &f;
     if (p.tracer != "torch.profiler") {
+      EXPECT_TRUE(slow.empty());  // no ops: no host time of a call to tell
       // No shapes, no split-KV combine, one cuDNN kernel for both phases: a decode forward's call launches
       // its one query tile a head (8, 16 or 32 packed queries) and reads every request's cache in it, as long
       // as the prefill's call (one wave of CTAs: prompts of 1539-1721 tokens over 8 heads) takes over all its
       // prompts' tiles.
-      EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
-      EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
-      EXPECT_TRUE(slow.empty());  // no ops: no host time of a call to tell
+      if (test::prefill_in_one_wave(p)) {
+        EXPECT_EQ(calls[AttentionPhase::Prefill], p.prefill_calls);
+        EXPECT_EQ(calls[AttentionPhase::Decode], p.decode_calls);
+        continue;
+      }
+      // Past one wave (continuous_long: 7348 prompt tokens, 58 tiles a head over 8 heads, the kernel
+      // persistent on 132 CTAs) a tile's time is unknown: no call is told, none is mislabelled.
+      EXPECT_EQ(calls[AttentionPhase::None], p.forward_calls);
       continue;
     }
     // Every forward meets a KV length (and mask) it has not seen: PyTorch's cuDNN attention builds a plan
@@ -433,7 +440,7 @@ TEST(ContinuousBatching, PhasesAsBuilt) {
     }
     EXPECT_EQ(cached, 1);
   }
-  EXPECT_EQ(programs, 5);
+  EXPECT_EQ(programs, 7);
 }
 
 // Continuous batching with the manager's CUDA graphs (use_cuda_graph=True; tests/data/serving/graphs,
