@@ -87,6 +87,20 @@ std::string per_instance_ms(const RuleContext& ctx, std::int64_t ns) {
   return fmt::format("{} {}", format_ms(ns / static_cast<std::int64_t>(n)), per_instance(ctx));
 }
 
+std::string per_instance_count(const RuleContext& ctx, double count) {
+  return fmt::format("{:g}", count / static_cast<double>(std::max<std::size_t>(1, ctx.group.group.instances.size())));
+}
+
+std::string format_mb(double bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+
+std::string calls_by_phase(const RuleContext& ctx, const std::map<AttentionPhase, int>& phases) {
+  std::string text;
+  for (const auto& [phase, count] : phases)
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", per_instance_count(ctx, count),
+                        phase == AttentionPhase::None ? "other" : to_string(phase));
+  return text;
+}
+
 std::string per_instance(const RuleContext& ctx) {
   if (ctx.group.group.instances.size() <= 1) return fmt::format("in '{}'", ctx.group.group.name);
   return fmt::format("per {}", ctx.group.group.name);

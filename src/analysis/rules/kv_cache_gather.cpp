@@ -23,8 +23,6 @@
 namespace attnprof {
 namespace {
 
-std::string mb(double bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
-
 constexpr std::string_view kFix =
     "Read the pages in place. In transformers' continuous batching (generate_batch, 5.17): "
     "attn_implementation=\"paged|flash_attention_2\" (the flash-attn package, or kernels-community/flash-attn2 "
@@ -72,7 +70,6 @@ void rule_kv_cache_gather(const RuleContext& ctx, std::vector<Finding>& out) {
   std::map<AttentionPhase, int> phases;
   for (std::size_t c : calls) ++phases[ctx.attention.calls[c].phase];
   const auto n = static_cast<double>(std::max<std::size_t>(1, ctx.group.group.instances.size()));
-  const auto per = [&](double v) { return fmt::format("{:g}", v / n); };
   const auto count = static_cast<double>(gathers.size());
 
   Finding f;
@@ -85,18 +82,15 @@ void rule_kv_cache_gather(const RuleContext& ctx, std::vector<Finding>& out) {
   f.title = fmt::format(
       "KV cache gathered out of its pages before every call that reads it: {} gather{} {} ({} written, up to {} "
       "tokens x {} K/V heads x {}) feeding {} call{}, {}",
-      per(count), text::plural(count / n), per_instance(ctx), mb(bytes / n), longest, heads, dim,
-      per(static_cast<double>(calls.size())), text::plural(static_cast<double>(calls.size()) / n),
-      per_instance_ms(ctx, ns));
-  std::string phase_text;
-  for (const auto& [phase, k] : phases)
-    phase_text += fmt::format("{}{} {}", phase_text.empty() ? "" : ", ", per(k), to_string(phase));
+      per_instance_count(ctx, count), text::plural(count / n), per_instance(ctx), format_mb(bytes / n), longest, heads,
+      dim, per_instance_count(ctx, static_cast<double>(calls.size())),
+      text::plural(static_cast<double>(calls.size()) / n), per_instance_ms(ctx, ns));
   f.detail = fmt::format(
       "Each forward that reads cached keys first copies every cached token of every request out of the paged pool "
       "into a dense [tokens, K/V heads, head dim] tensor (aten::index_select at the block table's slots: "
       "transformers' PagedAttentionCache.update), one gather for K and one for V a layer, and the attention call "
       "then reads the copy: the whole cache written once more each step, growing with it. The calls {}: {}.",
-      per_instance(ctx), phase_text);
+      per_instance(ctx), calls_by_phase(ctx, phases));
   if (phases.contains(AttentionPhase::Mixed))
     f.detail += fmt::format(
         " The gathers before mixed calls ({}) feed packed forwards with more query rows than a decode's, one "
@@ -106,7 +100,7 @@ void rule_kv_cache_gather(const RuleContext& ctx, std::vector<Finding>& out) {
   if (replayed > 0)
     f.detail += fmt::format(
         " {} of the gathers {} ran in CUDA graph replays, told by their ops at the graph's capture in this trace.",
-        per(replayed), per_instance(ctx));
+        per_instance_count(ctx, replayed), per_instance(ctx));
   f.fix = std::string(kFix);
   add_kernel_evidence(f, ctx, gathers);
   out.push_back(std::move(f));

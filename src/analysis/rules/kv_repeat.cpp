@@ -25,8 +25,6 @@
 namespace attnprof {
 namespace {
 
-std::string mb(double bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
-
 std::string heads_text(const std::set<std::pair<std::int64_t, std::int64_t>>& heads) {
   if (heads.size() == 1)
     return fmt::format("{} K/V heads copied to {} query heads", heads.begin()->first,
@@ -130,7 +128,6 @@ void rule_kv_repeat(const RuleContext& ctx, std::vector<Finding>& out) {
   for (const AttentionSummary& s : ctx.group.attention) backward |= s.pass == AttentionPass::Backward;
   std::sort(copies.begin(), copies.end());
   const auto n = static_cast<double>(std::max<std::size_t>(1, ctx.group.group.instances.size()));
-  const auto per = [&](double v) { return fmt::format("{:g}", v / n); };
   const std::int64_t n_rep = heads.rbegin()->second;
 
   Finding f;
@@ -141,32 +138,29 @@ void rule_kv_repeat(const RuleContext& ctx, std::vector<Finding>& out) {
   f.activities = copies;
   f.title = fmt::format(
       "K and V repeated to every query head before attention ({}): {} cop{} {} ({} written) feeding {} call{}, {}",
-      heads_text(heads), per(static_cast<double>(copies.size())), static_cast<double>(copies.size()) == n ? "y" : "ies",
-      per_instance(ctx), mb(bytes / n), per(static_cast<double>(calls.size())),
-      text::plural(static_cast<double>(calls.size()) / n), per_instance_ms(ctx, ns));
+      heads_text(heads), per_instance_count(ctx, static_cast<double>(copies.size())),
+      static_cast<double>(copies.size()) == n ? "y" : "ies", per_instance(ctx), format_mb(bytes / n),
+      per_instance_count(ctx, static_cast<double>(calls.size())), text::plural(static_cast<double>(calls.size()) / n),
+      per_instance_ms(ctx, ns));
   f.detail = fmt::format(
       "Grouped-query attention whose K and V are copied to every query head before each call (expanded to [B, Hkv, "
       "n_rep, S, D] and made contiguous: Hugging Face's repeat_kv), a copy kernel for K and one for V, and the call "
       "then reads the copies: {}x the K/V bytes of a kernel that reads each KV head once.",
       n_rep);
-  if (phases.size() > 1 || !phases.contains(AttentionPhase::None)) {
-    std::string text;
-    for (const auto& [phase, count] : phases)
-      text += fmt::format("{}{} {}", text.empty() ? "" : ", ", per(count),
-                          phase == AttentionPhase::None ? "other" : to_string(phase));
-    f.detail += fmt::format(" The calls {}: {}.", per_instance(ctx), text);
-  }
+  if (phases.size() > 1 || !phases.contains(AttentionPhase::None))
+    f.detail += fmt::format(" The calls {}: {}.", per_instance(ctx), calls_by_phase(ctx, phases));
   if (in_calls > 0)
     f.detail += fmt::format(
         " {} more cop{} {} ran among the calls' own kernels (torch.compile moves V's copy between the softmax and P "
         "V): the calls' own time holds {}, not this finding's.",
-        per(in_calls), in_calls == n ? "y" : "ies", per_instance(ctx), in_calls == n ? "it" : "them");
+        per_instance_count(ctx, in_calls), in_calls == n ? "y" : "ies", per_instance(ctx),
+        in_calls == n ? "it" : "them");
   if (phases.contains(AttentionPhase::Decode))
     f.detail += fmt::format(
         " Each decode step copies the whole cache (up to {} tokens) {} times over, layer by layer, and then each call "
         "reads up to {} (q, the repeated K and V, the output) where K and V once per KV head make {}: those reads are "
         "in the calls' time, not in this finding's.",
-        longest, n_rep, mb(reads), mb(reads_once));
+        longest, n_rep, format_mb(reads), format_mb(reads_once));
   if (replayed > 0)
     f.detail += fmt::format(
         " {} of the copies ran in CUDA graph replays, told by their ops at the graph's capture in this trace{}.",

@@ -2,6 +2,7 @@
 // findings. Every rule is registered once in rules.cpp.
 #pragma once
 
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,5 +55,11 @@ std::string format_ms(std::int64_t ns);
 std::string per_instance(const RuleContext& ctx);
 // `ns` summed over the group, as "1.234 ms per fwd".
 std::string per_instance_ms(const RuleContext& ctx, std::int64_t ns);
+// A count summed over the group, per instance ("{:g}": 30, 7.5).
+std::string per_instance_count(const RuleContext& ctx, double count);
+// Bytes as "12.3 MB".
+std::string format_mb(double bytes);
+// Calls counted by phase, per instance: "15 decode, 1 prefill" ("other" for calls of no phase).
+std::string calls_by_phase(const RuleContext& ctx, const std::map<AttentionPhase, int>& phases);
 
 }  // namespace attnprof

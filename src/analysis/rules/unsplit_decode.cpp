@@ -26,8 +26,6 @@
 namespace attnprof {
 namespace {
 
-std::string mb(double bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
-
 std::string ctas_text(const std::set<std::int64_t>& ctas) {
   if (ctas.size() == 1) return fmt::format("{} CTA{}", *ctas.begin(), *ctas.begin() == 1 ? "" : "s");
   return fmt::format("{}-{} CTAs", *ctas.begin(), *ctas.rbegin());
@@ -87,8 +85,9 @@ void rule_unsplit_decode(const RuleContext& ctx, std::vector<Finding>& out) {
   }
   std::sort(activities.begin(), activities.end());
   const auto n = static_cast<double>(std::max<std::size_t>(1, ctx.group.group.instances.size()));
-  const auto per = [&](double v) { return fmt::format("{:g}", v / n); };
   const double peak = device_memory_tb_per_s(ctx.device);
+  // The calls with a shape: their bytes over their time, TB/s, and its share of the peak.
+  const double tb_per_s = priced > 0 ? bytes / static_cast<double>(priced_ns) / 1e3 : 0;
   const auto count = static_cast<double>(calls.size());
 
   Finding f;
@@ -101,9 +100,9 @@ void rule_unsplit_decode(const RuleContext& ctx, std::vector<Finding>& out) {
   f.activities = activities;
   f.title =
       fmt::format("Decode calls that do not split the keys over the GPU: {} call{} {} of {} on {} SMs{}, {}",
-                  per(count), text::plural(count / n), per_instance(ctx), ctas_text(ctas), sms,
-                  priced > 0 ? fmt::format(" reading {} a call at {:.0f}% of the GPU's bandwidth", mb(bytes / priced),
-                                           100.0 * bytes / static_cast<double>(priced_ns) / (peak * 1e3))
+                  per_instance_count(ctx, count), text::plural(count / n), per_instance(ctx), ctas_text(ctas), sms,
+                  priced > 0 ? fmt::format(" reading {} a call at {:.0f}% of the GPU's bandwidth",
+                                           format_mb(bytes / priced), 100.0 * tb_per_s / peak)
                              : std::string(),
                   per_instance_ms(ctx, ns));
   f.detail = fmt::format(
@@ -117,8 +116,7 @@ void rule_unsplit_decode(const RuleContext& ctx, std::vector<Finding>& out) {
         "output; caches up to {} tokens) and do it at {:.2f} TB/s, {:.0f}% of the GPU's {:g} TB/s; a kernel that "
         "splits the keys over the SMs would read the same bytes at the GPU's bandwidth, about {} us a call "
         "against their {} us (modelled: doctor's fused-kernel estimate for decode, a combine launch included).",
-        mb(bytes / priced), longest, bytes / static_cast<double>(priced_ns) / 1e3,
-        100.0 * bytes / static_cast<double>(priced_ns) / (peak * 1e3), peak,
+        format_mb(bytes / priced), longest, tb_per_s, 100.0 * tb_per_s / peak, peak,
         fmt::format("{:.1f}", static_cast<double>(split_ns) / priced / 1e3),
         fmt::format("{:.1f}", static_cast<double>(priced_ns) / priced / 1e3));
   if (priced == 0)
@@ -131,8 +129,8 @@ void rule_unsplit_decode(const RuleContext& ctx, std::vector<Finding>& out) {
     f.detail += fmt::format(
         " {} more call{} {} ran without a shape in the trace (a CUDA graph's replay whose capture it does not "
         "hold): counted as they ran, no saving.",
-        per(static_cast<double>(calls.size()) - priced), text::plural((static_cast<double>(calls.size()) - priced) / n),
-        per_instance(ctx));
+        per_instance_count(ctx, static_cast<double>(calls.size()) - priced),
+        text::plural((static_cast<double>(calls.size()) - priced) / n), per_instance(ctx));
   f.fix = std::string(kFix);
   add_kernel_evidence(f, ctx, activities);
   out.push_back(std::move(f));
