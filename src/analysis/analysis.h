@@ -110,7 +110,8 @@ struct Finding {
   std::string title;           // one line, with numbers
   std::string detail;          // what the numbers are and why it matters
   std::int64_t time_ns = 0;    // GPU time it costs (wall: wall time), summed over the group's instances
-  std::int64_t after_ns = -1;  // estimated GPU time of the same work after the fix; -1 unknown
+  std::int64_t after_ns = -1;  // estimated GPU time of the same work after the fix (0: the work goes); -1
+                               // unknown: the work stays at a speed not known, no fix is priced
   double share = 0;            // of the group's GPU busy time (wall: of its steps' span)
   bool wall = false;           // time_ns and share are the steps' wall time (gpu-idle, attention-host)
   int instances = 0;           // instances it was seen in

@@ -657,9 +657,10 @@ std::vector<Fix> plan_fixes(const TraceIndex& index, const HostCalls& host, cons
     for (std::size_t i : f.finding_of) taken[i] = 1;
   for (std::size_t i = 0; i < a.findings.size(); ++i) {
     if (taken[i] || a.findings[i].group != g.group.name) continue;
-    // A finding whose work stays but whose speed-up the trace cannot tell (unsplit-decode without shapes):
-    // no fix to price, where gpu_work_fix would take an unknown after as the work gone.
-    if (a.findings[i].id == "unsplit-decode" && a.findings[i].after_ns < 0) continue;
+    // A GPU-time finding that does not say what its work takes after the fix has none to price: its work
+    // stays and its speed-up is not known (FP32 casts outside attention, kept on purpose; GEMMs on a GPU
+    // without tensor cores; unsplit-decode without shapes). Findings whose fix removes the work say 0.
+    if (!a.findings[i].wall && a.findings[i].after_ns < 0) continue;
     if (a.findings[i].id == "gpu-idle")
       idle_fix(p, i, out);
     else if (a.findings[i].id == "attention-host")

@@ -253,6 +253,35 @@ TEST(StepTime, GpuSavingsInALaunchBoundStepAreNotStepSavings) {
     }
 }
 
+// A fix is priced only where the finding says what its work takes afterwards. The DDP Llama job's ranks
+// (tests/data/ranks/facts.json): LlamaRMSNorm computes in FP32 (hidden_states.to(torch.float32)) on
+// every rank, casts outside attention that the finding says to keep, so no fix offers to remove them;
+// rank 2 is built with attn_implementation='eager', whose softmax runs in FP32 (softmax(dtype=float32))
+// inside attention, and fusing attention removes those casts.
+TEST(StepTime, CastsKeptOnPurposeAreNoFix) {
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(rank);
+    const Doctor d(test::data_file("ranks/ddp_llama_rank" + std::to_string(rank) + ".json.gz"));
+    std::vector<char> fixed(d.analysis.findings.size(), 0);
+    for (const Fix& f : d.analysis.fixes)
+      for (std::size_t i : f.finding_of) fixed[i] = 1;
+    int kept = 0, removed = 0;
+    for (std::size_t i = 0; i < d.analysis.findings.size(); ++i) {
+      const Finding& f = d.analysis.findings[i];
+      if (f.id != "fp32-upcast") continue;
+      if (f.scope == Scope::Model) {
+        ++kept;
+        EXPECT_FALSE(fixed[i]);
+      } else {
+        ++removed;
+        EXPECT_TRUE(fixed[i]);
+      }
+    }
+    EXPECT_EQ(kept, 1);
+    EXPECT_EQ(removed, rank == 2 ? 1 : 0);
+  }
+}
+
 // The calls' runs that are known, by their first op (what widen_by_layout_copies takes as the others).
 std::vector<OpRun> by_start(const std::vector<std::optional<OpRun>>& runs) {
   std::vector<OpRun> out;

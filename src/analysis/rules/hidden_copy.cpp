@@ -98,7 +98,7 @@ void rule_hidden_copy(const RuleContext& ctx, std::vector<Finding>& out) {
     set_cost(f, ctx, ns, static_cast<int>(instances.size()));
     for (const auto& [op, s] : by_op) f.activities.insert(f.activities.end(), s.copies.begin(), s.copies.end());
     std::sort(f.activities.begin(), f.activities.end());
-    if (scope == Scope::Attention) f.after_ns = 0;  // the in-place op (or a fused kernel) copies nothing
+    f.after_ns = 0;  // the in-place op, the bucket view or a fused kernel copies nothing
     const std::string& top = ranked.front().first;
     const double per = static_cast<double>(copies) / n;
     f.title =
