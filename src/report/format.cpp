@@ -39,7 +39,11 @@ std::string md(std::string_view text) {
 
 std::string percent(double share) {
   if (share < 0) return "-";
-  return fmt::format("{:.0f}%", 100.0 * share);
+  // Rounding would call a sliver nothing (a launch-bound step's GPU busy 0.5%) or a near-whole all of it.
+  std::string whole = fmt::format("{:.0f}%", 100.0 * share);
+  if (share > 0 && whole == "0%") return "<1%";
+  if (share < 1 && whole == "100%") return ">99%";
+  return whole;
 }
 
 std::string fit(std::string text, std::size_t width) {

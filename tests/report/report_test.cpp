@@ -112,6 +112,19 @@ TEST(ReportFormat, PluralEndings) {
   EXPECT_EQ(attnprof::report::plural(3, "es"), "es");
 }
 
+// Shares as whole percents, but a sliver is not called nothing nor a near-whole all: the continuous-batching
+// program's steps keep the GPU busy 6 of 1288 ms (its cuDNN plans built on the CPU each forward).
+TEST(ReportFormat, PercentKeepsSliversAndWholes) {
+  using attnprof::report::percent;
+  EXPECT_EQ(percent(6.162 / 1288.404), "<1%");
+  EXPECT_EQ(percent(0), "0%");
+  EXPECT_EQ(percent(0.006), "1%");
+  EXPECT_EQ(percent(0.42), "42%");
+  EXPECT_EQ(percent(0.996), ">99%");
+  EXPECT_EQ(percent(1), "100%");
+  EXPECT_EQ(percent(-1), "-");
+}
+
 // Markdown text: a kernel's template brackets would open an HTML tag and a bar a table cell; an arrow
 // between two figures stays an arrow (an agent reads the raw text), a '>' that opens a line no quote.
 TEST(ReportFormat, MarkdownText) {
