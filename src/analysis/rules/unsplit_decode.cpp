@@ -110,22 +110,22 @@ void rule_unsplit_decode(const RuleContext& ctx, std::vector<Finding>& out) {
       "results over the keys (no split-KV combine), so each CTA reads a whole head's keys and values while the "
       "other SMs idle.",
       ctas_text(ctas), sms);
-  if (priced > 0)
-    f.detail += fmt::format(
-        " The calls with their shapes (record_shapes) must move {} a call (q, K and V as they read them, the "
-        "output; caches up to {} tokens) and do it at {:.2f} TB/s, {:.0f}% of the GPU's {:g} TB/s; a kernel that "
-        "splits the keys over the SMs would read the same bytes at the GPU's bandwidth, about {} us a call "
-        "against their {} us (modelled: doctor's fused-kernel estimate for decode, a combine launch included).",
-        format_mb(bytes / priced), longest, tb_per_s, 100.0 * tb_per_s / peak, peak,
-        fmt::format("{:.1f}", static_cast<double>(split_ns) / priced / 1e3),
-        fmt::format("{:.1f}", static_cast<double>(priced_ns) / priced / 1e3));
-  if (priced == 0)
+  if (priced == 0) {
     f.detail +=
         " The trace has no shapes (attnprof record, or no record_shapes): the launches, the missing combine and the "
         "calls' phase (told from their kernels) are all it says; the bytes they read and what a split kernel would "
         "take are not told, so no saving is counted. Traced by torch.profiler with record_shapes=True, doctor "
         "prices it.";
-  else if (priced < static_cast<int>(calls.size()))
+  } else {
+    f.detail += fmt::format(
+        " The calls with their shapes (record_shapes) must move {} a call (q, K and V as they read them, the "
+        "output; caches up to {} tokens) and do it at {:.2f} TB/s, {:.0f}% of the GPU's {:g} TB/s; a kernel that "
+        "splits the keys over the SMs would read the same bytes at the GPU's bandwidth, about {:.1f} us a call "
+        "against their {:.1f} us (modelled: doctor's fused-kernel estimate for decode, a combine launch included).",
+        format_mb(bytes / priced), longest, tb_per_s, 100.0 * tb_per_s / peak, peak,
+        static_cast<double>(split_ns) / priced / 1e3, static_cast<double>(priced_ns) / priced / 1e3);
+  }
+  if (priced > 0 && priced < static_cast<int>(calls.size()))
     f.detail += fmt::format(
         " {} more call{} {} ran without a shape in the trace (a CUDA graph's replay whose capture it does not "
         "hold): counted as they ran, no saving.",
