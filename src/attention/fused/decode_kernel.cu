@@ -46,6 +46,8 @@ struct DecodeMaps {
   int box_rows;
 };
 
+__device__ __forceinline__ void prefetch_l1(const void* ptr) { asm volatile("prefetch.global.L1 [%0];\n" ::"l"(ptr)); }
+
 // The keys of sequence b.
 __device__ __forceinline__ int seq_keys(const Params& p, int b) {
   if (!p.seq_lens) return p.kv_len;
@@ -112,33 +114,35 @@ constexpr bool kHasTma = true;
 constexpr bool kHasTma = false;
 #endif
 
-// load_block by TMA, on one thread: the block's boxes of `maps.box_rows` keys (the whole block from a
-// dense tensor or a page that holds it; a page each where pages are shorter) and 64 columns, K and V,
-// completing on the stage's mbarrier, which the thread arms with their bytes. Boxes that start at or past
-// `keys` are not read (their pages need not exist); the rows they would fill, and a last page's rows past
-// the sequence, are zeroed by the kernel once the block has landed (zero_tail_rows).
+// load_block by TMA, on warp 0: the block's boxes of `maps.box_rows` keys (the whole block from a dense
+// tensor or a page that holds it; a page each where pages are shorter) and 64 columns, K and V, completing
+// on the stage's mbarrier, which lane 0 arms with their bytes. Lane i issues copy i (box i / kCopies), after
+// reading its box's page from the table, so that a paged block's table reads and copies are in flight at
+// once rather than one thread's in turn. Boxes that start at or past `keys` are not read (their pages need
+// not exist); the rows they would fill, and a last page's rows past the sequence, are zeroed by the kernel
+// once the block has landed (zero_tail_rows).
 template <typename T, int D, int BN>
 __device__ __forceinline__ void tma_load_block(T* sK, T* sV, const Params& p, const DecodeMaps& maps, int b, int hk,
                                                int n, int keys, uint64_t* bar) {
-  constexpr int kMaxBoxes = BN / kDecodeMinTmaPage;
+  constexpr int kCopies = 2 * (D / 64);  // a box's: K and V of each 64-column chunk
+  static_assert(BN / kDecodeMinTmaPage * kCopies <= 32, "a lane a copy");
+  const int lane = threadIdx.x % 32, j = lane / kCopies, c = lane % kCopies;
   const int rows = maps.box_rows, first = n * BN;
   const int boxes = (min(BN, keys - first) + rows - 1) / rows;
-  int page[kMaxBoxes];
-  const int* table = p.block_table ? p.block_table + int64_t(b) * p.block_table_stride : nullptr;
-#pragma unroll
-  for (int j = 0; j < kMaxBoxes; ++j)  // the table's loads in flight together
-    page[j] = table && j < boxes ? __ldg(table + (first + j * rows) / p.page_size) : b;
-  sm90::mbar_arrive_expect_tx(bar, uint32_t(boxes * rows * 128 * (D / 64) * 2));
-#pragma unroll
-  for (int j = 0; j < kMaxBoxes; ++j) {
-    if (j >= boxes) break;
-    const int row = table ? (first + j * rows) % p.page_size : first;
-#pragma unroll
-    for (int h = 0; h < D / 64; ++h) {
-      const int at = h * BN * 64 + j * rows * 64;
-      sm90::tma_load_4d(sK + at, &maps.k, h * 64, row, hk, page[j], bar);
-      sm90::tma_load_4d(sV + at, &maps.v, h * 64, row, hk, page[j], bar);
-    }
+  int page = b, row = first;
+  if (p.block_table && j < boxes) {
+    const int key = first + j * rows;
+    page = __ldg(p.block_table + int64_t(b) * p.block_table_stride + key / p.page_size);
+    row = key % p.page_size;
+  }
+  if (lane == 0) sm90::mbar_arrive_expect_tx(bar, uint32_t(boxes * rows * 128 * (D / 64) * 2));
+  __syncwarp();  // armed before any copy lands
+  if (j < boxes) {
+    const int h = c / 2, at = h * BN * 64 + j * rows * 64;
+    if (c % 2 == 0)
+      sm90::tma_load_4d(sK + at, &maps.k, h * 64, row, hk, page, bar);
+    else
+      sm90::tma_load_4d(sV + at, &maps.v, h * 64, row, hk, page, bar);
   }
 }
 
@@ -246,6 +250,18 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
   const int b = unit / a.row_chunks / p.kv_heads;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int rt = warp % RT, kw = warp / RT;
+  // A paged TMA split's first reads on their way before seq_lens' answer, which would hold them back: the
+  // tensor maps, and the table's line of the split's first block (into L1, where tma_load_block's __ldg
+  // finds it; that block is within kv_len, which the table covers).
+  if constexpr (kTma) {
+    if (threadIdx.x == 0) {
+      sm90::prefetch_tensormap(&maps.k);
+      sm90::prefetch_tensormap(&maps.v);
+      if (p.block_table)
+        prefetch_l1(p.block_table + int64_t(b) * p.block_table_stride +
+                    int64_t(split) * a.blocks_per_split * BN / p.page_size);
+    }
+  }
   const int keys = seq_keys(p, b);
   const int offset = !p.causal ? 0 : p.seq_lens && p.causal_bottom_right ? keys - p.q_len : p.causal_offset;
 
@@ -302,7 +318,7 @@ __global__ void __launch_bounds__(kDecodeThreads, kDecodeCtasPerSm)
     const int s = (n - n_begin) % kDecodeStages;
     T* sK = smem + s * kStage;
     if constexpr (kTma) {
-      if (threadIdx.x == 0) tma_load_block<T, D, BN>(sK, sK + BN * D, p, maps, b, hk, n, keys, &stage_full[s]);
+      if (warp == 0) tma_load_block<T, D, BN>(sK, sK + BN * D, p, maps, b, hk, n, keys, &stage_full[s]);
     } else {
       load_block<T, D, BN>(sK, sK + BN * D, p, b, hk, n, keys);
     }
@@ -507,10 +523,12 @@ bool decode_maps(const Params& p, const LaunchOverrides& overrides, DecodeMaps* 
     batch = INT_MAX;  // the pool's pages, as many as the table names (the maps do not bound them)
     seq = p.page_size;
   }
+  // A key's 128-byte row (D = 64) between other heads' (a paged cache, BSHD) is filled into L2 alone: a
+  // 256-byte fill would also bring the next head's row, which another CTA reads at another time.
   return sm90::encode(&maps->k, p.dtype, p.k, batch, p.kv_heads, seq, p.head_dim, p.k_batch_stride, p.k_head_stride,
-                      p.k_seq_stride, maps->box_rows) &&
+                      p.k_seq_stride, maps->box_rows, p.head_dim == 64 && p.k_seq_stride != 64) &&
          sm90::encode(&maps->v, p.dtype, p.v, batch, p.kv_heads, seq, p.head_dim, p.v_batch_stride, p.v_head_stride,
-                      p.v_seq_stride, maps->box_rows);
+                      p.v_seq_stride, maps->box_rows, p.head_dim == 64 && p.v_seq_stride != 64);
 }
 
 template <typename T, int D>

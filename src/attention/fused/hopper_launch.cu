@@ -40,9 +40,10 @@ struct MapKey {
   const void* ptr;
   int64_t sizes[4], strides[3];
   int box_rows;
+  bool l2_lines;
   bool operator==(const MapKey& o) const {
-    return dtype == o.dtype && ptr == o.ptr && box_rows == o.box_rows && std::equal(sizes, sizes + 4, o.sizes) &&
-           std::equal(strides, strides + 3, o.strides);
+    return dtype == o.dtype && ptr == o.ptr && box_rows == o.box_rows && l2_lines == o.l2_lines &&
+           std::equal(sizes, sizes + 4, o.sizes) && std::equal(strides, strides + 3, o.strides);
   }
 };
 struct MapKeyHash {
@@ -52,6 +53,7 @@ struct MapKeyHash {
     for (const int64_t v : k.sizes) mix(v);
     for (const int64_t v : k.strides) mix(v);
     mix(k.box_rows);
+    mix(int64_t(k.l2_lines));
     mix(int64_t(k.dtype));
     return h;
   }
@@ -74,13 +76,13 @@ cudaError_t launch_indexed(int index, const Params& p, const Schedule& s, cudaSt
 }  // namespace
 
 bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch, int heads, int seq, int dim,
-            int64_t batch_stride, int64_t head_stride, int64_t seq_stride, int box_rows) {
+            int64_t batch_stride, int64_t head_stride, int64_t seq_stride, int box_rows, bool l2_lines) {
   // The maps this thread encoded, by their arguments (a map is a function of them): every layer of a
   // model brings its own K/V cache back each decode step (two maps a layer; a prefill four), so up to
   // kRemembered, started over past that (a cache grown by torch.cat makes new ones every step).
   static constexpr std::size_t kRemembered = 1024;
   thread_local std::unordered_map<MapKey, CUtensorMap, MapKeyHash> remembered;
-  const MapKey key{dtype, ptr, {batch, heads, seq, dim}, {batch_stride, head_stride, seq_stride}, box_rows};
+  const MapKey key{dtype, ptr, {batch, heads, seq, dim}, {batch_stride, head_stride, seq_stride}, box_rows, l2_lines};
   if (const auto it = remembered.find(key); it != remembered.end()) {
     *map = it->second;
     return true;
@@ -94,7 +96,8 @@ bool encode(CUtensorMap* map, attention::DType dtype, const void* ptr, int batch
   const CUresult r =
       fn(map, dtype == attention::DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
          const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+         CU_TENSOR_MAP_SWIZZLE_128B, l2_lines ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return false;
   if (remembered.size() >= kRemembered) remembered.clear();
   remembered.emplace(key, *map);
