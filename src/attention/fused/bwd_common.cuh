@@ -21,6 +21,18 @@ __host__ __device__ constexpr int hopper_bwd_block_m(int head_dim) { return head
 __host__ __device__ constexpr int hopper_bwd_dq_rows(int q_len, int head_dim) {
   return (q_len + hopper_bwd_block_m(head_dim) - 1) / hopper_bwd_block_m(head_dim) * hopper_bwd_block_m(head_dim);
 }
+// The Hopper kernel's rows (BackwardBuffers::block_rows), written by the preprocess: per (batch, head) and
+// query block of BM rows, BM floats of lse in log2 units (+inf where the row sees no key or is padding: its
+// P is 0) then BM of delta (0 for padding), so that one bulk copy a block brings both into shared memory.
+__host__ __device__ constexpr int64_t hopper_bwd_rows_floats(int batch, int heads, int q_len, int head_dim) {
+  return int64_t(batch) * heads * hopper_bwd_dq_rows(q_len, head_dim) * 2;
+}
+// Row r (< hopper_bwd_dq_rows) of head bh's lse in block_rows; its delta is BM floats after it.
+__host__ __device__ constexpr int64_t hopper_bwd_rows_at(int64_t bh, int q_len, int head_dim, int r) {
+  return 2 * (bh * hopper_bwd_dq_rows(q_len, head_dim) +
+              int64_t(r / hopper_bwd_block_m(head_dim)) * hopper_bwd_block_m(head_dim)) +
+         r % hopper_bwd_block_m(head_dim);
+}
 
 // Adds a warp's dQ tile into the fp32 sum (row stride D): 16 rows, a thread's rows row0 and row0 + 8 at
 // columns col0 + 8 nt + 2 (lane % 4) + {0, 1}. These adds are most of the backward's L2 traffic (ncu, H100,

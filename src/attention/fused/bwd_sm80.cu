@@ -61,9 +61,11 @@ __device__ __forceinline__ float2 load_pair(const __half* x) {
 // delta[b, h, i] = sum_d dO[i, d] O[i, d] in fp32, and dQ's fp32 sum zeroed: a warp a row. The sum has
 // dq_rows rows a (batch, head): q_len for the portable kernel's row-major one, whole blocks for the Hopper
 // kernel's (hopper_bwd_dq_rows; row i's warp also zeroes the padding rows i + q_len, i + 2 q_len, ...).
+// For the Hopper kernel (`hopper`) also block_rows: each row's lse in log2 units and its delta where that
+// kernel copies them, the padding rows' too (+inf and 0).
 template <typename T, int D>
 __global__ void __launch_bounds__(kBwdThreads)
-    fused_bwd_preprocess(const Params p, const BackwardBuffers g, int dq_rows) {
+    fused_bwd_preprocess(const Params p, const BackwardBuffers g, int dq_rows, bool hopper) {
   const int64_t row = int64_t(blockIdx.x) * (kBwdThreads / 32) + threadIdx.x / 32;
   const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
   if (row >= rows) return;
@@ -82,10 +84,20 @@ __global__ void __launch_bounds__(kBwdThreads)
 #pragma unroll
   for (int s = 16; s > 0; s /= 2) sum += __shfl_xor_sync(0xffffffff, sum, s);
   if (lane == 0) g.delta[row] = sum;
-  for (int r = i; r < dq_rows; r += p.q_len) {
-    float4* acc = reinterpret_cast<float4*>(g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + r) * D);
+  const int64_t bh = int64_t(b) * p.heads + h;
+  const int rows_end = hopper ? hopper_bwd_dq_rows(p.q_len, D) : dq_rows;  // >= dq_rows
+  for (int r = i; r < rows_end; r += p.q_len) {
+    if (r < dq_rows) {
+      float4* acc = reinterpret_cast<float4*>(g.dq_accum + (bh * dq_rows + r) * D);
 #pragma unroll
-    for (int c = lane; c < D / 4; c += 32) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int c = lane; c < D / 4; c += 32) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    if (hopper && lane == 0) {
+      const float l = r == i ? p.lse[row] : -INFINITY;
+      float* at = g.block_rows + hopper_bwd_rows_at(bh, p.q_len, D, r);
+      at[0] = l == -INFINITY ? INFINITY : l * 1.4426950408889634f;  // +inf: P = 0 for the whole row
+      at[hopper_bwd_block_m(D)] = r == i ? sum : 0.f;
+    }
   }
 }
 
@@ -331,7 +343,8 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
   const int dq_rows = hopper_dq ? hopper_bwd_dq_rows(p.q_len, D) : p.q_len;
   cudaError_t e = cudaSuccess;
   if (rows > 0) {
-    fused_bwd_preprocess<T, D><<<static_cast<unsigned>((rows + 3) / 4), kBwdThreads, 0, stream>>>(p, g, dq_rows);
+    fused_bwd_preprocess<T, D>
+        <<<static_cast<unsigned>((rows + 3) / 4), kBwdThreads, 0, stream>>>(p, g, dq_rows, hopper && p.kv_len > 0);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (p.kv_len > 0 && hopper && p.q_len > 0) {
@@ -357,19 +370,28 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
 
 std::size_t aligned(std::size_t n) { return (n + 255) / 256 * 256; }
 std::size_t delta_bytes(const Params& p) { return aligned(std::size_t(p.batch) * p.heads * p.q_len * sizeof(float)); }
+bool hopper_head_dim(const Params& p) { return p.head_dim == 64 || p.head_dim == 128; }
+// dq_accum sized for the Hopper kernel's padded sum (hopper_bwd_dq_rows >= q_len): the path is chosen at the
+// call, after the workspace; the portable kernel's row-major sum (batch x heads x q_len rows) is its start.
+std::size_t dq_accum_bytes(const Params& p) {
+  const std::size_t dq_rows = hopper_head_dim(p) ? hopper_bwd_dq_rows(p.q_len, p.head_dim) : p.q_len;
+  return aligned(std::size_t(p.batch) * p.heads * dq_rows * p.head_dim * sizeof(float));
+}
 
 }  // namespace
 
-// dq_accum sized for the Hopper kernel's padded sum (hopper_bwd_dq_rows >= q_len): the path is chosen at the
-// call, after the workspace; the portable kernel's row-major sum (batch x heads x q_len rows) is its start.
+// delta, then dq_accum, then (at the Hopper kernel's head dims) its block_rows.
 std::size_t backward_scratch(const Params& p) {
-  const std::size_t dq_rows = p.head_dim == 64 || p.head_dim == 128 ? hopper_bwd_dq_rows(p.q_len, p.head_dim) : p.q_len;
-  return delta_bytes(p) + aligned(std::size_t(p.batch) * p.heads * dq_rows * p.head_dim * sizeof(float));
+  const std::size_t rows =
+      hopper_head_dim(p) ? std::size_t(hopper_bwd_rows_floats(p.batch, p.heads, p.q_len, p.head_dim)) : 0;
+  return delta_bytes(p) + dq_accum_bytes(p) + aligned(rows * sizeof(float));
 }
 
 void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g) {
-  g.delta = static_cast<float*>(scratch);
-  g.dq_accum = reinterpret_cast<float*>(static_cast<char*>(scratch) + delta_bytes(p));
+  char* at = static_cast<char*>(scratch);
+  g.delta = reinterpret_cast<float*>(at);
+  g.dq_accum = reinterpret_cast<float*>(at + delta_bytes(p));
+  g.block_rows = hopper_head_dim(p) ? reinterpret_cast<float*>(at + delta_bytes(p) + dq_accum_bytes(p)) : nullptr;
 }
 
 cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, BackwardPath path) {
@@ -381,6 +403,7 @@ cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t str
   // The Hopper kernel is sm_90a code only: elsewhere its launch would run an empty sm_80 body.
   const bool hopper = resolve_backward_path(path) == BackwardPath::Hopper;
   if (hopper && resolve_path(Path::Automatic) != Path::Hopper) return cudaErrorNotSupported;
+  if (hopper && (!g.block_rows || reinterpret_cast<uintptr_t>(g.block_rows) % 16 != 0)) return cudaErrorInvalidValue;
   if (p.batch == 0) return cudaSuccess;
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64 ? launch_backward<__nv_bfloat16, 64>(p, g, stream, hopper)

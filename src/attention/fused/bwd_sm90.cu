@@ -6,7 +6,8 @@
 // A CTA of two warpgroups (256 threads, no producer warpgroup) owns BN = 128 keys of one (batch, KV head),
 // 64 a warpgroup, their K and V in shared memory (TMA, once) and their dK and dV in fp32 registers. It
 // walks every (query head of the GQA group, query block of BM rows) as bwd_sm80.cu does, thread 0 loading
-// the next block's Q and dO by TMA into the other of two stages while this one computes. Per block, a
+// the next block's Q and dO by TMA, and its rows' lse and delta by one bulk copy (the preprocess lays them
+// out so: BackwardBuffers::block_rows), into the other of two stages while this one computes. Per block, a
 // warpgroup's 64 keys:
 //   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory),
 //   P^T = exp2(S^T scale log2(e) - lse2) and dS^T = P^T (dP^T - delta) in registers,
@@ -60,7 +61,8 @@ constexpr int kBwdBlockN = 128;   // keys a CTA: 64 a warpgroup
 // Q and dO [BM][D], dS^T [BN][BM], each as 64-column chunks of 128-byte rows (TMA's boxes, chunk c at
 // c x rows x 128); with kHopperBulkDq a block's dQ, fp32 [BM x D] as two warpgroup halves in fragment
 // order (the bulk reduce's source); then per stage BM floats of lse (log2 units, +inf for rows that see
-// nothing) and BM of delta; then the mbarriers, K/V's and one per stage (its Q and dO).
+// nothing) and BM of delta (block_rows' layout); then the mbarriers, K/V's and one per stage (its Q, dO
+// and rows).
 template <int D>
 struct BwdLayout {
   static constexpr int BM = hopper_bwd_block_m(D), BN = kBwdBlockN;
@@ -72,7 +74,8 @@ struct BwdLayout {
   static constexpr uint32_t kDq = kDs + BN * BM * 2;
   static constexpr uint32_t kDqHalfBytes = 64 * 64 * 4;  // a warpgroup's 64 x 64 of dQ
   static constexpr uint32_t kRows = kDq + (kHopperBulkDq ? 2 * kDqHalfBytes : 0);
-  static constexpr uint32_t kBars = kRows + 2 * 2 * BM * 4;
+  static constexpr uint32_t kRowsBytes = 2 * BM * 4;  // a stage's lse and delta
+  static constexpr uint32_t kBars = kRows + 2 * kRowsBytes;
   static constexpr int kBytes = int(kBars) + 3 * 8 + 1024;  // + the alignment's slack
   static_assert(2 * kDqHalfBytes == BM * D * 4, "a block's dQ is two 64 x 64 halves");
   static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && (BN * BM * 2) % 1024 == 0, "1024-byte atoms");
@@ -80,7 +83,8 @@ struct BwdLayout {
 
 template <typename T, int D>
 __global__ void __launch_bounds__(kBwdThreads, 1)
-    fused_bwd_sm90(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps, const BackwardBuffers g) {
+    fused_bwd_sm90(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps,
+                   const __grid_constant__ BackwardBuffers g) {
 #ifdef ATTNPROF_SM90A
   using L = BwdLayout<D>;
   constexpr int BM = L::BM, BN = L::BN;
@@ -118,28 +122,23 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   }
   __syncthreads();
 
-  // Item `it` is query head hk * group + it / per_head, block m_first + it % per_head. Its Q and dO by
-  // TMA into `stage` (thread 0; zero rows past q_len), its lse and delta by all threads.
+  // Item `it` is query head hk * group + it / per_head, block m_first + it % per_head. Thread 0 loads
+  // its Q and dO by TMA into `stage` (zero rows past q_len) and its rows (lse and delta, as the preprocess
+  // laid them out in block_rows) by one bulk copy, all on the stage's barrier.
   const auto load_item = [&](int it, int stage) {
     const int h = hk * group + it / per_head, m = m_first + it % per_head;
     if (threadIdx.x == 0) {
       unsigned char* dst = base + L::kStages + 2 * stage * L::kTileBytes;
-      mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes);
+      mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes + L::kRowsBytes);
 #pragma unroll
       for (int c = 0; c < D / 64; ++c) {
         tma_load_4d(dst + c * BM * 128, &maps.q, c * 64, m * BM, h, b, &q_full[stage]);
         tma_load_4d(dst + L::kTileBytes + c * BM * 128, &maps.o, c * 64, m * BM, h, b, &q_full[stage]);
       }
+      bulk_load(rows + 2 * stage * BM, g.block_rows + hopper_bwd_rows_at(int64_t(b) * p.heads + h, p.q_len, D, m * BM),
+                L::kRowsBytes, &q_full[stage]);
     }
     __syncwarp();
-    const int64_t at = (int64_t(b) * p.heads + h) * p.q_len;
-    float* lse2 = rows + 2 * stage * BM;
-    for (int i = threadIdx.x; i < BM; i += kBwdThreads) {
-      const int row = m * BM + i;
-      const float l = row < p.q_len ? p.lse[at + row] : -INFINITY;
-      lse2[i] = l == -INFINITY ? INFINITY : l * 1.4426950408889634f;  // +inf: P = 0 for the whole row
-      lse2[BM + i] = row < p.q_len ? g.delta[at + row] : 0.f;
-    }
   };
 
   if (items > 0) {  // a key block no query sees loads nothing: its dK and dV are zeros
@@ -175,8 +174,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
 
   for (int it = 0; it < items; ++it) {
     const int stage = it & 1;
-    // Every thread is done with item it - 1 (its wgmma waited for): its stage, lse and delta, and dS^T
-    // may be overwritten, and this item's lse and delta (written before the last barrier) are in.
+    // Every thread is done with item it - 1 (its wgmma waited for): its stage (Q, dO, lse and delta) and
+    // dS^T may be overwritten.
     __syncthreads();
     if (it + 1 < items) load_item(it + 1, stage ^ 1);
     if (it == 0) mbar_wait(kv_full, 0);

@@ -41,9 +41,9 @@ cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t str
 // The kernel `automatic` stands for (kAutomaticBackward; portable where that is hopper and the device
 // is not sm_90).
 BackwardPath resolve_backward_path(BackwardPath requested);
-// The scratch the backward needs (delta then dq_accum, each from a 256-byte boundary; dq_accum sized for
-// the Hopper kernel's sum, padded to its query blocks, which holds the portable one's) and where it puts
-// them in `scratch`.
+// The scratch the backward needs (delta, dq_accum and at head dims 64 and 128 the Hopper kernel's
+// block_rows, each from a 256-byte boundary; dq_accum sized for the Hopper kernel's sum, padded to its query
+// blocks, which holds the portable one's) and where it puts them in `scratch`.
 std::size_t backward_scratch(const Params& p);
 void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g);
 

@@ -69,7 +69,8 @@ struct Params {
 
 // What the backward adds to a forward call's Params (whose out and lse are the forward's): dO, strided
 // like out; the gradients dq like q, dk like k and dv like v, in the call's dtype; and its scratch (backward_scratch):
-// each row's dO . O (delta, [batch, heads, q_len]) and dQ summed in fp32 ([batch, heads, q_len, head_dim]).
+// each row's dO . O (delta, [batch, heads, q_len]), dQ summed in fp32 ([batch, heads, q_len, head_dim]) and,
+// for the Hopper kernel, each query block's rows as it copies them (block_rows, bwd_common.cuh).
 struct BackwardBuffers {
   const void* d_out = nullptr;
   void* dq = nullptr;
@@ -77,6 +78,7 @@ struct BackwardBuffers {
   void* dv = nullptr;
   float* delta = nullptr;
   float* dq_accum = nullptr;
+  float* block_rows = nullptr;
 };
 
 // The split tail's scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one

@@ -1,5 +1,5 @@
 // Thin wrappers over the sm_90 PTX the Hopper kernel uses: mbarriers, TMA tile
-// loads (cp.async.bulk.tensor), wgmma fences and shared-memory matrix descriptors,
+// loads (cp.async.bulk.tensor) and plain bulk copies, wgmma fences and shared-memory matrix descriptors,
 // and register reallocation (setmaxnreg, sm_90a).
 #pragma once
 
@@ -55,6 +55,14 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, i
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
       "[%6];\n" ::"r"(smem_u32(dst)),
       "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
+      : "memory");
+}
+// `bytes` of global memory into shared memory by the bulk copy engine (no tensor map), completing on `bar`;
+// both addresses 16-byte aligned, `bytes` a multiple of 16.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_u32(dst)),
+      "l"(src), "r"(bytes), "r"(smem_u32(bar))
       : "memory");
 }
 // A box of shared memory to a 4-D tensor map (rows past the tensor's end are not written), in the
