@@ -1,22 +1,25 @@
 // The fused attention backward's main kernel on Hopper (sm_90a): TMA loads and wgmma for all five GEMMs,
-// version 1 of docs/hopper-backward.md (its section 5) with step 3's dQ through shared memory. It runs
-// between bwd_sm80.cu's preprocess (delta = dO . O, dQ's fp32 sum zeroed) and its dq conversion
+// docs/hopper-backward.md's version 1 (its section 5) with step 3's dQ through shared memory and step 4's
+// producer warpgroup. It runs between bwd_sm80.cu's preprocess (delta = dO . O, dQ's fp32 sum zeroed, each
+// query block's lse and delta laid out for one bulk copy: BackwardBuffers::block_rows) and its dq conversion
 // (convert_dq_hopper), and computes what that file's main kernel does.
 //
-// A CTA of two warpgroups (256 threads, no producer warpgroup) owns BN = 128 keys of one (batch, KV head),
-// 64 a warpgroup, their K and V in shared memory (TMA, once) and their dK and dV in fp32 registers. It
-// walks every (query head of the GQA group, query block of BM rows) as bwd_sm80.cu does, thread 0 loading
-// the next block's Q and dO by TMA, and its rows' lse and delta by one bulk copy (the preprocess lays them
-// out so: BackwardBuffers::block_rows), into the other of two stages while this one computes. Per block, a
-// warpgroup's 64 keys:
+// A CTA owns BN = 128 keys of one (batch, KV head) and walks every (query head of the GQA group, query
+// block of BM rows) as bwd_sm80.cu does. Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
+//   the producer: one thread loads K and V (TMA, once), then each block's Q and dO (TMA) and rows (bulk
+//     copy) into the stage of two that the consumers have released (mbarriers full / empty); another adds
+//     each block's dQ, once both consumer halves are stored, to the padded fp32 sum (bulk reduce-add,
+//     cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
+//   two consumers, 64 of the keys each, their K and V in shared memory and their dK and dV in fp32
+//     registers. Per block:
 //   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory),
 //   P^T = exp2(S^T scale log2(e) - lse2) and dS^T = P^T (dP^T - delta) in registers,
 //   dV += P^T dO and dK += dS^T Q (wgmma, A from registers, B MN-major in shared memory),
-//   dS^T stored untransposed ([keys][queries], 128B-swizzled as TMA would) for
+//   dS^T stored untransposed ([keys][queries], 128B-swizzled as TMA would; two buffers, a block's in
+//     buffer it % 2, so that one named barrier a block orders the consumers) for
 //   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT), a warpgroup 64 of dQ's columns (D=128)
-//     or rows (D=64): with kHopperBulkDq (bwd_common.cuh) stored to shared memory in fragment order and
-//     added to the padded fp32 sum by one thread's bulk reduce-add (16 KB, cp.reduce.async.bulk), else
-//     from registers with red.global.add.v4.f32 into the row-major sum (version 1).
+//     or rows (D=64): with kHopperBulkDq (bwd_common.cuh) stored to shared memory in fragment order for
+//     the producer's bulk add, else from registers with red.global.add.v4.f32 into the row-major sum.
 // BM = 64 query rows at D=128, 128 at D=64 (FlashAttention-3's causal tile sizes).
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -54,31 +57,39 @@ __device__ __forceinline__ void st_shared_v4(uint32_t addr, float a, float b, fl
 
 namespace {
 
-constexpr int kBwdThreads = 256;  // two warpgroups
-constexpr int kBwdBlockN = 128;   // keys a CTA: 64 a warpgroup
+constexpr int kBwdThreads = 384;  // a producer warpgroup and two consumer warpgroups
+constexpr int kBwdConsumerThreads = 256;
+constexpr int kBwdBlockN = 128;  // keys a CTA: 64 a consumer warpgroup
+// setmaxnreg's split of the launch's 168 registers a thread (65536 / 384, down to a multiple of 8): the
+// producer's threads only issue copies and wait.
+constexpr int kBwdProducerRegs = 24, kBwdConsumerRegs = 240;
+static_assert(kBwdProducerRegs + 2 * kBwdConsumerRegs <= (65536 / kBwdThreads & ~7) * 3, "setmaxnreg's pool");
+static_assert(kBwdConsumerThreads + 128 == kBwdThreads, "one producer warpgroup");
 
 // Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], two stages of
-// Q and dO [BM][D], dS^T [BN][BM], each as 64-column chunks of 128-byte rows (TMA's boxes, chunk c at
-// c x rows x 128); with kHopperBulkDq a block's dQ, fp32 [BM x D] as two warpgroup halves in fragment
-// order (the bulk reduce's source); then per stage BM floats of lse (log2 units, +inf for rows that see
-// nothing) and BM of delta (block_rows' layout); then the mbarriers, K/V's and one per stage (its Q, dO
-// and rows).
+// Q and dO [BM][D], two buffers of dS^T [BN][BM] (item it's in buffer it % 2), each as 64-column chunks of
+// 128-byte rows (TMA's boxes, chunk c at c x rows x 128); with kHopperBulkDq a block's dQ, fp32 [BM x D] as
+// two consumer warpgroup halves in fragment order (the bulk reduce's source); then per stage BM floats of
+// lse (log2 units, +inf for rows that see nothing) and BM of delta (block_rows' layout); then the
+// mbarriers: K/V's, per stage full (its Q, dO and rows landed) and empty (the consumers are done with it),
+// per consumer warpgroup dq_full (its half of dQ stored) and dq_empty (the bulk add has read it).
 template <int D>
 struct BwdLayout {
   static constexpr int BM = hopper_bwd_block_m(D), BN = kBwdBlockN;
   static constexpr uint32_t kKvBytes = BN * D * 2;
   static constexpr uint32_t kTileBytes = BM * D * 2;  // a block of Q or of dO
+  static constexpr uint32_t kDsBytes = BN * BM * 2;
   static constexpr uint32_t kK = 0, kV = kK + kKvBytes;
   static constexpr uint32_t kStages = kV + kKvBytes;  // stage s: Q at kStages + 2 s kTileBytes, dO after it
   static constexpr uint32_t kDs = kStages + 4 * kTileBytes;
-  static constexpr uint32_t kDq = kDs + BN * BM * 2;
+  static constexpr uint32_t kDq = kDs + 2 * kDsBytes;
   static constexpr uint32_t kDqHalfBytes = 64 * 64 * 4;  // a warpgroup's 64 x 64 of dQ
   static constexpr uint32_t kRows = kDq + (kHopperBulkDq ? 2 * kDqHalfBytes : 0);
   static constexpr uint32_t kRowsBytes = 2 * BM * 4;  // a stage's lse and delta
   static constexpr uint32_t kBars = kRows + 2 * kRowsBytes;
-  static constexpr int kBytes = int(kBars) + 3 * 8 + 1024;  // + the alignment's slack
+  static constexpr int kBytes = int(kBars) + 9 * 8 + 1024;  // + the alignment's slack
   static_assert(2 * kDqHalfBytes == BM * D * 4, "a block's dQ is two 64 x 64 halves");
-  static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && (BN * BM * 2) % 1024 == 0, "1024-byte atoms");
+  static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && kDsBytes % 1024 == 0, "1024-byte atoms");
 };
 
 template <typename T, int D>
@@ -94,7 +105,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const uint32_t s_base = smem_u32(base);
   float* rows = reinterpret_cast<float*>(base + L::kRows);
   uint64_t* kv_full = reinterpret_cast<uint64_t*>(base + L::kBars);
-  uint64_t* q_full = kv_full + 1;  // per stage
+  uint64_t* q_full = kv_full + 1;    // per stage
+  uint64_t* q_empty = q_full + 2;    // per stage
+  uint64_t* dq_full = q_empty + 2;   // per consumer warpgroup
+  uint64_t* dq_empty = dq_full + 2;  // per consumer warpgroup
 
   const int kb0 = blockIdx.x * BN, hk = blockIdx.y, b = blockIdx.z;
   const int group = p.heads / p.kv_heads;
@@ -113,77 +127,96 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   }
   const int per_head = m_tiles > m_first ? m_tiles - m_first : 0;
   const int items = per_head * group;
+  const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
 
   if (threadIdx.x == 0) {
     mbar_init(kv_full, 1);
-    mbar_init(&q_full[0], 1);
-    mbar_init(&q_full[1], 1);
+    for (int i = 0; i < 2; ++i) {
+      mbar_init(&q_full[i], 1);
+      mbar_init(&q_empty[i], kBwdConsumerThreads);
+      mbar_init(&dq_full[i], 128);
+      mbar_init(&dq_empty[i], 1);
+    }
     fence_barrier_init();
   }
   __syncthreads();
 
-  // Item `it` is query head hk * group + it / per_head, block m_first + it % per_head. Thread 0 loads
-  // its Q and dO by TMA into `stage` (zero rows past q_len) and its rows (lse and delta, as the preprocess
-  // laid them out in block_rows) by one bulk copy, all on the stage's barrier.
-  const auto load_item = [&](int it, int stage) {
-    const int h = hk * group + it / per_head, m = m_first + it % per_head;
-    if (threadIdx.x == 0) {
-      unsigned char* dst = base + L::kStages + 2 * stage * L::kTileBytes;
-      mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes + L::kRowsBytes);
-#pragma unroll
-      for (int c = 0; c < D / 64; ++c) {
-        tma_load_4d(dst + c * BM * 128, &maps.q, c * 64, m * BM, h, b, &q_full[stage]);
-        tma_load_4d(dst + L::kTileBytes + c * BM * 128, &maps.o, c * 64, m * BM, h, b, &q_full[stage]);
-      }
-      bulk_load(rows + 2 * stage * BM, g.block_rows + hopper_bwd_rows_at(int64_t(b) * p.heads + h, p.q_len, D, m * BM),
-                L::kRowsBytes, &q_full[stage]);
-    }
-    __syncwarp();
-  };
-
-  if (items > 0) {  // a key block no query sees loads nothing: its dK and dV are zeros
-    if (threadIdx.x == 0) {
+  // Item `it` is query head hk * group + it / per_head, block m_first + it % per_head.
+  if (wg == 0) {  // producer
+    setmaxnreg_dec<kBwdProducerRegs>();
+    if (threadIdx.x == 0 && items > 0) {
+      // K and V once (a key block no query sees loads nothing: its dK and dV are zeros), then each item's
+      // Q and dO by TMA (zero rows past q_len) and its rows (lse and delta, as the preprocess laid them out
+      // in block_rows) by one bulk copy, all on its stage's full barrier, once the consumers have released
+      // the stage's item before (it - 2).
+      prefetch_tensormap(&maps.q);
+      prefetch_tensormap(&maps.k);
+      prefetch_tensormap(&maps.v);
+      prefetch_tensormap(&maps.o);
       mbar_arrive_expect_tx(kv_full, 2 * L::kKvBytes);
-#pragma unroll
       for (int c = 0; c < D / 64; ++c) {
         tma_load_4d(base + L::kK + c * BN * 128, &maps.k, c * 64, kb0, hk, b, kv_full);
         tma_load_4d(base + L::kV + c * BN * 128, &maps.v, c * 64, kb0, hk, b, kv_full);
       }
+      for (int it = 0; it < items; ++it) {
+        const int stage = it & 1, h = hk * group + it / per_head, m = m_first + it % per_head;
+        if (it >= 2) mbar_wait(&q_empty[stage], ((it >> 1) - 1) & 1);
+        unsigned char* dst = base + L::kStages + 2 * stage * L::kTileBytes;
+        mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes + L::kRowsBytes);
+        for (int c = 0; c < D / 64; ++c) {
+          tma_load_4d(dst + c * BM * 128, &maps.q, c * 64, m * BM, h, b, &q_full[stage]);
+          tma_load_4d(dst + L::kTileBytes + c * BM * 128, &maps.o, c * 64, m * BM, h, b, &q_full[stage]);
+        }
+        bulk_load(rows + 2 * stage * BM,
+                  g.block_rows + hopper_bwd_rows_at(int64_t(b) * p.heads + h, p.q_len, D, m * BM), L::kRowsBytes,
+                  &q_full[stage]);
+      }
+    } else if (kHopperBulkDq && threadIdx.x == 32) {
+      // Each item's dQ: a consumer warpgroup's half, once stored, added to its place in the padded sum
+      // (hopper_bwd_dq_rows rows a head) by the bulk copy engine; the half's buffer is released once read.
+      for (int it = 0; it < items; ++it) {
+        const int h = hk * group + it / per_head, q0 = (m_first + it % per_head) * BM;
+        float* acc = g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + q0) * D;
+        for (int w = 0; w < 2; ++w) {
+          mbar_wait(&dq_full[w], it & 1);
+          bulk_reduce_add_f32(true, acc + w * (BM * D / 2), s_base + L::kDq + w * L::kDqHalfBytes, L::kDqHalfBytes);
+        }
+        bulk_commit();
+        bulk_wait_read_all();
+        mbar_arrive(&dq_empty[0]);
+        mbar_arrive(&dq_empty[1]);
+      }
+      bulk_wait_all();  // shared memory stays until the bulk adds are done
     }
-    __syncwarp();
-    load_item(0, 0);
+    return;
   }
 
+  // consumers
+  setmaxnreg_inc<kBwdConsumerRegs>();
+  const int cw = wg - 1;  // this consumer warpgroup: keys 64 cw .. of the block
   const float scale_log2 = p.scale * 1.4426950408889634f;
   const int g_row = lane / 4, t_col = 2 * (lane % 4);
-  const int key_row = wg * 64 + warp * 16 + g_row;  // this thread's keys in the block: key_row and key_row + 8
+  const int key_row = cw * 64 + warp * 16 + g_row;  // this thread's keys in the block: key_row and key_row + 8
   const int key_row0 = kb0 + key_row;
   // This warpgroup's 64 rows of K and V (8 KB into each 64-column chunk: the 1024-byte alignment holds).
-  const uint32_t k_rows = s_base + L::kK + wg * 64 * 128, v_rows = s_base + L::kV + wg * 64 * 128;
-  const uint32_t ds_addr = s_base + L::kDs;
-  // dQ = dS K: at D=128 a warpgroup's 64 columns (all of dS^T against K's chunk wg); at D=64 its 64 rows
-  // (dS^T's chunk wg against all of K). Both operands MN-major: 16 keys a k step, chunks BN x 128 apart.
-  const uint32_t dq_a = ds_addr + (D == 128 ? 0 : wg * BN * 128);
-  const uint32_t dq_b = s_base + L::kK + (D == 128 ? wg * BN * 128 : 0);
-  // The bulk dQ: this thread's float4 j of its warpgroup's half at (128 j + thread) x 16 bytes; thread 0 of
-  // the warpgroup adds the half to its place in the padded sum (hopper_bwd_dq_rows rows a head).
-  const uint32_t sdq = s_base + L::kDq + wg * L::kDqHalfBytes + (threadIdx.x % 128) * 16;
-  const bool dq_issuer = threadIdx.x % 128 == 0;
-  const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
+  const uint32_t k_rows = s_base + L::kK + cw * 64 * 128, v_rows = s_base + L::kV + cw * 64 * 128;
+  // dQ = dS K: at D=128 a warpgroup's 64 columns (all of dS^T against K's chunk cw); at D=64 its 64 rows
+  // (dS^T's chunk cw against all of K). Both operands MN-major: 16 keys a k step, chunks BN x 128 apart.
+  const uint32_t dq_b = s_base + L::kK + (D == 128 ? cw * BN * 128 : 0);
+  // The bulk dQ: this thread's float4 j of its warpgroup's half at (128 j + thread) x 16 bytes.
+  const uint32_t sdq = s_base + L::kDq + cw * L::kDqHalfBytes + (threadIdx.x % 128) * 16;
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
 
   for (int it = 0; it < items; ++it) {
     const int stage = it & 1;
-    // Every thread is done with item it - 1 (its wgmma waited for): its stage (Q, dO, lse and delta) and
-    // dS^T may be overwritten.
-    __syncthreads();
-    if (it + 1 < items) load_item(it + 1, stage ^ 1);
     if (it == 0) mbar_wait(kv_full, 0);
     mbar_wait(&q_full[stage], (it >> 1) & 1);
     const uint32_t q_addr = s_base + L::kStages + 2 * stage * L::kTileBytes, do_addr = q_addr + L::kTileBytes;
+    const uint32_t ds_addr = s_base + L::kDs + stage * L::kDsBytes;  // item it's dS^T buffer: it % 2
+    const uint32_t dq_a = ds_addr + (D == 128 ? 0 : cw * BN * 128);
     const float* lse2 = rows + 2 * stage * BM;
     const float* delta = lse2 + BM;
-    const int h = hk * group + it / per_head, q0 = (m_first + it % per_head) * BM;
+    const int q0 = (m_first + it % per_head) * BM;
 
     // S^T = K Q^T and dP^T = V dO^T: this warpgroup's 64 keys against the block's BM rows, K-major
     // operands a 16-column k step at (kk / 4) chunks + (kk % 4) x 32 bytes (the forward's Q K^T).
@@ -250,10 +283,9 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     for (int kk = 0; kk < BM / 16; ++kk)
       WgmmaRS<T, D>::run(dv, pa[kk], make_desc_sw128(do_addr + kk * 16 * 128, BM * 128, 1024));
     wgmma_commit();
-    // The last block's bulk dQ has read its shared memory (its issuer waits, the others have no group;
-    // the barrier tells the rest).
-    if constexpr (kHopperBulkDq) bulk_wait_read_all();
-    named_bar_sync(1, kBwdThreads);  // both warpgroups' dS^T are in
+    // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
+    // it - 1, whose dQ read the buffer this one writes for item it + 1.
+    named_bar_sync(1, kBwdConsumerThreads);
 
     float dq[8][4];
 #pragma unroll
@@ -270,19 +302,16 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     fence_operands(dq);
     fence_operands(dv);
     if constexpr (kHopperBulkDq) {
+      if (it > 0) mbar_wait(&dq_empty[cw], (it - 1) & 1);  // the producer's bulk add has read item it - 1's
 #pragma unroll
       for (int j = 0; j < 8; ++j) st_shared_v4(sdq + j * 128 * 16, dq[j][0], dq[j][1], dq[j][2], dq[j][3]);
-      fence_proxy_async_shared();   // the generic stores, read next by the bulk copy (async proxy)
-      named_bar_sync(2 + wg, 128);  // this warpgroup's half is in
-      float* acc = g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + q0) * D + wg * (BM * D / 2);
-      bulk_reduce_add_f32(dq_issuer, acc, sdq, L::kDqHalfBytes);  // the issuer's sdq: the half's start
-      bulk_commit();                                              // an empty group in the other threads
+      fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
+      mbar_arrive(&dq_full[cw]);
     } else {
-      float* acc = g.dq_accum + (int64_t(b) * p.heads + h) * p.q_len * D;
-      add_dq_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : wg * 64) + warp * 16 + g_row, p.q_len, D == 128 ? wg * 64 : 0,
+      float* acc = g.dq_accum + (int64_t(b) * p.heads + hk * group + it / per_head) * p.q_len * D;
+      add_dq_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : cw * 64) + warp * 16 + g_row, p.q_len, D == 128 ? cw * 64 : 0,
                         lane);
     }
-    __syncwarp();
     wgmma_wait<0>();
     fence_operands(dk);
     // P^T's and dS^T's fragments stay live (unchanged) until the wgmma that read them is done.
@@ -291,9 +320,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
       asm volatile("" : "+r"(da[kk][0]), "+r"(da[kk][1]), "+r"(da[kk][2]), "+r"(da[kk][3])::"memory");
     }
+    mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
   }
-
-  if constexpr (kHopperBulkDq) bulk_wait_all();  // shared memory stays until the bulk adds are done
 
   // dK (scaled) and dV of this CTA's keys, summed over the group's query heads.
   store_dk_dv<T, D>(p, g, b, hk, key_row0, t_col, dk, dv);
