@@ -397,8 +397,8 @@ void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g) 
 cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, BackwardPath path) {
   if (unsupported(p)[0] != '\0' || p.block_table || p.seq_lens) return cudaErrorInvalidValue;
   if (!g.d_out || !g.dq || !g.dk || !g.dv || !g.delta || !g.dq_accum) return cudaErrorInvalidValue;
-  for (const void* ptr :
-       {g.d_out, static_cast<const void*>(g.dq), static_cast<const void*>(g.dk), static_cast<const void*>(g.dv)})
+  for (const void* ptr : {g.d_out, static_cast<const void*>(g.dq), static_cast<const void*>(g.dk),
+                          static_cast<const void*>(g.dv), static_cast<const void*>(g.dq_accum)})
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return cudaErrorInvalidValue;
   // The Hopper kernel is sm_90a code only: elsewhere its launch would run an empty sm_80 body.
   const bool hopper = resolve_backward_path(path) == BackwardPath::Hopper;

@@ -63,7 +63,7 @@ constexpr int kBwdBlockN = 128;  // keys a CTA: 64 a consumer warpgroup
 // setmaxnreg's split of the launch's 168 registers a thread (65536 / 384, down to a multiple of 8): the
 // producer's threads only issue copies and wait.
 constexpr int kBwdProducerRegs = 24, kBwdConsumerRegs = 240;
-static_assert(kBwdProducerRegs + 2 * kBwdConsumerRegs <= (65536 / kBwdThreads & ~7) * 3, "setmaxnreg's pool");
+static_assert(kBwdProducerRegs + 2 * kBwdConsumerRegs <= ((65536 / kBwdThreads) & ~7) * 3, "setmaxnreg's pool");
 static_assert(kBwdConsumerThreads + 128 == kBwdThreads, "one producer warpgroup");
 
 // Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], two stages of
@@ -87,7 +87,8 @@ struct BwdLayout {
   static constexpr uint32_t kRows = kDq + (kHopperBulkDq ? 2 * kDqHalfBytes : 0);
   static constexpr uint32_t kRowsBytes = 2 * BM * 4;  // a stage's lse and delta
   static constexpr uint32_t kBars = kRows + 2 * kRowsBytes;
-  static constexpr int kBytes = int(kBars) + 9 * 8 + 1024;  // + the alignment's slack
+  static constexpr int kBarriers = 1 + 4 * 2;                       // kv_full; q_full, q_empty, dq_full, dq_empty
+  static constexpr int kBytes = int(kBars) + kBarriers * 8 + 1024;  // + the alignment's slack
   static_assert(2 * kDqHalfBytes == BM * D * 4, "a block's dQ is two 64 x 64 halves");
   static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && kDsBytes % 1024 == 0, "1024-byte atoms");
 };
@@ -133,8 +134,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     mbar_init(kv_full, 1);
     for (int i = 0; i < 2; ++i) {
       mbar_init(&q_full[i], 1);
-      mbar_init(&q_empty[i], kBwdConsumerThreads);
-      mbar_init(&dq_full[i], 128);
+      mbar_init(&q_empty[i], kBwdConsumerThreads);  // every consumer thread
+      mbar_init(&dq_full[i], 128);                  // every thread of the warpgroup
       mbar_init(&dq_empty[i], 1);
     }
     fence_barrier_init();
@@ -171,7 +172,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
                   g.block_rows + hopper_bwd_rows_at(int64_t(b) * p.heads + h, p.q_len, D, m * BM), L::kRowsBytes,
                   &q_full[stage]);
       }
-    } else if (kHopperBulkDq && threadIdx.x == 32) {
+    } else if (kHopperBulkDq && threadIdx.x == 32) {  // (another warp than the loads': its own spin loops)
       // Each item's dQ: a consumer warpgroup's half, once stored, added to its place in the padded sum
       // (hopper_bwd_dq_rows rows a head) by the bulk copy engine; the half's buffer is released once read.
       for (int it = 0; it < items; ++it) {
