@@ -36,25 +36,6 @@
 namespace attnprof::fused {
 namespace sm90 {
 
-#ifdef ATTNPROF_SM90A  // (the sm_80 pass compiles the kernel empty; outside the unnamed namespace, which
-// warns of them unused where kHopperBulkDq is false)
-// Where `issue`: `bytes` of fp32 in shared memory added to global memory (the bulk copy engine's reduce, in
-// the calling thread's bulk group; 16-byte aligned, a multiple of 16 bytes). A predicate, not a branch:
-// ptxas injects a warpgroup.arrive before the wgmma after a divergent branch (C7519).
-__device__ __forceinline__ void bulk_reduce_add_f32(bool issue, float* dst, uint32_t src, uint32_t bytes) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n"
-      "@p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%1], [%2], %3;\n}\n" ::"r"(int(issue)),
-      "l"(dst), "r"(src), "r"(bytes)
-      : "memory");
-}
-// The calling thread's bulk groups complete (their writes to global memory too).
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-__device__ __forceinline__ void st_shared_v4(uint32_t addr, float a, float b, float c, float d) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
-}
-#endif
-
 namespace {
 
 constexpr int kBwdThreads = 384;  // a producer warpgroup and two consumer warpgroups
@@ -128,7 +109,6 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   }
   const int per_head = m_tiles > m_first ? m_tiles - m_first : 0;
   const int items = per_head * group;
-  const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
 
   if (threadIdx.x == 0) {
     mbar_init(kv_full, 1);
@@ -175,12 +155,13 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     } else if (kHopperBulkDq && threadIdx.x == 32) {  // (another warp than the loads': its own spin loops)
       // Each item's dQ: a consumer warpgroup's half, once stored, added to its place in the padded sum
       // (hopper_bwd_dq_rows rows a head) by the bulk copy engine; the half's buffer is released once read.
+      const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
       for (int it = 0; it < items; ++it) {
         const int h = hk * group + it / per_head, q0 = (m_first + it % per_head) * BM;
         float* acc = g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + q0) * D;
         for (int w = 0; w < 2; ++w) {
           mbar_wait(&dq_full[w], it & 1);
-          bulk_reduce_add_f32(true, acc + w * (BM * D / 2), s_base + L::kDq + w * L::kDqHalfBytes, L::kDqHalfBytes);
+          bulk_reduce_add_f32(acc + w * (BM * D / 2), s_base + L::kDq + w * L::kDqHalfBytes, L::kDqHalfBytes);
         }
         bulk_commit();
         bulk_wait_read_all();

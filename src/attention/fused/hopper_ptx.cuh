@@ -1,5 +1,5 @@
-// Thin wrappers over the sm_90 PTX the Hopper kernel uses: mbarriers, TMA tile
-// loads (cp.async.bulk.tensor) and plain bulk copies, wgmma fences and shared-memory matrix descriptors,
+// Thin wrappers over the sm_90 PTX the Hopper kernels use: mbarriers, TMA tile
+// loads (cp.async.bulk.tensor), plain bulk copies and reduce-adds, wgmma fences and shared-memory matrix descriptors,
 // and register reallocation (setmaxnreg, sm_90a).
 #pragma once
 
@@ -76,12 +76,24 @@ __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.comm
 __device__ __forceinline__ void bulk_wait_read_all() {
   asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
+// The calling thread's bulk groups complete (their writes to global memory too).
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// `bytes` of fp32 in shared memory added to global memory (the bulk copy engine's reduce, in the calling
+// thread's bulk group; 16-byte aligned, a multiple of 16 bytes).
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
+               "r"(bytes)
+               : "memory");
+}
 // Generic-proxy writes to shared memory made visible to the async proxy (TMA) that reads them next.
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, float a, float b, float c, float d) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
 __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
