@@ -92,7 +92,14 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   uint64_t* dq_full = q_empty + 2;   // per consumer warpgroup
   uint64_t* dq_empty = dq_full + 2;  // per consumer warpgroup
 
-  const int kb0 = blockIdx.x * BN, hk = blockIdx.y, b = blockIdx.z;
+  // The CTA's key block and (batch, KV head). Causal: key block 0 of every (batch, KV head) first, then
+  // block 1, ...: the CTAs that see the most query blocks start first and the shortest fill the last wave
+  // (FlashAttention-3's longest-processing-time order; in launch order a late head's block 0 ran alone at
+  // the end). Otherwise a head's key blocks together.
+  const int key_blocks = (p.kv_len + BN - 1) / BN, heads_b = p.kv_heads * p.batch;
+  const int kb = p.causal ? int(blockIdx.x) / heads_b : int(blockIdx.x) % key_blocks;
+  const int hb = p.causal ? int(blockIdx.x) % heads_b : int(blockIdx.x) / key_blocks;
+  const int kb0 = kb * BN, hk = hb % p.kv_heads, b = hb / p.kv_heads;
   const int group = p.heads / p.kv_heads;
   // Warp-uniform to the compiler (a shuffle from lane 0, as the forward does): no divergent paths
   // around the wgmma, which ptxas would serialize (C7520).
@@ -109,6 +116,12 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   }
   const int per_head = m_tiles > m_first ? m_tiles - m_first : 0;
   const int items = per_head * group;
+  // Item `it` is query block m_tiles - 1 - it / group of query head hk * group + it % group: the last
+  // block first and the group's heads inner, so that the CTAs of a head that start together (its key
+  // blocks, whatever their first query block) read the same Q and dO and add to the same dQ at about the
+  // same time, from L2.
+  const auto item_head = [&](int it) { return hk * group + it % group; };
+  const auto item_row0 = [&](int it) { return (m_tiles - 1 - it / group) * BM; };
 
   if (threadIdx.x == 0) {
     mbar_init(kv_full, 1);
@@ -122,7 +135,6 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   }
   __syncthreads();
 
-  // Item `it` is query head hk * group + it / per_head, block m_first + it % per_head.
   if (wg == 0) {  // producer
     setmaxnreg_dec<kBwdProducerRegs>();
     if (threadIdx.x == 0 && items > 0) {
@@ -140,24 +152,23 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
         tma_load_4d(base + L::kV + c * BN * 128, &maps.v, c * 64, kb0, hk, b, kv_full);
       }
       for (int it = 0; it < items; ++it) {
-        const int stage = it & 1, h = hk * group + it / per_head, m = m_first + it % per_head;
+        const int stage = it & 1, h = item_head(it), q0 = item_row0(it);
         if (it >= 2) mbar_wait(&q_empty[stage], ((it >> 1) - 1) & 1);
         unsigned char* dst = base + L::kStages + 2 * stage * L::kTileBytes;
         mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes + L::kRowsBytes);
         for (int c = 0; c < D / 64; ++c) {
-          tma_load_4d(dst + c * BM * 128, &maps.q, c * 64, m * BM, h, b, &q_full[stage]);
-          tma_load_4d(dst + L::kTileBytes + c * BM * 128, &maps.o, c * 64, m * BM, h, b, &q_full[stage]);
+          tma_load_4d(dst + c * BM * 128, &maps.q, c * 64, q0, h, b, &q_full[stage]);
+          tma_load_4d(dst + L::kTileBytes + c * BM * 128, &maps.o, c * 64, q0, h, b, &q_full[stage]);
         }
-        bulk_load(rows + 2 * stage * BM,
-                  g.block_rows + hopper_bwd_rows_at(int64_t(b) * p.heads + h, p.q_len, D, m * BM), L::kRowsBytes,
-                  &q_full[stage]);
+        bulk_load(rows + 2 * stage * BM, g.block_rows + hopper_bwd_rows_at(int64_t(b) * p.heads + h, p.q_len, D, q0),
+                  L::kRowsBytes, &q_full[stage]);
       }
     } else if (kHopperBulkDq && threadIdx.x == 32) {  // (another warp than the loads': its own spin loops)
       // Each item's dQ: a consumer warpgroup's half, once stored, added to its place in the padded sum
       // (hopper_bwd_dq_rows rows a head) by the bulk copy engine; the half's buffer is released once read.
       const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
       for (int it = 0; it < items; ++it) {
-        const int h = hk * group + it / per_head, q0 = (m_first + it % per_head) * BM;
+        const int h = item_head(it), q0 = item_row0(it);
         float* acc = g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + q0) * D;
         for (int w = 0; w < 2; ++w) {
           mbar_wait(&dq_full[w], it & 1);
@@ -198,7 +209,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     const uint32_t dq_a = ds_addr + (D == 128 ? 0 : cw * BN * 128);
     const float* lse2 = rows + 2 * stage * BM;
     const float* delta = lse2 + BM;
-    const int q0 = (m_first + it % per_head) * BM;
+    const int q0 = item_row0(it);
 
     // S^T = K Q^T and dP^T = V dO^T: this warpgroup's 64 keys against the block's BM rows, K-major
     // operands a 16-column k step at (kk / 4) chunks + (kk % 4) x 32 bytes (the forward's Q K^T).
@@ -290,7 +301,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
       mbar_arrive(&dq_full[cw]);
     } else {
-      float* acc = g.dq_accum + (int64_t(b) * p.heads + hk * group + it / per_head) * p.q_len * D;
+      float* acc = g.dq_accum + (int64_t(b) * p.heads + item_head(it)) * p.q_len * D;
       add_dq_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : cw * 64) + warp * 16 + g_row, p.q_len, D == 128 ? cw * 64 : 0,
                         lane);
     }
@@ -327,8 +338,9 @@ cudaError_t launch_main(const Params& p, const BackwardBuffers& g, cudaStream_t 
   constexpr auto* kernel = &fused_bwd_sm90<T, D>;
   const cudaError_t e = allow_dynamic_shared<kernel>(L::kBytes);
   if (e != cudaSuccess) return e;
-  const dim3 grid((p.kv_len + L::BN - 1) / L::BN, p.kv_heads, p.batch);
-  kernel<<<grid, kBwdThreads, L::kBytes, stream>>>(p, maps, g);
+  const int64_t ctas = int64_t((p.kv_len + L::BN - 1) / L::BN) * p.kv_heads * p.batch;  // one a key block and head
+  if (ctas > INT32_MAX) return cudaErrorInvalidConfiguration;
+  kernel<<<unsigned(ctas), kBwdThreads, L::kBytes, stream>>>(p, maps, g);
   return cudaGetLastError();
 }
 
