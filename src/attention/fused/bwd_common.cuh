@@ -18,6 +18,7 @@ namespace attnprof::fused {
 // false: the Hopper kernel adds dQ from registers into the portable kernel's row-major sum (version 1).
 inline constexpr bool kHopperBulkDq = true;
 __host__ __device__ constexpr int hopper_bwd_block_m(int head_dim) { return head_dim == 128 ? 64 : 128; }
+inline constexpr int kHopperBwdBlockN = 128;  // its keys a CTA
 __host__ __device__ constexpr int hopper_bwd_dq_rows(int q_len, int head_dim) {
   return (q_len + hopper_bwd_block_m(head_dim) - 1) / hopper_bwd_block_m(head_dim) * hopper_bwd_block_m(head_dim);
 }
@@ -34,14 +35,29 @@ __host__ __device__ constexpr int64_t hopper_bwd_rows_at(int64_t bh, int q_len, 
          r % hopper_bwd_block_m(head_dim);
 }
 
-// Adds a warp's dQ tile into the fp32 sum (row stride D): 16 rows, a thread's rows row0 and row0 + 8 at
-// columns col0 + 8 nt + 2 (lane % 4) + {0, 1}. These adds are most of the backward's L2 traffic (ncu, H100,
-// B2 H32/8 S4k D128 causal: 409 M one-sector reductions, L2 67% busy, the tensor pipe 8% active): on
-// sm_90 the lanes of a pair swap halves so that each holds 4 consecutive columns of one row and adds them
-// with one red.global.add.v4.f32 (a quarter of the requests); before sm_90, one atomicAdd an element.
+// How many CTAs share a (key block, batch, KV head) of the Hopper kernel, each taking group / split of the GQA
+// group's query heads (their dK and dV then summed in fp32: BackwardBuffers::dk_accum). Causal CTAs differ in
+// length (key block 0 sees every query block, the last few), so a grid of less than two CTAs an SM ends on
+// its longest ones: B8 H8/2 S1k has 128 CTAs, the longest 64 items, the mean 36. Doubling the CTAs while the
+// grid is under two an SM, as far as the group divides, brings the longest under the mean of a wave. A full
+// mask's CTAs are equal: a split only adds the sums.
+__host__ __device__ constexpr int hopper_bwd_head_split(const Params& p, int sms) {
+  const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
+  const int64_t ctas = int64_t((p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN) * p.kv_heads * p.batch;
+  int split = 1;
+  while (p.causal && ctas * split < 2 * int64_t(sms) && group % (2 * split) == 0) split *= 2;
+  return split;
+}
+
+// Adds a warp's tile into an fp32 sum (row stride D; rows from `rows` on are left out): 16 rows, a thread's
+// rows row0 and row0 + 8 at columns col0 + 8 nt + 2 (lane % 4) + {0, 1}. The portable kernel's dQ (these
+// adds are most of its L2 traffic: ncu, H100, B2 H32/8 S4k D128 causal: 409 M one-sector reductions, L2 67%
+// busy, the tensor pipe 8% active) and the Hopper kernel's split dK and dV. On sm_90 the lanes of a pair
+// swap halves so that each holds 4 consecutive columns of one row and adds them with one
+// red.global.add.v4.f32 (a quarter of the requests); before sm_90, one atomicAdd an element.
 template <int D, int NT>
-__device__ __forceinline__ void add_dq_tile(const float (&dq)[NT][4], float* acc, int row0, int q_len, int col0,
-                                            int lane) {
+__device__ __forceinline__ void add_fragment_tile(const float (&dq)[NT][4], float* acc, int row0, int rows, int col0,
+                                                  int lane) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const bool even = lane % 2 == 0;
   const int row = even ? row0 : row0 + 8;                  // even lanes row0, odd lanes row0 + 8,
@@ -52,7 +68,7 @@ __device__ __forceinline__ void add_dq_tile(const float (&dq)[NT][4], float* acc
     const float r0 = __shfl_xor_sync(0xffffffff, even ? dq[nt][2] : dq[nt][0], 1);
     const float r1 = __shfl_xor_sync(0xffffffff, even ? dq[nt][3] : dq[nt][1], 1);
     const float4 v = even ? make_float4(dq[nt][0], dq[nt][1], r0, r1) : make_float4(r0, r1, dq[nt][2], dq[nt][3]);
-    if (row < q_len)
+    if (row < rows)
       asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(acc + int64_t(row) * D + col + nt * 8),
                    "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
                    : "memory");
@@ -61,7 +77,7 @@ __device__ __forceinline__ void add_dq_tile(const float (&dq)[NT][4], float* acc
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = row0 + 8 * r;
-    if (row >= q_len) continue;
+    if (row >= rows) continue;
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       float* dst = acc + int64_t(row) * D + col0 + nt * 8 + 2 * (lane % 4);

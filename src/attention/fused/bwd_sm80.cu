@@ -101,19 +101,38 @@ __global__ void __launch_bounds__(kBwdThreads)
   }
 }
 
-// dq = scale x dq_accum in the call's dtype, strided like q: a thread two elements.
+// A row-major fp32 sum [batch, heads, len, D] and the gradient it becomes: dQ's (the portable kernel's) or
+// the split Hopper kernel's dK and dV.
+struct SumToGradient {
+  const float* sum;
+  void* out;
+  int batch, heads, len;
+  int64_t batch_stride, head_stride, seq_stride;
+  float scale;
+};
+
+// out = scale x sum in the call's dtype, strided as `out` is: a thread two elements.
 template <typename T, int D>
-__global__ void __launch_bounds__(256) fused_bwd_convert_dq(const Params p, const BackwardBuffers g) {
-  const int64_t pairs = int64_t(p.batch) * p.heads * p.q_len * (D / 2);
+__global__ void __launch_bounds__(256) fused_bwd_convert_sum(const SumToGradient s) {
+  const int64_t pairs = int64_t(s.batch) * s.heads * s.len * (D / 2);
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < pairs; t += int64_t(gridDim.x) * blockDim.x) {
     const int c = static_cast<int>(t % (D / 2)) * 2;
     const int64_t row = t / (D / 2);
-    const int i = static_cast<int>(row % p.q_len);
-    const int h = static_cast<int>(row / p.q_len % p.heads), b = static_cast<int>(row / p.q_len / p.heads);
-    const float2 x = *reinterpret_cast<const float2*>(g.dq_accum + row * D + c);
-    T* dst = static_cast<T*>(g.dq) + b * p.q_batch_stride + h * p.q_head_stride + i * p.q_seq_stride + c;
-    *reinterpret_cast<uint32_t*>(dst) = Pack2<T>::pack(x.x * p.scale, x.y * p.scale);
+    const int i = static_cast<int>(row % s.len);
+    const int h = static_cast<int>(row / s.len % s.heads), b = static_cast<int>(row / s.len / s.heads);
+    const float2 x = *reinterpret_cast<const float2*>(s.sum + row * D + c);
+    T* dst = static_cast<T*>(s.out) + b * s.batch_stride + h * s.head_stride + i * s.seq_stride + c;
+    *reinterpret_cast<uint32_t*>(dst) = Pack2<T>::pack(x.x * s.scale, x.y * s.scale);
   }
+}
+
+template <typename T, int D>
+cudaError_t convert_sum(const SumToGradient& s, cudaStream_t stream) {
+  const int64_t pairs = int64_t(s.batch) * s.heads * s.len * (D / 2);
+  if (pairs == 0) return cudaSuccess;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((pairs + 255) / 256, 65535));
+  fused_bwd_convert_sum<T, D><<<blocks, 256, 0, stream>>>(s);
+  return cudaGetLastError();
 }
 
 // The same from the Hopper kernel's sum (kHopperBulkDq, bwd_sm90.cu): per (batch, head) blocks of BM rows,
@@ -324,12 +343,20 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
     float* acc = g.dq_accum + (int64_t(b) * p.heads + h) * p.q_len * D;
 #pragma unroll
     for (int mt = 0; mt < BM / 16; ++mt)
-      add_dq_tile<D, NT>(dq[mt], acc, q0 + mt * 16 + g_row, p.q_len, warp * kCols, lane);
+      add_fragment_tile<D, NT>(dq[mt], acc, q0 + mt * 16 + g_row, p.q_len, warp * kCols, lane);
   }
   cp_async_wait<0>();
 
   // dK (scaled) and dV of this CTA's keys, summed over the group's query heads.
   store_dk_dv<T, D>(p, g, b, hk, key_row0, t_col, dk, dv);
+}
+
+std::size_t aligned(std::size_t n) { return (n + 255) / 256 * 256; }
+bool hopper_head_dim(const Params& p) { return p.head_dim == 64 || p.head_dim == 128; }
+// One of the split Hopper kernel's dK and dV sums (0 where it does not split: hopper_bwd_head_split).
+std::size_t dkv_accum_bytes(const Params& p) {
+  if (!hopper_head_dim(p) || hopper_bwd_head_split(p, sm_count()) == 1) return 0;
+  return aligned(std::size_t(p.batch) * p.kv_heads * p.kv_len * p.head_dim * sizeof(float));
 }
 
 // The three launches; the main kernel bwd_sm90.cu's where `hopper` (except without queries: there is no Q
@@ -348,7 +375,19 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (p.kv_len > 0 && hopper && p.q_len > 0) {
+    // A split group's dK and dV are sums over its CTAs (hopper_bwd_head_split; dv_accum follows dk_accum).
+    const bool split = hopper_bwd_head_split(p, sm_count()) > 1;
+    if (split && (e = cudaMemsetAsync(g.dk_accum, 0, 2 * dkv_accum_bytes(p), stream)) != cudaSuccess) return e;
     if ((e = launch_backward_hopper(p, g, stream)) != cudaSuccess) return e;
+    if (split) {
+      if ((e = convert_sum<T, D>({g.dk_accum, g.dk, p.batch, p.kv_heads, p.kv_len, p.k_batch_stride, p.k_head_stride,
+                                  p.k_seq_stride, p.scale},
+                                 stream)) != cudaSuccess ||
+          (e = convert_sum<T, D>({g.dv_accum, g.dv, p.batch, p.kv_heads, p.kv_len, p.v_batch_stride, p.v_head_stride,
+                                  p.v_seq_stride, 1.f},
+                                 stream)) != cudaSuccess)
+        return e;
+    }
   } else if (p.kv_len > 0) {
     constexpr int kSmem = BwdSmem<D>::kBytes;
     e = allow_dynamic_shared<fused_bwd_sm80<T, D>>(kSmem);
@@ -358,19 +397,18 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (rows == 0) return cudaSuccess;
-  // A thread two elements (row-major) or four (the Hopper layout, padding rows included).
-  const int64_t threads = int64_t(p.batch) * p.heads * dq_rows * (D / (hopper_dq ? 4 : 2));
+  if (!hopper_dq)
+    return convert_sum<T, D>(
+        {g.dq_accum, g.dq, p.batch, p.heads, p.q_len, p.q_batch_stride, p.q_head_stride, p.q_seq_stride, p.scale},
+        stream);
+  // A thread four elements of the Hopper layout, padding rows included.
+  const int64_t threads = int64_t(p.batch) * p.heads * dq_rows * (D / 4);
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((threads + 255) / 256, 65535));
-  if (hopper_dq)
-    fused_bwd_convert_dq_hopper<T, D><<<blocks, 256, 0, stream>>>(p, g);
-  else
-    fused_bwd_convert_dq<T, D><<<blocks, 256, 0, stream>>>(p, g);
+  fused_bwd_convert_dq_hopper<T, D><<<blocks, 256, 0, stream>>>(p, g);
   return cudaGetLastError();
 }
 
-std::size_t aligned(std::size_t n) { return (n + 255) / 256 * 256; }
 std::size_t delta_bytes(const Params& p) { return aligned(std::size_t(p.batch) * p.heads * p.q_len * sizeof(float)); }
-bool hopper_head_dim(const Params& p) { return p.head_dim == 64 || p.head_dim == 128; }
 // dq_accum sized for the Hopper kernel's padded sum (hopper_bwd_dq_rows >= q_len): the path is chosen at the
 // call, after the workspace; the portable kernel's row-major sum (batch x heads x q_len rows) is its start.
 std::size_t dq_accum_bytes(const Params& p) {
@@ -378,20 +416,30 @@ std::size_t dq_accum_bytes(const Params& p) {
   return aligned(std::size_t(p.batch) * p.heads * dq_rows * p.head_dim * sizeof(float));
 }
 
+std::size_t rows_bytes(const Params& p) {
+  return hopper_head_dim(p) ? aligned(hopper_bwd_rows_floats(p.batch, p.heads, p.q_len, p.head_dim) * sizeof(float))
+                            : 0;
+}
+
 }  // namespace
 
-// delta, then dq_accum, then (at the Hopper kernel's head dims) its block_rows.
+// delta, then dq_accum, then (at the Hopper kernel's head dims) its block_rows and, where it splits the
+// group, dk_accum and dv_accum.
 std::size_t backward_scratch(const Params& p) {
-  const std::size_t rows =
-      hopper_head_dim(p) ? std::size_t(hopper_bwd_rows_floats(p.batch, p.heads, p.q_len, p.head_dim)) : 0;
-  return delta_bytes(p) + dq_accum_bytes(p) + aligned(rows * sizeof(float));
+  return delta_bytes(p) + dq_accum_bytes(p) + rows_bytes(p) + 2 * dkv_accum_bytes(p);
 }
 
 void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g) {
   char* at = static_cast<char*>(scratch);
   g.delta = reinterpret_cast<float*>(at);
-  g.dq_accum = reinterpret_cast<float*>(at + delta_bytes(p));
-  g.block_rows = hopper_head_dim(p) ? reinterpret_cast<float*>(at + delta_bytes(p) + dq_accum_bytes(p)) : nullptr;
+  at += delta_bytes(p);
+  g.dq_accum = reinterpret_cast<float*>(at);
+  at += dq_accum_bytes(p);
+  g.block_rows = hopper_head_dim(p) ? reinterpret_cast<float*>(at) : nullptr;
+  at += rows_bytes(p);
+  const std::size_t dkv = dkv_accum_bytes(p);
+  g.dk_accum = dkv > 0 ? reinterpret_cast<float*>(at) : nullptr;
+  g.dv_accum = dkv > 0 ? reinterpret_cast<float*>(at + dkv) : nullptr;
 }
 
 cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, BackwardPath path) {

@@ -40,7 +40,7 @@ namespace {
 
 constexpr int kBwdThreads = 384;  // a producer warpgroup and two consumer warpgroups
 constexpr int kBwdConsumerThreads = 256;
-constexpr int kBwdBlockN = 128;  // keys a CTA: 64 a consumer warpgroup
+constexpr int kBwdBlockN = kHopperBwdBlockN;  // keys a CTA: 64 a consumer warpgroup
 // setmaxnreg's split of the launch's 168 registers a thread (65536 / 384, down to a multiple of 8): the
 // producer's threads only issue copies and wait.
 constexpr int kBwdProducerRegs = 24, kBwdConsumerRegs = 240;
@@ -77,7 +77,7 @@ struct BwdLayout {
 template <typename T, int D>
 __global__ void __launch_bounds__(kBwdThreads, 1)
     fused_bwd_sm90(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps,
-                   const __grid_constant__ BackwardBuffers g) {
+                   const __grid_constant__ BackwardBuffers g, int head_split) {
 #ifdef ATTNPROF_SM90A
   using L = BwdLayout<D>;
   constexpr int BM = L::BM, BN = L::BN;
@@ -92,15 +92,16 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   uint64_t* dq_full = q_empty + 2;   // per consumer warpgroup
   uint64_t* dq_empty = dq_full + 2;  // per consumer warpgroup
 
-  // The CTA's key block and (batch, KV head). Causal: key block 0 of every (batch, KV head) first, then
-  // block 1, ...: the CTAs that see the most query blocks start first and the shortest fill the last wave
-  // (FlashAttention-3's longest-processing-time order; in launch order a late head's block 0 ran alone at
-  // the end). Otherwise a head's key blocks together.
-  const int key_blocks = (p.kv_len + BN - 1) / BN, heads_b = p.kv_heads * p.batch;
-  const int kb = p.causal ? int(blockIdx.x) / heads_b : int(blockIdx.x) % key_blocks;
-  const int hb = p.causal ? int(blockIdx.x) % heads_b : int(blockIdx.x) / key_blocks;
+  // The CTA's key block, (batch, KV head) and part of the GQA group's query heads (hopper_bwd_head_split).
+  // Causal: key block 0 of every (batch, KV head) first, then block 1, ...: the CTAs that see the most query
+  // blocks start first and the shortest fill the last wave (FlashAttention-3's longest-processing-time
+  // order; in launch order a late head's block 0 ran alone at the end). Otherwise a head's key blocks together.
+  const int key_blocks = (p.kv_len + BN - 1) / BN, parts = p.kv_heads * p.batch * head_split;
+  const int kb = p.causal ? int(blockIdx.x) / parts : int(blockIdx.x) % key_blocks;
+  const int hbp = p.causal ? int(blockIdx.x) % parts : int(blockIdx.x) / key_blocks;
+  const int part = hbp % head_split, hb = hbp / head_split;
   const int kb0 = kb * BN, hk = hb % p.kv_heads, b = hb / p.kv_heads;
-  const int group = p.heads / p.kv_heads;
+  const int group = p.heads / p.kv_heads, heads_here = group / head_split, h0 = hk * group + part * heads_here;
   // Warp-uniform to the compiler (a shuffle from lane 0, as the forward does): no divergent paths
   // around the wgmma, which ptxas would serialize (C7520).
   const int wg = __shfl_sync(0xffffffff, int(threadIdx.x / 128), 0);
@@ -115,13 +116,13 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     m_first = first_row <= 0 ? 0 : first_row / BM;
   }
   const int per_head = m_tiles > m_first ? m_tiles - m_first : 0;
-  const int items = per_head * group;
-  // Item `it` is query block m_tiles - 1 - it / group of query head hk * group + it % group: the last
-  // block first and the group's heads inner, so that the CTAs of a head that start together (its key
-  // blocks, whatever their first query block) read the same Q and dO and add to the same dQ at about the
-  // same time, from L2.
-  const auto item_head = [&](int it) { return hk * group + it % group; };
-  const auto item_row0 = [&](int it) { return (m_tiles - 1 - it / group) * BM; };
+  const int items = per_head * heads_here;
+  // Item `it` is query block m_tiles - 1 - it / heads_here of query head h0 + it % heads_here: the last
+  // block first and the heads inner, so that the CTAs of a head that start together (its key blocks,
+  // whatever their first query block) read the same Q and dO and add to the same dQ at about the same
+  // time, from L2.
+  const auto item_head = [&](int it) { return h0 + it % heads_here; };
+  const auto item_row0 = [&](int it) { return (m_tiles - 1 - it / heads_here) * BM; };
 
   if (threadIdx.x == 0) {
     mbar_init(kv_full, 1);
@@ -302,8 +303,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       mbar_arrive(&dq_full[cw]);
     } else {
       float* acc = g.dq_accum + (int64_t(b) * p.heads + item_head(it)) * p.q_len * D;
-      add_dq_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : cw * 64) + warp * 16 + g_row, p.q_len, D == 128 ? cw * 64 : 0,
-                        lane);
+      add_fragment_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : cw * 64) + warp * 16 + g_row, p.q_len,
+                              D == 128 ? cw * 64 : 0, lane);
     }
     wgmma_wait<0>();
     fence_operands(dk);
@@ -316,8 +317,15 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
   }
 
-  // dK (scaled) and dV of this CTA's keys, summed over the group's query heads.
-  store_dk_dv<T, D>(p, g, b, hk, key_row0, t_col, dk, dv);
+  // dK (scaled) and dV of this CTA's keys, summed over its query heads: stored, or added to the sums the
+  // group's other CTAs add to (converted, dK scaled, after this kernel).
+  if (head_split == 1) {
+    store_dk_dv<T, D>(p, g, b, hk, key_row0, t_col, dk, dv);
+  } else {
+    const int64_t at = (int64_t(b) * p.kv_heads + hk) * p.kv_len * D;
+    add_fragment_tile<D, D / 8>(dk, g.dk_accum + at, key_row0, p.kv_len, 0, lane);
+    add_fragment_tile<D, D / 8>(dv, g.dv_accum + at, key_row0, p.kv_len, 0, lane);
+  }
 #endif
 }
 
@@ -338,9 +346,12 @@ cudaError_t launch_main(const Params& p, const BackwardBuffers& g, cudaStream_t 
   constexpr auto* kernel = &fused_bwd_sm90<T, D>;
   const cudaError_t e = allow_dynamic_shared<kernel>(L::kBytes);
   if (e != cudaSuccess) return e;
-  const int64_t ctas = int64_t((p.kv_len + L::BN - 1) / L::BN) * p.kv_heads * p.batch;  // one a key block and head
+  const int split = hopper_bwd_head_split(p, sm_count());
+  if (split > 1 && (!g.dk_accum || !g.dv_accum)) return cudaErrorInvalidValue;
+  // One a key block, (batch, KV head) and part of the group.
+  const int64_t ctas = int64_t((p.kv_len + L::BN - 1) / L::BN) * p.kv_heads * p.batch * split;
   if (ctas > INT32_MAX) return cudaErrorInvalidConfiguration;
-  kernel<<<unsigned(ctas), kBwdThreads, L::kBytes, stream>>>(p, maps, g);
+  kernel<<<unsigned(ctas), kBwdThreads, L::kBytes, stream>>>(p, maps, g, split);
   return cudaGetLastError();
 }
 

@@ -79,6 +79,11 @@ struct BackwardBuffers {
   float* delta = nullptr;
   float* dq_accum = nullptr;
   float* block_rows = nullptr;
+  // The Hopper kernel's dK and dV where it splits a GQA group's query heads over CTAs
+  // (hopper_bwd_head_split > 1): fp32 sums [batch, kv_heads, kv_len, head_dim], zeroed before it, converted
+  // after; null otherwise.
+  float* dk_accum = nullptr;
+  float* dv_accum = nullptr;
 };
 
 // The split tail's scratch for a grid of `ctas` CTAs of two consumer warpgroups: each CTA's one
