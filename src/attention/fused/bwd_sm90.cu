@@ -2,10 +2,13 @@
 // docs/hopper-backward.md's version 1 (its section 5) with step 3's dQ through shared memory and step 4's
 // producer warpgroup. It runs between bwd_sm80.cu's preprocess (delta = dO . O, dQ's fp32 sum zeroed, each
 // query block's lse and delta laid out for one bulk copy: BackwardBuffers::block_rows) and its dq conversion
-// (convert_dq_hopper), and computes what that file's main kernel does.
+// (convert_dq_hopper; and the dK and dV sums' where it splits a group), and computes what that file's main
+// kernel does.
 //
 // A CTA owns BN = 128 keys of one (batch, KV head) and walks every (query head of the GQA group, query
-// block of BM rows) as bwd_sm80.cu does. Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
+// block of BM rows), as bwd_sm80.cu does, or those of a part of the group where a small causal grid splits it
+// (hopper_bwd_head_split: the parts' dK and dV are added into fp32 sums). Causal grids run longest first.
+// Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
 //   the producer: one thread loads K and V (TMA, once), then each block's Q and dO (TMA) and rows (bulk
 //     copy) into the stage of two that the consumers have released (mbarriers full / empty); another adds
 //     each block's dQ, once both consumer halves are stored, to the padded fp32 sum (bulk reduce-add,
