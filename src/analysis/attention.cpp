@@ -48,8 +48,9 @@ FusedRole fused_role(std::string_view n) {
     return has(n, "backward") ? FusedRole::Before : FusedRole::After;
   // FlashAttention 2 (dot_do_o), 3 (FlashAttnBwdPreprocess), Triton (_attn_bwd_preprocess).
   if (has(n, "dot_do_o") || has(n, "BwdPreprocess") || has(n, "bwd_preprocess")) return FusedRole::Before;
-  if (has(n, "convert_dq") || has(n, "ConvertdQ") || has(n, "BwdPostprocess") || has(n, "splitkv_combine") ||
-      has(n, "FwdCombine") || has(n, "reduce_head") || has(n, "cudnn::fusion::"))
+  // attnprof's own: fused_bwd_convert_dq_hopper, fused_bwd_convert_sum (dQ, or a split group's dK and dV).
+  if (has(n, "fused_bwd_convert") || has(n, "convert_dq") || has(n, "ConvertdQ") || has(n, "BwdPostprocess") ||
+      has(n, "splitkv_combine") || has(n, "FwdCombine") || has(n, "reduce_head") || has(n, "cudnn::fusion::"))
     return FusedRole::After;
   // Serving engines' combines of split-KV partial results: FlashInfer's merges, trtllm-gen's and
   // CUTLASS MLA's reductions, vLLM's v2 reduce and Triton segments, SGLang's stage 2, FlashMLA's.
@@ -62,8 +63,8 @@ FusedRole fused_role(std::string_view n) {
 
 bool fused_backward(std::string_view n) {
   return has(n, "bwd") || has(n, "Bwd") || has(n, "bprop") || has(n, "Backward") || has(n, "cutlassB") ||
-         has(n, "dot_do_o") || has(n, "convert_dq") || has(n, "ConvertdQ") || has(n, "reduce_head") ||
-         has(n, "backward");
+         has(n, "dot_do_o") || has(n, "fused_bwd_convert") || has(n, "convert_dq") || has(n, "ConvertdQ") ||
+         has(n, "reduce_head") || has(n, "backward");
 }
 
 // Kernels that may sit inside an unfused attention chain between its GEMMs

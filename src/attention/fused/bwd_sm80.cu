@@ -1,8 +1,9 @@
 // The fused attention backward, mma.sync m16n8k16 (sm_80 and later): FlashAttention-2's schedule.
 //
-// Three launches (their names say their roles as FlashAttention's do: bwd_preprocess, convert_dq); the
-// preprocess is the Hopper backward's too (bwd_sm90.cu: its main kernel; its dQ sum padded to whole blocks
-// in fragment order, with its own conversion, convert_dq_hopper).
+// Three launches (their names say their roles as FlashAttention's do: bwd_preprocess, the main kernel,
+// convert_sum); the preprocess is the Hopper backward's too (bwd_sm90.cu: its main kernel; its dQ sum
+// padded to whole blocks in fragment order, with its own conversion, convert_dq_hopper; where it splits a
+// GQA group over CTAs, its dK and dV sums zeroed before it and converted by convert_sum after).
 // First each query row's delta = dO . O (fp32) and dQ's fp32 sum zeroed. Then the
 // main kernel: a CTA of 4 warps owns BN = 64 keys of one (batch, KV head), 16 a warp, with their K and
 // V in shared memory and their dK and dV in fp32 registers for the whole launch. It walks every query
@@ -353,13 +354,15 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
 
 std::size_t aligned(std::size_t n) { return (n + 255) / 256 * 256; }
 bool hopper_head_dim(const Params& p) { return p.head_dim == 64 || p.head_dim == 128; }
-// One of the split Hopper kernel's dK and dV sums (0 where it does not split: hopper_bwd_head_split).
+// One of the split Hopper kernel's dK and dV sums: 0 where it does not split (hopper_bwd_head_split; on this
+// device's SMs) or does not run (another GPU than an sm_90, a head dim it lacks).
 std::size_t dkv_accum_bytes(const Params& p) {
-  if (!hopper_head_dim(p) || hopper_bwd_head_split(p, sm_count()) == 1) return 0;
+  if (!hopper_head_dim(p) || resolve_path(Path::Automatic) != Path::Hopper || hopper_bwd_head_split(p, sm_count()) == 1)
+    return 0;
   return aligned(std::size_t(p.batch) * p.kv_heads * p.kv_len * p.head_dim * sizeof(float));
 }
 
-// The three launches; the main kernel bwd_sm90.cu's where `hopper` (except without queries: there is no Q
+// The launches; the main kernel bwd_sm90.cu's where `hopper` (except without queries: there is no Q
 // to map, and this one writes the zeros). Its dQ sum (kHopperBulkDq) has its own layout: padded rows
 // zeroed by the preprocess, its own conversion.
 template <typename T, int D>
@@ -377,7 +380,10 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
   if (p.kv_len > 0 && hopper && p.q_len > 0) {
     // A split group's dK and dV are sums over its CTAs (hopper_bwd_head_split; dv_accum follows dk_accum).
     const bool split = hopper_bwd_head_split(p, sm_count()) > 1;
-    if (split && (e = cudaMemsetAsync(g.dk_accum, 0, 2 * dkv_accum_bytes(p), stream)) != cudaSuccess) return e;
+    const std::size_t sum_bytes = std::size_t(p.batch) * p.kv_heads * p.kv_len * D * sizeof(float);
+    if (split && ((e = cudaMemsetAsync(g.dk_accum, 0, sum_bytes, stream)) != cudaSuccess ||
+                  (e = cudaMemsetAsync(g.dv_accum, 0, sum_bytes, stream)) != cudaSuccess))
+      return e;
     if ((e = launch_backward_hopper(p, g, stream)) != cudaSuccess) return e;
     if (split) {
       if ((e = convert_sum<T, D>({g.dk_accum, g.dk, p.batch, p.kv_heads, p.kv_len, p.k_batch_stride, p.k_head_stride,
@@ -452,6 +458,9 @@ cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t str
   const bool hopper = resolve_backward_path(path) == BackwardPath::Hopper;
   if (hopper && resolve_path(Path::Automatic) != Path::Hopper) return cudaErrorNotSupported;
   if (hopper && (!g.block_rows || reinterpret_cast<uintptr_t>(g.block_rows) % 16 != 0)) return cudaErrorInvalidValue;
+  if (hopper && hopper_head_dim(p) && hopper_bwd_head_split(p, sm_count()) > 1)
+    for (const float* sum : {g.dk_accum, g.dv_accum})
+      if (!sum || reinterpret_cast<uintptr_t>(sum) % 16 != 0) return cudaErrorInvalidValue;
   if (p.batch == 0) return cudaSuccess;
   if (p.dtype == attention::DType::BF16)
     return p.head_dim == 64 ? launch_backward<__nv_bfloat16, 64>(p, g, stream, hopper)

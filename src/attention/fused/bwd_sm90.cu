@@ -98,7 +98,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   // The CTA's key block, (batch, KV head) and part of the GQA group's query heads (hopper_bwd_head_split).
   // Causal: key block 0 of every (batch, KV head) first, then block 1, ...: the CTAs that see the most query
   // blocks start first and the shortest fill the last wave (FlashAttention-3's longest-processing-time
-  // order; in launch order a late head's block 0 ran alone at the end). Otherwise a head's key blocks together.
+  // order; in launch order a late head's block 0 ran alone at the end), then every (batch, KV head, part).
+  // Otherwise a (batch, KV head, part)'s key blocks together.
   const int key_blocks = (p.kv_len + BN - 1) / BN, parts = p.kv_heads * p.batch * head_split;
   const int kb = p.causal ? int(blockIdx.x) / parts : int(blockIdx.x) % key_blocks;
   const int hbp = p.causal ? int(blockIdx.x) % parts : int(blockIdx.x) / key_blocks;

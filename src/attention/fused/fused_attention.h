@@ -42,8 +42,10 @@ cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t str
 // is not sm_90).
 BackwardPath resolve_backward_path(BackwardPath requested);
 // The scratch the backward needs (delta, dq_accum and at head dims 64 and 128 the Hopper kernel's
-// block_rows, each from a 256-byte boundary; dq_accum sized for the Hopper kernel's sum, padded to its query
-// blocks, which holds the portable one's) and where it puts them in `scratch`.
+// block_rows, and on an sm_90 device, where the Hopper kernel would split a GQA group over CTAs
+// (hopper_bwd_head_split, on the current device's SMs), its dk_accum and dv_accum; each from a 256-byte
+// boundary; dq_accum sized for the Hopper kernel's sum, padded to its query blocks, which holds the portable
+// one's) and where it puts them in `scratch`.
 std::size_t backward_scratch(const Params& p);
 void carve_backward_scratch(const Params& p, void* scratch, BackwardBuffers& g);
 
@@ -68,8 +70,8 @@ cudaError_t allow_dynamic_shared(int bytes) {
 // The launchers (fwd_sm80.cu; hopper_launch.cu: choose_schedule's pick for `path`).
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides);
-// bwd_sm90.cu: the Hopper backward's main kernel (between bwd_sm80.cu's preprocess and dq conversion),
-// for p with q_len and kv_len above 0 on an sm_90 device.
+// bwd_sm90.cu: the Hopper backward's main kernel (between bwd_sm80.cu's preprocess and its conversions of
+// the fp32 sums), for p with q_len and kv_len above 0 on an sm_90 device.
 cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, cudaStream_t stream);
 // decode_kernel.cu: the decode kernel, split as decode_plan says when p's tail_workspace holds
 // decode_scratch(p, sm_count()) bytes, one CTA a unit otherwise.

@@ -70,7 +70,8 @@ struct Params {
 // What the backward adds to a forward call's Params (whose out and lse are the forward's): dO, strided
 // like out; the gradients dq like q, dk like k and dv like v, in the call's dtype; and its scratch (backward_scratch):
 // each row's dO . O (delta, [batch, heads, q_len]), dQ summed in fp32 ([batch, heads, q_len, head_dim]) and,
-// for the Hopper kernel, each query block's rows as it copies them (block_rows, bwd_common.cuh).
+// for the Hopper kernel, each query block's rows as it copies them (block_rows, bwd_common.cuh) and, where
+// it splits a group, dK and dV summed in fp32.
 struct BackwardBuffers {
   const void* d_out = nullptr;
   void* dq = nullptr;
