@@ -1,24 +1,24 @@
 // What the backward's two main kernels (bwd_sm80.cu's mma.sync one, bwd_sm90.cu's wgmma one) share: the
-// query block of the Hopper kernel, which sets its dQ sum's padding (the scratch and the preprocess size it),
-// the portable kernel's dQ adds into the fp32 sum (BackwardBuffers::dq_accum), and both kernels' dK and dV
-// stores, from accumulators in the mma.sync fragment order (which wgmma's share, wgmma_ops.cuh).
+// Hopper kernel's grid (bwd_grid.h) and the padding its query block sets for its dQ sum (the scratch and the
+// preprocess size it), the adds of fragment tiles into fp32 sums (the portable kernel's dQ, the split Hopper
+// kernel's dK and dV), and both kernels' dK and dV stores, from accumulators in the mma.sync fragment order
+// (which wgmma's share, wgmma_ops.cuh).
 #pragma once
 
 #include <cstdint>
 
+#include "bwd_grid.h"
 #include "fused_params.h"
 #include "softmax_fragment.cuh"
 
 namespace attnprof::fused {
 
-// The Hopper kernel's query rows a block: 64 at head dim 128, 128 at 64 (FlashAttention-3's causal tiles).
-// With kHopperBulkDq its dQ sum holds whole blocks: per (batch, head) round_up(q_len, this) rows, each
-// block as two 64 x 64 warpgroup halves in wgmma's fragment order (bwd_sm90.cu), added by bulk reduce-add
-// from shared memory; the scratch is sized for it (the portable kernel's row-major sum fits inside).
+// With kHopperBulkDq the Hopper kernel's dQ sum holds whole query blocks (hopper_bwd_block_m, bwd_grid.h):
+// per (batch, head) round_up(q_len, BM) rows, each block as two 64 x 64 warpgroup halves in wgmma's fragment
+// order (bwd_sm90.cu), added by bulk reduce-add from shared memory; the scratch is sized for it (the portable
+// kernel's row-major sum fits inside).
 // false: the Hopper kernel adds dQ from registers into the portable kernel's row-major sum (version 1).
 inline constexpr bool kHopperBulkDq = true;
-__host__ __device__ constexpr int hopper_bwd_block_m(int head_dim) { return head_dim == 128 ? 64 : 128; }
-inline constexpr int kHopperBwdBlockN = 128;  // its keys a CTA
 __host__ __device__ constexpr int hopper_bwd_dq_rows(int q_len, int head_dim) {
   return (q_len + hopper_bwd_block_m(head_dim) - 1) / hopper_bwd_block_m(head_dim) * hopper_bwd_block_m(head_dim);
 }
@@ -33,20 +33,6 @@ __host__ __device__ constexpr int64_t hopper_bwd_rows_at(int64_t bh, int q_len, 
   return 2 * (bh * hopper_bwd_dq_rows(q_len, head_dim) +
               int64_t(r / hopper_bwd_block_m(head_dim)) * hopper_bwd_block_m(head_dim)) +
          r % hopper_bwd_block_m(head_dim);
-}
-
-// How many CTAs share a (key block, batch, KV head) of the Hopper kernel, each taking group / split of the GQA
-// group's query heads (their dK and dV then summed in fp32: BackwardBuffers::dk_accum). Causal CTAs differ in
-// length (key block 0 sees every query block, the last few), so a grid of less than two CTAs an SM ends on
-// its longest ones: B8 H8/2 S1k has 128 CTAs, the longest 64 items, the mean 36. Doubling the CTAs while the
-// grid is under two an SM, as far as the group divides, brings the longest under the mean of a wave. A full
-// mask's CTAs are equal: a split only adds the sums.
-__host__ __device__ constexpr int hopper_bwd_head_split(const Params& p, int sms) {
-  const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
-  const int64_t ctas = int64_t((p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN) * p.kv_heads * p.batch;
-  int split = 1;
-  while (p.causal && ctas * split < 2 * int64_t(sms) && group % (2 * split) == 0) split *= 2;
-  return split;
 }
 
 // Adds a warp's tile into an fp32 sum (row stride D; rows from `rows` on are left out): 16 rows, a thread's

@@ -95,38 +95,16 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   uint64_t* dq_full = q_empty + 2;   // per consumer warpgroup
   uint64_t* dq_empty = dq_full + 2;  // per consumer warpgroup
 
-  // The CTA's key block, (batch, KV head) and part of the GQA group's query heads (hopper_bwd_head_split).
-  // Causal: key block 0 of every (batch, KV head) first, then block 1, ...: the CTAs that see the most query
-  // blocks start first and the shortest fill the last wave (FlashAttention-3's longest-processing-time
-  // order; in launch order a late head's block 0 ran alone at the end), then every (batch, KV head, part).
-  // Otherwise a (batch, KV head, part)'s key blocks together.
-  const int key_blocks = (p.kv_len + BN - 1) / BN, parts = p.kv_heads * p.batch * head_split;
-  const int kb = p.causal ? int(blockIdx.x) / parts : int(blockIdx.x) % key_blocks;
-  const int hbp = p.causal ? int(blockIdx.x) % parts : int(blockIdx.x) / key_blocks;
-  const int part = hbp % head_split, hb = hbp / head_split;
-  const int kb0 = kb * BN, hk = hb % p.kv_heads, b = hb / p.kv_heads;
-  const int group = p.heads / p.kv_heads, heads_here = group / head_split, h0 = hk * group + part * heads_here;
+  // The CTA's key block, (batch, KV head), query heads and blocks (the grid's order: hopper_bwd_cta).
+  const HopperBwdCta cta = hopper_bwd_cta(p, D, head_split, int(blockIdx.x));
+  const int kb0 = cta.key_block * BN, hk = cta.kv_head, b = cta.batch;
   // Warp-uniform to the compiler (a shuffle from lane 0, as the forward does): no divergent paths
   // around the wgmma, which ptxas would serialize (C7520).
   const int wg = __shfl_sync(0xffffffff, int(threadIdx.x / 128), 0);
   const int warp = __shfl_sync(0xffffffff, int(threadIdx.x % 128) / 32, 0);
   const int lane = threadIdx.x % 32;
 
-  // The query blocks that see a key of this block: causal skips those whose last row is left of its first key.
-  const int m_tiles = (p.q_len + BM - 1) / BM;
-  int m_first = 0;
-  if (p.causal) {
-    const int first_row = kb0 - p.causal_offset;  // the first query row that sees key kb0
-    m_first = first_row <= 0 ? 0 : first_row / BM;
-  }
-  const int per_head = m_tiles > m_first ? m_tiles - m_first : 0;
-  const int items = per_head * heads_here;
-  // Item `it` is query block m_tiles - 1 - it / heads_here of query head h0 + it % heads_here: the last
-  // block first and the heads inner, so that the CTAs of a head that start together (its key blocks,
-  // whatever their first query block) read the same Q and dO and add to the same dQ at about the same
-  // time, from L2.
-  const auto item_head = [&](int it) { return h0 + it % heads_here; };
-  const auto item_row0 = [&](int it) { return (m_tiles - 1 - it / heads_here) * BM; };
+  const int items = cta.items();
 
   if (threadIdx.x == 0) {
     mbar_init(kv_full, 1);
@@ -157,7 +135,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
         tma_load_4d(base + L::kV + c * BN * 128, &maps.v, c * 64, kb0, hk, b, kv_full);
       }
       for (int it = 0; it < items; ++it) {
-        const int stage = it & 1, h = item_head(it), q0 = item_row0(it);
+        const int stage = it & 1, h = cta.head(it), q0 = cta.row0(it, BM);
         if (it >= 2) mbar_wait(&q_empty[stage], ((it >> 1) - 1) & 1);
         unsigned char* dst = base + L::kStages + 2 * stage * L::kTileBytes;
         mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes + L::kRowsBytes);
@@ -173,7 +151,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       // (hopper_bwd_dq_rows rows a head) by the bulk copy engine; the half's buffer is released once read.
       const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
       for (int it = 0; it < items; ++it) {
-        const int h = item_head(it), q0 = item_row0(it);
+        const int h = cta.head(it), q0 = cta.row0(it, BM);
         float* acc = g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + q0) * D;
         for (int w = 0; w < 2; ++w) {
           mbar_wait(&dq_full[w], it & 1);
@@ -214,7 +192,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     const uint32_t dq_a = ds_addr + (D == 128 ? 0 : cw * BN * 128);
     const float* lse2 = rows + 2 * stage * BM;
     const float* delta = lse2 + BM;
-    const int q0 = item_row0(it);
+    const int q0 = cta.row0(it, BM);
 
     // S^T = K Q^T and dP^T = V dO^T: this warpgroup's 64 keys against the block's BM rows, K-major
     // operands a 16-column k step at (kk / 4) chunks + (kk % 4) x 32 bytes (the forward's Q K^T).
@@ -306,7 +284,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
       mbar_arrive(&dq_full[cw]);
     } else {
-      float* acc = g.dq_accum + (int64_t(b) * p.heads + item_head(it)) * p.q_len * D;
+      float* acc = g.dq_accum + (int64_t(b) * p.heads + cta.head(it)) * p.q_len * D;
       add_fragment_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : cw * 64) + warp * 16 + g_row, p.q_len,
                               D == 128 ? cw * 64 : 0, lane);
     }
@@ -353,7 +331,7 @@ cudaError_t launch_main(const Params& p, const BackwardBuffers& g, cudaStream_t 
   const int split = hopper_bwd_head_split(p, sm_count());
   if (split > 1 && (!g.dk_accum || !g.dv_accum)) return cudaErrorInvalidValue;
   // One a key block, (batch, KV head) and part of the group.
-  const int64_t ctas = int64_t((p.kv_len + L::BN - 1) / L::BN) * p.kv_heads * p.batch * split;
+  const int64_t ctas = hopper_bwd_ctas(p, split);
   if (ctas > INT32_MAX) return cudaErrorInvalidConfiguration;
   kernel<<<unsigned(ctas), kBwdThreads, L::kBytes, stream>>>(p, maps, g, split);
   return cudaGetLastError();

@@ -1,0 +1,164 @@
+// The Hopper backward's grid (bwd_grid.h) against the definition: over every CTA of the 1-D grid and every
+// item it walks, each (batch, query head, query block, key block) whose rows see a key of the block (query i
+// sees key j when j < kv_len and, if causal, j <= i + offset) is taken exactly once, by a CTA of the query
+// head's KV head, and nothing outside the shape is; causal grids start with their longest CTAs; CTAs of one
+// (batch, KV head, part) walk their query blocks in the same order whatever their key block; and the split
+// of small causal grids (hopper_bwd_head_split) is the least that fills two CTAs an SM, as far as the group
+// divides.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bwd_grid.h"
+
+using attnprof::fused::HopperBwdCta;
+using attnprof::fused::hopper_bwd_block_m;
+using attnprof::fused::hopper_bwd_cta;
+using attnprof::fused::hopper_bwd_ctas;
+using attnprof::fused::hopper_bwd_head_split;
+using attnprof::fused::kHopperBwdBlockN;
+using attnprof::fused::Params;
+
+namespace {
+
+struct Shape {
+  int batch, heads, kv_heads, q_len, kv_len, head_dim;
+  bool causal, bottom_right;
+};
+
+Params params(const Shape& s) {
+  Params p{};
+  p.batch = s.batch;
+  p.heads = s.heads;
+  p.kv_heads = s.kv_heads;
+  p.q_len = s.q_len;
+  p.kv_len = s.kv_len;
+  p.head_dim = s.head_dim;
+  p.causal = s.causal;
+  p.causal_offset = s.causal && s.bottom_right ? s.kv_len - s.q_len : 0;
+  return p;
+}
+
+std::string describe(const Shape& s, int sms) {
+  std::ostringstream o;
+  o << "B" << s.batch << " H" << s.heads << "/" << s.kv_heads << " Sq" << s.q_len << " Skv" << s.kv_len << " D"
+    << s.head_dim << (s.causal ? (s.bottom_right ? " causal bottom-right" : " causal") : " full") << ", " << sms
+    << " SMs";
+  return o.str();
+}
+
+// Whether a row of query block m (below q_len) sees a key of key block kb (below kv_len).
+bool block_sees(const Params& p, int bm, int m, int kb) {
+  for (int i = m * bm; i < (m + 1) * bm && i < p.q_len; ++i)
+    for (int j = kb * kHopperBwdBlockN; j < (kb + 1) * kHopperBwdBlockN && j < p.kv_len; ++j)
+      if (!p.causal || j <= i + p.causal_offset) return true;
+  return false;
+}
+
+const std::vector<Shape> kShapes = {
+    {8, 8, 2, 1024, 1024, 128, true, false},   // the small causal GQA grid the split is for
+    {1, 32, 8, 2048, 2048, 128, true, false},  // another
+    {2, 32, 8, 4096, 4096, 128, true, false},  // a grid of 512 CTAs: no split on 132 SMs
+    {4, 16, 16, 2048, 2048, 64, true, false},  // MHA
+    {1, 4, 1, 113, 203, 128, true, false},     // odd lengths, MQA
+    {1, 4, 1, 113, 203, 128, true, true},      // bottom-right, fewer queries than keys
+    {1, 6, 2, 517, 300, 64, true, true},       // bottom-right, more queries than keys (rows that see none)
+    {1, 6, 2, 517, 300, 64, true, false},      // group 3: no split
+    {3, 8, 2, 1000, 1000, 128, false, false},  // a full mask: no split, every pair
+    {2, 16, 4, 1, 4096, 64, true, true},       // one query row
+};
+
+}  // namespace
+
+TEST(HopperBackwardGrid, EveryVisiblePairOnceByItsKvHead) {
+  for (const Shape& s : kShapes)
+    for (const int sms : {1, 8, 132}) {
+      const Params p = params(s);
+      const int split = hopper_bwd_head_split(p, sms), bm = hopper_bwd_block_m(s.head_dim);
+      const int group = s.heads / s.kv_heads;
+      const std::string at = describe(s, sms);
+      ASSERT_EQ(group % split, 0) << at;
+      std::map<std::tuple<int, int, int, int>, int> taken;  // (batch, head, query block, key block)
+      std::map<std::tuple<int, int, int, int>, int> ctas;   // (batch, KV head, first query head, key block)
+      for (int x = 0; x < hopper_bwd_ctas(p, split); ++x) {
+        const HopperBwdCta c = hopper_bwd_cta(p, s.head_dim, split, x);
+        ASSERT_TRUE(c.batch >= 0 && c.batch < s.batch && c.kv_head >= 0 && c.kv_head < s.kv_heads) << at;
+        ASSERT_EQ(c.heads, group / split) << at;
+        ASSERT_TRUE(c.head0 >= c.kv_head * group && c.head0 + c.heads <= (c.kv_head + 1) * group) << at;
+        ++ctas[{c.batch, c.kv_head, c.head0, c.key_block}];
+        for (int it = 0; it < c.items(); ++it) {
+          const int h = c.head(it), row0 = c.row0(it, bm);
+          ASSERT_TRUE(h >= c.head0 && h < c.head0 + c.heads && row0 >= 0 && row0 < s.q_len) << at;
+          ++taken[{c.batch, h, row0 / bm, c.key_block}];
+        }
+      }
+      for (const auto& [cta, n] : ctas) EXPECT_EQ(n, 1) << at << ": a CTA twice";
+      for (const auto& [pair, n] : taken) EXPECT_EQ(n, 1) << at << ": a (head, block, key block) twice";
+      // Every pair whose rows see a key of the block is taken; one taken whose rows see none is a causal
+      // block's rows past q_len only (its P is zero there).
+      for (int b = 0; b < s.batch; ++b)
+        for (int h = 0; h < s.heads; ++h)
+          for (int m = 0; m * bm < s.q_len; ++m)
+            for (int kb = 0; kb * kHopperBwdBlockN < s.kv_len; ++kb) {
+              const bool sees = block_sees(p, bm, m, kb), took = taken.count({b, h, m, kb}) > 0;
+              if (sees) {
+                EXPECT_TRUE(took) << at << ": head " << h << " block " << m << " key block " << kb;
+              }
+              if (took && !sees) {
+                EXPECT_TRUE(s.causal) << at;
+                EXPECT_GE(kb * kHopperBwdBlockN - p.causal_offset, s.q_len) << at << ": key block " << kb;
+              }
+            }
+    }
+}
+
+TEST(HopperBackwardGrid, CausalLongestFirstAndBlocksInPhase) {
+  for (const Shape& s : kShapes)
+    for (const int sms : {8, 132}) {
+      const Params p = params(s);
+      const int split = hopper_bwd_head_split(p, sms), bm = hopper_bwd_block_m(s.head_dim);
+      const std::string at = describe(s, sms);
+      std::map<std::tuple<int, int, int>, std::vector<HopperBwdCta>> by_part;  // (batch, KV head, head0)
+      for (int x = 0; x < hopper_bwd_ctas(p, split); ++x) {
+        const HopperBwdCta c = hopper_bwd_cta(p, s.head_dim, split, x);
+        if (s.causal && x > 0) {
+          EXPECT_LE(c.items(), hopper_bwd_cta(p, s.head_dim, split, x - 1).items()) << at;
+        }
+        by_part[{c.batch, c.kv_head, c.head0}].push_back(c);
+      }
+      // The key blocks of one part walk the same (head, query block) sequence, the shorter a prefix of it.
+      for (const auto& [part, list] : by_part)
+        for (const HopperBwdCta& c : list)
+          for (int it = 0; it < c.items(); ++it) {
+            EXPECT_EQ(c.head(it), list.front().head(it)) << at;
+            EXPECT_EQ(c.row0(it, bm), list.front().row0(it, bm)) << at;
+          }
+    }
+}
+
+// The split is the least power of two that gives the grid two CTAs an SM, or the group's largest power-of-two
+// divisor; 1 for a full mask.
+TEST(HopperBackwardGrid, SplitFillsTwoCtasAnSm) {
+  for (const Shape& s : kShapes)
+    for (const int sms : {1, 8, 132, 264}) {
+      const Params p = params(s);
+      const int split = hopper_bwd_head_split(p, sms), group = s.heads / s.kv_heads;
+      const std::int64_t ctas = hopper_bwd_ctas(p, 1);
+      const std::string at = describe(s, sms);
+      if (!s.causal) {
+        EXPECT_EQ(split, 1) << at;
+        continue;
+      }
+      EXPECT_EQ(split & (split - 1), 0) << at;
+      if (split > 1) {
+        EXPECT_LT(ctas * (split / 2), 2 * sms) << at << ": more split than needed";
+      }
+      EXPECT_TRUE(ctas * split >= 2 * sms || group % (2 * split) != 0) << at << ": less split than the rule";
+    }
+  // B8 H8/2 S1k D128 causal on an H100's 132 SMs: 128 CTAs unsplit, so the group of 4 goes whole into 4 parts.
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[0]), 132), 4);
+}
