@@ -15,11 +15,11 @@
 
 #include "bwd_grid.h"
 
-using attnprof::fused::HopperBwdCta;
 using attnprof::fused::hopper_bwd_block_m;
 using attnprof::fused::hopper_bwd_cta;
 using attnprof::fused::hopper_bwd_ctas;
 using attnprof::fused::hopper_bwd_head_split;
+using attnprof::fused::HopperBwdCta;
 using attnprof::fused::kHopperBwdBlockN;
 using attnprof::fused::Params;
 
@@ -31,16 +31,16 @@ struct Shape {
 };
 
 Params params(const Shape& s) {
-  Params p{};
-  p.batch = s.batch;
-  p.heads = s.heads;
-  p.kv_heads = s.kv_heads;
-  p.q_len = s.q_len;
-  p.kv_len = s.kv_len;
-  p.head_dim = s.head_dim;
-  p.causal = s.causal;
-  p.causal_offset = s.causal && s.bottom_right ? s.kv_len - s.q_len : 0;
-  return p;
+  const bool bottom_right = s.causal && s.bottom_right;
+  return Params{.batch = s.batch,
+                .heads = s.heads,
+                .kv_heads = s.kv_heads,
+                .q_len = s.q_len,
+                .kv_len = s.kv_len,
+                .head_dim = s.head_dim,
+                .causal = s.causal,
+                .causal_bottom_right = bottom_right,
+                .causal_offset = bottom_right ? s.kv_len - s.q_len : 0};
 }
 
 std::string describe(const Shape& s, int sms) {

@@ -39,8 +39,8 @@ constexpr int hopper_bwd_head_split(const Params& p, int sms) {
 // first query block) read the same Q and dO and add to the same dQ at about the same time, from L2.
 struct HopperBwdCta {
   int key_block, batch, kv_head;
-  int head0, heads;        // its query heads: head0 ..
-  int m_first, m_tiles;    // its query blocks: m_first .. m_tiles - 1
+  int head0, heads;      // its query heads: head0 ..
+  int m_first, m_tiles;  // its query blocks: m_first .. m_tiles - 1
   constexpr int items() const { return (m_tiles > m_first ? m_tiles - m_first : 0) * heads; }
   // Item it's query head and first row.
   constexpr int head(int it) const { return head0 + it % heads; }
@@ -60,8 +60,8 @@ constexpr HopperBwdCta hopper_bwd_cta(const Params& p, int head_dim, int split, 
     const int first_row = kb * kHopperBwdBlockN - p.causal_offset;  // the first query row that sees the block
     m_first = first_row <= 0 ? 0 : first_row / bm;
   }
-  return {kb, hb / p.kv_heads, kv_head, kv_head * group + part * (group / split), group / split, m_first,
-          (p.q_len + bm - 1) / bm};
+  return {kb,      hb / p.kv_heads,        kv_head, kv_head * group + part * (group / split), group / split,
+          m_first, (p.q_len + bm - 1) / bm};
 }
 
 }  // namespace attnprof::fused
