@@ -363,10 +363,11 @@ std::size_t dkv_accum_bytes(const Params& p) {
 }
 
 // The launches; the main kernel bwd_sm90.cu's where `hopper` (except without queries: there is no Q
-// to map, and this one writes the zeros). Its dQ sum (kHopperBulkDq) has its own layout: padded rows
-// zeroed by the preprocess, its own conversion.
+// to map, and this one writes the zeros), its group split `head_split` ways (hopper_bwd_head_split). Its dQ
+// sum (kHopperBulkDq) has its own layout: padded rows zeroed by the preprocess, its own conversion.
 template <typename T, int D>
-cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, bool hopper) {
+cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, bool hopper,
+                            int head_split) {
   // Without queries the main kernel still runs: its dK and dV are zeros. Without keys dq is zeros.
   const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
   const bool hopper_dq = hopper && kHopperBulkDq;
@@ -378,13 +379,13 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (p.kv_len > 0 && hopper && p.q_len > 0) {
-    // A split group's dK and dV are sums over its CTAs (hopper_bwd_head_split; dv_accum follows dk_accum).
-    const bool split = hopper_bwd_head_split(p, sm_count()) > 1;
+    // A split group's dK and dV are sums over its CTAs.
+    const bool split = head_split > 1;
     const std::size_t sum_bytes = std::size_t(p.batch) * p.kv_heads * p.kv_len * D * sizeof(float);
     if (split && ((e = cudaMemsetAsync(g.dk_accum, 0, sum_bytes, stream)) != cudaSuccess ||
                   (e = cudaMemsetAsync(g.dv_accum, 0, sum_bytes, stream)) != cudaSuccess))
       return e;
-    if ((e = launch_backward_hopper(p, g, stream)) != cudaSuccess) return e;
+    if ((e = launch_backward_hopper(p, g, head_split, stream)) != cudaSuccess) return e;
     if (split) {
       if ((e = convert_sum<T, D>({g.dk_accum, g.dk, p.batch, p.kv_heads, p.kv_len, p.k_batch_stride, p.k_head_stride,
                                   p.k_seq_stride, p.scale},
@@ -458,15 +459,16 @@ cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t str
   const bool hopper = resolve_backward_path(path) == BackwardPath::Hopper;
   if (hopper && resolve_path(Path::Automatic) != Path::Hopper) return cudaErrorNotSupported;
   if (hopper && (!g.block_rows || reinterpret_cast<uintptr_t>(g.block_rows) % 16 != 0)) return cudaErrorInvalidValue;
-  if (hopper && hopper_head_dim(p) && hopper_bwd_head_split(p, sm_count()) > 1)
+  const int split = hopper && hopper_head_dim(p) ? hopper_bwd_head_split(p, sm_count()) : 1;
+  if (split > 1)
     for (const float* sum : {g.dk_accum, g.dv_accum})
       if (!sum || reinterpret_cast<uintptr_t>(sum) % 16 != 0) return cudaErrorInvalidValue;
   if (p.batch == 0) return cudaSuccess;
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? launch_backward<__nv_bfloat16, 64>(p, g, stream, hopper)
-                            : launch_backward<__nv_bfloat16, 128>(p, g, stream, hopper);
-  return p.head_dim == 64 ? launch_backward<__half, 64>(p, g, stream, hopper)
-                          : launch_backward<__half, 128>(p, g, stream, hopper);
+    return p.head_dim == 64 ? launch_backward<__nv_bfloat16, 64>(p, g, stream, hopper, split)
+                            : launch_backward<__nv_bfloat16, 128>(p, g, stream, hopper, split);
+  return p.head_dim == 64 ? launch_backward<__half, 64>(p, g, stream, hopper, split)
+                          : launch_backward<__half, 128>(p, g, stream, hopper, split);
 }
 
 }  // namespace attnprof::fused

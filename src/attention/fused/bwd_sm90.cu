@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
 }
 
 template <typename T, int D>
-cudaError_t launch_main(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
+cudaError_t launch_main(const Params& p, const BackwardBuffers& g, int split, cudaStream_t stream) {
   using L = BwdLayout<D>;
   static_assert(L::kBytes <= kSmemLimit, "an sm_90 CTA has 227 KB of shared memory");
   TensorMaps maps;  // maps.o: dO, strided like out
@@ -328,8 +328,6 @@ cudaError_t launch_main(const Params& p, const BackwardBuffers& g, cudaStream_t 
   constexpr auto* kernel = &fused_bwd_sm90<T, D>;
   const cudaError_t e = allow_dynamic_shared<kernel>(L::kBytes);
   if (e != cudaSuccess) return e;
-  const int split = hopper_bwd_head_split(p, sm_count());
-  if (split > 1 && (!g.dk_accum || !g.dv_accum)) return cudaErrorInvalidValue;
   // One a key block, (batch, KV head) and part of the group.
   const int64_t ctas = hopper_bwd_ctas(p, split);
   if (ctas > INT32_MAX) return cudaErrorInvalidConfiguration;
@@ -340,11 +338,12 @@ cudaError_t launch_main(const Params& p, const BackwardBuffers& g, cudaStream_t 
 }  // namespace
 }  // namespace sm90
 
-cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, cudaStream_t stream) {
+cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, int head_split, cudaStream_t stream) {
   if (p.dtype == attention::DType::BF16)
-    return p.head_dim == 64 ? sm90::launch_main<__nv_bfloat16, 64>(p, g, stream)
-                            : sm90::launch_main<__nv_bfloat16, 128>(p, g, stream);
-  return p.head_dim == 64 ? sm90::launch_main<__half, 64>(p, g, stream) : sm90::launch_main<__half, 128>(p, g, stream);
+    return p.head_dim == 64 ? sm90::launch_main<__nv_bfloat16, 64>(p, g, head_split, stream)
+                            : sm90::launch_main<__nv_bfloat16, 128>(p, g, head_split, stream);
+  return p.head_dim == 64 ? sm90::launch_main<__half, 64>(p, g, head_split, stream)
+                          : sm90::launch_main<__half, 128>(p, g, head_split, stream);
 }
 
 }  // namespace attnprof::fused

@@ -71,8 +71,9 @@ cudaError_t allow_dynamic_shared(int bytes) {
 cudaError_t launch_portable(const Params& p, cudaStream_t stream);
 cudaError_t launch_hopper(const Params& p, cudaStream_t stream, Path path, const LaunchOverrides& overrides);
 // bwd_sm90.cu: the Hopper backward's main kernel (between bwd_sm80.cu's preprocess and its conversions of
-// the fp32 sums), for p with q_len and kv_len above 0 on an sm_90 device.
-cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, cudaStream_t stream);
+// the fp32 sums), for p with q_len and kv_len above 0 on an sm_90 device, the GQA group split head_split
+// ways (hopper_bwd_head_split; above 1, g's dk_accum and dv_accum zeroed).
+cudaError_t launch_backward_hopper(const Params& p, const BackwardBuffers& g, int head_split, cudaStream_t stream);
 // decode_kernel.cu: the decode kernel, split as decode_plan says when p's tail_workspace holds
 // decode_scratch(p, sm_count()) bytes, one CTA a unit otherwise.
 cudaError_t launch_decode(const Params& p, cudaStream_t stream, const LaunchOverrides& overrides = {});
