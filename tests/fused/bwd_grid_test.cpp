@@ -1,16 +1,16 @@
 // The Hopper backward's grid (bwd_grid.h) against the definition: over every CTA of the 1-D grid and every
 // item it walks, each (batch, query head, query block, key block) whose rows see a key of the block (query i
 // sees key j when j < kv_len and, if causal, j <= i + offset) is taken exactly once, by a CTA of the query
-// head's KV head, and nothing outside the shape is; causal grids start with their longest CTAs; CTAs of one
-// (batch, KV head, part) walk their query blocks in the same order whatever their key block; and the split
-// of small causal grids (hopper_bwd_head_split) is the least that fills two CTAs an SM, as far as the group
-// divides.
+// head's KV head, and nothing outside the shape is; causal grids start with their longest CTAs; a CTA walks its
+// heads in turn and each head's query blocks first to last; and the split of a grid under one wave
+// (hopper_bwd_head_split) is the least that gives every SM a CTA, as far as the group divides.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bwd_grid.h"
@@ -60,15 +60,17 @@ bool block_sees(const Params& p, int bm, int m, int kb) {
 }
 
 const std::vector<Shape> kShapes = {
-    {8, 8, 2, 1024, 1024, 128, true, false},   // the small causal GQA grid the split is for
-    {1, 32, 8, 2048, 2048, 128, true, false},  // another
-    {2, 32, 8, 4096, 4096, 128, true, false},  // a grid of 512 CTAs: no split on 132 SMs
+    {8, 8, 2, 1024, 1024, 128, true, false},   // 128 CTAs: split 2 on 132 SMs
+    {4, 32, 8, 1024, 1024, 128, true, false},  // 256 CTAs: no split on 132 SMs
+    {2, 32, 8, 4096, 4096, 128, true, false},  // 512 CTAs: no split
+    {1, 16, 1, 4096, 4096, 128, true, false},  // MQA, 32 CTAs: split 8
+    {1, 8, 1, 2048, 2048, 64, false, false},   // a full mask, 16 CTAs: split 8, the whole group
     {4, 16, 16, 2048, 2048, 64, true, false},  // MHA
     {1, 4, 1, 113, 203, 128, true, false},     // odd lengths, MQA
     {1, 4, 1, 113, 203, 128, true, true},      // bottom-right, fewer queries than keys
     {1, 6, 2, 517, 300, 64, true, true},       // bottom-right, more queries than keys (rows that see none)
     {1, 6, 2, 517, 300, 64, true, false},      // group 3: no split
-    {3, 8, 2, 1000, 1000, 128, false, false},  // a full mask: no split, every pair
+    {3, 8, 2, 1000, 1000, 128, false, false},  // a full mask, 48 CTAs: split 4 on 132 SMs
     {2, 16, 4, 1, 4096, 64, true, true},       // one query row
 };
 
@@ -116,49 +118,46 @@ TEST(HopperBackwardGrid, EveryVisiblePairOnceByItsKvHead) {
     }
 }
 
-TEST(HopperBackwardGrid, CausalLongestFirstAndBlocksInPhase) {
+TEST(HopperBackwardGrid, CausalLongestFirstAndHeadByHead) {
   for (const Shape& s : kShapes)
     for (const int sms : {8, 132}) {
       const Params p = params(s);
       const int split = hopper_bwd_head_split(p, sms), bm = hopper_bwd_block_m(s.head_dim);
       const std::string at = describe(s, sms);
-      std::map<std::tuple<int, int, int>, std::vector<HopperBwdCta>> by_part;  // (batch, KV head, head0)
       for (int x = 0; x < hopper_bwd_ctas(p, split); ++x) {
         const HopperBwdCta c = hopper_bwd_cta(p, s.head_dim, split, x);
         if (s.causal && x > 0) {
           EXPECT_LE(c.items(), hopper_bwd_cta(p, s.head_dim, split, x - 1).items()) << at;
         }
-        by_part[{c.batch, c.kv_head, c.head0}].push_back(c);
-      }
-      // The key blocks of one part walk the same (head, query block) sequence, the shorter a prefix of it.
-      for (const auto& [part, list] : by_part)
-        for (const HopperBwdCta& c : list)
-          for (int it = 0; it < c.items(); ++it) {
-            EXPECT_EQ(c.head(it), list.front().head(it)) << at;
-            EXPECT_EQ(c.row0(it, bm), list.front().row0(it, bm)) << at;
+        // (head, query block) rises item by item: the heads in turn, each head's blocks first to last.
+        for (int it = 1; it < c.items(); ++it) {
+          const std::pair<int, int> before{c.head(it - 1), c.row0(it - 1, bm)}, now{c.head(it), c.row0(it, bm)};
+          EXPECT_LT(before, now) << at;
+          if (now.first != before.first) {
+            EXPECT_EQ(now.second, c.m_first * bm) << at << ": a head starts at the first block";
           }
+        }
+      }
     }
 }
 
-// The split is the least power of two that gives the grid two CTAs an SM, or the group's largest power-of-two
-// divisor; 1 for a full mask.
-TEST(HopperBackwardGrid, SplitFillsTwoCtasAnSm) {
+// The split is the least power of two that gives every SM a CTA, or the group's largest power-of-two divisor.
+TEST(HopperBackwardGrid, SplitGivesEverySmACta) {
   for (const Shape& s : kShapes)
     for (const int sms : {1, 8, 132, 264}) {
       const Params p = params(s);
       const int split = hopper_bwd_head_split(p, sms), group = s.heads / s.kv_heads;
       const std::int64_t ctas = hopper_bwd_ctas(p, 1);
       const std::string at = describe(s, sms);
-      if (!s.causal) {
-        EXPECT_EQ(split, 1) << at;
-        continue;
-      }
       EXPECT_EQ(split & (split - 1), 0) << at;
       if (split > 1) {
-        EXPECT_LT(ctas * (split / 2), 2 * sms) << at << ": more split than needed";
+        EXPECT_LT(ctas * (split / 2), sms) << at << ": more split than needed";
       }
-      EXPECT_TRUE(ctas * split >= 2 * sms || group % (2 * split) != 0) << at << ": less split than the rule";
+      EXPECT_TRUE(ctas * split >= sms || group % (2 * split) != 0) << at << ": less split than the rule";
     }
-  // B8 H8/2 S1k D128 causal on an H100's 132 SMs: 128 CTAs unsplit, so the group of 4 goes whole into 4 parts.
-  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[0]), 132), 4);
+  // On an H100's 132 SMs, the shapes measured in docs/hopper-backward.md section 10.
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[0]), 132), 2);  // B8 H8/2 S1k: 128 CTAs
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[1]), 132), 1);  // B4 H32/8 S1k: 256
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[3]), 132), 8);  // B1 H16/1 S4k: 32
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[4]), 132), 8);  // full mask, group 8: 16
 }

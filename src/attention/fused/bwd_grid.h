@@ -16,35 +16,36 @@ constexpr int hopper_bwd_block_m(int head_dim) { return head_dim == 128 ? 64 : 1
 inline constexpr int kHopperBwdBlockN = 128;
 
 // How many CTAs share a (key block, batch, KV head) of the Hopper kernel, each taking group / split of the GQA
-// group's query heads (their dK and dV then summed in fp32: BackwardBuffers::dk_accum). Causal CTAs differ in
-// length (key block 0 sees every query block, the last few), so a grid of less than two CTAs an SM ends on
-// its longest ones: B8 H8/2 S1k has 128 CTAs, the longest 64 items, the mean 36. Doubling the CTAs while the
-// grid is under two an SM, as far as the group divides, brings the longest under the mean of a wave. A full
-// mask's CTAs are equal: a split only adds the sums.
+// group's query heads (their dK and dV then summed in fp32: BackwardBuffers::dk_accum). A grid of less than
+// one CTA an SM leaves SMs idle: B1 H16/1 S4k has 32 CTAs. So the group is halved while the grid is under one
+// wave and the group divides. Not further: the sums cost each CTA an fp32 add of its dK and dV, and on an
+// H100 (docs/hopper-backward.md section 10) B8 H8/2 S1k causal ran 0.244 ms unsplit (128 CTAs), 0.215 split 2,
+// 0.240 split 4; B4 H32/8 S1k causal (256 CTAs) 0.366 unsplit and 0.456 split 2.
 constexpr int hopper_bwd_head_split(const Params& p, int sms) {
   const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
   const int64_t ctas = int64_t((p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN) * p.kv_heads * p.batch;
   int split = 1;
-  while (p.causal && ctas * split < 2 * int64_t(sms) && group % (2 * split) == 0) split *= 2;
+  while (ctas * split < int64_t(sms) && group % (2 * split) == 0) split *= 2;
   return split;
 }
 
 // The Hopper kernel's CTA `x` of its 1-D grid (hopper_bwd_ctas of them) and the items it walks. Causal: key
 // block 0 of every (batch, KV head, part) first, then block 1, ...: the CTAs that see the most query blocks
 // start first and the shortest fill the last wave (FlashAttention-3's longest-processing-time order; in
-// launch order a late head's block 0 ran alone at the end). Otherwise a (batch, KV head, part)'s key blocks
-// together. A CTA walks the query blocks that see a key of its block (causal skips those whose last row is
-// left of its first key) for each of its query heads (the group's, or a part of it: split), the last block
-// first and the heads inner, so that the CTAs of a head that start together (its key blocks, whatever their
-// first query block) read the same Q and dO and add to the same dQ at about the same time, from L2.
+// launch order a late head's block 0 ran on alone at the end). Otherwise a (batch, KV head, part)'s key
+// blocks together. A CTA walks, for each of its query heads (the group's, or a part of it: split) in turn,
+// the query blocks that see a key of its block (causal skips those whose last row is left of its first key),
+// first to last: on an H100 this order ran B2 H32/8 S4k causal 6% faster than the heads inner with the last
+// block first, which keeps a head's key blocks in phase (section 10).
 struct HopperBwdCta {
   int key_block, batch, kv_head;
   int head0, heads;      // its query heads: head0 ..
   int m_first, m_tiles;  // its query blocks: m_first .. m_tiles - 1
-  constexpr int items() const { return (m_tiles > m_first ? m_tiles - m_first : 0) * heads; }
+  constexpr int blocks() const { return m_tiles > m_first ? m_tiles - m_first : 0; }
+  constexpr int items() const { return blocks() * heads; }
   // Item it's query head and first row.
-  constexpr int head(int it) const { return head0 + it % heads; }
-  constexpr int row0(int it, int bm) const { return (m_tiles - 1 - it / heads) * bm; }
+  constexpr int head(int it) const { return head0 + it / blocks(); }
+  constexpr int row0(int it, int bm) const { return (m_first + it % blocks()) * bm; }
 };
 constexpr int64_t hopper_bwd_ctas(const Params& p, int split) {
   return int64_t((p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN) * p.kv_heads * p.batch * split;
