@@ -14,6 +14,11 @@ namespace attnprof::fused {
 // and its keys a CTA.
 constexpr int hopper_bwd_block_m(int head_dim) { return head_dim == 128 ? 64 : 128; }
 inline constexpr int kHopperBwdBlockN = 128;
+constexpr int hopper_bwd_key_blocks(const Params& p) { return (p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN; }
+// The grid: a CTA a key block, (batch, KV head) and part of the group (split parts: hopper_bwd_head_split).
+constexpr int64_t hopper_bwd_ctas(const Params& p, int split) {
+  return int64_t(hopper_bwd_key_blocks(p)) * p.kv_heads * p.batch * split;
+}
 
 // How many CTAs share a (key block, batch, KV head) of the Hopper kernel, each taking group / split of the GQA
 // group's query heads (their dK and dV then summed in fp32: BackwardBuffers::dk_accum). A causal grid of less
@@ -24,7 +29,7 @@ inline constexpr int kHopperBwdBlockN = 128;
 // grids would gain the same way, but that is not measured yet: they do not split.
 constexpr int hopper_bwd_head_split(const Params& p, int sms) {
   const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
-  const int64_t ctas = int64_t((p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN) * p.kv_heads * p.batch;
+  const int64_t ctas = hopper_bwd_ctas(p, 1);
   int split = 1;
   while (p.causal && ctas * split < int64_t(sms) && group % (2 * split) == 0) split *= 2;
   return split;
@@ -48,11 +53,8 @@ struct HopperBwdCta {
   constexpr int head(int it) const { return head0 + it / blocks(); }
   constexpr int row0(int it, int bm) const { return (m_first + it % blocks()) * bm; }
 };
-constexpr int64_t hopper_bwd_ctas(const Params& p, int split) {
-  return int64_t((p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN) * p.kv_heads * p.batch * split;
-}
 constexpr HopperBwdCta hopper_bwd_cta(const Params& p, int head_dim, int split, int x) {
-  const int key_blocks = (p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN, parts = p.kv_heads * p.batch * split;
+  const int key_blocks = hopper_bwd_key_blocks(p), parts = p.kv_heads * p.batch * split;
   const int kb = p.causal ? x / parts : x % key_blocks;
   const int hbp = p.causal ? x % parts : x / key_blocks;
   const int part = hbp % split, hb = hbp / split, kv_head = hb % p.kv_heads;

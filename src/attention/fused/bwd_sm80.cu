@@ -127,12 +127,16 @@ __global__ void __launch_bounds__(256) fused_bwd_convert_sum(const SumToGradient
   }
 }
 
+// The conversions' grid-stride launches: 256 threads a block, at most 65535 blocks.
+unsigned conversion_blocks(int64_t threads) {
+  return static_cast<unsigned>(std::min<int64_t>((threads + 255) / 256, 65535));
+}
+
 template <typename T, int D>
 cudaError_t convert_sum(const SumToGradient& s, cudaStream_t stream) {
   const int64_t pairs = int64_t(s.batch) * s.heads * s.len * (D / 2);
   if (pairs == 0) return cudaSuccess;
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((pairs + 255) / 256, 65535));
-  fused_bwd_convert_sum<T, D><<<blocks, 256, 0, stream>>>(s);
+  fused_bwd_convert_sum<T, D><<<conversion_blocks(pairs), 256, 0, stream>>>(s);
   return cudaGetLastError();
 }
 
@@ -354,11 +358,13 @@ __global__ void __launch_bounds__(kBwdThreads) fused_bwd_sm80(const Params p, co
 
 std::size_t aligned(std::size_t n) { return (n + 255) / 256 * 256; }
 bool hopper_head_dim(const Params& p) { return p.head_dim == 64 || p.head_dim == 128; }
-// One of the split Hopper kernel's dK and dV sums: 0 where it does not split (hopper_bwd_head_split; on this
-// device's SMs) or does not run (another GPU than an sm_90, a head dim it lacks).
+// How many ways the Hopper kernel splits p's GQA group on this device's SMs (hopper_bwd_head_split); 1 at a
+// head dim it lacks.
+int hopper_split_here(const Params& p) { return hopper_head_dim(p) ? hopper_bwd_head_split(p, sm_count()) : 1; }
+// One of the split Hopper kernel's dK and dV sums: 0 where it does not split or does not run (another GPU
+// than an sm_90).
 std::size_t dkv_accum_bytes(const Params& p) {
-  if (!hopper_head_dim(p) || resolve_path(Path::Automatic) != Path::Hopper || hopper_bwd_head_split(p, sm_count()) == 1)
-    return 0;
+  if (resolve_path(Path::Automatic) != Path::Hopper || hopper_split_here(p) == 1) return 0;
   return aligned(std::size_t(p.batch) * p.kv_heads * p.kv_len * p.head_dim * sizeof(float));
 }
 
@@ -409,9 +415,8 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
         {g.dq_accum, g.dq, p.batch, p.heads, p.q_len, p.q_batch_stride, p.q_head_stride, p.q_seq_stride, p.scale},
         stream);
   // A thread four elements of the Hopper layout, padding rows included.
-  const int64_t threads = int64_t(p.batch) * p.heads * dq_rows * (D / 4);
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((threads + 255) / 256, 65535));
-  fused_bwd_convert_dq_hopper<T, D><<<blocks, 256, 0, stream>>>(p, g);
+  fused_bwd_convert_dq_hopper<T, D>
+      <<<conversion_blocks(int64_t(p.batch) * p.heads * dq_rows * (D / 4)), 256, 0, stream>>>(p, g);
   return cudaGetLastError();
 }
 
@@ -459,7 +464,7 @@ cudaError_t backward(const Params& p, const BackwardBuffers& g, cudaStream_t str
   const bool hopper = resolve_backward_path(path) == BackwardPath::Hopper;
   if (hopper && resolve_path(Path::Automatic) != Path::Hopper) return cudaErrorNotSupported;
   if (hopper && (!g.block_rows || reinterpret_cast<uintptr_t>(g.block_rows) % 16 != 0)) return cudaErrorInvalidValue;
-  const int split = hopper && hopper_head_dim(p) ? hopper_bwd_head_split(p, sm_count()) : 1;
+  const int split = hopper ? hopper_split_here(p) : 1;
   if (split > 1)
     for (const float* sum : {g.dk_accum, g.dv_accum})
       if (!sum || reinterpret_cast<uintptr_t>(sum) % 16 != 0) return cudaErrorInvalidValue;
