@@ -3,8 +3,7 @@
 // sees key j when j < kv_len and, if causal, j <= i + offset) is taken exactly once, by a CTA of the query
 // head's KV head, and nothing outside the shape is; causal grids start with their longest CTAs; a CTA walks its
 // heads in turn and each head's query blocks first to last; and the split of a grid under one wave
-// (hopper_bwd_head_split) is, for a causal mask, the least that gives every SM a CTA, as far as the group
-// divides.
+// (hopper_bwd_head_split) is the least that gives every SM a CTA, as far as the group divides.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -65,13 +64,13 @@ const std::vector<Shape> kShapes = {
     {4, 32, 8, 1024, 1024, 128, true, false},  // 256 CTAs: no split on 132 SMs
     {2, 32, 8, 4096, 4096, 128, true, false},  // 512 CTAs: no split
     {1, 16, 1, 4096, 4096, 128, true, false},  // MQA, 32 CTAs: split 8
-    {1, 8, 1, 2048, 2048, 64, false, false},   // a full mask, 16 CTAs: no split
+    {1, 8, 1, 2048, 2048, 64, false, false},   // a full mask, 16 CTAs: split 8, the whole group
     {4, 16, 16, 2048, 2048, 64, true, false},  // MHA
     {1, 4, 1, 113, 203, 128, true, false},     // odd lengths, MQA
     {1, 4, 1, 113, 203, 128, true, true},      // bottom-right, fewer queries than keys
     {1, 6, 2, 517, 300, 64, true, true},       // bottom-right, more queries than keys (rows that see none)
     {1, 6, 2, 517, 300, 64, true, false},      // group 3: no split
-    {3, 8, 2, 1000, 1000, 128, false, false},  // a full mask: no split, every pair
+    {3, 8, 2, 1000, 1000, 128, false, false},  // a full mask, 48 CTAs: split 4 on 132 SMs
     {2, 16, 4, 1, 4096, 64, true, true},       // one query row
 };
 
@@ -142,19 +141,14 @@ TEST(HopperBackwardGrid, CausalLongestFirstAndHeadByHead) {
     }
 }
 
-// A causal split is the least power of two that gives every SM a CTA, or the group's largest power-of-two
-// divisor; a full mask does not split.
-TEST(HopperBackwardGrid, CausalSplitGivesEverySmACta) {
+// The split is the least power of two that gives every SM a CTA, or the group's largest power-of-two divisor.
+TEST(HopperBackwardGrid, SplitGivesEverySmACta) {
   for (const Shape& s : kShapes)
     for (const int sms : {1, 8, 132, 264}) {
       const Params p = params(s);
       const int split = hopper_bwd_head_split(p, sms), group = s.heads / s.kv_heads;
       const std::int64_t ctas = hopper_bwd_ctas(p, 1);
       const std::string at = describe(s, sms);
-      if (!s.causal) {
-        EXPECT_EQ(split, 1) << at;
-        continue;
-      }
       EXPECT_EQ(split & (split - 1), 0) << at;
       if (split > 1) {
         EXPECT_LT(ctas * (split / 2), sms) << at << ": more split than needed";
@@ -165,5 +159,5 @@ TEST(HopperBackwardGrid, CausalSplitGivesEverySmACta) {
   EXPECT_EQ(hopper_bwd_head_split(params(kShapes[0]), 132), 2);  // B8 H8/2 S1k: 128 CTAs
   EXPECT_EQ(hopper_bwd_head_split(params(kShapes[1]), 132), 1);  // B4 H32/8 S1k: 256
   EXPECT_EQ(hopper_bwd_head_split(params(kShapes[3]), 132), 8);  // B1 H16/1 S4k: 32
-  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[4]), 132), 1);  // full mask, group 8: 16 CTAs
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[4]), 132), 8);  // full mask, group 8: 16 CTAs
 }

@@ -21,17 +21,16 @@ constexpr int64_t hopper_bwd_ctas(const Params& p, int split) {
 }
 
 // How many CTAs share a (key block, batch, KV head) of the Hopper kernel, each taking group / split of the GQA
-// group's query heads (their dK and dV then summed in fp32: BackwardBuffers::dk_accum). A causal grid of less
-// than one CTA an SM leaves SMs idle: B1 H16/1 S4k has 32 CTAs. So the group is halved while the grid is
-// under one wave and the group divides. Not further: the sums cost each CTA an fp32 add of its dK and dV, and
-// on an H100 (docs/hopper-backward.md section 10) B8 H8/2 S1k causal ran 0.244 ms unsplit (128 CTAs), 0.215
-// split 2, 0.240 split 4; B4 H32/8 S1k causal (256 CTAs) 0.366 unsplit and 0.456 split 2. A full mask's small
-// grids would gain the same way, but that is not measured yet: they do not split.
+// group's query heads (their dK and dV then summed in fp32: BackwardBuffers::dk_accum). A grid of less than
+// one CTA an SM leaves SMs idle, whatever the mask: B1 H16/1 S4k has 32 CTAs. So the group is halved while
+// the grid is under one wave and the group divides. Not further: the sums cost each CTA an fp32 add of its dK
+// and dV, and on an H100 (docs/hopper-backward.md section 10) B8 H8/2 S1k causal ran 0.244 ms unsplit (128
+// CTAs), 0.215 split 2, 0.240 split 4; B4 H32/8 S1k causal (256 CTAs) 0.366 unsplit and 0.456 split 2.
 constexpr int hopper_bwd_head_split(const Params& p, int sms) {
   const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
   const int64_t ctas = hopper_bwd_ctas(p, 1);
   int split = 1;
-  while (p.causal && ctas * split < int64_t(sms) && group % (2 * split) == 0) split *= 2;
+  while (ctas * split < int64_t(sms) && group % (2 * split) == 0) split *= 2;
   return split;
 }
 

@@ -6,8 +6,8 @@
 // kernel does.
 //
 // A CTA owns BN = 128 keys of one (batch, KV head) and walks every (query head of the GQA group, query
-// block of BM rows), as bwd_sm80.cu does, or those of a part of the group where a causal grid under one wave
-// splits it (hopper_bwd_head_split: the parts' dK and dV are added into fp32 sums). Causal grids run longest first.
+// block of BM rows), as bwd_sm80.cu does, or those of a part of the group where a grid under one wave splits
+// it (hopper_bwd_head_split: the parts' dK and dV are added into fp32 sums). Causal grids run longest first.
 // Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
 //   the producer: one thread loads K and V (TMA, once), then each block's Q and dO (TMA) and rows (bulk
 //     copy) into the stage of two that the consumers have released (mbarriers full / empty); another adds
