@@ -60,18 +60,20 @@ bool block_sees(const Params& p, int bm, int m, int kb) {
 }
 
 const std::vector<Shape> kShapes = {
-    {8, 8, 2, 1024, 1024, 128, true, false},   // 128 CTAs: split 2 on 132 SMs
-    {4, 32, 8, 1024, 1024, 128, true, false},  // 256 CTAs: no split on 132 SMs
-    {2, 32, 8, 4096, 4096, 128, true, false},  // 512 CTAs: no split
-    {1, 16, 1, 4096, 4096, 128, true, false},  // MQA, 32 CTAs: split 8
-    {1, 8, 1, 2048, 2048, 64, false, false},   // a full mask, 16 CTAs: split 8, the whole group
-    {4, 16, 16, 2048, 2048, 64, true, false},  // MHA
-    {1, 4, 1, 113, 203, 128, true, false},     // odd lengths, MQA
-    {1, 4, 1, 113, 203, 128, true, true},      // bottom-right, fewer queries than keys
-    {1, 6, 2, 517, 300, 64, true, true},       // bottom-right, more queries than keys (rows that see none)
-    {1, 6, 2, 517, 300, 64, true, false},      // group 3: no split
-    {3, 8, 2, 1000, 1000, 128, false, false},  // a full mask, 48 CTAs: split 4 on 132 SMs
-    {2, 16, 4, 1, 4096, 64, true, true},       // one query row
+    {8, 8, 2, 1024, 1024, 128, true, false},    // 128 CTAs: split 2 on 132 SMs
+    {4, 32, 8, 1024, 1024, 128, true, false},   // 256 CTAs: no split on 132 SMs
+    {2, 32, 8, 4096, 4096, 128, true, false},   // 512 CTAs: no split
+    {1, 16, 1, 4096, 4096, 128, true, false},   // MQA, 32 CTAs: split 8
+    {1, 8, 1, 2048, 2048, 64, false, false},    // a full mask, 16 CTAs: split 8, the whole group
+    {4, 16, 16, 2048, 2048, 64, true, false},   // MHA
+    {1, 4, 1, 113, 203, 128, true, false},      // odd lengths, MQA
+    {1, 4, 1, 113, 203, 128, true, true},       // bottom-right, fewer queries than keys
+    {1, 6, 2, 517, 300, 64, true, true},        // bottom-right, more queries than keys (rows that see none)
+    {1, 6, 2, 517, 300, 64, true, false},       // group 3: no split
+    {3, 8, 2, 1000, 1000, 128, false, false},   // a full mask, 48 CTAs: split 2 on 132 SMs (4 takes two waves)
+    {2, 16, 4, 1, 4096, 64, true, true},        // one query row
+    {8, 8, 2, 1024, 1024, 128, false, false},   // a full mask, 128 CTAs: no split (2 takes two waves)
+    {1, 16, 1, 4096, 4096, 128, false, false},  // MQA, a full mask, 32 CTAs: split 4
 };
 
 }  // namespace
@@ -141,8 +143,9 @@ TEST(HopperBackwardGrid, CausalLongestFirstAndHeadByHead) {
     }
 }
 
-// The split is the least power of two that gives every SM a CTA, or the group's largest power-of-two divisor.
-TEST(HopperBackwardGrid, SplitGivesEverySmACta) {
+// The split is, as far as the group's power-of-two divisors go, for a causal mask the least power of two that
+// gives every SM a CTA, for a full mask the most that keeps the grid in one wave.
+TEST(HopperBackwardGrid, SplitFillsOneWave) {
   for (const Shape& s : kShapes)
     for (const int sms : {1, 8, 132, 264}) {
       const Params p = params(s);
@@ -150,14 +153,17 @@ TEST(HopperBackwardGrid, SplitGivesEverySmACta) {
       const std::int64_t ctas = hopper_bwd_ctas(p, 1);
       const std::string at = describe(s, sms);
       EXPECT_EQ(split & (split - 1), 0) << at;
-      if (split > 1) {
-        EXPECT_LT(ctas * (split / 2), sms) << at << ": more split than needed";
-      }
-      EXPECT_TRUE(ctas * split >= sms || group % (2 * split) != 0) << at << ": less split than the rule";
+      if (split > 1 && s.causal) EXPECT_LT(ctas * (split / 2), sms) << at << ": more split than needed";
+      if (split > 1 && !s.causal) EXPECT_LE(ctas * split, sms) << at << ": a full mask's second wave";
+      const bool halves = s.causal ? ctas * split < sms : ctas * split * 2 <= sms;
+      EXPECT_TRUE(!halves || group % (2 * split) != 0) << at << ": less split than the rule";
     }
   // On an H100's 132 SMs, the shapes measured in docs/hopper-backward.md section 10.
-  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[0]), 132), 2);  // B8 H8/2 S1k: 128 CTAs
-  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[1]), 132), 1);  // B4 H32/8 S1k: 256
-  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[3]), 132), 8);  // B1 H16/1 S4k: 32
-  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[4]), 132), 8);  // full mask, group 8: 16 CTAs
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[0]), 132), 2);   // B8 H8/2 S1k: 128 CTAs
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[1]), 132), 1);   // B4 H32/8 S1k: 256
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[3]), 132), 8);   // B1 H16/1 S4k: 32
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[4]), 132), 8);   // full mask, group 8: 16 CTAs
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[10]), 132), 2);  // full mask, 48 CTAs
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[12]), 132), 1);  // B8 H8/2 S1k full: 128 CTAs
+  EXPECT_EQ(hopper_bwd_head_split(params(kShapes[13]), 132), 4);  // B1 H16/1 S4k full: 32 CTAs
 }

@@ -1,5 +1,5 @@
-// The Hopper backward's grid (bwd_sm90.cu), host and device alike: its tiles, how a small causal grid
-// splits a GQA group over CTAs, and which keys, query heads and query blocks CTA x of its 1-D grid takes.
+// The Hopper backward's grid (bwd_sm90.cu), host and device alike: its tiles, how a small grid splits a
+// GQA group over CTAs, and which keys, query heads and query blocks CTA x of its 1-D grid takes.
 // Plain constexpr C++ (the CUDA sources compile with --expt-relaxed-constexpr), so that a CPU test checks the
 // mapping against the definition (tests/fused/bwd_grid_test.cpp).
 #pragma once
@@ -22,15 +22,21 @@ constexpr int64_t hopper_bwd_ctas(const Params& p, int split) {
 
 // How many CTAs share a (key block, batch, KV head) of the Hopper kernel, each taking group / split of the GQA
 // group's query heads (their dK and dV then summed in fp32: BackwardBuffers::dk_accum). A grid of less than
-// one CTA an SM leaves SMs idle, whatever the mask: B1 H16/1 S4k has 32 CTAs. So the group is halved while
-// the grid is under one wave and the group divides. Not further: the sums cost each CTA an fp32 add of its dK
-// and dV, and on an H100 (docs/hopper-backward.md section 10) B8 H8/2 S1k causal ran 0.244 ms unsplit (128
-// CTAs), 0.215 split 2, 0.240 split 4; B4 H32/8 S1k causal (256 CTAs) 0.366 unsplit and 0.456 split 2.
+// one CTA an SM leaves SMs idle: B1 H16/1 S4k has 32 CTAs. The group is halved, as far as it divides:
+// - causal: while the grid is under one wave. Its CTAs differ in length, so the step that crosses one wave
+//   still pays: on an H100 (docs/hopper-backward.md section 10) B8 H8/2 S1k causal ran 0.244 ms unsplit (128
+//   CTAs), 0.215 split 2, 0.240 split 4; B4 H32/8 S1k causal (256 CTAs) 0.366 unsplit and 0.456 split 2.
+// - full mask: while the halved grid still fits one wave. Its CTAs are equal, so a second wave only adds the
+//   sums' fp32 adds: B8 H8/2 S1k full ran 0.231 ms unsplit (128 CTAs) and 0.272 split 2; B1 H16/1 S4k full
+//   (32 CTAs) 2.60 unsplit and 0.78 split 8 (cuDNN 0.67-0.70; this rule gives split 4, 128 CTAs).
 constexpr int hopper_bwd_head_split(const Params& p, int sms) {
   const int group = p.kv_heads > 0 ? p.heads / p.kv_heads : 1;
   const int64_t ctas = hopper_bwd_ctas(p, 1);
+  const auto halves = [&](int split) {
+    return group % (2 * split) == 0 && (p.causal ? ctas * split < int64_t(sms) : ctas * split * 2 <= int64_t(sms));
+  };
   int split = 1;
-  while (ctas * split < int64_t(sms) && group % (2 * split) == 0) split *= 2;
+  while (halves(split)) split *= 2;
   return split;
 }
 
