@@ -153,8 +153,12 @@ TEST(HopperBackwardGrid, SplitFillsOneWave) {
       const std::int64_t ctas = hopper_bwd_ctas(p, 1);
       const std::string at = describe(s, sms);
       EXPECT_EQ(split & (split - 1), 0) << at;
-      if (split > 1 && s.causal) EXPECT_LT(ctas * (split / 2), sms) << at << ": more split than needed";
-      if (split > 1 && !s.causal) EXPECT_LE(ctas * split, sms) << at << ": a full mask's second wave";
+      if (split > 1 && s.causal) {
+        EXPECT_LT(ctas * (split / 2), sms) << at << ": more split than needed";
+      }
+      if (split > 1 && !s.causal) {
+        EXPECT_LE(ctas * split, sms) << at << ": a full mask's second wave";
+      }
       const bool halves = s.causal ? ctas * split < sms : ctas * split * 2 <= sms;
       EXPECT_TRUE(!halves || group % (2 * split) != 0) << at << ": less split than the rule";
     }
