@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "attention/cuda/cuda_check.h"
@@ -21,11 +22,57 @@ namespace {
 
 // Every failure (a refused call, a CUDA error) throws; check_case and time_case
 // turn it into the result's error line.
+// The calls of `call` on ws's scratch: each poisons the outputs, then runs the forward.
+void run_calls(const attention::AttentionParams& params, const attention::cuda::DeviceInputs& dev,
+               const attention::cuda::DeviceBuffer& ws, Path path, const LaunchOverrides& o, const CallForm& call) {
+  if (!call.own_stream && !call.graph) {
+    for (int i = 0; i < call.calls; ++i) {
+      attention::cuda::poison_outputs(dev, nullptr);
+      attention_forward_on(params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path, o);
+    }
+    return;
+  }
+  struct Owned {  // released on every way out, a throw from the call included
+    cudaStream_t stream = nullptr;
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ~Owned() {
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      if (stream && cudaStreamIsCapturing(stream, &capturing) == cudaSuccess &&
+          capturing != cudaStreamCaptureStatusNone) {
+        cudaGraph_t partial = nullptr;
+        if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+      }
+      if (exec) cudaGraphExecDestroy(exec);
+      if (graph) cudaGraphDestroy(graph);
+      if (stream) cudaStreamDestroy(stream);
+    }
+  } own;
+  auto check = [](cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+  };
+  check(cudaStreamCreateWithFlags(&own.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  const attention::ExecContext ctx{own.stream, ws.get(), ws.bytes()};
+  if (call.graph) {
+    check(cudaStreamBeginCapture(own.stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    attention::cuda::poison_outputs(dev, own.stream);
+    attention_forward_on(params, ctx, path, o);
+    check(cudaStreamEndCapture(own.stream, &own.graph), "cudaStreamEndCapture");
+    check(cudaGraphInstantiate(&own.exec, own.graph, 0), "cudaGraphInstantiate");
+    for (int i = 0; i < call.calls; ++i) check(cudaGraphLaunch(own.exec, own.stream), "cudaGraphLaunch");
+  } else {
+    for (int i = 0; i < call.calls; ++i) {
+      attention::cuda::poison_outputs(dev, own.stream);
+      attention_forward_on(params, ctx, path, o);
+    }
+  }
+  check(cudaStreamSynchronize(own.stream), "cudaStreamSynchronize");
+}
+
 CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o,
-                    KvForm form) {
+                    KvForm form, const CallForm& call) {
   attention::HostInputs in = attention::make_host_inputs(shape, seed);
   const attention::cuda::DeviceInputs dev = attention::cuda::upload(in, attention::cuda::WithLse::Yes);
-  attention::cuda::poison_outputs(dev, nullptr);
   const bool cached = form.page_size > 0 || form.ragged;
   const std::vector<int> lens =
       form.ragged ? attention::ragged_lengths(shape.batch, shape.kv_len) : std::vector<int>(shape.batch, shape.kv_len);
@@ -38,7 +85,7 @@ CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned
     params = attention::cuda::with_kv_cache(params, host_cache, dev_cache);
   }
   const attention::cuda::DeviceBuffer ws(attention_workspace(params, o));  // the split tail's scratch
-  attention_forward_on(params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path, o);
+  run_calls(params, dev, ws, path, o, call);
   std::vector<float> lse(std::size_t(shape.batch) * shape.q_heads * shape.q_len);
   attention::cuda::download_outputs(dev, in, lse.data(), nullptr);
   CaseCheck c;
@@ -238,8 +285,8 @@ std::vector<attention::AttentionParams> small_decode_cases() {
 }
 
 CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o,
-                     KvForm form) {
-  return or_error<CaseCheck>([&] { return run_check(shape, path, seed, o, form); });
+                     KvForm form, CallForm call) {
+  return or_error<CaseCheck>([&] { return run_check(shape, path, seed, o, form, call); });
 }
 
 TimeResult time_case(const attention::AttentionParams& shape, Path path, int warmup, int iters,

@@ -41,11 +41,20 @@ struct KvForm {
   bool ragged = false;
 };
 
-// Runs the forward once on fresh random inputs (seeded), outputs poisoned, and
-// checks out and lse against fp64. `shape`'s pointers are ignored. A paged or ragged form is checked
-// sequence by sequence against the reference over that sequence's keys.
+// How the forward is called: once on the legacy default stream (the default), or `calls` times in a row
+// on a stream of its own, or `calls` replays of a CUDA graph captured on that stream; the outputs are
+// poisoned before every call (in the graph too), so each call must write all of them itself.
+struct CallForm {
+  int calls = 1;
+  bool own_stream = false;
+  bool graph = false;
+};
+
+// Runs the forward on fresh random inputs (seeded), outputs poisoned, and checks out and lse of the last
+// call against fp64. `shape`'s pointers are ignored. A paged or ragged form is checked sequence by
+// sequence against the reference over that sequence's keys.
 CaseCheck check_case(const attention::AttentionParams& shape, Path path, unsigned seed,
-                     const LaunchOverrides& overrides = {}, KvForm form = {});
+                     const LaunchOverrides& overrides = {}, KvForm form = {}, CallForm call = {});
 
 struct TimeResult {
   double median_ms = 0;

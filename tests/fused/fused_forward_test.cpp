@@ -18,13 +18,13 @@ namespace {
 using attnprof::attention::AttentionParams;
 
 void check_all(const std::vector<AttentionParams>& cases, Path path, const LaunchOverrides& overrides = {},
-               KvForm form = {}) {
+               KvForm form = {}, CallForm call = {}) {
   unsigned seed = 100;
   for (const AttentionParams& c : cases) {
     const std::string name = attnprof::attention::describe(c) +
                              (form.page_size ? " paged " + std::to_string(form.page_size) : "") +
                              (form.ragged ? " ragged" : "");
-    const CaseCheck r = check_case(c, path, seed++, overrides, form);
+    const CaseCheck r = check_case(c, path, seed++, overrides, form, call);
     EXPECT_TRUE(r.error.empty()) << name << ": " << r.error;
     EXPECT_EQ(r.result.unwritten, 0) << name;
     EXPECT_TRUE(r.result.lse_inf_ok) << name;
@@ -118,6 +118,21 @@ TEST(FusedForward, DecodeReadsPagedAndRaggedCaches) {
   for (const AttentionParams& c : check_cases())
     if (c.q_len <= 1000 && c.kv_len > 0) prefill.push_back(c);
   check_all(prefill, Path::Automatic, {}, KvForm{64, true});
+}
+
+// The decode kernel's split counters (decode_kernel.cu's split_counters): the CTA that merges a unit's
+// splits sets its counter back to 0, so the counters the library keeps for a stream serve every later call
+// on it without a memset. Three calls a form, the outputs poisoned before each (a call that counted from a
+// stale counter would merge early or never): on a stream of its own (its first call makes the stream's
+// counters), on the default stream, and replayed from a CUDA graph (a capture zeroes the workspace's
+// counters by a memset in the graph instead). The small cases split 8 and 18 ways; dense and paged.
+TEST(FusedForward, DecodeSplitCountersServeEveryCall) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (const CallForm call : {CallForm{3, true, false}, CallForm{3, false, false}, CallForm{3, false, true}}) {
+    SCOPED_TRACE(call.graph ? "graph replays" : call.own_stream ? "own stream" : "default stream");
+    check_all(small_decode_cases(), Path::Decode, {}, {}, call);
+    check_all(small_decode_cases(), Path::Decode, {}, KvForm{16, true}, call);
+  }
 }
 
 // Which copies the decode kernel takes: TMA on an sm_90 device for dense K/V (both layouts) and the pages
