@@ -120,18 +120,35 @@ TEST(FusedForward, DecodeReadsPagedAndRaggedCaches) {
   check_all(prefill, Path::Automatic, {}, KvForm{64, true});
 }
 
-// The decode kernel's split counters (decode_kernel.cu's split_counters): the CTA that merges a unit's
-// splits sets its counter back to 0, so the counters the library keeps for a stream serve every later call
-// on it without a memset. Three calls a form, the outputs poisoned before each (a call that counted from a
-// stale counter would merge early or never): on a stream of its own (its first call makes the stream's
-// counters), on the default stream, and replayed from a CUDA graph (a capture zeroes the workspace's
-// counters by a memset in the graph instead). The small cases split 8 and 18 ways; dense and paged.
+// Three calls in a row each way the library's per-stream counters (stream_counters.h) are reached: on a
+// stream of its own (its first call makes the stream's counters, the next two need them back at 0), on the
+// default stream, and replayed from a CUDA graph (a capture zeroes the workspace's by a memset in the graph
+// instead). The outputs are poisoned before each call: a call that counted from a stale counter merges early
+// or never (decode) or skips tiles (the dynamic scheduler), and leaves poison.
+namespace {
+const CallForm kCallForms[] = {{3, true, false}, {3, false, false}, {3, false, true}};
+const char* form_name(const CallForm& c) { return c.graph ? "graph replays" : c.own_stream ? "own stream" : "default"; }
+}  // namespace
+
+// The decode kernel's split counters, which the CTA that merges a unit's splits sets back to 0. The small
+// cases split 8 and 18 ways; dense and paged.
 TEST(FusedForward, DecodeSplitCountersServeEveryCall) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  for (const CallForm call : {CallForm{3, true, false}, CallForm{3, false, false}, CallForm{3, false, true}}) {
-    SCOPED_TRACE(call.graph ? "graph replays" : call.own_stream ? "own stream" : "default stream");
+  for (const CallForm& call : kCallForms) {
+    SCOPED_TRACE(form_name(call));
     check_all(small_decode_cases(), Path::Decode, {}, {}, call);
     check_all(small_decode_cases(), Path::Decode, {}, KvForm{16, true}, call);
+  }
+}
+
+// The dynamic scheduler's draw and finish counters, which its last CTA to finish sets back to 0; 3 CTAs
+// drawing every tile of the small cases.
+TEST(FusedForward, DynamicCountersServeEveryCall) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (resolve_path(Path::Automatic) != Path::Hopper) GTEST_SKIP() << "not an sm_90 device";
+  for (const CallForm& call : kCallForms) {
+    SCOPED_TRACE(form_name(call));
+    check_all(small_cases(), Path::Dynamic, capped(), {}, call);
   }
 }
 

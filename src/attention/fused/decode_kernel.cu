@@ -11,19 +11,17 @@
 // through shared memory at the end. With several splits per unit, each CTA writes its normalized partial output and
 // log-sum-exp, and the last CTA of the unit to finish (a counter per unit) merges them by their log-sum-exp, writes
 // the output and sets the counter back to 0, so counters the library keeps for a stream need no memset per call
-// (split_counters).
+// (stream_counters.h).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <climits>
-#include <map>
-#include <mutex>
-#include <utility>
 
 #include "fused_attention.h"
 #include "hopper_ptx.cuh"
 #include "mma_sm80.cuh"
 #include "softmax_fragment.cuh"
+#include "stream_counters.h"
 #include "tensor_map.h"
 
 namespace attnprof::fused {
@@ -544,46 +542,6 @@ cudaError_t launch_copies(const Params& p, const DecodePlan& d, const DecodeArgs
   return launch_rows<T, D, false>(p, d, a, maps, stream);
 }
 
-// The split counters of the calls on `stream` (null: the caller zeroes the workspace's for this call).
-// A merging CTA sets its unit's counter back to 0, so counters zeroed once stay zero between calls; the
-// library keeps kStreamCounters of them for each (device, stream) it sees, made and zeroed on that stream at
-// its first call. Calls on one stream run in turn, so two never count on one counter at once; calls on
-// other streams get their own. Null, and the memset per call, where the units outnumber the counters (only
-// forced splits: the rule splits under one wave of CTAs), for captures into a CUDA graph (a graph may be
-// replayed on any stream, beside eager calls), past kMaxCounterStreams streams, or where CUDA refuses.
-constexpr long long kStreamCounters = 1024;
-constexpr std::size_t kMaxCounterStreams = 256;
-
-int* split_counters(cudaStream_t stream, long long units) {
-  if (units > kStreamCounters) return nullptr;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  int device = 0;
-  unsigned long long id = 0;
-  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone ||
-      cudaGetDevice(&device) != cudaSuccess || cudaStreamGetId(stream, &id) != cudaSuccess) {
-    (void)cudaGetLastError();  // a refusal here is not the call's error: the memset path reports its own
-    return nullptr;
-  }
-  static std::mutex mutex;
-  static std::map<std::pair<int, unsigned long long>, int*> counters;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto found = counters.find({device, id});
-  if (found != counters.end()) return found->second;
-  if (counters.size() >= kMaxCounterStreams) return nullptr;
-  int* made = nullptr;
-  if (cudaMalloc(&made, kStreamCounters * sizeof(int)) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  if (cudaMemsetAsync(made, 0, kStreamCounters * sizeof(int), stream) != cudaSuccess) {
-    (void)cudaGetLastError();
-    (void)cudaFree(made);
-    return nullptr;
-  }
-  counters.emplace(std::make_pair(device, id), made);  // kept for the process: kernels may still read it
-  return made;
-}
-
 }  // namespace
 
 bool decode_uses_tma(const Params& p, const LaunchOverrides& overrides) {
@@ -615,7 +573,8 @@ cudaError_t launch_decode(const Params& p, cudaStream_t stream, const LaunchOver
     const std::size_t partial = decode_partial_bytes(d, p.head_dim);
     a.partial_o = reinterpret_cast<float*>(w);
     a.partial_lse = a.partial_o + std::size_t(d.units) * d.splits * d.chunk_rows * p.head_dim;
-    a.counters = split_counters(stream, d.units);
+    // The stream's (the rule splits under one wave of CTAs; forced splits may have more units than it keeps).
+    a.counters = d.units <= kDecodeStreamCounters ? stream_counters(stream) : nullptr;
     if (!a.counters) {  // the workspace's, zeroed for this call
       a.counters = reinterpret_cast<int*>(w + (partial + 255) / 256 * 256);
       const cudaError_t e = cudaMemsetAsync(a.counters, 0, std::size_t(d.units) * sizeof(int), stream);

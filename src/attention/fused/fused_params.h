@@ -52,9 +52,10 @@ struct Params {
   int* tail_flags = nullptr;      // per CTA and consumer warpgroup: 1 once its partial is written
   int tail_units = 0;             // key blocks per CTA in the split tail
 
-  // The dynamic causal scheduler (the same workspace, when the split tail takes none of it): the
-  // tile counter the CTAs draw from (zeroed before each launch), and the (batch, head)s per section of
-  // its longest-first order (dynamic_section_heads).
+  // The dynamic causal scheduler: the tile counter the CTAs draw from and the count of CTAs done
+  // drawing, which the last of them sets back to 0 (the stream's counters, stream_counters.h, else the
+  // same workspace, zeroed before the launch), and the (batch, head)s per section of its longest-first
+  // order (dynamic_section_heads).
   int sched_heads = 0;
   int* sched_counter = nullptr;
 

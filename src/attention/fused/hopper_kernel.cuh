@@ -189,6 +189,15 @@ __global__ void __launch_bounds__(128 * (K::kConsumers + 1), 1)
             tma_load_4d(sV + s * kKVBytes + c * BN * 128, &maps.v, c * 64, n * BN, hk, tl.b, &bar.v_full[s]);
         }
       }
+      if constexpr (kDynamic) {
+        // This CTA's draws are done (its last found the end). The last CTA to finish sets the draw and
+        // finish counters back to 0 for the next call on the stream (stream_counters.h).
+        __threadfence();
+        if (atomicAdd(p.sched_counter + 1, 1) == int(gridDim.x) - 1) {
+          p.sched_counter[0] = 0;
+          p.sched_counter[1] = 0;
+        }
+      }
     }
     return;
   }

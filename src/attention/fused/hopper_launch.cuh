@@ -11,6 +11,7 @@
 #include "fused_attention.h"
 #include "hopper_kernel.cuh"
 #include "schedule.h"
+#include "stream_counters.h"
 #include "tensor_map.h"
 
 namespace attnprof::fused::sm90 {
@@ -40,11 +41,13 @@ cudaError_t launch(const Params& params, const Schedule& s, cudaStream_t stream)
   if constexpr (K::kPersistent) {
     if (s.ctas <= 0) return cudaErrorInvalidDevice;
     grid = dim3(unsigned(s.ctas));
-    if constexpr (K::kDynamic) {  // choose_schedule asked for the counter's scratch
-      p.sched_counter = static_cast<int*>(p.tail_workspace);
+    if constexpr (K::kDynamic) {
+      // The draw and finish counters, which the kernel's last CTA sets back to 0: the stream's, else those of
+      // the scratch choose_schedule asked for, zeroed for this call.
       p.sched_heads = s.section_heads;
-      e = cudaMemsetAsync(p.sched_counter, 0, sizeof(int), stream);
-      if (e != cudaSuccess) return e;
+      int* kept = stream_counters(stream);
+      p.sched_counter = kept ? kept + kSchedulerCounterAt : static_cast<int*>(p.tail_workspace);
+      if (!kept && (e = cudaMemsetAsync(p.sched_counter, 0, 2 * sizeof(int), stream)) != cudaSuccess) return e;
     }
     p.tail_units = 0;
     if constexpr (K::kSplitTail)

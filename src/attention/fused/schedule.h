@@ -324,7 +324,8 @@ constexpr DecodePlan decode_plan(const Params& p, int sms, int max_splits = kDec
 }
 
 // The decode kernel's scratch for a plan of more than one split: each split's normalized partial
-// output (fp32, chunk_rows x head_dim) and log-sum-exp, then a counter per unit (zeroed before the launch).
+// output (fp32, chunk_rows x head_dim) and log-sum-exp, then a counter per unit (zeroed before the launch
+// where the stream's counters cannot serve: stream_counters.h).
 constexpr std::size_t decode_partial_bytes(const DecodePlan& d, int head_dim) {
   return std::size_t(d.units) * std::size_t(d.splits) * std::size_t(d.chunk_rows) * std::size_t(head_dim + 1) * 4;
 }
