@@ -141,14 +141,19 @@ TEST(FusedForward, DecodeSplitCountersServeEveryCall) {
   }
 }
 
-// The dynamic scheduler's draw and finish counters, which its last CTA to finish sets back to 0; 3 CTAs
-// drawing every tile of the small cases.
-TEST(FusedForward, DynamicCountersServeEveryCall) {
+// The dynamic scheduler's draw and finish counters, which its last CTA to finish sets back to 0 (3 CTAs
+// drawing every tile of the small cases), and the split tail's flags, which the final pieces lower once read
+// (every tail split, in ranges down to one key block, after static rounds of 3 CTAs and uncapped).
+TEST(FusedForward, DynamicAndSplitTailCountersServeEveryCall) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
   if (resolve_path(Path::Automatic) != Path::Hopper) GTEST_SKIP() << "not an sm_90 device";
+  LaunchOverrides every_tail;
+  every_tail.split_tail_min_units = 1;
   for (const CallForm& call : kCallForms) {
     SCOPED_TRACE(form_name(call));
     check_all(small_cases(), Path::Dynamic, capped(), {}, call);
+    check_all(small_cases(), Path::SplitTail, every_tail, {}, call);
+    check_all(small_cases(), Path::SplitTail, capped(every_tail), {}, call);
   }
 }
 

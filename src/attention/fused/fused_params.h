@@ -49,7 +49,7 @@ struct Params {
   void* tail_workspace = nullptr;
   std::size_t tail_workspace_bytes = 0;
   float* tail_partial = nullptr;  // per CTA and consumer warpgroup: 128 threads x (head_dim / 8 + 1) float4
-  int* tail_flags = nullptr;      // per CTA and consumer warpgroup: 1 once its partial is written
+  int* tail_flags = nullptr;      // per CTA and consumer warpgroup: 1 once its partial is written, 0 once read
   int tail_units = 0;             // key blocks per CTA in the split tail
 
   // The dynamic causal scheduler: the tile counter the CTAs draw from and the count of CTAs done

@@ -12,7 +12,7 @@ namespace attnprof::fused::sm90 {
 
 // The split tail's piece of this step (TileScheduler::split_piece): a kPartial piece writes its partial
 // output to its CTA's slot, raises its flag and has no epilogue (returns true); a kFinal piece waits for
-// the item's other pieces, CTAs blockIdx.x + 1 .. last_cta, and merges them into o and st.
+// the item's other pieces, CTAs blockIdx.x + 1 .. last_cta, lowers their flags and merges them into o and st.
 template <typename T, int D, typename K>
 __device__ __forceinline__ bool split_tail_piece(Consumer<T, D, K>& c, const Tile& piece, const TileFrame& f,
                                                  float (&o)[D / 8][4], RowState& st) {
@@ -32,7 +32,11 @@ __device__ __forceinline__ bool split_tail_piece(Consumer<T, D, K>& c, const Til
   }
   if (piece.role == kFinal)
     for (int cta = int(blockIdx.x) + 1; cta <= piece.last_cta; ++cta) {
-      if (threadIdx.x % 128 == 0) flag_wait(c.p.tail_flags + cta * C::kConsumers + c.cw);
+      if (threadIdx.x % 128 == 0) {
+        int* flag = c.p.tail_flags + cta * C::kConsumers + c.cw;
+        flag_wait(flag);
+        *flag = 0;  // raised once a call: down again for the next call on the stream (stream_counters.h)
+      }
       __syncwarp();
       named_bar_sync(5 + c.cw, 128);
       merge_partial(o, st, slot(cta), c.scale_log2);

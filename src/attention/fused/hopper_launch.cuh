@@ -54,10 +54,14 @@ cudaError_t launch(const Params& params, const Schedule& s, cudaStream_t stream)
       if (s.tail_units > 0 && p.tail_workspace && p.tail_workspace_bytes >= split_tail_bytes(s.ctas, D)) {
         p.tail_units = s.tail_units;
         p.tail_partial = static_cast<float*>(p.tail_workspace);
+        // The flags, which the final pieces lower once read: the stream's, else the workspace's, zeroed.
+        int* kept = s.ctas * K::kConsumers <= kTailStreamFlags ? stream_counters(stream) : nullptr;
         p.tail_flags =
-            reinterpret_cast<int*>(static_cast<char*>(p.tail_workspace) + split_tail_partial_bytes(s.ctas, D));
-        e = cudaMemsetAsync(p.tail_flags, 0, std::size_t(s.ctas) * K::kConsumers * sizeof(int), stream);
-        if (e != cudaSuccess) return e;
+            kept ? kept + kTailFlagsAt
+                 : reinterpret_cast<int*>(static_cast<char*>(p.tail_workspace) + split_tail_partial_bytes(s.ctas, D));
+        if (!kept && (e = cudaMemsetAsync(p.tail_flags, 0, std::size_t(s.ctas) * K::kConsumers * sizeof(int),
+                                          stream)) != cudaSuccess)
+          return e;
       }
   }
   kernel<<<grid, kT.threads, kSmem, stream>>>(p, maps);

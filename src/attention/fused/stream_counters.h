@@ -8,11 +8,14 @@
 
 namespace attnprof::fused {
 
-// The block's ints, by user: the decode kernel's split counters (one a unit), then the dynamic tile
-// scheduler's draw and finish counters (hopper_kernel.cuh).
+// The block's ints, by user: the decode kernel's split counters (one a unit), the dynamic tile scheduler's
+// draw and finish counters (hopper_kernel.cuh), the split tail's flags (one per CTA and consumer warpgroup,
+// hopper_epilogue.cuh).
 inline constexpr int kDecodeStreamCounters = 1024;
 inline constexpr int kSchedulerCounterAt = kDecodeStreamCounters;
-inline constexpr int kStreamCounterInts = kSchedulerCounterAt + 2;
+inline constexpr int kTailFlagsAt = kSchedulerCounterAt + 2;
+inline constexpr int kTailStreamFlags = 1024;
+inline constexpr int kStreamCounterInts = kTailFlagsAt + kTailStreamFlags;
 
 // The stream's block of kStreamCounterInts zeroed ints, made and zeroed on `stream` at its first call. Null
 // (the caller zeroes its own in the workspace, per call) while the stream is being captured into a CUDA graph
