@@ -78,7 +78,7 @@ void print_header(const BenchRun& run, std::FILE* out) {
     fmt::print(out, "{:<18} {:>9} {:>13} {:>7} {:>5} {:>7} {:<12} {:>9} {}\n", "impl", "median ms", "p10-p90 ms",
                "TFLOP/s", "%GEMM", "kernels", "GEMM unit", "bytes", "rel err");
   else
-    fmt::print(out, "{:<18} {:>9} {:>12} {:>7} {:>9} {}\n", "impl", "median ms", "p10-p90 ms", "TFLOP/s", "bytes",
+    fmt::print(out, "{:<18} {:>9} {:>13} {:>7} {:>9} {}\n", "impl", "median ms", "p10-p90 ms", "TFLOP/s", "bytes",
                "rel err");
   std::fflush(out);
 }
@@ -94,15 +94,17 @@ void print_row(const BenchRun& run, const ImplResult& r, std::FILE* out) {
     err = std::isfinite(*r.rel_error) ? fmt::format("{:.2e}", *r.rel_error) : "NaN/unwritten";
     if (!r.check_passed) err += " FAIL";
   }
-  const std::string spread = fmt::format("{:.3f}-{:.3f}", r.p10_ms, r.p90_ms);
+  // Milliseconds to the microsecond, and to a tenth of one under 0.1 ms (decode calls of 5-50 us).
+  const auto ms = [](double v) { return v < 0.1 ? fmt::format("{:.4f}", v) : fmt::format("{:.3f}", v); };
+  const std::string spread = ms(r.p10_ms) + "-" + ms(r.p90_ms);
   const std::string tflops = r.tflops >= 10 ? fmt::format("{:.1f}", r.tflops) : fmt::format("{:.3g}", r.tflops);
   if (run.on_gpu)
-    fmt::print(out, "{:<18} {:>9.3f} {:>13} {:>7} {:>5} {:>7} {:<12} {:>9} {}\n", r.name, r.median_ms, spread, tflops,
+    fmt::print(out, "{:<18} {:>9} {:>13} {:>7} {:>5} {:>7} {:<12} {:>9} {}\n", r.name, ms(r.median_ms), spread, tflops,
                r.pct_of_gemm ? fmt::format("{:.1f}", *r.pct_of_gemm) : "n/a",
                r.kernels ? fmt::format("{}", *r.kernels) : "n/a", short_unit(r.gemm_unit), bytes_text(r.bytes_model),
                err);
   else
-    fmt::print(out, "{:<18} {:>9.3f} {:>12} {:>7} {:>9} {}\n", r.name, r.median_ms, spread, tflops,
+    fmt::print(out, "{:<18} {:>9} {:>13} {:>7} {:>9} {}\n", r.name, ms(r.median_ms), spread, tflops,
                bytes_text(r.bytes_model), err);
   std::fflush(out);
 }
