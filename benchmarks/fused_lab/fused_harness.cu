@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <exception>
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "attention/cuda/cuda_check.h"
@@ -20,18 +19,10 @@
 namespace attnprof::fused {
 namespace {
 
-// Every failure (a refused call, a CUDA error) throws; check_case and time_case
-// turn it into the result's error line.
-// The calls of `call` on ws's scratch: each poisons the outputs, then runs the forward.
+// The calls of `call` on ws's scratch: each poisons the outputs, then runs the forward; on the legacy default
+// stream, or on a stream of its own (directly or through a graph captured there).
 void run_calls(const attention::AttentionParams& params, const attention::cuda::DeviceInputs& dev,
                const attention::cuda::DeviceBuffer& ws, Path path, const LaunchOverrides& o, const CallForm& call) {
-  if (!call.own_stream && !call.graph) {
-    for (int i = 0; i < call.calls; ++i) {
-      attention::cuda::poison_outputs(dev, nullptr);
-      attention_forward_on(params, attention::ExecContext{nullptr, ws.get(), ws.bytes()}, path, o);
-    }
-    return;
-  }
   struct Owned {  // released on every way out, a throw from the call included
     cudaStream_t stream = nullptr;
     cudaGraph_t graph = nullptr;
@@ -48,27 +39,26 @@ void run_calls(const attention::AttentionParams& params, const attention::cuda::
       if (stream) cudaStreamDestroy(stream);
     }
   } own;
-  auto check = [](cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-  };
-  check(cudaStreamCreateWithFlags(&own.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  if (call.own_stream || call.graph) ATTNPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&own.stream, cudaStreamNonBlocking));
   const attention::ExecContext ctx{own.stream, ws.get(), ws.bytes()};
   if (call.graph) {
-    check(cudaStreamBeginCapture(own.stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    ATTNPROF_CUDA_CHECK(cudaStreamBeginCapture(own.stream, cudaStreamCaptureModeGlobal));
     attention::cuda::poison_outputs(dev, own.stream);
     attention_forward_on(params, ctx, path, o);
-    check(cudaStreamEndCapture(own.stream, &own.graph), "cudaStreamEndCapture");
-    check(cudaGraphInstantiate(&own.exec, own.graph, 0), "cudaGraphInstantiate");
-    for (int i = 0; i < call.calls; ++i) check(cudaGraphLaunch(own.exec, own.stream), "cudaGraphLaunch");
+    ATTNPROF_CUDA_CHECK(cudaStreamEndCapture(own.stream, &own.graph));
+    ATTNPROF_CUDA_CHECK(cudaGraphInstantiate(&own.exec, own.graph, 0));
+    for (int i = 0; i < call.calls; ++i) ATTNPROF_CUDA_CHECK(cudaGraphLaunch(own.exec, own.stream));
   } else {
     for (int i = 0; i < call.calls; ++i) {
       attention::cuda::poison_outputs(dev, own.stream);
       attention_forward_on(params, ctx, path, o);
     }
   }
-  check(cudaStreamSynchronize(own.stream), "cudaStreamSynchronize");
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(own.stream));
 }
 
+// Every failure (a refused call, a CUDA error) throws; check_case and time_case
+// turn it into the result's error line.
 CaseCheck run_check(const attention::AttentionParams& shape, Path path, unsigned seed, const LaunchOverrides& o,
                     KvForm form, const CallForm& call) {
   attention::HostInputs in = attention::make_host_inputs(shape, seed);
