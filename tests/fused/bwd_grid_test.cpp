@@ -80,44 +80,45 @@ const std::vector<Shape> kShapes = {
 
 TEST(HopperBackwardGrid, EveryVisiblePairOnceByItsKvHead) {
   for (const Shape& s : kShapes)
-    for (const int sms : {1, 8, 132}) {
-      const Params p = params(s);
-      const int split = hopper_bwd_head_split(p, sms), bm = hopper_bwd_block_m(s.head_dim);
-      const int group = s.heads / s.kv_heads;
-      const std::string at = describe(s, sms);
-      ASSERT_EQ(group % split, 0) << at;
-      std::map<std::tuple<int, int, int, int>, int> taken;  // (batch, head, query block, key block)
-      std::map<std::tuple<int, int, int, int>, int> ctas;   // (batch, KV head, first query head, key block)
-      for (int x = 0; x < hopper_bwd_ctas(p, split); ++x) {
-        const HopperBwdCta c = hopper_bwd_cta(p, s.head_dim, split, x);
-        ASSERT_TRUE(c.batch >= 0 && c.batch < s.batch && c.kv_head >= 0 && c.kv_head < s.kv_heads) << at;
-        ASSERT_EQ(c.heads, group / split) << at;
-        ASSERT_TRUE(c.head0 >= c.kv_head * group && c.head0 + c.heads <= (c.kv_head + 1) * group) << at;
-        ++ctas[{c.batch, c.kv_head, c.head0, c.key_block}];
-        for (int it = 0; it < c.items(); ++it) {
-          const int h = c.head(it), row0 = c.row0(it, bm);
-          ASSERT_TRUE(h >= c.head0 && h < c.head0 + c.heads && row0 >= 0 && row0 < s.q_len) << at;
-          ++taken[{c.batch, h, row0 / bm, c.key_block}];
+    for (const int sms : {1, 8, 132})
+      for (const int section : {0, 1, 3, 4}) {
+        const Params p = params(s);
+        const int split = hopper_bwd_head_split(p, sms), bm = hopper_bwd_block_m(s.head_dim);
+        const int group = s.heads / s.kv_heads;
+        const std::string at = describe(s, sms) + " section " + std::to_string(section);
+        ASSERT_EQ(group % split, 0) << at;
+        std::map<std::tuple<int, int, int, int>, int> taken;  // (batch, head, query block, key block)
+        std::map<std::tuple<int, int, int, int>, int> ctas;   // (batch, KV head, first query head, key block)
+        for (int x = 0; x < hopper_bwd_ctas(p, split); ++x) {
+          const HopperBwdCta c = hopper_bwd_cta(p, s.head_dim, split, x, section);
+          ASSERT_TRUE(c.batch >= 0 && c.batch < s.batch && c.kv_head >= 0 && c.kv_head < s.kv_heads) << at;
+          ASSERT_EQ(c.heads, group / split) << at;
+          ASSERT_TRUE(c.head0 >= c.kv_head * group && c.head0 + c.heads <= (c.kv_head + 1) * group) << at;
+          ++ctas[{c.batch, c.kv_head, c.head0, c.key_block}];
+          for (int it = 0; it < c.items(); ++it) {
+            const int h = c.head(it), row0 = c.row0(it, bm);
+            ASSERT_TRUE(h >= c.head0 && h < c.head0 + c.heads && row0 >= 0 && row0 < s.q_len) << at;
+            ++taken[{c.batch, h, row0 / bm, c.key_block}];
+          }
         }
+        for (const auto& [cta, n] : ctas) EXPECT_EQ(n, 1) << at << ": a CTA twice";
+        for (const auto& [pair, n] : taken) EXPECT_EQ(n, 1) << at << ": a (head, block, key block) twice";
+        // Every pair whose rows see a key of the block is taken; one taken whose rows see none is a causal
+        // block's rows past q_len only (its P is zero there).
+        for (int b = 0; b < s.batch; ++b)
+          for (int h = 0; h < s.heads; ++h)
+            for (int m = 0; m * bm < s.q_len; ++m)
+              for (int kb = 0; kb * kHopperBwdBlockN < s.kv_len; ++kb) {
+                const bool sees = block_sees(p, bm, m, kb), took = taken.count({b, h, m, kb}) > 0;
+                if (sees) {
+                  EXPECT_TRUE(took) << at << ": head " << h << " block " << m << " key block " << kb;
+                }
+                if (took && !sees) {
+                  EXPECT_TRUE(s.causal) << at;
+                  EXPECT_GE(kb * kHopperBwdBlockN - p.causal_offset, s.q_len) << at << ": key block " << kb;
+                }
+              }
       }
-      for (const auto& [cta, n] : ctas) EXPECT_EQ(n, 1) << at << ": a CTA twice";
-      for (const auto& [pair, n] : taken) EXPECT_EQ(n, 1) << at << ": a (head, block, key block) twice";
-      // Every pair whose rows see a key of the block is taken; one taken whose rows see none is a causal
-      // block's rows past q_len only (its P is zero there).
-      for (int b = 0; b < s.batch; ++b)
-        for (int h = 0; h < s.heads; ++h)
-          for (int m = 0; m * bm < s.q_len; ++m)
-            for (int kb = 0; kb * kHopperBwdBlockN < s.kv_len; ++kb) {
-              const bool sees = block_sees(p, bm, m, kb), took = taken.count({b, h, m, kb}) > 0;
-              if (sees) {
-                EXPECT_TRUE(took) << at << ": head " << h << " block " << m << " key block " << kb;
-              }
-              if (took && !sees) {
-                EXPECT_TRUE(s.causal) << at;
-                EXPECT_GE(kb * kHopperBwdBlockN - p.causal_offset, s.q_len) << at << ": key block " << kb;
-              }
-            }
-    }
 }
 
 TEST(HopperBackwardGrid, CausalLongestFirstAndHeadByHead) {

@@ -58,10 +58,15 @@ struct HopperBwdCta {
   constexpr int head(int it) const { return head0 + it / blocks(); }
   constexpr int row0(int it, int bm) const { return (m_first + it % blocks()) * bm; }
 };
-constexpr HopperBwdCta hopper_bwd_cta(const Params& p, int head_dim, int split, int x) {
+// Causal grids go section by section: `section` (batch, KV head, part)s at a time (0: all of them), each
+// section's CTAs longest first, so that the CTAs running at once share fewer heads' Q, dO and dQ sums in L2.
+constexpr HopperBwdCta hopper_bwd_cta(const Params& p, int head_dim, int split, int x, int section = 0) {
   const int key_blocks = hopper_bwd_key_blocks(p), parts = p.kv_heads * p.batch * split;
-  const int kb = p.causal ? x / parts : x % key_blocks;
-  const int hbp = p.causal ? x % parts : x / key_blocks;
+  const int sec = section > 0 && section < parts ? section : parts;
+  const int s = x / (sec * key_blocks), in_sec = parts - s * sec < sec ? parts - s * sec : sec;
+  const int r = x - s * sec * key_blocks;
+  const int kb = p.causal ? r / in_sec : x % key_blocks;
+  const int hbp = p.causal ? s * sec + r % in_sec : x / key_blocks;
   const int part = hbp % split, hb = hbp / split, kv_head = hb % p.kv_heads;
   const int group = p.heads / p.kv_heads, bm = hopper_bwd_block_m(head_dim);
   int m_first = 0;

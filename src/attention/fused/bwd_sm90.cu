@@ -29,6 +29,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "bwd_common.cuh"
 #include "fused_attention.h"
@@ -80,7 +81,7 @@ struct BwdLayout {
 template <typename T, int D>
 __global__ void __launch_bounds__(kBwdThreads, 1)
     fused_bwd_sm90(const __grid_constant__ Params p, const __grid_constant__ TensorMaps maps,
-                   const __grid_constant__ BackwardBuffers g, int head_split) {
+                   const __grid_constant__ BackwardBuffers g, int head_split, int section) {
 #ifdef ATTNPROF_SM90A
   using L = BwdLayout<D>;
   constexpr int BM = L::BM, BN = L::BN;
@@ -96,7 +97,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   uint64_t* dq_empty = dq_full + 2;  // per consumer warpgroup
 
   // The CTA's key block, (batch, KV head), query heads and blocks (the grid's order: hopper_bwd_cta).
-  const HopperBwdCta cta = hopper_bwd_cta(p, D, head_split, int(blockIdx.x));
+  const HopperBwdCta cta = hopper_bwd_cta(p, D, head_split, int(blockIdx.x), section);
   const int kb0 = cta.key_block * BN, hk = cta.kv_head, b = cta.batch;
   // Warp-uniform to the compiler (a shuffle from lane 0, as the forward does): no divergent paths
   // around the wgmma, which ptxas would serialize (C7520).
@@ -331,7 +332,12 @@ cudaError_t launch_main(const Params& p, const BackwardBuffers& g, int split, cu
   // One a key block, (batch, KV head) and part of the group.
   const int64_t ctas = hopper_bwd_ctas(p, split);
   if (ctas > INT32_MAX) return cudaErrorInvalidConfiguration;
-  kernel<<<unsigned(ctas), kBwdThreads, L::kBytes, stream>>>(p, maps, g, split);
+  // Lab knob of branch bwd-l2-sections (an A/B sweep on a GPU; removed before it lands).
+  static const int section = [] {
+    const char* e = std::getenv("ATTNPROF_BWD_SECTION");
+    return e ? std::atoi(e) : 0;
+  }();
+  kernel<<<unsigned(ctas), kBwdThreads, L::kBytes, stream>>>(p, maps, g, split, section);
   return cudaGetLastError();
 }
 
