@@ -1,12 +1,15 @@
 // The Hopper backward's grid (bwd_grid.h) against the definition: over every CTA of the 1-D grid and every
 // item it walks, each (batch, query head, query block, key block) whose rows see a key of the block (query i
 // sees key j when j < kv_len and, if causal, j <= i + offset) is taken exactly once, by a CTA of the query
-// head's KV head, and nothing outside the shape is; causal grids start with their longest CTAs; a CTA walks its
+// head's KV head, and nothing outside the shape is, whatever the sections; causal grids go a wave's worth of
+// (batch, KV head, part)s at a time (hopper_bwd_section), each section's longest CTAs first; a CTA walks its
 // heads in turn and each head's query blocks first to last; and the split of a grid under one wave
 // (hopper_bwd_head_split) is the least that gives every SM a CTA, as far as the group divides.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -19,6 +22,8 @@ using attnprof::fused::hopper_bwd_block_m;
 using attnprof::fused::hopper_bwd_cta;
 using attnprof::fused::hopper_bwd_ctas;
 using attnprof::fused::hopper_bwd_head_split;
+using attnprof::fused::hopper_bwd_key_blocks;
+using attnprof::fused::hopper_bwd_section;
 using attnprof::fused::HopperBwdCta;
 using attnprof::fused::kHopperBwdBlockN;
 using attnprof::fused::Params;
@@ -60,20 +65,22 @@ bool block_sees(const Params& p, int bm, int m, int kb) {
 }
 
 const std::vector<Shape> kShapes = {
-    {8, 8, 2, 1024, 1024, 128, true, false},    // 128 CTAs: split 2 on 132 SMs
-    {4, 32, 8, 1024, 1024, 128, true, false},   // 256 CTAs: no split on 132 SMs
-    {2, 32, 8, 4096, 4096, 128, true, false},   // 512 CTAs: no split
-    {1, 16, 1, 4096, 4096, 128, true, false},   // MQA, 32 CTAs: split 8
-    {1, 8, 1, 2048, 2048, 64, false, false},    // a full mask, 16 CTAs: split 8, the whole group
-    {4, 16, 16, 2048, 2048, 64, true, false},   // MHA
-    {1, 4, 1, 113, 203, 128, true, false},      // odd lengths, MQA
-    {1, 4, 1, 113, 203, 128, true, true},       // bottom-right, fewer queries than keys
-    {1, 6, 2, 517, 300, 64, true, true},        // bottom-right, more queries than keys (rows that see none)
-    {1, 6, 2, 517, 300, 64, true, false},       // group 3: no split
-    {3, 8, 2, 1000, 1000, 128, false, false},   // a full mask, 48 CTAs: split 2 on 132 SMs (4 takes two waves)
-    {2, 16, 4, 1, 4096, 64, true, true},        // one query row
-    {8, 8, 2, 1024, 1024, 128, false, false},   // a full mask, 128 CTAs: no split (2 takes two waves)
-    {1, 16, 1, 4096, 4096, 128, false, false},  // MQA, a full mask, 32 CTAs: split 4
+    {8, 8, 2, 1024, 1024, 128, true, false},      // 128 CTAs: split 2 on 132 SMs
+    {4, 32, 8, 1024, 1024, 128, true, false},     // 256 CTAs: no split on 132 SMs
+    {2, 32, 8, 4096, 4096, 128, true, false},     // 512 CTAs: no split
+    {1, 16, 1, 4096, 4096, 128, true, false},     // MQA, 32 CTAs: split 8
+    {1, 8, 1, 2048, 2048, 64, false, false},      // a full mask, 16 CTAs: split 8, the whole group
+    {4, 16, 16, 2048, 2048, 64, true, false},     // MHA
+    {1, 4, 1, 113, 203, 128, true, false},        // odd lengths, MQA
+    {1, 4, 1, 113, 203, 128, true, true},         // bottom-right, fewer queries than keys
+    {1, 6, 2, 517, 300, 64, true, true},          // bottom-right, more queries than keys (rows that see none)
+    {1, 6, 2, 517, 300, 64, true, false},         // group 3: no split
+    {3, 8, 2, 1000, 1000, 128, false, false},     // a full mask, 48 CTAs: split 2 on 132 SMs (4 takes two waves)
+    {2, 16, 4, 1, 4096, 64, true, true},          // one query row
+    {8, 8, 2, 1024, 1024, 128, false, false},     // a full mask, 128 CTAs: no split (2 takes two waves)
+    {1, 16, 1, 4096, 4096, 128, false, false},    // MQA, a full mask, 32 CTAs: split 4
+    {1, 32, 8, 8192, 8192, 128, true, false},     // 512 CTAs, 64 key blocks a KV head
+    {1, 16, 16, 16384, 16384, 128, true, false},  // MHA, 128 key blocks a head
 };
 
 }  // namespace
@@ -81,7 +88,7 @@ const std::vector<Shape> kShapes = {
 TEST(HopperBackwardGrid, EveryVisiblePairOnceByItsKvHead) {
   for (const Shape& s : kShapes)
     for (const int sms : {1, 8, 132})
-      for (const int section : {0, 1, 3, 4}) {
+      for (const int section : {3, -1}) {  // -1: the product's (hopper_bwd_section)
         const Params p = params(s);
         const int split = hopper_bwd_head_split(p, sms), bm = hopper_bwd_block_m(s.head_dim);
         const int group = s.heads / s.kv_heads;
@@ -90,7 +97,8 @@ TEST(HopperBackwardGrid, EveryVisiblePairOnceByItsKvHead) {
         std::map<std::tuple<int, int, int, int>, int> taken;  // (batch, head, query block, key block)
         std::map<std::tuple<int, int, int, int>, int> ctas;   // (batch, KV head, first query head, key block)
         for (int x = 0; x < hopper_bwd_ctas(p, split); ++x) {
-          const HopperBwdCta c = hopper_bwd_cta(p, s.head_dim, split, x, section);
+          const HopperBwdCta c =
+              hopper_bwd_cta(p, s.head_dim, split, x, section < 0 ? hopper_bwd_section(p, sms) : section);
           ASSERT_TRUE(c.batch >= 0 && c.batch < s.batch && c.kv_head >= 0 && c.kv_head < s.kv_heads) << at;
           ASSERT_EQ(c.heads, group / split) << at;
           ASSERT_TRUE(c.head0 >= c.kv_head * group && c.head0 + c.heads <= (c.kv_head + 1) * group) << at;
@@ -121,16 +129,23 @@ TEST(HopperBackwardGrid, EveryVisiblePairOnceByItsKvHead) {
       }
 }
 
-TEST(HopperBackwardGrid, CausalLongestFirstAndHeadByHead) {
+TEST(HopperBackwardGrid, CausalSectionsLongestFirstAndHeadByHead) {
   for (const Shape& s : kShapes)
     for (const int sms : {8, 132}) {
       const Params p = params(s);
       const int split = hopper_bwd_head_split(p, sms), bm = hopper_bwd_block_m(s.head_dim);
+      const int section = hopper_bwd_section(p, sms), key_blocks = hopper_bwd_key_blocks(p);
       const std::string at = describe(s, sms);
+      // A section's CTAs: those of `section` (batch, KV head, part)s, all their key blocks, in a row.
+      const int per_section = s.causal ? section * key_blocks : 0;
+      std::map<int, std::set<std::tuple<int, int, int>>> units;  // section -> (batch, KV head, first head)
       for (int x = 0; x < hopper_bwd_ctas(p, split); ++x) {
-        const HopperBwdCta c = hopper_bwd_cta(p, s.head_dim, split, x);
-        if (s.causal && x > 0) {
-          EXPECT_LE(c.items(), hopper_bwd_cta(p, s.head_dim, split, x - 1).items()) << at;
+        const HopperBwdCta c = hopper_bwd_cta(p, s.head_dim, split, x, section);
+        if (s.causal) {
+          units[x / per_section].insert({c.batch, c.kv_head, c.head0});
+          if (x % per_section > 0) {
+            EXPECT_LE(c.items(), hopper_bwd_cta(p, s.head_dim, split, x - 1, section).items()) << at;
+          }
         }
         // (head, query block) rises item by item: the heads in turn, each head's blocks first to last.
         for (int it = 1; it < c.items(); ++it) {
@@ -141,7 +156,36 @@ TEST(HopperBackwardGrid, CausalLongestFirstAndHeadByHead) {
           }
         }
       }
+      const int parts = s.batch * s.kv_heads * split;
+      for (const auto& [sec, in] : units) {
+        EXPECT_EQ(int(in.size()), std::min(section, parts - sec * section)) << at << ": section " << sec;
+      }
     }
+}
+
+// A causal grid's sections are as many (batch, KV head, part)s as give one wave of key blocks (at least one);
+// a full mask's grid has none.
+TEST(HopperBackwardGrid, SectionsFillOneWave) {
+  for (const Shape& s : kShapes)
+    for (const int sms : {1, 8, 132, 264}) {
+      const Params p = params(s);
+      const int section = hopper_bwd_section(p, sms), key_blocks = hopper_bwd_key_blocks(p);
+      const std::string at = describe(s, sms);
+      if (!s.causal) {
+        EXPECT_EQ(section, 0) << at;
+        continue;
+      }
+      EXPECT_GE(section, 1) << at;
+      if (section > 1) {
+        EXPECT_LE(section * key_blocks, sms) << at;
+      }
+      EXPECT_GT((section + 1) * key_blocks, sms) << at << ": a section short of a wave";
+    }
+  // On an H100's 132 SMs, the shapes measured in docs/hopper-backward.md section 12 (their best sections).
+  EXPECT_EQ(hopper_bwd_section(params(kShapes[2]), 132), 4);   // B2 H32/8 S4k: 32 key blocks
+  EXPECT_EQ(hopper_bwd_section(params(kShapes[14]), 132), 2);  // B1 H32/8 S8k: 64
+  EXPECT_EQ(hopper_bwd_section(params(kShapes[15]), 132), 1);  // B1 H16 S16k: 128
+  EXPECT_EQ(hopper_bwd_section(params(kShapes[0]), 132), 16);  // B8 H8/2 S1k: 8
 }
 
 // The split is, as far as the group's power-of-two divisors go, for a causal mask the least power of two that

@@ -40,11 +40,12 @@ constexpr int hopper_bwd_head_split(const Params& p, int sms) {
   return split;
 }
 
-// The Hopper kernel's CTA `x` of its 1-D grid (hopper_bwd_ctas of them) and the items it walks. Causal: key
-// block 0 of every (batch, KV head, part) first, then block 1, ...: the CTAs that see the most query blocks
-// start first and the shortest fill the last wave (FlashAttention-3's longest-processing-time order; in
-// launch order a late head's block 0 ran on alone at the end). Otherwise a (batch, KV head, part)'s key
-// blocks together. A CTA walks, for each of its query heads (the group's, or a part of it: split) in turn,
+// The Hopper kernel's CTA `x` of its 1-D grid (hopper_bwd_ctas of them) and the items it walks. Causal: in
+// sections of (batch, KV head, part)s (hopper_bwd_section), key block 0 of each of the section's first,
+// then block 1, ...: the CTAs that see the most query blocks start first and the shortest fill the
+// section's last wave (FlashAttention-3's longest-processing-time order, in its L2 sections; in launch
+// order a late head's block 0 ran on alone at the end). Otherwise a (batch, KV head, part)'s key blocks
+// together. A CTA walks, for each of its query heads (the group's, or a part of it: split) in turn,
 // the query blocks that see a key of its block (causal skips those whose last row is left of its first key),
 // first to last: on an H100 this order ran B2 H32/8 S4k causal 6% faster than the heads inner with the last
 // block first, which keeps a head's key blocks in phase (section 10).
@@ -58,9 +59,21 @@ struct HopperBwdCta {
   constexpr int head(int it) const { return head0 + it / blocks(); }
   constexpr int row0(int it, int bm) const { return (m_first + it % blocks()) * bm; }
 };
-// Causal grids go section by section: `section` (batch, KV head, part)s at a time (0: all of them), each
-// section's CTAs longest first, so that the CTAs running at once share fewer heads' Q, dO and dQ sums in L2.
-constexpr HopperBwdCta hopper_bwd_cta(const Params& p, int head_dim, int split, int x, int section = 0) {
+// How many (batch, KV head, part)s a causal grid runs at a time (hopper_bwd_cta's sections): as many as
+// give one wave of their key blocks, at least one. All at once (LPT over the whole grid), the CTAs in flight
+// spread over every head, whose Q, dO and fp32 dQ sums then pass through DRAM again and again: on an H100
+// B2 H32/8 S4k causal read 1.60 GB and wrote 0.85 GB from DRAM in the main kernel (cuDNN's: 0.31 and
+// 0.25); in sections of 4 (128 CTAs) 1.01 and 0.60, and 7% less time. Sections of fewer CTAs than a wave
+// cut DRAM further (sections of 2: 0.44 and 0.23) but each section's longest CTAs then start late
+// (docs/hopper-backward.md section 12). Full masks: 0, their key blocks are together already.
+constexpr int hopper_bwd_section(const Params& p, int sms) {
+  const int key_blocks = hopper_bwd_key_blocks(p);
+  return !p.causal ? 0 : key_blocks > 0 && sms / key_blocks > 1 ? sms / key_blocks : 1;
+}
+
+// Causal grids go section by section: `section` (batch, KV head, part)s at a time (hopper_bwd_section; 0:
+// all of them), each section's CTAs longest first.
+constexpr HopperBwdCta hopper_bwd_cta(const Params& p, int head_dim, int split, int x, int section) {
   const int key_blocks = hopper_bwd_key_blocks(p), parts = p.kv_heads * p.batch * split;
   const int sec = section > 0 && section < parts ? section : parts;
   const int s = x / (sec * key_blocks), in_sec = parts - s * sec < sec ? parts - s * sec : sec;

@@ -7,7 +7,8 @@
 //
 // A CTA owns BN = 128 keys of one (batch, KV head) and walks every (query head of the GQA group, query
 // block of BM rows), as bwd_sm80.cu does, or those of a part of the group where a grid under one wave splits
-// it (hopper_bwd_head_split: the parts' dK and dV are added into fp32 sums). Causal grids run longest first.
+// it (hopper_bwd_head_split: the parts' dK and dV are added into fp32 sums). Causal grids run longest first,
+// a wave's worth of (batch, KV head)s at a time (hopper_bwd_section).
 // Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
 //   the producer: one thread loads K and V (TMA, once), then each block's Q and dO (TMA) and rows (bulk
 //     copy) into the stage of two that the consumers have released (mbarriers full / empty); another adds
@@ -29,7 +30,6 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <cstdlib>
 
 #include "bwd_common.cuh"
 #include "fused_attention.h"
@@ -332,12 +332,7 @@ cudaError_t launch_main(const Params& p, const BackwardBuffers& g, int split, cu
   // One a key block, (batch, KV head) and part of the group.
   const int64_t ctas = hopper_bwd_ctas(p, split);
   if (ctas > INT32_MAX) return cudaErrorInvalidConfiguration;
-  // Lab knob of branch bwd-l2-sections (an A/B sweep on a GPU; removed before it lands).
-  static const int section = [] {
-    const char* e = std::getenv("ATTNPROF_BWD_SECTION");
-    return e ? std::atoi(e) : 0;
-  }();
-  kernel<<<unsigned(ctas), kBwdThreads, L::kBytes, stream>>>(p, maps, g, split, section);
+  kernel<<<unsigned(ctas), kBwdThreads, L::kBytes, stream>>>(p, maps, g, split, hopper_bwd_section(p, sm_count()));
   return cudaGetLastError();
 }
 
