@@ -11,7 +11,9 @@ K/V bandwidth and its share of the GPU's HBM peak, and the ratios the decode iss
   python3 scripts/lab/decode_grid.py --markdown grid.json [more.json ...]   # BENCHMARKS.md's table (no GPU)
 
 A shape is BxHxHKVxSQxSKVxD (q_len SQ against SKV keys, H query heads over HKV KV heads); decode calls are
-bottom-right causal when SQ > 1 (speculative decode), unmasked when SQ is 1 (both the same there).
+bottom-right causal when SQ > 1 (speculative decode), unmasked when SQ is 1 (both the same there). With
+--page-size, the bench's cuDNN row reads the same paged cache (cuDNN's paged attention, 9.15 and later;
+the table says "cuDNN dense" where it could not); PyTorch's backends read the keys dense.
 """
 import argparse
 import json
@@ -65,7 +67,7 @@ def attnprof_bench(build, s, dtype, page_size, repeats):
     for row in doc.get("impls", []):
         if row.get("median_ms") is not None:
             rows[row["name"]] = {"ms": row["median_ms"], "ok": row.get("check_passed", True),
-                                 "kernels": row.get("kernels")}
+                                 "kernels": row.get("kernels"), "paged": row["name"] in doc.get("paged_rows", [])}
     return rows
 
 
@@ -79,6 +81,8 @@ def markdown(paths):
         doc = json.load(open(path))
         keys = f"paged {doc['page_size']}" if doc.get("page_size") else "dense"
         for r in doc["rows"]:
+            if doc.get("page_size") and not r.get("cudnn_paged"):
+                keys = f"paged {doc['page_size']} (cuDNN dense)"
             if "error" in r:
                 print(f"| {r['label']} | {doc['dtype']}, {keys} | {r['error']} | | | | | | | | |")
                 continue
@@ -151,6 +155,7 @@ def main():
             continue
         row["fused_ms"] = bench.get("fused", {}).get("ms")
         row["cudnn_ms"] = bench.get("cudnn", {}).get("ms")
+        row["cudnn_paged"] = bench.get("cudnn", {}).get("paged", False)  # cuDNN 9.15+: its paged attention
         row["prefill_kernel_ms"] = bench.get("fused:hopper", {}).get("ms")
         row["checks_ok"] = all(v["ok"] for v in bench.values())
         q = torch.randn(s["b"], s["h"], s["sq"], s["d"], device=dev, dtype=dtype)

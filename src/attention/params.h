@@ -67,6 +67,7 @@ struct AttentionParams {
   const int* block_table = nullptr;
   int block_table_stride = 0;  // pages per sequence in block_table (page_size x it >= kv_len)
   int page_size = 0;
+  int kv_pages = 0;  // pages in each of the pools k and v (what cuDNN's paged graph is told; 0: not said)
   // Keys of each sequence, device int32 [batch], each in [0, kv_len]: a batch of sequences of different
   // lengths (kv_len is the longest); bottom-right causal then aligns each sequence's own end. Null: kv_len.
   const int* seq_lens = nullptr;

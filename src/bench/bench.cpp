@@ -7,6 +7,7 @@
 #include <random>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "common/input_error.h"
 
@@ -142,13 +143,13 @@ BenchRun run_bench(const BenchOptions& o, const BenchProgress& progress) {
   if (o.page_size > 0) {
     if (!gpu) throw InputError("--page-size: the paged cache is read on a GPU only");
     if (o.pass != Pass::Forward) throw InputError("--page-size: the paged cache is for the forward (decode)");
+    run.page_size = o.page_size;
+    for (const auto& impl : plan.impls)
+      if (impl.takes_paged_kv) run.paged_rows.push_back(impl.name);
     run.note += std::string(run.note.empty() ? "" : "; ") +
-                fmt::format("keys in pages of {} tokens for {}; the others read them dense", o.page_size, [&] {
-                  std::string n;
-                  for (const auto& impl : plan.impls)
-                    if (impl.takes_paged_kv) n += (n.empty() ? "" : ", ") + impl.name;
-                  return n.empty() ? std::string("none of the rows") : n;
-                }());
+                fmt::format("keys in pages of {} tokens for {}; the others read them dense", o.page_size,
+                            run.paged_rows.empty() ? std::string("none of the rows")
+                                                   : fmt::format("{}", fmt::join(run.paged_rows, ", ")));
   }
   // A backward pass: the rows that have one; the check is per (batch, kv head) group, every
   // query head of it (its dK and dV need them all), at about 3x a forward slice's cost.

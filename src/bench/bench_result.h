@@ -35,9 +35,11 @@ struct ImplResult {
 struct BenchRun {
   std::string device;  // "NVIDIA H200" or "cpu (2 threads)"
   bool on_gpu = false;
-  attention::AttentionParams shape;   // pointers unset
-  std::string note;                   // e.g. why the CPU default shape is smaller
-  std::optional<double> gemm_tflops;  // bf16 GEMM rate measured in the same run
+  attention::AttentionParams shape;     // pointers unset
+  std::string note;                     // e.g. why the CPU default shape is smaller
+  int page_size = 0;                    // --page-size: keys in pages of this many tokens
+  std::vector<std::string> paged_rows;  // the rows that read them from the paged cache (the others dense)
+  std::optional<double> gemm_tflops;    // bf16 GEMM rate measured in the same run
   std::string gemm_rate_shape;
   std::string kernel_count_source;  // "CUPTI recorder" or why kernels are "n/a"
   std::string timing;               // "cold" or "hot" (GPU, BenchOptions::hot), "cpu wall clock"

@@ -92,6 +92,8 @@ std::vector<Implementation> plugin::implementations() {
     } else if (r.name == "cudnn") {
       r.backward = cu::cudnn_backward;
       r.backward_takes_every_shape = false;  // cuDNN refuses some (bottom-right with q longer than kv)
+      // --page-size: cuDNN's paged attention reads the same paged cache as the fused kernel (9.15 and later).
+      r.takes_paged_kv = cudnn_reason.empty() && cu::cudnn_reads_paged_kv();
     } else if (r.name == "fused") {
       r.backward = fused::attention_backward;
       r.backward_workspace = fused::attention_backward_workspace;

@@ -197,6 +197,10 @@ std::string to_json(const BenchRun& run) {
   j.str("kernel_count_source", run.kernel_count_source);
   j.str("timing", run.timing);
   j.boolean("interleaved", run.interleaved);
+  j.num("page_size", run.page_size);
+  j.begin_array("paged_rows");
+  for (const std::string& name : run.paged_rows) j.str({}, name);
+  j.end_array();
   j.begin_array("impls");
   for (const ImplResult& r : run.rows) {
     j.begin_object();

@@ -50,6 +50,8 @@ void cudnn(const AttentionParams& p, const ExecContext& ctx);
 void cudnn_backward(const AttentionParams& p, const AttentionGrads& g, const ExecContext& ctx);
 // Empty when cuDNN can run here, else why not (one line).
 std::string cudnn_unavailable_reason();
+// Whether the loaded cuDNN reads a paged cache (params' block_table) in cudnn()'s forward: 9.15 and later.
+bool cudnn_reads_paged_kv();
 
 // True when a CUDA device is present and usable; else `why` says what is missing.
 bool device_available(std::string* why = nullptr);

@@ -1,7 +1,8 @@
 // cuDNN's fused scaled-dot-product attention through the cudnn-frontend graph
 // API, forward and backward: one graph per shape and pass (dims, strides, dtype,
-// mask, scale), built once with heuristics mode A and cached with its workspace;
-// each call is one execute().
+// mask, scale, paging), built once with heuristics mode A and cached with its
+// workspace; each call is one execute(). A forward on a paged cache (params'
+// block_table) reads it as cuDNN's paged attention does (cuDNN 9.15 and later).
 // The only file that includes cudnn_frontend.h (it is heavy to compile).
 #include <map>
 #include <memory>
@@ -30,7 +31,26 @@ namespace {
       throw std::runtime_error(fmt::format("{} failed: {}", #call, cudnnGetErrorString(attnprof_st_))); \
   } while (0)
 
-enum Uid : fe::graph::Tensor_attributes::uid_t { kQ = 1, kK, kV, kO, kStats, kSeed, kOffset, kDO, kDQ, kDK, kDV };
+enum Uid : fe::graph::Tensor_attributes::uid_t {
+  kQ = 1,
+  kK,
+  kV,
+  kO,
+  kStats,
+  kSeed,
+  kOffset,
+  kDO,
+  kDQ,
+  kDK,
+  kDV,
+  kPageTableK,
+  kPageTableV,
+  kSeqLenQ,
+  kSeqLenKv
+};
+
+// cuDNN's paged attention (page tables on the SDPA node) came with its unified SDPA node in 9.15.
+constexpr std::size_t kPagedCudnnVersion = 91500;
 
 cudnnHandle_t handle() {
   thread_local cudnnHandle_t h = [] {
@@ -46,11 +66,15 @@ struct CachedGraph {
   void* workspace = nullptr;
   std::int64_t workspace_bytes = 0;
   std::int64_t* rng = nullptr;  // dropout's seed and offset on the device (dropout > 0 only)
+  // A paged graph's sequence lengths, which cuDNN's paged attention needs: q_len for every sequence, and
+  // kv_len for every one where params carry no seq_lens.
+  int* seq_len_q = nullptr;
+  int* seq_len_kv = nullptr;
 };
 
 using Key = std::tuple<bool, int, int, int, int, int, int, int, int, int, int, float, bool, std::int64_t, std::int64_t,
                        std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                       std::int64_t, std::int64_t, std::int64_t>;
+                       std::int64_t, std::int64_t, std::int64_t, int, int, int, bool>;
 
 // The gradients are strided as their forward tensors (AttentionGrads), so the forward's key names
 // the backward's graph too.
@@ -79,7 +103,11 @@ Key key_of(const AttentionParams& p, int device, bool backward) {
           p.v_strides.row,
           p.out_strides.batch,
           p.out_strides.head,
-          p.out_strides.row};
+          p.out_strides.row,
+          p.block_table ? p.page_size : 0,
+          p.block_table ? p.block_table_stride : 0,
+          p.block_table ? p.kv_pages : 0,
+          p.block_table && p.seq_lens};
 }
 
 std::vector<std::int64_t> strides4(const TensorStrides& s) { return {s.batch, s.head, s.row, 1}; }
@@ -112,6 +140,45 @@ struct GraphStart {
   std::shared_ptr<fe::graph::Tensor_attributes> q() { return tensor("Q", kQ, p.q_heads, p.q_len, p.q_strides); }
   std::shared_ptr<fe::graph::Tensor_attributes> k() { return tensor("K", kK, p.kv_heads, p.kv_len, p.k_strides); }
   std::shared_ptr<fe::graph::Tensor_attributes> v() { return tensor("V", kV, p.kv_heads, p.kv_len, p.v_strides); }
+  // A paged cache's pool as cuDNN's paged attention reads it: [pages, kv_heads, page_size, head_dim] by
+  // the params' strides (k_strides.batch between pages), whatever order the pool's axes are in.
+  std::shared_ptr<fe::graph::Tensor_attributes> paged_pool(const char* name, Uid uid) {
+    return g->tensor(fe::graph::Tensor_attributes()
+                         .set_name(name)
+                         .set_uid(uid)
+                         .set_dim({p.kv_pages, p.kv_heads, p.page_size, p.head_dim})
+                         .set_stride(strides4(uid == kK ? p.k_strides : p.v_strides)));
+  }
+  // The page tables (one block table for K and V: [batch, 1, pages per sequence, 1]) and the sequence
+  // lengths cuDNN's paged attention needs, with its padding mask; the lengths the params do not carry are
+  // made once, on the device, for the graph.
+  void paged(fe::graph::SDPA_attributes& options, CachedGraph& cached) {
+    if (p.kv_pages <= 0) throw InputError("cudnn: a paged cache needs its pool's page count (params.kv_pages)");
+    auto int32 = [&](const char* name, Uid uid, std::vector<std::int64_t> dim, std::vector<std::int64_t> stride) {
+      return g->tensor(fe::graph::Tensor_attributes()
+                           .set_name(name)
+                           .set_uid(uid)
+                           .set_dim(std::move(dim))
+                           .set_stride(std::move(stride))
+                           .set_data_type(fe::DataType_t::INT32));
+    };
+    const std::int64_t n = p.block_table_stride;
+    options.set_paged_attention_k_table(int32("PageTableK", kPageTableK, {p.batch, 1, n, 1}, {n, n, 1, 1}))
+        .set_paged_attention_v_table(int32("PageTableV", kPageTableV, {p.batch, 1, n, 1}, {n, n, 1, 1}))
+        .set_paged_attention_max_seq_len_kv(p.kv_len)
+        .set_padding_mask(true)
+        .set_seq_len_q(int32("SeqLenQ", kSeqLenQ, {p.batch, 1, 1, 1}, {1, 1, 1, 1}))
+        .set_seq_len_kv(int32("SeqLenKv", kSeqLenKv, {p.batch, 1, 1, 1}, {1, 1, 1, 1}));
+    const auto lengths = [&](int len) {
+      const std::vector<int> host(static_cast<std::size_t>(p.batch), len);
+      int* dev = nullptr;
+      ATTNPROF_CUDA_CHECK(cudaMalloc(&dev, host.size() * sizeof(int)));
+      ATTNPROF_CUDA_CHECK(cudaMemcpy(dev, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice));
+      return dev;
+    };
+    cached.seq_len_q = lengths(p.q_len);
+    if (!p.seq_lens) cached.seq_len_kv = lengths(p.kv_len);
+  }
   std::vector<std::int64_t> stats_dim() const { return {p.batch, p.q_heads, p.q_len, 1}; }
   std::vector<std::int64_t> stats_stride() const {
     return {static_cast<std::int64_t>(p.q_heads) * p.q_len, p.q_len, 1, 1};
@@ -143,10 +210,14 @@ struct GraphStart {
 CachedGraph build(const AttentionParams& p, bool backward) {
   GraphStart start(p);
   auto& g = start.g;
+  CachedGraph cached;
   if (!backward) {
     auto options = fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(p.lse != nullptr);
     start.common(options);
-    auto [o, stats] = g->sdpa(start.q(), start.k(), start.v(), options);
+    auto k = p.block_table ? start.paged_pool("K", kK) : start.k();
+    auto v = p.block_table ? start.paged_pool("V", kV) : start.v();
+    if (p.block_table) start.paged(options, cached);
+    auto [o, stats] = g->sdpa(start.q(), k, v, options);
     o->set_output(true)
         .set_uid(kO)
         .set_dim({p.batch, p.q_heads, p.q_len, p.head_dim})
@@ -189,7 +260,6 @@ CachedGraph build(const AttentionParams& p, bool backward) {
   check(g->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans", p);
   check(g->check_support(h), "check_support", p);
   check(g->build_plans(h), "build_plans", p);
-  CachedGraph cached;
   cached.graph = g;
   check(g->get_workspace_size(cached.workspace_bytes), "get_workspace_size", p);
   if (cached.workspace_bytes > 0)
@@ -203,6 +273,8 @@ CachedGraph build(const AttentionParams& p, bool backward) {
 }
 
 }  // namespace
+
+bool cudnn_reads_paged_kv() { return cudnnGetVersion() >= kPagedCudnnVersion; }
 
 std::string cudnn_unavailable_reason() {
   const std::size_t version = cudnnGetVersion();
@@ -264,6 +336,10 @@ void execute(CachedGraph& entry, Pack pack, const ExecContext& ctx) {
     pack[kSeed] = entry.rng;
     pack[kOffset] = entry.rng + 1;
   }
+  if (entry.seq_len_q) {
+    pack[kSeqLenQ] = entry.seq_len_q;
+    if (entry.seq_len_kv) pack[kSeqLenKv] = entry.seq_len_kv;
+  }
   auto err = entry.graph->execute(h, pack, entry.workspace);
   if (!err.is_good()) throw std::runtime_error(fmt::format("cudnn: execute failed: {}", err.get_message()));
 }
@@ -273,9 +349,16 @@ void execute(CachedGraph& entry, Pack pack, const ExecContext& ctx) {
 void cudnn(const AttentionParams& p, const ExecContext& ctx) {
   validate(p);
   if (p.dtype == DType::FP32) throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
+  if (p.block_table && cudnnGetVersion() < kPagedCudnnVersion)
+    throw InputError(fmt::format("cudnn: cuDNN {} reads no paged cache (its paged attention needs {})",
+                                 cudnnGetVersion(), kPagedCudnnVersion));
   if (run_sliced_bottom_right(p, ctx)) return;
   Pack pack = {{kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)}, {kV, const_cast<void*>(p.v)}, {kO, p.out}};
   if (p.lse) pack[kStats] = p.lse;
+  if (p.block_table) {
+    pack[kPageTableK] = pack[kPageTableV] = const_cast<int*>(p.block_table);
+    if (p.seq_lens) pack[kSeqLenKv] = const_cast<int*>(p.seq_lens);
+  }
   execute(graph_for(p, false), std::move(pack), ctx);
 }
 

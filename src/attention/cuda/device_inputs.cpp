@@ -73,6 +73,9 @@ AttentionParams with_kv_cache(AttentionParams p, const HostKvCache& host, const 
     p.block_table = static_cast<const int*>(dev.block_table.get());
     p.block_table_stride = host.pages_per_seq;
     p.page_size = host.page_size;
+    const std::int64_t page_bytes =
+        std::int64_t(host.page_size) * p.kv_heads * p.head_dim * std::int64_t(dtype_bytes(p.dtype));
+    p.kv_pages = static_cast<int>(std::int64_t(host.k.size()) / page_bytes);
   }
   return p;
 }
