@@ -76,6 +76,31 @@ TEST(Bench, InterleaveOnTheCpuIsAClearError) {
   EXPECT_NE(to_json(run_bench(o)).find("\"interleaved\": false"), std::string::npos);
 }
 
+// --page-size is read on a GPU only: on the CPU a clear error; the JSON names the rows that read the paged
+// cache (a GPU run's, here set as the bench sets them), and none on a dense run.
+TEST(Bench, PagedRowsInTheJson) {
+  BenchOptions o = small_cpu();
+  o.impls = {"flash"};
+  BenchRun run = run_bench(o);
+  const std::string dense = to_json(run);
+  EXPECT_NE(dense.find("\"page_size\": 0"), std::string::npos) << dense;
+  EXPECT_NE(dense.find("\"paged_rows\": []"), std::string::npos) << dense;
+  run.page_size = 16;
+  run.paged_rows = {"fused", "cudnn"};
+  const std::string paged = to_json(run);
+  EXPECT_NE(paged.find("\"page_size\": 16"), std::string::npos) << paged;
+  const auto rows = paged.find("\"paged_rows\": [\"fused\",");
+  EXPECT_NE(rows, std::string::npos) << paged;
+  EXPECT_NE(paged.find("\"cudnn\"]", rows), std::string::npos) << paged;
+  o.page_size = 16;
+  try {
+    run_bench(o);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--page-size"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Bench, CpuDefaultShapeIsSmallerAndSaysSo) {
   BenchOptions o;
   o.device = DeviceChoice::Cpu;
