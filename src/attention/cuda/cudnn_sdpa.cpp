@@ -150,9 +150,9 @@ struct GraphStart {
                          .set_stride(strides4(uid == kK ? p.k_strides : p.v_strides)));
   }
   // The page tables (one block table for K and V: [batch, 1, pages per sequence, 1]) and the sequence
-  // lengths cuDNN's paged attention needs, with its padding mask; the lengths the params do not carry are
-  // made once, on the device, for the graph.
-  void paged(fe::graph::SDPA_attributes& options, CachedGraph& cached) {
+  // lengths cuDNN's paged attention needs, with its padding mask (build() makes the lengths the params do
+  // not carry once the graph is built).
+  void paged(fe::graph::SDPA_attributes& options) {
     if (p.kv_pages <= 0) throw InputError("cudnn: a paged cache needs its pool's page count (params.kv_pages)");
     auto int32 = [&](const char* name, Uid uid, std::vector<std::int64_t> dim, std::vector<std::int64_t> stride) {
       return g->tensor(fe::graph::Tensor_attributes()
@@ -169,15 +169,6 @@ struct GraphStart {
         .set_padding_mask(true)
         .set_seq_len_q(int32("SeqLenQ", kSeqLenQ, {p.batch, 1, 1, 1}, {1, 1, 1, 1}))
         .set_seq_len_kv(int32("SeqLenKv", kSeqLenKv, {p.batch, 1, 1, 1}, {1, 1, 1, 1}));
-    const auto lengths = [&](int len) {
-      const std::vector<int> host(static_cast<std::size_t>(p.batch), len);
-      int* dev = nullptr;
-      ATTNPROF_CUDA_CHECK(cudaMalloc(&dev, host.size() * sizeof(int)));
-      ATTNPROF_CUDA_CHECK(cudaMemcpy(dev, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice));
-      return dev;
-    };
-    cached.seq_len_q = lengths(p.q_len);
-    if (!p.seq_lens) cached.seq_len_kv = lengths(p.kv_len);
   }
   std::vector<std::int64_t> stats_dim() const { return {p.batch, p.q_heads, p.q_len, 1}; }
   std::vector<std::int64_t> stats_stride() const {
@@ -210,13 +201,12 @@ struct GraphStart {
 CachedGraph build(const AttentionParams& p, bool backward) {
   GraphStart start(p);
   auto& g = start.g;
-  CachedGraph cached;
   if (!backward) {
     auto options = fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(p.lse != nullptr);
     start.common(options);
     auto k = p.block_table ? start.paged_pool("K", kK) : start.k();
     auto v = p.block_table ? start.paged_pool("V", kV) : start.v();
-    if (p.block_table) start.paged(options, cached);
+    if (p.block_table) start.paged(options);
     auto [o, stats] = g->sdpa(start.q(), k, v, options);
     o->set_output(true)
         .set_uid(kO)
@@ -260,10 +250,22 @@ CachedGraph build(const AttentionParams& p, bool backward) {
   check(g->create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans", p);
   check(g->check_support(h), "check_support", p);
   check(g->build_plans(h), "build_plans", p);
+  CachedGraph cached;
   cached.graph = g;
   check(g->get_workspace_size(cached.workspace_bytes), "get_workspace_size", p);
   if (cached.workspace_bytes > 0)
     ATTNPROF_CUDA_CHECK(cudaMalloc(&cached.workspace, static_cast<std::size_t>(cached.workspace_bytes)));
+  if (p.block_table) {  // every sequence's q_len, and its kv_len where the params carry no seq_lens
+    const auto lengths = [&](int len) {
+      const std::vector<int> host(static_cast<std::size_t>(p.batch), len);
+      int* dev = nullptr;
+      ATTNPROF_CUDA_CHECK(cudaMalloc(&dev, host.size() * sizeof(int)));
+      ATTNPROF_CUDA_CHECK(cudaMemcpy(dev, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice));
+      return dev;
+    };
+    cached.seq_len_q = lengths(p.q_len);
+    if (!p.seq_lens) cached.seq_len_kv = lengths(p.kv_len);
+  }
   if (p.dropout > 0.0f) {
     const std::int64_t seed_offset[2] = {0x5eed, 0};
     ATTNPROF_CUDA_CHECK(cudaMalloc(&cached.rng, sizeof(seed_offset)));
@@ -368,6 +370,7 @@ void cudnn_backward(const AttentionParams& p, const AttentionGrads& g, const Exe
   if (p.causal && p.causal_align == CausalAlign::BottomRight && p.q_len > p.kv_len)
     throw InputError("cudnn: the backward of bottom-right causal with q longer than kv is not supported");
   if (p.lse == nullptr) throw InputError("cudnn: the backward needs the forward's lse (softmax stats)");
+  if (p.block_table) throw InputError("cudnn: the backward reads dense K and V, not a paged cache");
   Pack pack = {{kQ, const_cast<void*>(p.q)},
                {kK, const_cast<void*>(p.k)},
                {kV, const_cast<void*>(p.v)},
