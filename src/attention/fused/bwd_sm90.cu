@@ -273,18 +273,15 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
       // it - 1, whose dQ read the buffer this one writes for item it + 1.
       named_bar_sync(1, kBwdConsumerThreads);
-      wgmma_wait<0>();
+      wgmma_wait<1>();  // dV is done; dK may still run
       fence_operands(dv);
-      fence_operands(dk);
-      // P^T's and dS^T's fragments stay live (unchanged) until the wgmma that read them is done.
+      // P^T's fragments stay live (unchanged) until the wgmma that read them is done.
 #pragma unroll
-      for (int kk = 0; kk < BM / 16; ++kk) {
+      for (int kk = 0; kk < BM / 16; ++kk)
         asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
-        asm volatile("" : "+r"(da[kk][0]), "+r"(da[kk][1]), "+r"(da[kk][2]), "+r"(da[kk][3])::"memory");
-      }
-      // dQ = dS K whole (all 128 keys, all of D: 8 m64n128k16), by the warpgroups in turn, one block each:
-      // FlashAttention-3 and cuDNN issue it as N = 128 wgmma too, half the instructions of two 64-column
-      // halves, and the warpgroup without a dQ goes on to its next block's S^T meanwhile.
+      // dQ = dS K whole (all 128 keys, all of D: 8 m64n128k16), by the warpgroups in turn, one block each,
+      // issued behind dK: FlashAttention-3 and cuDNN issue it as N = 128 wgmma too, half the instructions
+      // of two 64-column halves, and the warpgroup without a dQ goes on to its next block's S^T meanwhile.
       if ((it & 1) == cw) {
         float dq[16][4];
         wgmma_fence();
@@ -310,6 +307,12 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
         mbar_arrive(&dq_full[0]);
         mbar_arrive(&dq_full[1]);
       }
+      wgmma_wait<0>();
+      fence_operands(dk);
+      // dS^T's fragments stay live (unchanged) until dK's wgmma is done.
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+        asm volatile("" : "+r"(da[kk][0]), "+r"(da[kk][1]), "+r"(da[kk][2]), "+r"(da[kk][3])::"memory");
       mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
     } else {
       // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
