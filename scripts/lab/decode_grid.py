@@ -39,7 +39,10 @@ DEFAULT = [
 
 
 def parse_shape(text):
-    parts = [int(x) for x in text.lower().split("x")]
+    try:
+        parts = [int(x) for x in text.lower().split("x")]
+    except ValueError:
+        parts = []
     if len(parts) != 6 or min(parts) < 1 or parts[1] % parts[2]:
         raise SystemExit(f"decode_grid.py: shape '{text}' is not BxHxHKVxSQxSKVxD with HKV dividing H")
     return dict(zip(("b", "h", "hkv", "sq", "skv", "d"), parts))
