@@ -3,10 +3,10 @@
 alone, and forward + backward (what a training step's attention costs), of `attnprof.attention` (its
 autograd: bwd_sm90.cu on Hopper) against `scaled_dot_product_attention` on its flash backend
 (FlashAttention-2) and its cuDNN backend, all three through torch.autograd, each timed cold (L2 flushed
-before each call, CUDA events, the median), the three in turn within each sample. Issue 43 asks the
-backward >= 1.0x cuDNN's and >= 1.5x FlashAttention-2's at S >= 2k, and forward + backward >= 1.05x
-cuDNN's on the geometric mean; `attnprof bench --pass backward` compares the kernels against cuDNN's
-frontend graph, this the way a PyTorch program calls them.
+before each call, CUDA events around the call alone: scripts/lab/cold_timing.py), one backend after the
+other on each shape. Issue 43 asks the backward >= 1.0x cuDNN's and >= 1.5x FlashAttention-2's at
+S >= 2k, and forward + backward >= 1.05x cuDNN's on the geometric mean; `attnprof bench --pass backward`
+compares the kernels against cuDNN's frontend graph, this the way a PyTorch program calls them.
 
   python3 scripts/lab/backward_peers.py                          # the default grid, bf16
   python3 scripts/lab/backward_peers.py --shapes 2x32x8x4096x128c 16x12x12x512x64f --json-file peers.json
@@ -55,6 +55,7 @@ def main():
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     import attnprof
+    import cold_timing  # scripts/lab, beside this script
 
     if not torch.cuda.is_available():
         raise SystemExit("backward_peers.py: no CUDA device")
@@ -63,20 +64,9 @@ def main():
     flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)  # past any L2: 256 MB
 
     def cold_ms(fn):
-        """Median of cold calls: L2 flushed before each, CUDA events around the call alone."""
-        fn()
+        fn()  # warm: the first call of a shape builds plans (cuDNN) and allocates
         torch.cuda.synchronize()
-        times = []
-        for _ in range(a.samples):
-            flush.zero_()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e))
-        times.sort()
-        return times[len(times) // 2]
+        return cold_timing.cold_ms(fn, flush, a.samples)
 
     def forward(name, q, k, v, causal, gqa):
         if name == "attnprof":

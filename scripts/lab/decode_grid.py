@@ -119,6 +119,8 @@ def main():
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    import cold_timing  # scripts/lab, beside this script
+
     dev = torch.device("cuda")
     name = torch.cuda.get_device_name(dev)
     peak = next((bw for key, bw in PEAKS if key in name), None)
@@ -126,18 +128,8 @@ def main():
     flush = torch.empty(max(2 * l2, 64 << 20), dtype=torch.uint8, device=dev)
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
 
-    def cold_ms(fn, reps=50):
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        for i in range(reps):
-            flush.fill_(i & 0xFF)
-            torch.cuda._sleep(1_000_000)  # the GPU busy while Python dispatches fn
-            starts[i].record()
-            fn()
-            stops[i].record()
-        torch.cuda.synchronize()
-        ms = sorted(x.elapsed_time(y) for x, y in zip(starts, stops))
-        return ms[len(ms) // 2]
+    def cold_ms(fn):
+        return cold_timing.cold_ms(fn, flush)
 
     print(f"device: {name}; HBM peak {peak / 1e12:.2f} TB/s" if peak else f"device: {name}; HBM peak unknown")
     print(f"dtype {a.dtype}; fused {'paged, %d tokens a page' % a.page_size if a.page_size else 'dense'}; "
