@@ -130,24 +130,21 @@ struct GraphStart {
         .set_compute_data_type(fe::DataType_t::FLOAT);
   }
   std::shared_ptr<fe::graph::Tensor_attributes> tensor(const char* name, Uid uid, int heads, int len,
-                                                       const TensorStrides& s) {
+                                                       const TensorStrides& s, int outer = 0) {
     return g->tensor(fe::graph::Tensor_attributes()
                          .set_name(name)
                          .set_uid(uid)
-                         .set_dim({p.batch, heads, len, p.head_dim})
+                         .set_dim({outer > 0 ? outer : p.batch, heads, len, p.head_dim})
                          .set_stride(strides4(s)));
   }
   std::shared_ptr<fe::graph::Tensor_attributes> q() { return tensor("Q", kQ, p.q_heads, p.q_len, p.q_strides); }
-  std::shared_ptr<fe::graph::Tensor_attributes> k() { return tensor("K", kK, p.kv_heads, p.kv_len, p.k_strides); }
-  std::shared_ptr<fe::graph::Tensor_attributes> v() { return tensor("V", kV, p.kv_heads, p.kv_len, p.v_strides); }
-  // A paged cache's pool as cuDNN's paged attention reads it: [pages, kv_heads, page_size, head_dim] by
-  // the params' strides (k_strides.batch between pages), whatever order the pool's axes are in.
-  std::shared_ptr<fe::graph::Tensor_attributes> paged_pool(const char* name, Uid uid) {
-    return g->tensor(fe::graph::Tensor_attributes()
-                         .set_name(name)
-                         .set_uid(uid)
-                         .set_dim({p.kv_pages, p.kv_heads, p.page_size, p.head_dim})
-                         .set_stride(strides4(uid == kK ? p.k_strides : p.v_strides)));
+  // K and V, or a paged cache's pools as cuDNN's paged attention reads them: [pages, kv_heads, page_size,
+  // head_dim] by the params' strides (k_strides.batch between pages), whatever order the pool's axes are in.
+  std::shared_ptr<fe::graph::Tensor_attributes> k() { return kv("K", kK, p.k_strides); }
+  std::shared_ptr<fe::graph::Tensor_attributes> v() { return kv("V", kV, p.v_strides); }
+  std::shared_ptr<fe::graph::Tensor_attributes> kv(const char* name, Uid uid, const TensorStrides& s) {
+    return p.block_table ? tensor(name, uid, p.kv_heads, p.page_size, s, p.kv_pages)
+                         : tensor(name, uid, p.kv_heads, p.kv_len, s);
   }
   // The page tables (one block table for K and V: [batch, 1, pages per sequence, 1]) and the sequence
   // lengths cuDNN's paged attention needs, with its padding mask (build() makes the lengths the params do
@@ -204,10 +201,8 @@ CachedGraph build(const AttentionParams& p, bool backward) {
   if (!backward) {
     auto options = fe::graph::SDPA_attributes().set_name("sdpa").set_generate_stats(p.lse != nullptr);
     start.common(options);
-    auto k = p.block_table ? start.paged_pool("K", kK) : start.k();
-    auto v = p.block_table ? start.paged_pool("V", kV) : start.v();
     if (p.block_table) start.paged(options);
-    auto [o, stats] = g->sdpa(start.q(), k, v, options);
+    auto [o, stats] = g->sdpa(start.q(), start.k(), start.v(), options);
     o->set_output(true)
         .set_uid(kO)
         .set_dim({p.batch, p.q_heads, p.q_len, p.head_dim})
@@ -351,7 +346,7 @@ void execute(CachedGraph& entry, Pack pack, const ExecContext& ctx) {
 void cudnn(const AttentionParams& p, const ExecContext& ctx) {
   validate(p);
   if (p.dtype == DType::FP32) throw InputError("cudnn: cuDNN's fused attention takes bf16 or fp16, not fp32");
-  if (p.block_table && cudnnGetVersion() < kPagedCudnnVersion)
+  if (p.block_table && !cudnn_reads_paged_kv())
     throw InputError(fmt::format("cudnn: cuDNN {} reads no paged cache (its paged attention needs {})",
                                  cudnnGetVersion(), kPagedCudnnVersion));
   if (run_sliced_bottom_right(p, ctx)) return;
