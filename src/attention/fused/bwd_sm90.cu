@@ -21,9 +21,10 @@
 //   dV += P^T dO and dK += dS^T Q (wgmma, A from registers, B MN-major in shared memory),
 //   dS^T stored untransposed ([keys][queries], 128B-swizzled as TMA would; two buffers, a block's in
 //     buffer it % 2, so that one named barrier a block orders the consumers) for
-//   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT), a warpgroup 64 of dQ's columns (D=128)
-//     or rows (D=64): with kHopperBulkDq (bwd_common.cuh) stored to shared memory in fragment order for
-//     the producer's bulk add, else from registers with red.global.add.v4.f32 into the row-major sum.
+//   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT): at D=128 all of it by one warpgroup, the
+//     two in turn block by block (N = 128), at D=64 each warpgroup its 64 rows; with kHopperBulkDq
+//     (bwd_common.cuh) stored to shared memory in fragment order for the producer's bulk add, else from
+//     registers with red.global.add.v4.f32 into the row-major sum.
 // BM = 64 query rows at D=128, 128 at D=64 (FlashAttention-3's causal tile sizes).
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -182,6 +183,9 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const uint32_t dq_b = s_base + L::kK + (D == 128 ? cw * BN * 128 : 0);
   // The bulk dQ: this thread's float4 j of its warpgroup's half at (128 j + thread) x 16 bytes.
   const uint32_t sdq = s_base + L::kDq + cw * L::kDqHalfBytes + (threadIdx.x % 128) * 16;
+  // D=128 with the bulk dQ: a block's whole dQ from one warpgroup, the two in turn (below).
+  constexpr bool kWholeDq = D == 128 && kHopperBulkDq;
+  const uint32_t sdq_whole = s_base + L::kDq + (threadIdx.x % 128) * 16;
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
 
   for (int it = 0; it < items; ++it) {
@@ -260,44 +264,96 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     for (int kk = 0; kk < BM / 16; ++kk)
       WgmmaRS<T, D>::run(dv, pa[kk], make_desc_sw128(do_addr + kk * 16 * 128, BM * 128, 1024));
     wgmma_commit();
-    // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
-    // it - 1, whose dQ read the buffer this one writes for item it + 1.
-    named_bar_sync(1, kBwdConsumerThreads);
-
-    float dq[8][4];
+    if constexpr (kWholeDq) {
+      // dK += dS^T Q (scaled at the end).
 #pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk)
-      WgmmaSS_TT<T, 64>::run(dq, make_desc_sw128(dq_a + kk * 16 * 128, BN * 128, 1024),
-                             make_desc_sw128(dq_b + kk * 16 * 128, BN * 128, 1024), kk > 0);
-    wgmma_commit();
-    // dK += dS^T Q (scaled at the end).
+      for (int kk = 0; kk < BM / 16; ++kk)
+        WgmmaRS<T, D>::run(dk, da[kk], make_desc_sw128(q_addr + kk * 16 * 128, BM * 128, 1024));
+      wgmma_commit();
+      // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
+      // it - 1, whose dQ read the buffer this one writes for item it + 1.
+      named_bar_sync(1, kBwdConsumerThreads);
+      wgmma_wait<1>();  // dV is done; dK may still run
+      fence_operands(dv);
+      // P^T's fragments stay live (unchanged) until the wgmma that read them is done.
 #pragma unroll
-    for (int kk = 0; kk < BM / 16; ++kk)
-      WgmmaRS<T, D>::run(dk, da[kk], make_desc_sw128(q_addr + kk * 16 * 128, BM * 128, 1024));
-    wgmma_commit();
-    wgmma_wait<1>();  // dV and dQ are done; dK may still run
-    fence_operands(dq);
-    fence_operands(dv);
-    if constexpr (kHopperBulkDq) {
-      if (it > 0) mbar_wait(&dq_empty[cw], (it - 1) & 1);  // the producer's bulk add has read item it - 1's
+      for (int kk = 0; kk < BM / 16; ++kk)
+        asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+      // dQ = dS K whole (all 128 keys, all of D: 8 m64n128k16), by the warpgroups in turn, one block each,
+      // issued behind dK: FlashAttention-3 and cuDNN issue it as N = 128 wgmma too, half the instructions
+      // of two 64-column halves, and the warpgroup without a dQ goes on to its next block's S^T meanwhile.
+      if ((it & 1) == cw) {
+        float dq[16][4];
+        wgmma_fence();
 #pragma unroll
-      for (int j = 0; j < 8; ++j) st_shared_v4(sdq + j * 128 * 16, dq[j][0], dq[j][1], dq[j][2], dq[j][3]);
-      fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
-      mbar_arrive(&dq_full[cw]);
+        for (int kk = 0; kk < BN / 16; ++kk)
+          WgmmaSS_TT<T, 128>::run(dq, make_desc_sw128(ds_addr + kk * 16 * 128, BN * 128, 1024),
+                                  make_desc_sw128(s_base + L::kK + kk * 16 * 128, BN * 128, 1024), kk > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_operands(dq);
+        if (it > 0) {  // the producer's bulk adds have read item it - 1's halves
+          mbar_wait(&dq_empty[0], (it - 1) & 1);
+          mbar_wait(&dq_empty[1], (it - 1) & 1);
+        }
+        // Half w (columns 64 w ..) is fragments 8 w .., in the layout a warpgroup's m64n64 half had.
+#pragma unroll
+        for (int w = 0; w < 2; ++w)
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+            st_shared_v4(sdq_whole + w * L::kDqHalfBytes + j * 128 * 16, dq[8 * w + j][0], dq[8 * w + j][1],
+                         dq[8 * w + j][2], dq[8 * w + j][3]);
+        fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
+        mbar_arrive(&dq_full[0]);
+        mbar_arrive(&dq_full[1]);
+      }
+      wgmma_wait<0>();
+      fence_operands(dk);
+      // dS^T's fragments stay live (unchanged) until dK's wgmma is done.
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+        asm volatile("" : "+r"(da[kk][0]), "+r"(da[kk][1]), "+r"(da[kk][2]), "+r"(da[kk][3])::"memory");
+      mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
     } else {
-      float* acc = g.dq_accum + (int64_t(b) * p.heads + cta.head(it)) * p.q_len * D;
-      add_fragment_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : cw * 64) + warp * 16 + g_row, p.q_len,
-                              D == 128 ? cw * 64 : 0, lane);
-    }
-    wgmma_wait<0>();
-    fence_operands(dk);
-    // P^T's and dS^T's fragments stay live (unchanged) until the wgmma that read them is done.
+      // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
+      // it - 1, whose dQ read the buffer this one writes for item it + 1.
+      named_bar_sync(1, kBwdConsumerThreads);
+
+      float dq[8][4];
 #pragma unroll
-    for (int kk = 0; kk < BM / 16; ++kk) {
-      asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
-      asm volatile("" : "+r"(da[kk][0]), "+r"(da[kk][1]), "+r"(da[kk][2]), "+r"(da[kk][3])::"memory");
+      for (int kk = 0; kk < BN / 16; ++kk)
+        WgmmaSS_TT<T, 64>::run(dq, make_desc_sw128(dq_a + kk * 16 * 128, BN * 128, 1024),
+                               make_desc_sw128(dq_b + kk * 16 * 128, BN * 128, 1024), kk > 0);
+      wgmma_commit();
+      // dK += dS^T Q (scaled at the end).
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk)
+        WgmmaRS<T, D>::run(dk, da[kk], make_desc_sw128(q_addr + kk * 16 * 128, BM * 128, 1024));
+      wgmma_commit();
+      wgmma_wait<1>();  // dV and dQ are done; dK may still run
+      fence_operands(dq);
+      fence_operands(dv);
+      if constexpr (kHopperBulkDq) {
+        if (it > 0) mbar_wait(&dq_empty[cw], (it - 1) & 1);  // the producer's bulk add has read item it - 1's
+#pragma unroll
+        for (int j = 0; j < 8; ++j) st_shared_v4(sdq + j * 128 * 16, dq[j][0], dq[j][1], dq[j][2], dq[j][3]);
+        fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
+        mbar_arrive(&dq_full[cw]);
+      } else {
+        float* acc = g.dq_accum + (int64_t(b) * p.heads + cta.head(it)) * p.q_len * D;
+        add_fragment_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : cw * 64) + warp * 16 + g_row, p.q_len,
+                                D == 128 ? cw * 64 : 0, lane);
+      }
+      wgmma_wait<0>();
+      fence_operands(dk);
+      // P^T's and dS^T's fragments stay live (unchanged) until the wgmma that read them is done.
+#pragma unroll
+      for (int kk = 0; kk < BM / 16; ++kk) {
+        asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+        asm volatile("" : "+r"(da[kk][0]), "+r"(da[kk][1]), "+r"(da[kk][2]), "+r"(da[kk][3])::"memory");
+      }
+      mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
     }
-    mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
   }
 
   // dK (scaled) and dV of this CTA's keys, summed over its query heads: stored, or added to the sums the
