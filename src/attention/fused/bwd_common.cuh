@@ -13,12 +13,10 @@
 
 namespace attnprof::fused {
 
-// With kHopperBulkDq the Hopper kernel's dQ sum holds whole query blocks (hopper_bwd_block_m, bwd_grid.h):
-// per (batch, head) round_up(q_len, BM) rows, each block as two 64 x 64 warpgroup halves in wgmma's fragment
-// order (bwd_sm90.cu), added by bulk reduce-add from shared memory; the scratch is sized for it (the portable
+// The Hopper kernel's dQ sum holds whole query blocks (hopper_bwd_block_m, bwd_grid.h): per (batch, head)
+// round_up(q_len, BM) rows, each block as two 64 x 64 warpgroup halves in wgmma's fragment order
+// (bwd_sm90.cu), added by bulk reduce-add from shared memory; the scratch is sized for it (the portable
 // kernel's row-major sum fits inside).
-// false: the Hopper kernel adds dQ from registers into the portable kernel's row-major sum (version 1).
-inline constexpr bool kHopperBulkDq = true;
 __host__ __device__ constexpr int hopper_bwd_dq_rows(int q_len, int head_dim) {
   return (q_len + hopper_bwd_block_m(head_dim) - 1) / hopper_bwd_block_m(head_dim) * hopper_bwd_block_m(head_dim);
 }

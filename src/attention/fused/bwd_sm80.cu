@@ -140,7 +140,7 @@ cudaError_t convert_sum(const SumToGradient& s, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The same from the Hopper kernel's sum (kHopperBulkDq, bwd_sm90.cu): per (batch, head) blocks of BM rows,
+// The same from the Hopper kernel's sum (bwd_sm90.cu): per (batch, head) blocks of BM rows,
 // each two 64 x 64 warpgroup halves (D = 128: columns 64 w.., D = 64: rows 64 w..), a half 1024 float4 in
 // fragment order: float4 128 j + t of warpgroup thread t = 32 warp + lane holds rows 16 warp + lane / 4 and
 // + 8 at columns 8 j + 2 (lane % 4) + {0, 1}. A thread a float4 (coalesced reads, two 4-byte stores);
@@ -370,14 +370,13 @@ std::size_t dkv_accum_bytes(const Params& p) {
 
 // The launches; the main kernel bwd_sm90.cu's where `hopper` (except without queries: there is no Q
 // to map, and this one writes the zeros), its group split `head_split` ways (hopper_bwd_head_split). Its dQ
-// sum (kHopperBulkDq) has its own layout: padded rows zeroed by the preprocess, its own conversion.
+// sum has its own layout: padded rows zeroed by the preprocess, its own conversion.
 template <typename T, int D>
 cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStream_t stream, bool hopper,
                             int head_split) {
   // Without queries the main kernel still runs: its dK and dV are zeros. Without keys dq is zeros.
   const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
-  const bool hopper_dq = hopper && kHopperBulkDq;
-  const int dq_rows = hopper_dq ? hopper_bwd_dq_rows(p.q_len, D) : p.q_len;
+  const int dq_rows = hopper ? hopper_bwd_dq_rows(p.q_len, D) : p.q_len;
   cudaError_t e = cudaSuccess;
   if (rows > 0) {
     fused_bwd_preprocess<T, D>
@@ -410,7 +409,7 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (rows == 0) return cudaSuccess;
-  if (!hopper_dq)
+  if (!hopper)
     return convert_sum<T, D>(
         {g.dq_accum, g.dq, p.batch, p.heads, p.q_len, p.q_batch_stride, p.q_head_stride, p.q_seq_stride, p.scale},
         stream);

@@ -22,9 +22,8 @@
 //   dS^T stored untransposed ([keys][queries], 128B-swizzled as TMA would; two buffers, a block's in
 //     buffer it % 2, so that one named barrier a block orders the consumers) for
 //   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT): at D=128 all of it by one warpgroup, the
-//     two in turn block by block (N = 128), at D=64 each warpgroup its 64 rows; with kHopperBulkDq
-//     (bwd_common.cuh) stored to shared memory in fragment order for the producer's bulk add, else from
-//     registers with red.global.add.v4.f32 into the row-major sum.
+//     two in turn block by block (N = 128), at D=64 each warpgroup its 64 rows; stored to shared memory in
+//     fragment order for the producer's bulk add.
 // BM = 64 query rows at D=128, 128 at D=64 (FlashAttention-3's causal tile sizes).
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -54,7 +53,7 @@ static_assert(kBwdConsumerThreads + 128 == kBwdThreads, "one producer warpgroup"
 
 // Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], two stages of
 // Q and dO [BM][D], two buffers of dS^T [BN][BM] (item it's in buffer it % 2), each as 64-column chunks of
-// 128-byte rows (TMA's boxes, chunk c at c x rows x 128); with kHopperBulkDq a block's dQ, fp32 [BM x D] as
+// 128-byte rows (TMA's boxes, chunk c at c x rows x 128); a block's dQ, fp32 [BM x D] as
 // two consumer warpgroup halves in fragment order (the bulk reduce's source); then per stage BM floats of
 // lse (log2 units, +inf for rows that see nothing) and BM of delta (block_rows' layout); then the
 // mbarriers: K/V's, per stage full (its Q, dO and rows landed) and empty (the consumers are done with it),
@@ -70,7 +69,7 @@ struct BwdLayout {
   static constexpr uint32_t kDs = kStages + 4 * kTileBytes;
   static constexpr uint32_t kDq = kDs + 2 * kDsBytes;
   static constexpr uint32_t kDqHalfBytes = 64 * 64 * 4;  // a warpgroup's 64 x 64 of dQ
-  static constexpr uint32_t kRows = kDq + (kHopperBulkDq ? 2 * kDqHalfBytes : 0);
+  static constexpr uint32_t kRows = kDq + 2 * kDqHalfBytes;
   static constexpr uint32_t kRowsBytes = 2 * BM * 4;  // a stage's lse and delta
   static constexpr uint32_t kBars = kRows + 2 * kRowsBytes;
   static constexpr int kBarriers = 1 + 4 * 2;                       // kv_full; q_full, q_empty, dq_full, dq_empty
@@ -148,7 +147,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
         bulk_load(rows + 2 * stage * BM, g.block_rows + hopper_bwd_rows_at(int64_t(b) * p.heads + h, p.q_len, D, q0),
                   L::kRowsBytes, &q_full[stage]);
       }
-    } else if (kHopperBulkDq && threadIdx.x == 32) {  // (another warp than the loads': its own spin loops)
+    } else if (threadIdx.x == 32) {  // (another warp than the loads': its own spin loops)
       // Each item's dQ: a consumer warpgroup's half, once stored, added to its place in the padded sum
       // (hopper_bwd_dq_rows rows a head) by the bulk copy engine; the half's buffer is released once read.
       const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
@@ -183,8 +182,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const uint32_t dq_b = s_base + L::kK + (D == 128 ? cw * BN * 128 : 0);
   // The bulk dQ: this thread's float4 j of its warpgroup's half at (128 j + thread) x 16 bytes.
   const uint32_t sdq = s_base + L::kDq + cw * L::kDqHalfBytes + (threadIdx.x % 128) * 16;
-  // D=128 with the bulk dQ: a block's whole dQ from one warpgroup, the two in turn (below).
-  constexpr bool kWholeDq = D == 128 && kHopperBulkDq;
+  // D=128: a block's whole dQ from one warpgroup, the two in turn (below).
+  constexpr bool kWholeDq = D == 128;
   const uint32_t sdq_whole = s_base + L::kDq + (threadIdx.x % 128) * 16;
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
 
@@ -333,17 +332,11 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       wgmma_wait<1>();  // dV and dQ are done; dK may still run
       fence_operands(dq);
       fence_operands(dv);
-      if constexpr (kHopperBulkDq) {
-        if (it > 0) mbar_wait(&dq_empty[cw], (it - 1) & 1);  // the producer's bulk add has read item it - 1's
+      if (it > 0) mbar_wait(&dq_empty[cw], (it - 1) & 1);  // the producer's bulk add has read item it - 1's
 #pragma unroll
-        for (int j = 0; j < 8; ++j) st_shared_v4(sdq + j * 128 * 16, dq[j][0], dq[j][1], dq[j][2], dq[j][3]);
-        fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
-        mbar_arrive(&dq_full[cw]);
-      } else {
-        float* acc = g.dq_accum + (int64_t(b) * p.heads + cta.head(it)) * p.q_len * D;
-        add_fragment_tile<D, 8>(dq, acc, q0 + (D == 128 ? 0 : cw * 64) + warp * 16 + g_row, p.q_len,
-                                D == 128 ? cw * 64 : 0, lane);
-      }
+      for (int j = 0; j < 8; ++j) st_shared_v4(sdq + j * 128 * 16, dq[j][0], dq[j][1], dq[j][2], dq[j][3]);
+      fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
+      mbar_arrive(&dq_full[cw]);
       wgmma_wait<0>();
       fence_operands(dk);
       // P^T's and dS^T's fragments stay live (unchanged) until the wgmma that read them is done.
