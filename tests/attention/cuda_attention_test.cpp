@@ -308,6 +308,17 @@ INSTANTIATE_TEST_SUITE_P(FlashAttentionPairs, FusedBackward, ::testing::ValuesIn
                          [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 INSTANTIATE_TEST_SUITE_P(FlashAttentionPairs, FusedBackwardHopper, ::testing::ValuesIn(flash_attention_pairs()),
                          [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
+// Grids of more CTAs than an H100 or H200 has SMs (132): several waves, the sections of a causal grid in turn.
+// The check's first and last (batch, KV head) are the CTAs launched first and last. Causal and full, MHA and
+// GQA, D64 and D128, fp16; top-left causal with fewer queries than keys leaves key blocks no query sees (CTAs
+// without items) among the rest.
+INSTANTIATE_TEST_SUITE_P(
+    ManyTiles, FusedBackwardHopper,
+    ::testing::Values(Shape{4, 16, 16, 1024, 1024, 64, true},                                    // 512 CTAs
+                      Shape{8, 16, 4, 1024, 1024, 128, true, CausalAlign::TopLeft, DType::FP16},  // 256
+                      Shape{8, 16, 16, 1000, 1000, 128, false, CausalAlign::TopLeft, DType::BF16, Layout::BSHD},
+                      Shape{4, 8, 8, 200, 1500, 64, true}),  // 384 CTAs, 320 of them without items
+    [](const ::testing::TestParamInfo<Shape>& p) { return testing::shape_name(p.param); });
 
 INSTANTIATE_TEST_SUITE_P(
     OddShapes, CudaAttention,
