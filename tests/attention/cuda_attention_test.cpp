@@ -314,7 +314,7 @@ INSTANTIATE_TEST_SUITE_P(FlashAttentionPairs, FusedBackwardHopper, ::testing::Va
 // without items) among the rest.
 INSTANTIATE_TEST_SUITE_P(
     ManyTiles, FusedBackwardHopper,
-    ::testing::Values(Shape{4, 16, 16, 1024, 1024, 64, true},                                    // 512 CTAs
+    ::testing::Values(Shape{4, 16, 16, 1024, 1024, 64, true},                                     // 512 CTAs
                       Shape{8, 16, 4, 1024, 1024, 128, true, CausalAlign::TopLeft, DType::FP16},  // 256
                       Shape{8, 16, 16, 1000, 1000, 128, false, CausalAlign::TopLeft, DType::BF16, Layout::BSHD},
                       Shape{4, 8, 8, 200, 1500, 64, true}),  // 384 CTAs, 320 of them without items
