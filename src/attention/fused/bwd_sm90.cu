@@ -266,10 +266,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     named_bar_sync(1, kBwdConsumerThreads);
     wgmma_wait<1>();  // dV is done; dK may still run
     fence_operands(dv);
-    // P^T's fragments stay live (unchanged) until the wgmma that read them is done.
-#pragma unroll
-    for (int kk = 0; kk < BM / 16; ++kk)
-      asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+    fence_operands(pa);  // P^T's fragments, live until dV's wgmma is done
     // dQ = dS K whole (all 128 keys, all of D: 8 m64nDk16), by the warpgroups in turn, one block each,
     // issued behind dK: FlashAttention-3 and cuDNN issue it as N = 128 wgmma at D=128 too, half the
     // instructions of two 64-column halves, and the warpgroup without a dQ goes on to its next block's S^T
@@ -298,10 +295,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     }
     wgmma_wait<0>();
     fence_operands(dk);
-    // dS^T's fragments stay live (unchanged) until dK's wgmma is done.
-#pragma unroll
-    for (int kk = 0; kk < BM / 16; ++kk)
-      asm volatile("" : "+r"(da[kk][0]), "+r"(da[kk][1]), "+r"(da[kk][2]), "+r"(da[kk][3])::"memory");
+    fence_operands(da);            // dS^T's fragments, live until dK's wgmma is done
     mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
   }
 

@@ -269,9 +269,7 @@ struct Consumer {
         softmax_scores(sc, st, scale_log2, alpha);
         wgmma_wait<0>();
         fence_operands(o);
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk)
-          asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+        fence_operands(pa);
         release(&bar.v_empty[sp]);
         rescale(o, alpha);
         scores_to_a<T>(sc, pa);
@@ -299,9 +297,7 @@ struct Consumer {
           softmax_scores(sh, st, scale_log2, alpha);
           wgmma_wait<0>();
           fence_operands(o);
-#pragma unroll
-          for (int kk = 0; kk < BN / 16; ++kk)
-            asm volatile("" : "+r"(pa[kk][0]), "+r"(pa[kk][1]), "+r"(pa[kk][2]), "+r"(pa[kk][3])::"memory");
+          fence_operands(pa);
           release(&bar.v_empty[sp]);
           rescale(o, alpha);
           scores_to_a<T>(sh, ph);

@@ -113,6 +113,13 @@ __device__ __forceinline__ void fence_operands(float (&d)[NB][4]) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
 }
+// The same for A fragments in registers (wgmma's RS form): they stay as they are until the wgmma that reads
+// them is done.
+template <int NA>
+__device__ __forceinline__ void fence_operands(uint32_t (&a)[NA][4]) {
+#pragma unroll
+  for (int k = 0; k < NA; ++k) asm volatile("" : "+r"(a[k][0]), "+r"(a[k][1]), "+r"(a[k][2]), "+r"(a[k][3])::"memory");
+}
 
 // Named barriers (ids 1..15; 0 is __syncthreads): `count` threads of whole warps, those that
 // arrive and those that sync together.
