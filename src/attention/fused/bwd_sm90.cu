@@ -11,9 +11,9 @@
 // a wave's worth of (batch, KV head)s at a time (hopper_bwd_section).
 // Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
 //   the producer: one thread loads K and V (TMA, once), then each block's Q and dO (TMA) and rows (bulk
-//     copy) into the stage of two that the consumers have released (mbarriers full / empty); another adds
-//     each block's dQ, once both consumer halves are stored, to the padded fp32 sum (bulk reduce-add,
-//     cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
+//     copy) into the stage (of three at D=64, two at D=128) that the consumers have released (mbarriers
+//     full / empty); another adds each block's dQ, once both consumer halves are stored, to the padded fp32
+//     sum (bulk reduce-add, cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
 //   two consumers, 64 of the keys each, their K and V in shared memory and their dK and dV in fp32
 //     registers. Per block:
 //   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory),
@@ -51,7 +51,7 @@ constexpr int kBwdProducerRegs = 24, kBwdConsumerRegs = 240;
 static_assert(kBwdProducerRegs + 2 * kBwdConsumerRegs <= ((65536 / kBwdThreads) & ~7) * 3, "setmaxnreg's pool");
 static_assert(kBwdConsumerThreads + 128 == kBwdThreads, "one producer warpgroup");
 
-// Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], two stages of
+// Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], kQStages stages of
 // Q and dO [BM][D], two buffers of dS^T [BN][BM] (item it's in buffer it % 2), each as 64-column chunks of
 // 128-byte rows (TMA's boxes, chunk c at c x rows x 128); a block's dQ, fp32 [BM x D] as
 // two consumer warpgroup halves in fragment order (the bulk reduce's source); then per stage BM floats of
@@ -65,15 +65,18 @@ struct BwdLayout {
   static constexpr uint32_t kTileBytes = BM * D * 2;  // a block of Q or of dO
   static constexpr uint32_t kDsBytes = BN * BM * 2;
   static constexpr uint32_t kK = 0, kV = kK + kKvBytes;
+  // Stages of Q, dO and rows: three at D=64 (an item there is half D=128's work, so two left the next
+  // item's loads exposed), two at D=128.
+  static constexpr int kQStages = D == 64 ? 3 : 2;
   static constexpr uint32_t kStages = kV + kKvBytes;  // stage s: Q at kStages + 2 s kTileBytes, dO after it
-  static constexpr uint32_t kDs = kStages + 4 * kTileBytes;
+  static constexpr uint32_t kDs = kStages + 2 * kQStages * kTileBytes;
   static constexpr uint32_t kDq = kDs + 2 * kDsBytes;
   static constexpr uint32_t kDqHalfBytes = 64 * 64 * 4;  // 64 x 64 of dQ, in a warpgroup's fragment order
   static constexpr int kDqHalves = D / 64;               // a block's dQ: BM = 64 rows, D / 64 halves
   static constexpr uint32_t kRows = kDq + kDqHalves * kDqHalfBytes;
   static constexpr uint32_t kRowsBytes = 2 * BM * 4;  // a stage's lse and delta
-  static constexpr uint32_t kBars = kRows + 2 * kRowsBytes;
-  static constexpr int kBarriers = 1 + 4 * 2;                       // kv_full; q_full, q_empty, dq_full, dq_empty
+  static constexpr uint32_t kBars = kRows + kQStages * kRowsBytes;
+  static constexpr int kBarriers = 1 + 2 * kQStages + 2 * 2;        // kv_full; q_full, q_empty; dq_full, dq_empty
   static constexpr int kBytes = int(kBars) + kBarriers * 8 + 1024;  // + the alignment's slack
   static_assert(BM == 64 && kDqHalves * kDqHalfBytes == BM * D * 4, "a block's dQ is D / 64 halves of 64 x 64");
   static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && kDsBytes % 1024 == 0, "1024-byte atoms");
@@ -92,10 +95,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const uint32_t s_base = smem_u32(base);
   float* rows = reinterpret_cast<float*>(base + L::kRows);
   uint64_t* kv_full = reinterpret_cast<uint64_t*>(base + L::kBars);
-  uint64_t* q_full = kv_full + 1;    // per stage
-  uint64_t* q_empty = q_full + 2;    // per stage
-  uint64_t* dq_full = q_empty + 2;   // per consumer warpgroup
-  uint64_t* dq_empty = dq_full + 2;  // per consumer warpgroup
+  uint64_t* q_full = kv_full + 1;             // per stage
+  uint64_t* q_empty = q_full + L::kQStages;   // per stage
+  uint64_t* dq_full = q_empty + L::kQStages;  // per consumer warpgroup
+  uint64_t* dq_empty = dq_full + 2;           // per consumer warpgroup
 
   // The CTA's key block, (batch, KV head), query heads and blocks (the grid's order: hopper_bwd_cta).
   const HopperBwdCta cta = hopper_bwd_cta(p, D, head_split, int(blockIdx.x), section);
@@ -110,10 +113,12 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
 
   if (threadIdx.x == 0) {
     mbar_init(kv_full, 1);
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < L::kQStages; ++i) {
       mbar_init(&q_full[i], 1);
       mbar_init(&q_empty[i], kBwdConsumerThreads);  // every consumer thread
-      mbar_init(&dq_full[i], 128);                  // every thread of the warpgroup
+    }
+    for (int i = 0; i < 2; ++i) {
+      mbar_init(&dq_full[i], 128);  // every thread of the warpgroup
       mbar_init(&dq_empty[i], 1);
     }
     fence_barrier_init();
@@ -126,7 +131,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       // K and V once (a key block no query sees loads nothing: its dK and dV are zeros), then each item's
       // Q and dO by TMA (zero rows past q_len) and its rows (lse and delta, as the preprocess laid them out
       // in block_rows) by one bulk copy, all on its stage's full barrier, once the consumers have released
-      // the stage's item before (it - 2).
+      // the stage's item before (it - kQStages).
       prefetch_tensormap(&maps.q);
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
@@ -137,8 +142,9 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
         tma_load_4d(base + L::kV + c * BN * 128, &maps.v, c * 64, kb0, hk, b, kv_full);
       }
       for (int it = 0; it < items; ++it) {
-        const int stage = it & 1, h = cta.head(it), q0 = cta.row0(it, BM);
-        if (it >= 2) mbar_wait(&q_empty[stage], ((it >> 1) - 1) & 1);
+        constexpr int S = L::kQStages;
+        const int stage = it % S, h = cta.head(it), q0 = cta.row0(it, BM);
+        if (it >= S) mbar_wait(&q_empty[stage], (it / S - 1) & 1);
         unsigned char* dst = base + L::kStages + 2 * stage * L::kTileBytes;
         mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes + L::kRowsBytes);
         for (int c = 0; c < D / 64; ++c) {
@@ -182,11 +188,11 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
 
   for (int it = 0; it < items; ++it) {
-    const int stage = it & 1;
+    const int stage = it % L::kQStages;
     if (it == 0) mbar_wait(kv_full, 0);
-    mbar_wait(&q_full[stage], (it >> 1) & 1);
+    mbar_wait(&q_full[stage], (it / L::kQStages) & 1);
     const uint32_t q_addr = s_base + L::kStages + 2 * stage * L::kTileBytes, do_addr = q_addr + L::kTileBytes;
-    const uint32_t ds_addr = s_base + L::kDs + stage * L::kDsBytes;  // item it's dS^T buffer: it % 2
+    const uint32_t ds_addr = s_base + L::kDs + (it & 1) * L::kDsBytes;  // item it's dS^T buffer: it % 2
     const float* lse2 = rows + 2 * stage * BM;
     const float* delta = lse2 + BM;
     const int q0 = cta.row0(it, BM);
