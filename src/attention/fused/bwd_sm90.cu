@@ -11,7 +11,7 @@
 // a wave's worth of (batch, KV head)s at a time (hopper_bwd_section).
 // Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
 //   the producer: one thread loads K and V (TMA, once), then each block's Q and dO (TMA) and rows (bulk
-//     copy) into the stage (of three at D=64, two at D=128) that the consumers have released (mbarriers
+//     copy) into the stage (of three) that the consumers have released (mbarriers
 //     full / empty); another adds each block's dQ, once both consumer halves are stored, to the padded fp32
 //     sum (bulk reduce-add, cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
 //   two consumers, 64 of the keys each, their K and V in shared memory and their dK and dV in fp32
@@ -65,9 +65,8 @@ struct BwdLayout {
   static constexpr uint32_t kTileBytes = BM * D * 2;  // a block of Q or of dO
   static constexpr uint32_t kDsBytes = BN * BM * 2;
   static constexpr uint32_t kK = 0, kV = kK + kKvBytes;
-  // Stages of Q, dO and rows: three at D=64 (an item there is half D=128's work, so two left the next
-  // item's loads exposed), two at D=128.
-  static constexpr int kQStages = D == 64 ? 3 : 2;
+  // Stages of Q, dO and rows: three at both head dims (at D=128 with 424 bytes to spare).
+  static constexpr int kQStages = 3;
   static constexpr uint32_t kStages = kV + kKvBytes;  // stage s: Q at kStages + 2 s kTileBytes, dO after it
   static constexpr uint32_t kDs = kStages + 2 * kQStages * kTileBytes;
   static constexpr uint32_t kDq = kDs + 2 * kDsBytes;
