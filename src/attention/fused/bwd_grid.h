@@ -10,9 +10,9 @@
 
 namespace attnprof::fused {
 
-// The Hopper kernel's query rows a block: 64 at head dim 128, 128 at 64 (FlashAttention-3's causal tiles),
-// and its keys a CTA.
-constexpr int hopper_bwd_block_m(int head_dim) { return head_dim == 128 ? 64 : 128; }
+// The Hopper kernel's query rows a block, 64 at both head dims (FlashAttention-3's causal tile at D=128; at
+// D=64 cuDNN's 64 x 64 tile, docs/hopper-backward.md section 13), and its keys a CTA.
+constexpr int hopper_bwd_block_m(int) { return 64; }
 inline constexpr int kHopperBwdBlockN = 128;
 constexpr int hopper_bwd_key_blocks(const Params& p) { return (p.kv_len + kHopperBwdBlockN - 1) / kHopperBwdBlockN; }
 // The grid: a CTA a key block, (batch, KV head) and part of the group (split parts: hopper_bwd_head_split).

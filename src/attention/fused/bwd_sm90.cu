@@ -11,9 +11,9 @@
 // a wave's worth of (batch, KV head)s at a time (hopper_bwd_section).
 // Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
 //   the producer: one thread loads K and V (TMA, once), then each block's Q and dO (TMA) and rows (bulk
-//     copy) into the stage of two that the consumers have released (mbarriers full / empty); another adds
-//     each block's dQ, once both consumer halves are stored, to the padded fp32 sum (bulk reduce-add,
-//     cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
+//     copy) into the stage (of three) that the consumers have released (mbarriers
+//     full / empty); another adds each block's dQ, once both consumer halves are stored, to the padded fp32
+//     sum (bulk reduce-add, cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
 //   two consumers, 64 of the keys each, their K and V in shared memory and their dK and dV in fp32
 //     registers. Per block:
 //   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory),
@@ -21,10 +21,10 @@
 //   dV += P^T dO and dK += dS^T Q (wgmma, A from registers, B MN-major in shared memory),
 //   dS^T stored untransposed ([keys][queries], 128B-swizzled as TMA would; two buffers, a block's in
 //     buffer it % 2, so that one named barrier a block orders the consumers) for
-//   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT): at D=128 all of it by one warpgroup, the
-//     two in turn block by block (N = 128), at D=64 each warpgroup its 64 rows; stored to shared memory in
-//     fragment order for the producer's bulk add.
-// BM = 64 query rows at D=128, 128 at D=64 (FlashAttention-3's causal tile sizes).
+//   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT): all of it by one warpgroup, the two in
+//     turn block by block (N = D); stored to shared memory in fragment order, D / 64 halves of 64 x 64,
+//     for the producer's bulk add.
+// BM = 64 query rows at both head dims.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -51,7 +51,7 @@ constexpr int kBwdProducerRegs = 24, kBwdConsumerRegs = 240;
 static_assert(kBwdProducerRegs + 2 * kBwdConsumerRegs <= ((65536 / kBwdThreads) & ~7) * 3, "setmaxnreg's pool");
 static_assert(kBwdConsumerThreads + 128 == kBwdThreads, "one producer warpgroup");
 
-// Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], two stages of
+// Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], kQStages stages of
 // Q and dO [BM][D], two buffers of dS^T [BN][BM] (item it's in buffer it % 2), each as 64-column chunks of
 // 128-byte rows (TMA's boxes, chunk c at c x rows x 128); a block's dQ, fp32 [BM x D] as
 // two consumer warpgroup halves in fragment order (the bulk reduce's source); then per stage BM floats of
@@ -65,16 +65,19 @@ struct BwdLayout {
   static constexpr uint32_t kTileBytes = BM * D * 2;  // a block of Q or of dO
   static constexpr uint32_t kDsBytes = BN * BM * 2;
   static constexpr uint32_t kK = 0, kV = kK + kKvBytes;
+  // Stages of Q, dO and rows: three at both head dims (at D=128 with 424 bytes to spare).
+  static constexpr int kQStages = 3;
   static constexpr uint32_t kStages = kV + kKvBytes;  // stage s: Q at kStages + 2 s kTileBytes, dO after it
-  static constexpr uint32_t kDs = kStages + 4 * kTileBytes;
+  static constexpr uint32_t kDs = kStages + 2 * kQStages * kTileBytes;
   static constexpr uint32_t kDq = kDs + 2 * kDsBytes;
-  static constexpr uint32_t kDqHalfBytes = 64 * 64 * 4;  // a warpgroup's 64 x 64 of dQ
-  static constexpr uint32_t kRows = kDq + 2 * kDqHalfBytes;
+  static constexpr uint32_t kDqHalfBytes = 64 * 64 * 4;  // 64 x 64 of dQ, in a warpgroup's fragment order
+  static constexpr int kDqHalves = D / 64;               // a block's dQ: BM = 64 rows, D / 64 halves
+  static constexpr uint32_t kRows = kDq + kDqHalves * kDqHalfBytes;
   static constexpr uint32_t kRowsBytes = 2 * BM * 4;  // a stage's lse and delta
-  static constexpr uint32_t kBars = kRows + 2 * kRowsBytes;
-  static constexpr int kBarriers = 1 + 4 * 2;                       // kv_full; q_full, q_empty, dq_full, dq_empty
+  static constexpr uint32_t kBars = kRows + kQStages * kRowsBytes;
+  static constexpr int kBarriers = 1 + 2 * kQStages + 2 * 2;        // kv_full; q_full, q_empty; dq_full, dq_empty
   static constexpr int kBytes = int(kBars) + kBarriers * 8 + 1024;  // + the alignment's slack
-  static_assert(2 * kDqHalfBytes == BM * D * 4, "a block's dQ is two 64 x 64 halves");
+  static_assert(BM == 64 && kDqHalves * kDqHalfBytes == BM * D * 4, "a block's dQ is D / 64 halves of 64 x 64");
   static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && kDsBytes % 1024 == 0, "1024-byte atoms");
 };
 
@@ -91,10 +94,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const uint32_t s_base = smem_u32(base);
   float* rows = reinterpret_cast<float*>(base + L::kRows);
   uint64_t* kv_full = reinterpret_cast<uint64_t*>(base + L::kBars);
-  uint64_t* q_full = kv_full + 1;    // per stage
-  uint64_t* q_empty = q_full + 2;    // per stage
-  uint64_t* dq_full = q_empty + 2;   // per consumer warpgroup
-  uint64_t* dq_empty = dq_full + 2;  // per consumer warpgroup
+  uint64_t* q_full = kv_full + 1;             // per stage
+  uint64_t* q_empty = q_full + L::kQStages;   // per stage
+  uint64_t* dq_full = q_empty + L::kQStages;  // per consumer warpgroup
+  uint64_t* dq_empty = dq_full + 2;           // per consumer warpgroup
 
   // The CTA's key block, (batch, KV head), query heads and blocks (the grid's order: hopper_bwd_cta).
   const HopperBwdCta cta = hopper_bwd_cta(p, D, head_split, int(blockIdx.x), section);
@@ -109,10 +112,12 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
 
   if (threadIdx.x == 0) {
     mbar_init(kv_full, 1);
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < L::kQStages; ++i) {
       mbar_init(&q_full[i], 1);
       mbar_init(&q_empty[i], kBwdConsumerThreads);  // every consumer thread
-      mbar_init(&dq_full[i], 128);                  // every thread of the warpgroup
+    }
+    for (int i = 0; i < 2; ++i) {
+      mbar_init(&dq_full[i], 128);  // every thread of the warpgroup
       mbar_init(&dq_empty[i], 1);
     }
     fence_barrier_init();
@@ -125,7 +130,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       // K and V once (a key block no query sees loads nothing: its dK and dV are zeros), then each item's
       // Q and dO by TMA (zero rows past q_len) and its rows (lse and delta, as the preprocess laid them out
       // in block_rows) by one bulk copy, all on its stage's full barrier, once the consumers have released
-      // the stage's item before (it - 2).
+      // the stage's item before (it - kQStages).
       prefetch_tensormap(&maps.q);
       prefetch_tensormap(&maps.k);
       prefetch_tensormap(&maps.v);
@@ -136,8 +141,9 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
         tma_load_4d(base + L::kV + c * BN * 128, &maps.v, c * 64, kb0, hk, b, kv_full);
       }
       for (int it = 0; it < items; ++it) {
-        const int stage = it & 1, h = cta.head(it), q0 = cta.row0(it, BM);
-        if (it >= 2) mbar_wait(&q_empty[stage], ((it >> 1) - 1) & 1);
+        constexpr int S = L::kQStages;
+        const int stage = it % S, h = cta.head(it), q0 = cta.row0(it, BM);
+        if (it >= S) mbar_wait(&q_empty[stage], (it / S - 1) & 1);
         unsigned char* dst = base + L::kStages + 2 * stage * L::kTileBytes;
         mbar_arrive_expect_tx(&q_full[stage], 2 * L::kTileBytes + L::kRowsBytes);
         for (int c = 0; c < D / 64; ++c) {
@@ -154,14 +160,13 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       for (int it = 0; it < items; ++it) {
         const int h = cta.head(it), q0 = cta.row0(it, BM);
         float* acc = g.dq_accum + ((int64_t(b) * p.heads + h) * dq_rows + q0) * D;
-        for (int w = 0; w < 2; ++w) {
+        for (int w = 0; w < L::kDqHalves; ++w) {
           mbar_wait(&dq_full[w], it & 1);
-          bulk_reduce_add_f32(acc + w * (BM * D / 2), s_base + L::kDq + w * L::kDqHalfBytes, L::kDqHalfBytes);
+          bulk_reduce_add_f32(acc + w * 64 * 64, s_base + L::kDq + w * L::kDqHalfBytes, L::kDqHalfBytes);
         }
         bulk_commit();
         bulk_wait_read_all();
-        mbar_arrive(&dq_empty[0]);
-        mbar_arrive(&dq_empty[1]);
+        for (int w = 0; w < L::kDqHalves; ++w) mbar_arrive(&dq_empty[w]);
       }
       bulk_wait_all();  // shared memory stays until the bulk adds are done
     }
@@ -177,23 +182,16 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const int key_row0 = kb0 + key_row;
   // This warpgroup's 64 rows of K and V (8 KB into each 64-column chunk: the 1024-byte alignment holds).
   const uint32_t k_rows = s_base + L::kK + cw * 64 * 128, v_rows = s_base + L::kV + cw * 64 * 128;
-  // dQ = dS K: at D=128 a warpgroup's 64 columns (all of dS^T against K's chunk cw); at D=64 its 64 rows
-  // (dS^T's chunk cw against all of K). Both operands MN-major: 16 keys a k step, chunks BN x 128 apart.
-  const uint32_t dq_b = s_base + L::kK + (D == 128 ? cw * BN * 128 : 0);
-  // The bulk dQ: this thread's float4 j of its warpgroup's half at (128 j + thread) x 16 bytes.
-  const uint32_t sdq = s_base + L::kDq + cw * L::kDqHalfBytes + (threadIdx.x % 128) * 16;
-  // D=128: a block's whole dQ from one warpgroup, the two in turn (below).
-  constexpr bool kWholeDq = D == 128;
+  // A block's whole dQ from one warpgroup, the two in turn (below), its halves in turn from here.
   const uint32_t sdq_whole = s_base + L::kDq + (threadIdx.x % 128) * 16;
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
 
   for (int it = 0; it < items; ++it) {
-    const int stage = it & 1;
+    const int stage = it % L::kQStages;
     if (it == 0) mbar_wait(kv_full, 0);
-    mbar_wait(&q_full[stage], (it >> 1) & 1);
+    mbar_wait(&q_full[stage], (it / L::kQStages) & 1);
     const uint32_t q_addr = s_base + L::kStages + 2 * stage * L::kTileBytes, do_addr = q_addr + L::kTileBytes;
-    const uint32_t ds_addr = s_base + L::kDs + stage * L::kDsBytes;  // item it's dS^T buffer: it % 2
-    const uint32_t dq_a = ds_addr + (D == 128 ? 0 : cw * BN * 128);
+    const uint32_t ds_addr = s_base + L::kDs + (it & 1) * L::kDsBytes;  // item it's dS^T buffer: it % 2
     const float* lse2 = rows + 2 * stage * BM;
     const float* delta = lse2 + BM;
     const int q0 = cta.row0(it, BM);
@@ -263,81 +261,47 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     for (int kk = 0; kk < BM / 16; ++kk)
       WgmmaRS<T, D>::run(dv, pa[kk], make_desc_sw128(do_addr + kk * 16 * 128, BM * 128, 1024));
     wgmma_commit();
-    if constexpr (kWholeDq) {
-      // dK += dS^T Q (scaled at the end).
+    // dK += dS^T Q (scaled at the end).
 #pragma unroll
-      for (int kk = 0; kk < BM / 16; ++kk)
-        WgmmaRS<T, D>::run(dk, da[kk], make_desc_sw128(q_addr + kk * 16 * 128, BM * 128, 1024));
-      wgmma_commit();
-      // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
-      // it - 1, whose dQ read the buffer this one writes for item it + 1.
-      named_bar_sync(1, kBwdConsumerThreads);
-      wgmma_wait<1>();  // dV is done; dK may still run
-      fence_operands(dv);
-      fence_operands(pa);  // P^T's fragments, live until dV's wgmma is done
-      // dQ = dS K whole (all 128 keys, all of D: 8 m64n128k16), by the warpgroups in turn, one block each,
-      // issued behind dK: FlashAttention-3 and cuDNN issue it as N = 128 wgmma too, half the instructions
-      // of two 64-column halves, and the warpgroup without a dQ goes on to its next block's S^T meanwhile.
-      if ((it & 1) == cw) {
-        float dq[16][4];
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; ++kk)
-          WgmmaSS_TT<T, 128>::run(dq, make_desc_sw128(ds_addr + kk * 16 * 128, BN * 128, 1024),
-                                  make_desc_sw128(s_base + L::kK + kk * 16 * 128, BN * 128, 1024), kk > 0);
-        wgmma_commit();
-        wgmma_wait<0>();
-        fence_operands(dq);
-        if (it > 0) {  // the producer's bulk adds have read item it - 1's halves
-          mbar_wait(&dq_empty[0], (it - 1) & 1);
-          mbar_wait(&dq_empty[1], (it - 1) & 1);
-        }
-        // Half w (columns 64 w ..) is fragments 8 w .., in the layout a warpgroup's m64n64 half had.
-#pragma unroll
-        for (int w = 0; w < 2; ++w)
-#pragma unroll
-          for (int j = 0; j < 8; ++j)
-            st_shared_v4(sdq_whole + w * L::kDqHalfBytes + j * 128 * 16, dq[8 * w + j][0], dq[8 * w + j][1],
-                         dq[8 * w + j][2], dq[8 * w + j][3]);
-        fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
-        mbar_arrive(&dq_full[0]);
-        mbar_arrive(&dq_full[1]);
-      }
-      wgmma_wait<0>();
-      fence_operands(dk);
-      fence_operands(da);            // dS^T's fragments, live until dK's wgmma is done
-      mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
-    } else {
-      // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
-      // it - 1, whose dQ read the buffer this one writes for item it + 1.
-      named_bar_sync(1, kBwdConsumerThreads);
-
-      float dq[8][4];
+    for (int kk = 0; kk < BM / 16; ++kk)
+      WgmmaRS<T, D>::run(dk, da[kk], make_desc_sw128(q_addr + kk * 16 * 128, BM * 128, 1024));
+    wgmma_commit();
+    // Both warpgroups' dS^T are in. Past this barrier for item it, the other warpgroup is done with item
+    // it - 1, whose dQ read the buffer this one writes for item it + 1.
+    named_bar_sync(1, kBwdConsumerThreads);
+    wgmma_wait<1>();  // dV is done; dK may still run
+    fence_operands(dv);
+    fence_operands(pa);  // P^T's fragments, live until dV's wgmma is done
+    // dQ = dS K whole (all 128 keys, all of D: 8 m64nDk16), by the warpgroups in turn, one block each,
+    // issued behind dK: FlashAttention-3 and cuDNN issue it as N = 128 wgmma at D=128 too, half the
+    // instructions of two 64-column halves, and the warpgroup without a dQ goes on to its next block's S^T
+    // meanwhile.
+    if ((it & 1) == cw) {
+      float dq[D / 8][4];
+      wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < BN / 16; ++kk)
-        WgmmaSS_TT<T, 64>::run(dq, make_desc_sw128(dq_a + kk * 16 * 128, BN * 128, 1024),
-                               make_desc_sw128(dq_b + kk * 16 * 128, BN * 128, 1024), kk > 0);
+        WgmmaSS_TT<T, D>::run(dq, make_desc_sw128(ds_addr + kk * 16 * 128, BN * 128, 1024),
+                              make_desc_sw128(s_base + L::kK + kk * 16 * 128, BN * 128, 1024), kk > 0);
       wgmma_commit();
-      // dK += dS^T Q (scaled at the end).
-#pragma unroll
-      for (int kk = 0; kk < BM / 16; ++kk)
-        WgmmaRS<T, D>::run(dk, da[kk], make_desc_sw128(q_addr + kk * 16 * 128, BM * 128, 1024));
-      wgmma_commit();
-      wgmma_wait<1>();  // dV and dQ are done; dK may still run
-      fence_operands(dq);
-      fence_operands(dv);
-      if (it > 0) mbar_wait(&dq_empty[cw], (it - 1) & 1);  // the producer's bulk add has read item it - 1's
-#pragma unroll
-      for (int j = 0; j < 8; ++j) st_shared_v4(sdq + j * 128 * 16, dq[j][0], dq[j][1], dq[j][2], dq[j][3]);
-      fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
-      mbar_arrive(&dq_full[cw]);
       wgmma_wait<0>();
-      fence_operands(dk);
-      // P^T's and dS^T's fragments stay live (unchanged) until the wgmma that read them is done.
-      fence_operands(pa);
-      fence_operands(da);
-      mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
+      fence_operands(dq);
+      if (it > 0)  // the producer's bulk adds have read item it - 1's halves
+        for (int w = 0; w < L::kDqHalves; ++w) mbar_wait(&dq_empty[w], (it - 1) & 1);
+      // Half w (columns 64 w ..) is fragments 8 w .., in the layout a warpgroup's m64n64 half had.
+#pragma unroll
+      for (int w = 0; w < L::kDqHalves; ++w)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          st_shared_v4(sdq_whole + w * L::kDqHalfBytes + j * 128 * 16, dq[8 * w + j][0], dq[8 * w + j][1],
+                       dq[8 * w + j][2], dq[8 * w + j][3]);
+      fence_proxy_async_shared();  // the generic stores, read next by the bulk copy (async proxy)
+      for (int w = 0; w < L::kDqHalves; ++w) mbar_arrive(&dq_full[w]);
     }
+    wgmma_wait<0>();
+    fence_operands(dk);
+    fence_operands(da);            // dS^T's fragments, live until dK's wgmma is done
+    mbar_arrive(&q_empty[stage]);  // this thread is done with the stage's Q, dO and rows
   }
 
   // dK (scaled) and dV of this CTA's keys, summed over its query heads: stored, or added to the sums the
