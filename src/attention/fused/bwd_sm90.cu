@@ -11,9 +11,9 @@
 // a wave's worth of (batch, KV head)s at a time (hopper_bwd_section).
 // Three warpgroups (384 threads, setmaxnreg 24 / 240 / 240):
 //   the producer: one thread loads K and V (TMA, once), then each block's Q and dO (TMA) and rows (bulk
-//     copy) into the stage (of three) that the consumers have released (mbarriers
-//     full / empty); another adds each block's dQ, once both consumer halves are stored, to the padded fp32
-//     sum (bulk reduce-add, cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
+//     copy) into the stage (of three) that the consumers have released (mbarriers full / empty); another
+//     adds each block's dQ, once its D / 64 halves of 64 columns are stored, to the padded fp32 sum (bulk
+//     reduce-add, cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
 //   two consumers, 64 of the keys each, their K and V in shared memory and their dK and dV in fp32
 //     registers. Per block:
 //   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory),
@@ -53,11 +53,11 @@ static_assert(kBwdConsumerThreads + 128 == kBwdThreads, "one producer warpgroup"
 
 // Shared memory from a 1024-byte boundary (the 128B swizzle's), in bytes: K and V [BN][D], kQStages stages of
 // Q and dO [BM][D], two buffers of dS^T [BN][BM] (item it's in buffer it % 2), each as 64-column chunks of
-// 128-byte rows (TMA's boxes, chunk c at c x rows x 128); a block's dQ, fp32 [BM x D] as
-// two consumer warpgroup halves in fragment order (the bulk reduce's source); then per stage BM floats of
+// 128-byte rows (TMA's boxes, chunk c at c x rows x 128); a block's dQ, fp32 [BM x D] as D / 64 halves of
+// 64 columns in a warpgroup's fragment order (the bulk reduce's source); then per stage BM floats of
 // lse (log2 units, +inf for rows that see nothing) and BM of delta (block_rows' layout); then the
 // mbarriers: K/V's, per stage full (its Q, dO and rows landed) and empty (the consumers are done with it),
-// per consumer warpgroup dq_full (its half of dQ stored) and dq_empty (the bulk add has read it).
+// per half of dQ dq_full (stored) and dq_empty (the bulk add has read it).
 template <int D>
 struct BwdLayout {
   static constexpr int BM = hopper_bwd_block_m(D), BN = kBwdBlockN;
@@ -97,8 +97,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   uint64_t* kv_full = reinterpret_cast<uint64_t*>(base + L::kBars);
   uint64_t* q_full = kv_full + 1;             // per stage
   uint64_t* q_empty = q_full + L::kQStages;   // per stage
-  uint64_t* dq_full = q_empty + L::kQStages;  // per consumer warpgroup
-  uint64_t* dq_empty = dq_full + 2;           // per consumer warpgroup
+  uint64_t* dq_full = q_empty + L::kQStages;  // per half of dQ (D / 64 used)
+  uint64_t* dq_empty = dq_full + 2;           // per half of dQ
 
   // The CTA's key block, (batch, KV head), query heads and blocks (the grid's order: hopper_bwd_cta).
   const HopperBwdCta cta = hopper_bwd_cta(p, D, head_split, int(blockIdx.x), section);
@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       mbar_init(&q_empty[i], kBwdConsumerThreads);  // every consumer thread
     }
     for (int i = 0; i < 2; ++i) {
-      mbar_init(&dq_full[i], 128);  // every thread of the warpgroup
+      mbar_init(&dq_full[i], 128);  // every thread of the block's dQ warpgroup
       mbar_init(&dq_empty[i], 1);
     }
     fence_barrier_init();
