@@ -14,7 +14,7 @@
 namespace attnprof::fused {
 
 // The Hopper kernel's dQ sum holds whole query blocks (hopper_bwd_block_m, bwd_grid.h): per (batch, head)
-// round_up(q_len, BM) rows, each block as two 64 x 64 warpgroup halves in wgmma's fragment order
+// round_up(q_len, BM) rows, each block as D / 64 halves of 64 columns in wgmma's fragment order
 // (bwd_sm90.cu), added by bulk reduce-add from shared memory; the scratch is sized for it (the portable
 // kernel's row-major sum fits inside).
 __host__ __device__ constexpr int hopper_bwd_dq_rows(int q_len, int head_dim) {

@@ -140,14 +140,15 @@ cudaError_t convert_sum(const SumToGradient& s, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The same from the Hopper kernel's sum (bwd_sm90.cu): per (batch, head) blocks of BM rows,
-// each two 64 x 64 warpgroup halves (D = 128: columns 64 w.., D = 64: rows 64 w..), a half 1024 float4 in
-// fragment order: float4 128 j + t of warpgroup thread t = 32 warp + lane holds rows 16 warp + lane / 4 and
-// + 8 at columns 8 j + 2 (lane % 4) + {0, 1}. A thread a float4 (coalesced reads, two 4-byte stores);
-// padding rows, past q_len, are skipped.
+// The same from the Hopper kernel's sum (bwd_sm90.cu): per (batch, head) blocks of BM = 64 rows, each
+// D / 64 halves of 64 columns (half w: columns 64 w..), a half 1024 float4 in wgmma's fragment order:
+// float4 128 j + t of warpgroup thread t = 32 warp + lane holds rows 16 warp + lane / 4 and + 8 at columns
+// 8 j + 2 (lane % 4) + {0, 1}. A thread a float4 (coalesced reads, two 4-byte stores); padding rows, past
+// q_len, are skipped.
 template <typename T, int D>
 __global__ void __launch_bounds__(256) fused_bwd_convert_dq_hopper(const Params p, const BackwardBuffers g) {
   constexpr int BM = hopper_bwd_block_m(D), kHalf = 64 * 64 / 4, kBlock = BM * D / 4;
+  static_assert(BM == 64, "a half is a block's 64 rows");
   const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
   const int per_head = dq_rows * (D / 4);
   const int64_t quads = int64_t(p.batch) * p.heads * per_head;
@@ -159,7 +160,7 @@ __global__ void __launch_bounds__(256) fused_bwd_convert_dq_hopper(const Params 
     const int w = in_block / kHalf, x = in_block % kHalf;
     const int j = x / 128, thread = x % 128, lane = thread % 32;
     const int r = 16 * (thread / 32) + lane / 4, c = 8 * j + 2 * (lane % 4);
-    const int i = m * BM + (D == 128 ? r : 64 * w + r), col = D == 128 ? 64 * w + c : c;
+    const int i = m * BM + r, col = 64 * w + c;
     if (i >= p.q_len) continue;
     const float4 v = acc[t];
     const int h = static_cast<int>(bh % p.heads), b = static_cast<int>(bh / p.heads);

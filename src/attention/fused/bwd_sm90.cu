@@ -76,8 +76,8 @@ struct BwdLayout {
   static constexpr uint32_t kRows = kDq + kDqHalves * kDqHalfBytes;
   static constexpr uint32_t kRowsBytes = 2 * BM * 4;  // a stage's lse and delta
   static constexpr uint32_t kBars = kRows + kQStages * kRowsBytes;
-  static constexpr int kBarriers = 1 + 2 * kQStages + 2 * 2;        // kv_full; q_full, q_empty; dq_full, dq_empty
-  static constexpr int kBytes = int(kBars) + kBarriers * 8 + 1024;  // + the alignment's slack
+  static constexpr int kBarriers = 1 + 2 * kQStages + 2 * kDqHalves;  // kv_full; q_full, q_empty; dq_full, dq_empty
+  static constexpr int kBytes = int(kBars) + kBarriers * 8 + 1024;    // + the alignment's slack
   static_assert(BM == 64 && kDqHalves * kDqHalfBytes == BM * D * 4, "a block's dQ is D / 64 halves of 64 x 64");
   static_assert(kKvBytes % 1024 == 0 && kTileBytes % 1024 == 0 && kDsBytes % 1024 == 0, "1024-byte atoms");
 };
@@ -95,10 +95,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const uint32_t s_base = smem_u32(base);
   float* rows = reinterpret_cast<float*>(base + L::kRows);
   uint64_t* kv_full = reinterpret_cast<uint64_t*>(base + L::kBars);
-  uint64_t* q_full = kv_full + 1;             // per stage
-  uint64_t* q_empty = q_full + L::kQStages;   // per stage
-  uint64_t* dq_full = q_empty + L::kQStages;  // per half of dQ (D / 64 used)
-  uint64_t* dq_empty = dq_full + 2;           // per half of dQ
+  uint64_t* q_full = kv_full + 1;               // per stage
+  uint64_t* q_empty = q_full + L::kQStages;     // per stage
+  uint64_t* dq_full = q_empty + L::kQStages;    // per half of dQ
+  uint64_t* dq_empty = dq_full + L::kDqHalves;  // per half of dQ
 
   // The CTA's key block, (batch, KV head), query heads and blocks (the grid's order: hopper_bwd_cta).
   const HopperBwdCta cta = hopper_bwd_cta(p, D, head_split, int(blockIdx.x), section);
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       mbar_init(&q_full[i], 1);
       mbar_init(&q_empty[i], kBwdConsumerThreads);  // every consumer thread
     }
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < L::kDqHalves; ++i) {
       mbar_init(&dq_full[i], 128);  // every thread of the block's dQ warpgroup
       mbar_init(&dq_empty[i], 1);
     }
@@ -155,8 +155,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
                   L::kRowsBytes, &q_full[stage]);
       }
     } else if (threadIdx.x == 32) {  // (another warp than the loads': its own spin loops)
-      // Each item's dQ: a consumer warpgroup's half, once stored, added to its place in the padded sum
-      // (hopper_bwd_dq_rows rows a head) by the bulk copy engine; the half's buffer is released once read.
+      // Each item's dQ: its D / 64 halves, once its dQ warpgroup has stored them, added to their place in the
+      // padded sum (hopper_bwd_dq_rows rows a head) by the bulk copy engine; the buffer is released once read.
       const int dq_rows = hopper_bwd_dq_rows(p.q_len, D);
       for (int it = 0; it < items; ++it) {
         const int h = cta.head(it), q0 = cta.row0(it, BM);
