@@ -4,30 +4,35 @@ Type stubs for the compiled module (python/bindings/cuda.cpp), built only with a
 python/tests/test_stubs.py checks them against it where it is.
 """
 
-from typing import Any, Optional
+from typing import Tuple
 
-# A CUDA tensor passed through DLPack (a torch.Tensor): q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D],
-# out like q (bfloat16 or float16, last dimension contiguous), lse [B, Hq, Sq] contiguous float32,
-# workspace a contiguous uint8 vector of workspace_bytes() bytes.
-_CudaTensor = Any
+# A 4-d tensor as attnprof._torch passes it: (data pointer, shape, strides in elements). q [B, Hq, Sq, D],
+# k and v [B, Hkv, Skv, D], out like q: bfloat16 or float16 (dtype code 0 or 1), the last dimension
+# contiguous, all on the current CUDA device. The caller keeps the tensors alive through the call.
+_View = Tuple[int, Tuple[int, int, int, int], Tuple[int, int, int, int]]
+# A contiguous int32 tensor of up to 2 dimensions: (data pointer, shape padded with 0); pointer 0: none.
+_Flat = Tuple[int, Tuple[int, int]]
 
 def forward(
-    q: _CudaTensor,
-    k: _CudaTensor,
-    v: _CudaTensor,
-    out: _CudaTensor,
-    lse: _CudaTensor,
+    dtype: int,
+    q: _View,
+    k: _View,
+    v: _View,
+    out: _View,
+    lse: int,
     causal: bool,
     scale: float,
     stream: int,
-    bottom_right: bool = False,
-    workspace: Optional[_CudaTensor] = None,
-    block_table: Optional[_CudaTensor] = None,
-    seq_lens: Optional[_CudaTensor] = None,
+    bottom_right: bool,
+    workspace: int,
+    workspace_size: int,
+    block_table: _Flat,
+    seq_lens: _Flat,
 ) -> None:
-    """Writes out and lse on the given CUDA stream; raises attnprof.InputError for a call it refuses.
-    With block_table (int32 [B, pages a sequence]) and seq_lens (int32 [B]), k and v are page pools
-    [pages, page_size, Hkv, D]; with seq_lens alone, sequence b has its first seq_lens[b] keys."""
+    """Writes out and lse (the pointer of a contiguous float32 [B, Hq, Sq]) on the given CUDA stream of the
+    current device; raises attnprof.InputError for a call it refuses. workspace: workspace_bytes() bytes of
+    CUDA memory, or 0. With block_table (int32 [B, pages a sequence]) and seq_lens (int32 [B]), k and v are
+    page pools [pages, page_size, Hkv, D]; with seq_lens alone, sequence b has its first seq_lens[b] keys."""
 
 def workspace_bytes(batch: int, q_heads: int, kv_heads: int, q_len: int, kv_len: int, head_dim: int,
                     causal: bool, ragged: bool = False) -> int:
@@ -35,23 +40,26 @@ def workspace_bytes(batch: int, q_heads: int, kv_heads: int, q_len: int, kv_len:
     are paged or per sequence (kv_len their capacity)."""
 
 def backward(
-    q: _CudaTensor,
-    k: _CudaTensor,
-    v: _CudaTensor,
-    out: _CudaTensor,
-    lse: _CudaTensor,
-    d_out: _CudaTensor,
-    dq: _CudaTensor,
-    dk: _CudaTensor,
-    dv: _CudaTensor,
+    dtype: int,
+    q: _View,
+    k: _View,
+    v: _View,
+    out: _View,
+    lse: int,
+    d_out: _View,
+    dq: _View,
+    dk: _View,
+    dv: _View,
     causal: bool,
     scale: float,
     stream: int,
     bottom_right: bool,
-    workspace: _CudaTensor,
+    workspace: int,
+    workspace_size: int,
 ) -> None:
     """Writes dq, dk and dv (the shapes and strides of q, k and v; d_out those of out) of forward()'s
-    call, whose out and lse these are, on the given CUDA stream; dense K/V only."""
+    call, whose out and lse these are, on the given CUDA stream of the current device; dense K/V only.
+    workspace: backward_workspace_bytes() bytes of CUDA memory."""
 
 def backward_workspace_bytes(batch: int, q_heads: int, kv_heads: int, q_len: int, kv_len: int, head_dim: int,
                              causal: bool) -> int:

@@ -67,13 +67,14 @@ def trace_handler(
 
 _op = None
 _forward = None  # the op's body, set with _op
+_function = None  # the eager autograd path (a torch.autograd.Function), set with _op
 
 
-def _op_adds_nothing(torch, q, k, v):
-    """Whether calling the op's body directly is the same as calling the op: plain tensors (no
-    subclass, fake tensor or dual tensor), nothing that records or intercepts ops (torch.compile,
-    torch.jit.trace, make_fx and other dispatch or function modes, the profiler, which names the call
-    attnprof::attention in its trace) and no gradient asked for (autograd needs the op).
+def _plain_eager(torch, q, k, v):
+    """Whether calling the op's body directly (or through _function under autograd) is the same as calling
+    the op: plain tensors (no subclass, fake tensor or dual tensor), nothing that records or intercepts ops
+    (torch.compile, torch.jit.trace, make_fx and other dispatch or function modes, the profiler, which
+    names the call attnprof::attention in its trace with its inputs' shapes).
     The op's Python dispatch costs 50-75 us of host work per call (BENCHMARKS.md), longer than the
     kernel on short sequences. Where PyTorch lacks one of these probes, the op runs."""
     if not (type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor):
@@ -84,9 +85,7 @@ def _op_adds_nothing(torch, q, k, v):
               getattr(torch._C, "_is_torch_function_mode_enabled", None))
     if any(p is None for p in probes) or probes[0]() or probes[1]() > 0 or probes[2]():
         return False
-    if getattr(torch.autograd.forward_ad, "_current_level", 0) >= 0:  # inside forward-mode AD (or unknown)
-        return False
-    return not (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad))
+    return getattr(torch.autograd.forward_ad, "_current_level", 0) < 0  # not inside forward-mode AD (or unknown)
 
 
 def _strides_ready(t) -> bool:
@@ -108,12 +107,30 @@ def _like(t, ref):
     return dst
 
 
+def _view(t):
+    """A 4-d tensor as _cuda takes it: its data pointer, shape and strides (plain integers: DLPack's
+    import of each tensor cost several microseconds of host time)."""
+    return (t.data_ptr(), t.shape, t.stride())
+
+
+_NO_TABLE = (0, (0, 0))
+
+
+def _flat(t):
+    """A contiguous int32 tensor of 1 or 2 dimensions as _cuda takes it (pointer 0: none)."""
+    if t is None:
+        return _NO_TABLE
+    return (t.data_ptr(), (t.shape[0], t.shape[1] if t.dim() == 2 else 0))
+
+
 def _register():
-    """Defines attnprof::attention once: a torch.library custom op (works under torch.compile)."""
-    global _op, _forward
+    """Defines attnprof::attention once: a torch.library custom op (works under torch.compile), and the
+    eager autograd path beside it."""
+    global _op, _forward, _function
     if _op is not None:
         return _op
     import torch
+    from torch.autograd.function import once_differentiable
 
     try:
         from . import _cuda  # built only with a CUDA toolkit
@@ -123,27 +140,63 @@ def _register():
             "install it where nvcc is found"
         ) from e
 
+    dtype_codes = {torch.bfloat16: 0, torch.float16: 1}
+    # The current stream's cudaStream_t as an integer (what torch.compile's generated code asks for);
+    # torch.cuda.current_stream() builds a Stream object first.
+    raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+        lambda index: torch.cuda.current_stream(index).cuda_stream)
+
+    def on_device(index, launch):
+        """launch() with device `index` current (the kernels launch on the current device)."""
+        if index == torch.cuda.current_device():
+            return launch()
+        with torch.cuda.device(index):
+            return launch()
+
     def forward_with_lse(q, k, v, is_causal, scale, bottom_right, block_table=None, seq_lens=None):
-        """The op's body: out and the rows' log-sum-exp (what the backward reads)."""
-        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        """The op's body: out and the rows' log-sum-exp (what the backward reads). out takes q's layout
+        where q is dense (BSHD memory stays BSHD, so transformers' transpose back to [B, S, H, D] is a view
+        and the backward's output gradient arrives with out's strides: no copy either way)."""
+        out = torch.empty_like(q)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
-        stream = torch.cuda.current_stream(q.device).cuda_stream
+        if not _kernel_ready(out):
+            out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         if block_table is not None:  # page pools [pages, page_size, Hkv, D]: the table's capacity in keys
             kv_heads, kv_len = k.shape[2], k.shape[1] * block_table.shape[1]
         else:
             kv_heads, kv_len = k.shape[1], k.shape[2]
-        with torch.cuda.device(q.device):
-            # Scratch from PyTorch's allocator for the kernel's split tail (long full attention at head dim
-            # 128) and the decode kernel's split partials (short queries, few sequences); many calls need none.
-            nbytes = _cuda.workspace_bytes(q.shape[0], q.shape[1], kv_heads, q.shape[2], kv_len, q.shape[3], is_causal,
-                                           block_table is not None or seq_lens is not None)
-            workspace = torch.empty(nbytes, dtype=torch.uint8, device=q.device) if nbytes else None
-            _cuda.forward(q, k, v, out, lse, is_causal, scale, stream, bottom_right, workspace, block_table, seq_lens)
+        index = q.device.index
+        # Scratch from PyTorch's allocator for the kernel's split tail (long full attention at head dim
+        # 128) and the decode kernel's split partials (short queries, few sequences); many calls need none.
+        nbytes = _cuda.workspace_bytes(q.shape[0], q.shape[1], kv_heads, q.shape[2], kv_len, q.shape[3], is_causal,
+                                       block_table is not None or seq_lens is not None)
+        workspace = torch.empty(nbytes, dtype=torch.uint8, device=q.device) if nbytes else None
+        on_device(index, lambda: _cuda.forward(
+            dtype_codes[q.dtype], _view(q), _view(k), _view(v), _view(out), lse.data_ptr(), is_causal, scale,
+            raw_stream(index), bottom_right, workspace.data_ptr() if nbytes else 0, nbytes, _flat(block_table),
+            _flat(seq_lens)))
         return out, lse
 
     def forward(q, k, v, is_causal, scale, bottom_right, block_table=None, seq_lens=None):
         """What attention() calls directly where the op adds nothing."""
         return forward_with_lse(q, k, v, is_causal, scale, bottom_right, block_table, seq_lens)[0]
+
+    def backward_body(d_out, q, k, v, out, lse, is_causal, scale, bottom_right):
+        """dq, dk, dv: each strided as its input where the kernels take those strides."""
+        # The kernel reads dO with out's strides and writes each gradient with its input's: dense copies
+        # where the tensors autograd hands over are not laid out so (an expanded gradient, a view).
+        q, k, v, out = (t if _kernel_ready(t) else t.contiguous() for t in (q, k, v, out))
+        if d_out.stride() != out.stride() or d_out.data_ptr() % 16 != 0:
+            d_out = _like(d_out, out)
+        dq, dk, dv = (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device) for t in (q, k, v))
+        index = q.device.index
+        nbytes = _cuda.backward_workspace_bytes(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
+                                                is_causal)
+        workspace = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
+        on_device(index, lambda: _cuda.backward(
+            dtype_codes[q.dtype], _view(q), _view(k), _view(v), _view(out), lse.data_ptr(), _view(d_out), _view(dq),
+            _view(dk), _view(dv), is_causal, scale, raw_stream(index), bottom_right, workspace.data_ptr(), nbytes))
+        return dq, dk, dv
 
     @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
     def op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool, scale: float,
@@ -153,25 +206,25 @@ def _register():
 
     @op.register_fake
     def _(q, k, v, is_causal, scale, bottom_right=False, block_table=None, seq_lens=None):
-        return q.new_empty(q.shape), q.new_empty(q.shape[:3], dtype=torch.float32)
+        # The real op's layouts: out like q where the kernels take q's dense layout.
+        out = torch.empty_like(q)
+        if not _strides_ready(out):
+            out = q.new_empty(q.shape)
+        return out, q.new_empty(q.shape[:3], dtype=torch.float32)
 
     @torch.library.custom_op("attnprof::attention_backward", mutates_args=(), device_types="cuda")
     def backward_op(d_out: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor,
                     lse: torch.Tensor, is_causal: bool, scale: float,
                     bottom_right: bool) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        # The kernel reads dO with out's strides and writes each gradient with its input's: dense copies
-        # where the tensors autograd hands over are not laid out so (an expanded gradient, a view).
-        q, k, v, out = (t if _kernel_ready(t) else t.contiguous() for t in (q, k, v, out))
-        if d_out.stride() != out.stride() or d_out.data_ptr() % 16 != 0:
-            d_out = _like(d_out, out)
-        dq, dk, dv = (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device) for t in (q, k, v))
-        with torch.cuda.device(q.device):
-            nbytes = _cuda.backward_workspace_bytes(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
-                                                    is_causal)
-            workspace = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
-            _cuda.backward(q, k, v, out, lse, d_out, dq, dk, dv, is_causal, scale,
-                           torch.cuda.current_stream(q.device).cuda_stream, bottom_right, workspace)
-        return dq, dk, dv
+        # Anyone may call the op: what the kernel takes on trust from the autograd path is checked here.
+        for name, t in (("d_out", d_out), ("out", out), ("lse", lse)):
+            if t.device != q.device:
+                raise ValueError(f"attnprof.attention_backward: {name} is on {t.device}, q on {q.device}")
+        if d_out.dtype != q.dtype or out.dtype != q.dtype or d_out.shape != q.shape or out.shape != q.shape:
+            raise ValueError("attnprof.attention_backward: d_out and out must have q's dtype and shape")
+        if lse.dtype != torch.float32 or lse.shape != q.shape[:3] or not lse.is_contiguous():
+            raise ValueError("attnprof.attention_backward: lse must be the forward's contiguous float32 [B, Hq, Sq]")
+        return backward_body(d_out, q, k, v, out, lse, is_causal, scale, bottom_right)
 
     @backward_op.register_fake
     def _(d_out, q, k, v, out, lse, is_causal, scale, bottom_right):
@@ -197,7 +250,26 @@ def _register():
         return dq, dk, dv, None, None, None, None, None
 
     op.register_autograd(backward, setup_context=setup_context)
-    _forward = forward  # before _op: a first call in another thread sees _op only once both are set
+
+    class Attention(torch.autograd.Function):
+        """The eager training path: the op's forward and backward bodies under autograd, without the
+        custom op's dispatch (dense K/V; attention() takes the op where the op adds something)."""
+
+        @staticmethod
+        def forward(ctx, q, k, v, is_causal, scale, bottom_right):
+            out, lse = forward_with_lse(q, k, v, is_causal, scale, bottom_right)
+            ctx.args = (is_causal, scale, bottom_right)
+            ctx.save_for_backward(q, k, v, out, lse)
+            return out
+
+        @staticmethod
+        @once_differentiable  # the kernels' gradients have no graph of their own: a double backward raises
+        def backward(ctx, grad):
+            q, k, v, out, lse = ctx.saved_tensors
+            return (*backward_body(grad, q, k, v, out, lse, *ctx.args), None, None, None)
+
+    _forward = forward  # before _op: a first call in another thread sees _op only once all are set
+    _function = Attention
     _op = op
     return op
 
@@ -270,6 +342,8 @@ def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *
             raise ValueError(f"attnprof.attention: {name} has {t.dim()} dimensions; expected [B, H, S, D]")
         if t.stride(-1) != 1 and t.shape[-1] > 1:
             raise ValueError(f"attnprof.attention: {name}'s last dimension is not contiguous (stride {t.stride(-1)})")
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"attnprof.attention: q, k, v must be on one GPU (got {q.device}, {k.device}, {v.device})")
     if not (q.dtype == k.dtype == v.dtype):
         raise ValueError(f"attnprof.attention: q, k, v must have one dtype (got {q.dtype}, {k.dtype}, {v.dtype})")
     kv_heads = _check_cache(torch, q, k, v, block_table, seq_lens)
@@ -278,9 +352,13 @@ def attention(q, k, v, is_causal: bool = False, scale: Optional[float] = None, *
     if scale is None:
         scale = q.shape[-1] ** -0.5
     op = _register()
-    if _op_adds_nothing(torch, q, k, v):
-        return _forward(q, k, v, bool(is_causal), float(scale), bool(bottom_right), block_table, seq_lens)
-    return op(q, k, v, bool(is_causal), float(scale), bool(bottom_right), block_table, seq_lens)[0]
+    is_causal, scale, bottom_right = bool(is_causal), float(scale), bool(bottom_right)
+    if _plain_eager(torch, q, k, v):
+        if not (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)):
+            return _forward(q, k, v, is_causal, scale, bottom_right, block_table, seq_lens)
+        if block_table is None and seq_lens is None:  # a paged cache's call takes the op, whose backward refuses
+            return _function.apply(q, k, v, is_causal, scale, bottom_right)
+    return op(q, k, v, is_causal, scale, bottom_right, block_table, seq_lens)[0]
 
 
 __all__ = ["attention", "trace_handler", "InputError"]

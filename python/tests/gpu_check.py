@@ -292,6 +292,28 @@ def backward_checks():
     diff = max(((g.float() - w.float()).norm() / w.float().norm()).item() for g, w in zip(got, want))
     record(diff < 1e-3, f"attnprof.attention's backward under torch.compile(fullgraph=True) matches eager "
                         f"(largest relative difference {diff:.1e}: dQ's fp32 atomics add in any order)")
+    # Eager training takes the op's bodies through a torch.autograd.Function (no custom op dispatch); under
+    # the profiler the op runs, so traces name it. The same kernels: the gradients agree (dQ's fp32
+    # atomics add in any order), and out takes q's BSHD layout, so transformers' transpose back is a view.
+    qe, ke, ve = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    eager = attnprof.attention(qe, ke, ve, is_causal=True)
+    eager_grads = torch.autograd.grad(eager, (qe, ke, ve), d_out, retain_graph=True)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        profiled = attnprof.attention(qe, ke, ve, is_causal=True)
+        op_grads = torch.autograd.grad(profiled, (qe, ke, ve), d_out)
+    nodes = (type(eager.grad_fn).__name__, type(profiled.grad_fn).__name__)
+    diff = max(((g.float() - w.float()).norm() / w.float().norm()).item() for g, w in zip(eager_grads, op_grads))
+    record(nodes[0] != nodes[1] and "attnprof" in nodes[1] and torch.equal(eager, profiled) and diff < 1e-3,
+           f"eager training's autograd node {nodes[0]}, the profiled call's {nodes[1]}: outputs equal, gradients "
+           f"within {diff:.1e}")
+    record(eager.transpose(1, 2).is_contiguous() and not eager.is_contiguous(),
+           f"out takes q's BSHD layout (strides {eager.stride()})")
+    try:
+        (g,) = torch.autograd.grad(attnprof.attention(qe, ke, ve, is_causal=True), (qe,), d_out, create_graph=True)
+        g.sum().backward()
+        record(False, "a double backward raises: it did not")
+    except RuntimeError as e:
+        record("\n" not in str(e), f"a double backward raises: {str(e)[:100]}")
     # A paged cache has no backward: the error says so.
     pool = torch.randn(8, 16, 2, 64, device="cuda", dtype=torch.bfloat16)
     table = torch.arange(8, device="cuda", dtype=torch.int32).reshape(2, 4)

@@ -19,7 +19,7 @@ def main():
               "prof", torch.autograd._profiler_enabled(), "dispatch", torch._C._len_torch_dispatch_stack(),
               "tfmode", torch._C._is_torch_function_mode_enabled(),
               "fwd_ad", torch.autograd.forward_ad._current_level,
-              "adds_nothing", _torch._op_adds_nothing(torch, q, k, v), flush=True)
+              "plain_eager", _torch._plain_eager(torch, q, k, v), flush=True)
 
     def host(tag):
         for _ in range(10):
