@@ -161,16 +161,14 @@ void backward(int dtype, const View& q, const View& k, const View& v, const View
   const char* names[] = {"d_out", "dq", "dk", "dv"};
   const char* like_names[] = {"out", "q", "k", "v"};
   for (int i = 0; i < 4; ++i) {
-    if (data(*grads[i]) == nullptr)
-      throw InputError(std::string("attnprof.attention: ") + names[i] + " has no data");
+    if (data(*grads[i]) == nullptr) throw InputError(std::string("attnprof.attention: ") + names[i] + " has no data");
     if (shape(*grads[i]) != shape(*like[i]) || stride(*grads[i]) != stride(*like[i]))
       throw InputError(std::string("attnprof.attention: ") + names[i] + " must have the shape and strides of " +
                        like_names[i]);
   }
   if (workspace == 0) throw InputError("attnprof.attention: the backward needs its workspace");
   const attention::AttentionGrads g{data(d_out), data(dq), data(dk), data(dv)};
-  const attention::ExecContext ctx{reinterpret_cast<void*>(stream), reinterpret_cast<void*>(workspace),
-                                   workspace_size};
+  const attention::ExecContext ctx{reinterpret_cast<void*>(stream), reinterpret_cast<void*>(workspace), workspace_size};
   nb::gil_scoped_release quiet;
   fused::attention_backward(p, g, ctx);
 }
@@ -187,9 +185,9 @@ NB_MODULE(_cuda, m) {
       PyErr_SetString(input_error_type, e.what());
     }
   });
-  m.def("forward", &forward, nb::arg("dtype"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),
-        nb::arg("lse"), nb::arg("causal"), nb::arg("scale"), nb::arg("stream"), nb::arg("bottom_right"),
-        nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("block_table"), nb::arg("seq_lens"));
+  m.def("forward", &forward, nb::arg("dtype"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"), nb::arg("lse"),
+        nb::arg("causal"), nb::arg("scale"), nb::arg("stream"), nb::arg("bottom_right"), nb::arg("workspace"),
+        nb::arg("workspace_size"), nb::arg("block_table"), nb::arg("seq_lens"));
   m.def("workspace_bytes", &workspace_bytes, nb::arg("batch"), nb::arg("q_heads"), nb::arg("kv_heads"),
         nb::arg("q_len"), nb::arg("kv_len"), nb::arg("head_dim"), nb::arg("causal"), nb::arg("ragged") = false);
   m.def("backward", &backward, nb::arg("dtype"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("out"),
