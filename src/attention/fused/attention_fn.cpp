@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -125,6 +126,10 @@ void attention_backward_on(const attention::AttentionParams& a, const attention:
     throw InputError("fused: the Hopper backward (bwd_sm90.cu) runs on sm_90 devices only");
   if (!grads.d_out || !grads.dq || !grads.dk || !grads.dv)
     throw InputError("fused: the backward needs d_out, dq, dk and dv");
+  for (const void* ptr : {grads.d_out, static_cast<const void*>(grads.dq), static_cast<const void*>(grads.dk),
+                          static_cast<const void*>(grads.dv)})
+    if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+      throw InputError("fused: d_out, dq, dk and dv must be 16-byte aligned (strided as out, q, k and v)");
   const std::size_t offset = backward_offset(a);
   if (!ctx.workspace || ctx.workspace_bytes < offset + backward_scratch(p))
     throw InputError("fused: workspace too small for the backward (attention_backward_workspace)");

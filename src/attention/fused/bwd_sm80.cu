@@ -52,48 +52,69 @@ struct BwdSmem {
   static constexpr int kBytes = kHalfs * 2 + 2 * 2 * kBm * 4;
 };
 
-__device__ __forceinline__ float2 load_pair(const __nv_bfloat16* x) {
-  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(x));
+// Two 16-bit elements (one 32-bit word) as floats.
+__device__ __forceinline__ float2 pair_to_float2(uint32_t bits, __nv_bfloat16) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));
 }
-__device__ __forceinline__ float2 load_pair(const __half* x) {
-  return __half22float2(*reinterpret_cast<const __half2*>(x));
+__device__ __forceinline__ float2 pair_to_float2(uint32_t bits, __half) {
+  return __half22float2(*reinterpret_cast<const __half2*>(&bits));
 }
 
-// delta[b, h, i] = sum_d dO[i, d] O[i, d] in fp32, and dQ's fp32 sum zeroed: a warp a row. The sum has
-// dq_rows rows a (batch, head): q_len for the portable kernel's row-major one, whole blocks for the Hopper
-// kernel's (hopper_bwd_dq_rows; row i's warp also zeroes the padding rows i + q_len, i + 2 q_len, ...).
-// For the Hopper kernel (`hopper`) also block_rows: each row's lse in log2 units and its delta where that
-// kernel copies them, the padding rows' too (+inf and 0).
+// The preprocess's row: D / 8 lanes, 16 bytes (8 elements) of O and of dO each.
+template <int D>
+constexpr int preprocess_lanes() {
+  return D / 8;
+}
+template <int D>
+constexpr int preprocess_rows_per_block() {
+  return kBwdThreads / preprocess_lanes<D>();
+}
+
+// delta[b, h, i] = sum_d dO[i, d] O[i, d] in fp32, and dQ's fp32 sum zeroed: D / 8 lanes a row, 16-byte
+// loads (out's strides are multiples of 8 elements and its start 16-byte aligned: unsupported(); dO is
+// strided as out and 16-byte aligned: attention_backward_on). The sum has dq_rows rows a (batch, head):
+// q_len for the portable kernel's row-major one, whole blocks for the Hopper kernel's
+// (hopper_bwd_dq_rows; row i's lanes also zero the padding rows i + q_len, i + 2 q_len, ...). For the
+// Hopper kernel (`hopper`) also block_rows: each row's lse in log2 units and its delta where that kernel
+// copies them, the padding rows' too (+inf and 0).
 template <typename T, int D>
 __global__ void __launch_bounds__(kBwdThreads)
     fused_bwd_preprocess(const Params p, const BackwardBuffers g, int dq_rows, bool hopper) {
-  const int64_t row = int64_t(blockIdx.x) * (kBwdThreads / 32) + threadIdx.x / 32;
+  constexpr int kLanes = preprocess_lanes<D>();
+  static_assert(kLanes <= 32 && 32 % kLanes == 0, "a row's lanes are a power of two within one warp");
+  const int sub = threadIdx.x % kLanes;
+  const int64_t row = int64_t(blockIdx.x) * preprocess_rows_per_block<D>() + threadIdx.x / kLanes;
   const int64_t rows = int64_t(p.batch) * p.heads * p.q_len;
-  if (row >= rows) return;
-  const int i = static_cast<int>(row % p.q_len);
-  const int h = static_cast<int>(row / p.q_len % p.heads), b = static_cast<int>(row / p.q_len / p.heads);
-  const int64_t at = b * p.o_batch_stride + h * p.o_head_stride + i * p.o_seq_stride;
-  const T* o = static_cast<const T*>(p.out) + at;
-  const T* d_o = static_cast<const T*>(g.d_out) + at;
+  // No return before the shuffles: a warp's other rows may be live, and the shuffles take the whole warp.
+  const bool live = row < rows;
+  const int i = live ? static_cast<int>(row % p.q_len) : 0;
+  const int h = live ? static_cast<int>(row / p.q_len % p.heads) : 0;
+  const int b = live ? static_cast<int>(row / p.q_len / p.heads) : 0;
   float sum = 0.f;
-  const int lane = threadIdx.x % 32;
+  if (live) {
+    const int64_t at = b * p.o_batch_stride + h * p.o_head_stride + i * p.o_seq_stride + sub * 8;
+    const uint4 x = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.out) + at);
+    const uint4 y = *reinterpret_cast<const uint4*>(static_cast<const T*>(g.d_out) + at);
+    const uint32_t xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
 #pragma unroll
-  for (int c = lane * 2; c < D; c += 64) {
-    const float2 x = load_pair(o + c), y = load_pair(d_o + c);
-    sum = fmaf(x.x, y.x, fmaf(x.y, y.y, sum));
+    for (int w = 0; w < 4; ++w) {
+      const float2 xf = pair_to_float2(xs[w], T{}), yf = pair_to_float2(ys[w], T{});
+      sum = fmaf(xf.x, yf.x, fmaf(xf.y, yf.y, sum));
+    }
   }
 #pragma unroll
-  for (int s = 16; s > 0; s /= 2) sum += __shfl_xor_sync(0xffffffff, sum, s);
-  if (lane == 0) g.delta[row] = sum;
+  for (int s = kLanes / 2; s > 0; s /= 2) sum += __shfl_xor_sync(0xffffffff, sum, s);
+  if (!live) return;
+  if (sub == 0) g.delta[row] = sum;
   const int64_t bh = int64_t(b) * p.heads + h;
   const int rows_end = hopper ? hopper_bwd_dq_rows(p.q_len, D) : dq_rows;  // >= dq_rows
   for (int r = i; r < rows_end; r += p.q_len) {
     if (r < dq_rows) {
       float4* acc = reinterpret_cast<float4*>(g.dq_accum + (bh * dq_rows + r) * D);
 #pragma unroll
-      for (int c = lane; c < D / 4; c += 32) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int c = sub; c < D / 4; c += kLanes) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
-    if (hopper && lane == 0) {
+    if (hopper && sub == 0) {
       const float l = r == i ? p.lse[row] : -INFINITY;
       float* at = g.block_rows + hopper_bwd_rows_at(bh, p.q_len, D, r);
       at[0] = l == -INFINITY ? INFINITY : l * 1.4426950408889634f;  // +inf: P = 0 for the whole row
@@ -380,8 +401,10 @@ cudaError_t launch_backward(const Params& p, const BackwardBuffers& g, cudaStrea
   const int dq_rows = hopper ? hopper_bwd_dq_rows(p.q_len, D) : p.q_len;
   cudaError_t e = cudaSuccess;
   if (rows > 0) {
+    constexpr int kRowsPerBlock = preprocess_rows_per_block<D>();
     fused_bwd_preprocess<T, D>
-        <<<static_cast<unsigned>((rows + 3) / 4), kBwdThreads, 0, stream>>>(p, g, dq_rows, hopper && p.kv_len > 0);
+        <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kBwdThreads, 0, stream>>>(
+            p, g, dq_rows, hopper && p.kv_len > 0);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
   }
   if (p.kv_len > 0 && hopper && p.q_len > 0) {
