@@ -54,3 +54,29 @@ TEST(FusedAttentionFn, AsksForLseScratchOnlyWithoutLse) {
   p.lse = lse;
   EXPECT_EQ(fused::attention_workspace(p), 0u);
 }
+
+// The backward's preprocess reads dO 16 bytes a lane and the kernels write dQ, dK and dV with out's, q's,
+// k's and v's strides: a gradient buffer off a 16-byte boundary is refused before any CUDA call.
+TEST(FusedAttentionFn, BackwardRefusesGradientsOffSixteenBytes) {
+  attention::AttentionParams p = params(attention::DType::BF16, 64);
+  std::vector<float> lse(1 * 4 * 100);
+  p.lse = lse.data();
+  alignas(16) static char grads[64];
+  const auto refusal = [&](const attention::AttentionGrads& g) {
+    try {
+      fused::attention_backward(p, g, {});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(taken)");
+  };
+  for (int which = 0; which < 4; ++which) {
+    char* at[4] = {grads, grads, grads, grads};  // d_out, dq, dk, dv
+    at[which] = grads + 8;
+    const attention::AttentionGrads g{at[0], at[1], at[2], at[3]};
+    EXPECT_NE(refusal(g).find("16-byte aligned"), std::string::npos) << "gradient " << which << ": " << refusal(g);
+  }
+  // Aligned, the call passes that check and stops at the next: no workspace was given.
+  EXPECT_NE(refusal({grads, grads, grads, grads}).find("workspace"), std::string::npos)
+      << refusal({grads, grads, grads, grads});
+}
