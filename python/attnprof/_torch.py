@@ -146,17 +146,14 @@ def _register():
     raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
         lambda index: torch.cuda.current_stream(index).cuda_stream)
 
-    def on_device(index, launch):
-        """launch() with device `index` current (the kernels launch on the current device)."""
-        if index == torch.cuda.current_device():
-            return launch()
-        with torch.cuda.device(index):
-            return launch()
-
     def forward_with_lse(q, k, v, is_causal, scale, bottom_right, block_table=None, seq_lens=None):
         """The op's body: out and the rows' log-sum-exp (what the backward reads). out takes q's layout
         where q is dense (BSHD memory stays BSHD, so transformers' transpose back to [B, S, H, D] is a view
         and the backward's output gradient arrives with out's strides: no copy either way)."""
+        index = q.device.index
+        if index != torch.cuda.current_device():  # the scratch's size and the launch are the current device's
+            with torch.cuda.device(index):
+                return forward_with_lse(q, k, v, is_causal, scale, bottom_right, block_table, seq_lens)
         out = torch.empty_like(q)
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
         if not _kernel_ready(out):
@@ -165,16 +162,14 @@ def _register():
             kv_heads, kv_len = k.shape[2], k.shape[1] * block_table.shape[1]
         else:
             kv_heads, kv_len = k.shape[1], k.shape[2]
-        index = q.device.index
         # Scratch from PyTorch's allocator for the kernel's split tail (long full attention at head dim
         # 128) and the decode kernel's split partials (short queries, few sequences); many calls need none.
         nbytes = _cuda.workspace_bytes(q.shape[0], q.shape[1], kv_heads, q.shape[2], kv_len, q.shape[3], is_causal,
                                        block_table is not None or seq_lens is not None)
         workspace = torch.empty(nbytes, dtype=torch.uint8, device=q.device) if nbytes else None
-        on_device(index, lambda: _cuda.forward(
-            dtype_codes[q.dtype], _view(q), _view(k), _view(v), _view(out), lse.data_ptr(), is_causal, scale,
-            raw_stream(index), bottom_right, workspace.data_ptr() if nbytes else 0, nbytes, _flat(block_table),
-            _flat(seq_lens)))
+        _cuda.forward(dtype_codes[q.dtype], _view(q), _view(k), _view(v), _view(out), lse.data_ptr(), is_causal,
+                      scale, raw_stream(index), bottom_right, workspace.data_ptr() if nbytes else 0, nbytes,
+                      _flat(block_table), _flat(seq_lens))
         return out, lse
 
     def forward(q, k, v, is_causal, scale, bottom_right, block_table=None, seq_lens=None):
@@ -183,19 +178,22 @@ def _register():
 
     def backward_body(d_out, q, k, v, out, lse, is_causal, scale, bottom_right):
         """dq, dk, dv: each strided as its input where the kernels take those strides."""
+        index = q.device.index
+        if index != torch.cuda.current_device():  # the scratch's size and the launch are the current device's
+            with torch.cuda.device(index):
+                return backward_body(d_out, q, k, v, out, lse, is_causal, scale, bottom_right)
         # The kernel reads dO with out's strides and writes each gradient with its input's: dense copies
         # where the tensors autograd hands over are not laid out so (an expanded gradient, a view).
         q, k, v, out = (t if _kernel_ready(t) else t.contiguous() for t in (q, k, v, out))
         if d_out.stride() != out.stride() or d_out.data_ptr() % 16 != 0:
             d_out = _like(d_out, out)
         dq, dk, dv = (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device) for t in (q, k, v))
-        index = q.device.index
         nbytes = _cuda.backward_workspace_bytes(q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
                                                 is_causal)
         workspace = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=q.device)
-        on_device(index, lambda: _cuda.backward(
-            dtype_codes[q.dtype], _view(q), _view(k), _view(v), _view(out), lse.data_ptr(), _view(d_out), _view(dq),
-            _view(dk), _view(dv), is_causal, scale, raw_stream(index), bottom_right, workspace.data_ptr(), nbytes))
+        _cuda.backward(dtype_codes[q.dtype], _view(q), _view(k), _view(v), _view(out), lse.data_ptr(), _view(d_out),
+                       _view(dq), _view(dk), _view(dv), is_causal, scale, raw_stream(index), bottom_right,
+                       workspace.data_ptr(), nbytes)
         return dq, dk, dv
 
     @torch.library.custom_op("attnprof::attention", mutates_args=(), device_types="cuda")
