@@ -75,8 +75,9 @@ def _plain_eager(torch, q, k, v):
     the op: plain tensors (no subclass, fake tensor or dual tensor), nothing that records or intercepts ops
     (torch.compile, torch.jit.trace, make_fx and other dispatch or function modes, the profiler, which
     names the call attnprof::attention in its trace with its inputs' shapes).
-    The op's Python dispatch costs 50-75 us of host work per call (BENCHMARKS.md), longer than the
-    kernel on short sequences. Where PyTorch lacks one of these probes, the op runs."""
+    The op costs host work the body does not: 6-14 us a forward, and ~250 us a forward + backward through
+    its autograd wrapper and backward op (H100 host, 2026-12-07, BENCHMARKS.md), longer than the kernels on
+    short sequences. Where PyTorch lacks one of these probes, the op runs."""
     if not (type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor):
         return False
     if torch.compiler.is_compiling() or torch.jit.is_tracing():
