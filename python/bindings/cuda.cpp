@@ -2,8 +2,9 @@
 // caller's stream on the current device. attnprof.attention (python/attnprof/_torch.py) calls it with
 // each tensor as (data pointer, shape, strides in elements): plain integers, where DLPack's import of
 // nine tensors cost tens of microseconds of host time per call. _torch.py owns the tensors' dtype
-// (passed as one code), device and lifetime; this module checks shapes and strides. Refusals raise
-// attnprof.InputError (a ValueError).
+// (passed as one code), device and lifetime; this module checks shapes and strides, and the library
+// (fused::attention_forward / attention_backward) null pointers, sizes, alignment and the workspace.
+// Refusals raise attnprof.InputError (a ValueError).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/tuple.h>
@@ -43,7 +44,6 @@ attention::DType dtype_of(int code) {
 }
 
 attention::TensorStrides strides_of(const View& t, const char* name) {
-  if (data(t) == nullptr) throw InputError(std::string("attnprof.attention: ") + name + " has no data");
   for (std::int64_t n : shape(t))
     if (n < 0) throw InputError(std::string("attnprof.attention: ") + name + " has a negative size");
   if (stride(t)[3] != 1 && shape(t)[3] > 1)
@@ -161,12 +161,10 @@ void backward(int dtype, const View& q, const View& k, const View& v, const View
   const char* names[] = {"d_out", "dq", "dk", "dv"};
   const char* like_names[] = {"out", "q", "k", "v"};
   for (int i = 0; i < 4; ++i) {
-    if (data(*grads[i]) == nullptr) throw InputError(std::string("attnprof.attention: ") + names[i] + " has no data");
     if (shape(*grads[i]) != shape(*like[i]) || stride(*grads[i]) != stride(*like[i]))
       throw InputError(std::string("attnprof.attention: ") + names[i] + " must have the shape and strides of " +
                        like_names[i]);
   }
-  if (workspace == 0) throw InputError("attnprof.attention: the backward needs its workspace");
   const attention::AttentionGrads g{data(d_out), data(dq), data(dk), data(dv)};
   const attention::ExecContext ctx{reinterpret_cast<void*>(stream), reinterpret_cast<void*>(workspace), workspace_size};
   nb::gil_scoped_release quiet;
