@@ -112,14 +112,4 @@ inline std::vector<Facts> corpus_facts(const std::string& file = "corpus/facts.j
   return out;
 }
 
-// Whether a continuous-batching program's prefill runs in one wave of CTAs, by construction: cuDNN's flash
-// forward takes a query tile of 128 rows a CTA and query head (docs/working-here.md), so the packed prompts
-// make ceil(tokens / 128) x query heads CTAs, against the H100's and H200's 132 SMs. Past one wave the kernel
-// runs persistent (132 CTAs) and a tile's time is not in the trace: without shapes (attnprof record) doctor
-// tells no phase of its calls (AttentionView's short_queries_long_keys).
-inline bool prefill_in_one_wave(const Facts& p) {
-  constexpr std::int64_t kTileRows = 128, kSms = 132;
-  return (p.shape.q_len + kTileRows - 1) / kTileRows * p.shape.q_heads <= kSms;
-}
-
 }  // namespace attnprof::test
