@@ -640,7 +640,10 @@ class Finder {
       any_decode |= cached(c);
       if (c.impl != AttentionImpl::Fused || sized(c)) continue;
       const AttentionKernelName kernel = named(c);
-      any_decode |= kernel.phase == KernelPhase::Decode;
+      if (kernel.phase == KernelPhase::Decode) {  // an engine's decode kernel (vLLM's v1: no combine)
+        any_decode = true;
+        decode_kernel(event(*main_kernel(c)).name);
+      }
       if (kernel.tile_rows > 0 && kernel.tile_rows <= 16 && cudnn_long_tile) {
         any_decode = true;
         decode_kernel(event(*main_kernel(c)).name);
