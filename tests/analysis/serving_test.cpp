@@ -356,7 +356,8 @@ struct EngineKernels {
   const char* combine;  // after each decode launch (or an ATen fill's name)
   std::string_view prefill_family, decode_family;
   bool combines;  // the combine is the engine's (merges split-KV partials)
-  int page_size;  // the decode kernel's page as its name says (0: paged, page not named)
+  bool paged;     // the decode kernel's name says it reads a paged cache
+  int page_size;  // its page as the name says (0: not named)
 };
 
 constexpr const char* kFa3Prefill =
@@ -401,7 +402,7 @@ TEST(ServingEngines, DecodeProgramOnEachEnginesKernels) {
        "flashinfer::DefaultAttention<(bool)0, (bool)0, (bool)0, (bool)0>, Params>(T9)",
        "void flashinfer::PersistentVariableLengthMergeStatesKernel<8u, 16u, 8u, 4u, __nv_bfloat16, __nv_bfloat16, "
        "int>(__nv_bfloat16*, float*, int*, __nv_bfloat16*, float*, unsigned int, unsigned int*, unsigned int)",
-       "FlashInfer", "FlashInfer", true, 0},
+       "FlashInfer", "FlashInfer", true, true, 0},
       {"vLLM paged attention v2", kFa3Prefill,
        "void vllm::paged_attention_v2_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128, (vllm::Fp8KVCacheDataType)0, "
        "false, 512>(float*, float*, __nv_bfloat16*, __nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16 "
@@ -409,27 +410,42 @@ TEST(ServingEngines, DecodeProgramOnEachEnginesKernels) {
        "int, int, int, int, int)",
        "void vllm::paged_attention_v2_reduce_kernel<__nv_bfloat16, 128, 128, 512>(__nv_bfloat16*, float const*, "
        "float const*, __nv_bfloat16 const*, int const*, int)",
-       "FlashAttention", "vLLM paged attention", true, 16},
+       "FlashAttention", "vLLM paged attention", true, true, 16},
       {"vLLM paged attention v1", kFa3Prefill,
        "void vllm::paged_attention_v1_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128, (vllm::Fp8KVCacheDataType)0, "
        "false>(__nv_bfloat16*, __nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16 const*, int, float, int "
        "const*, int const*, int, float const*, int, int, int, float const*, float const*, int, int, int, int, int)",
-       kAtenFill, "FlashAttention", "vLLM paged attention", false, 16},
+       kAtenFill, "FlashAttention", "vLLM paged attention", false, true, 16},
       {"vLLM Triton unified attention", "kernel_unified_attention_2d", "kernel_unified_attention_3d", "reduce_segments",
-       "vLLM Triton attention", "vLLM Triton attention", true, 0},
+       "vLLM Triton attention", "vLLM Triton attention", true, true, 0},
       {"FlashMLA", kFa3Prefill,
        "void flash::flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8, cutlass::bfloat16_t, "
        "512>, true, flash::SharedStorageMLA<Flash_fwd_kernel_traits_mla<576, 64, 64, 8, cutlass::bfloat16_t, 512> > "
        ">(Flash_fwd_mla_params)",
        "void smxx::decode::flash_fwd_mla_combine_kernel<cutlass::bfloat16_t, (int)512, (int)8, (int)160, "
        "(int)256>(CombineParams)",
-       "FlashAttention", "FlashMLA", true, 64},
+       "FlashAttention", "FlashMLA", true, true, 64},
       {"TensorRT-LLM fmha_v2 and XQA", "fmha_v2_flash_attention_bf16_64_128_S_q_paged_kv_128_causal_sm90_kernel_nl",
-       "kernel_mha", kAtenFill, "TensorRT-LLM fmha_v2", "TensorRT-LLM XQA", false, 0},
+       "kernel_mha", kAtenFill, "TensorRT-LLM fmha_v2", "TensorRT-LLM XQA", false, true, 0},
       {"TensorRT-LLM trtllm-gen",
        "fmhaSm100aKernel_QkvBfloat16OBfloat16H128PagedKvCausalP16VarSeqQ128Kv128PersistentContext",
        "fmhaSm100fKernel_QkvBfloat16OBfloat16H128PagedKvCausalP16VarSeqQ8Kv128StaticSwapsAbForGen", kAtenFill,
-       "TensorRT-LLM trtllm-gen", "TensorRT-LLM trtllm-gen", false, 16},
+       "TensorRT-LLM trtllm-gen", "TensorRT-LLM trtllm-gen", false, true, 16},
+      // FlashAttention 3 as the engines run it: the split instantiation and its combine for decode, one
+      // family for both phases, no paged cache. (FlashAttention 2's split-KV kernels are left out: the call
+      // finder reads their shapes from their grids, which here would be cuDNN's.)
+      {"FlashAttention 3 split-KV", kFa3Prefill,
+       "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::"
+       "CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<64>, "
+       "cute::C<128>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, false, false, true, "
+       "true, false, false, true, true, true, true, false, cutlass::bfloat16_t, 1>, flash::CollectiveEpilogueFwd<"
+       "cute::tuple<cute::C<64>, cute::C<128>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, "
+       "cutlass::bfloat16_t, cutlass::arch::Sm90, 128, true, true, true, false>, flash::"
+       "VarlenDynamicPersistentTileScheduler<64, 128, 128, 128, true, true, true, true, true, true> > > >",
+       "void cutlass::device_kernel<flash::FlashAttnFwdCombine<cute::tuple<cute::C<8>, cute::C<128> >, 7, 256, 1, "
+       "false, true, cutlass::bfloat16_t, float, cutlass::arch::Sm90> >(flash::FlashAttnFwdCombine<cute::tuple<"
+       "cute::C<8>, cute::C<128> >, 7, 256, 1, false, true, cutlass::bfloat16_t, float, cutlass::arch::Sm90>::Params)",
+       "FlashAttention", "FlashAttention", true, false, 0},
   };
   const auto replace_all = [](std::string s, std::string_view from, std::string_view to) {
     for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
@@ -456,7 +472,7 @@ TEST(ServingEngines, DecodeProgramOnEachEnginesKernels) {
       if (c.phase == AttentionPhase::Decode) {
         EXPECT_EQ(c.family, e.decode_family);
         EXPECT_EQ(c.combines_splits, e.combines);
-        EXPECT_TRUE(c.paged);
+        EXPECT_EQ(c.paged, e.paged);
         EXPECT_EQ(c.page_size, e.page_size);
       } else {
         EXPECT_EQ(c.family, e.prefill_family);
