@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "analysis/fused_estimate.h"
 #include "common/number_text.h"
 
 namespace attnprof {
@@ -140,6 +141,11 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   if (s.backward_calls > 0)
     for (ReplayRow& row : r.rows)
       if (!replay_has_backward(row.impl)) row.backward_why_not = fmt::format("the bench has no {} backward", row.impl);
+  if (s.decode)  // memory-bound: what the bench's call moves, in the row's dtype
+    for (ReplayRow& row : r.rows)
+      row.bytes = attention_bytes(r.bench.shape, row.dtype == "fp16"   ? Precision::FP16
+                                                 : row.dtype == "fp32" ? Precision::FP32
+                                                                       : Precision::BF16);
   r.shape_text = shape_line(r.bench.shape, r.dtype, r.causal, r.dropout);
   std::vector<std::string> parts;
   for (const bool backward : {false, true}) {
@@ -277,7 +283,13 @@ std::string agreement_line(const std::string& impl, const char* pass, double rep
 }  // namespace
 
 void finish_replay(Replay& replay) {
+  replay.peak_tb_per_s = peak_memory_tb_per_s(replay.device);
   for (ReplayShape& s : replay.shapes) {
+    for (ReplayRow& r : s.rows) {
+      if (r.bytes <= 0 || !r.ms || *r.ms <= 0) continue;
+      r.tb_per_s = r.bytes / (*r.ms * 1e-3) / 1e12;
+      if (replay.peak_tb_per_s > 0) r.bandwidth_share = *r.tb_per_s / replay.peak_tb_per_s;
+    }
     const ReplayRow* own = nullptr;
     const ReplayRow* own_backward = nullptr;
     for (const ReplayRow& r : s.rows) {

@@ -42,6 +42,13 @@ struct ReplayRow {
   std::optional<double> backward_saving_ms;
   std::string backward_why_not;
   std::optional<double> saving_step_ms;  // per profiler step: the forward's and (where measured) the backward's
+  // A decode shape (short queries against a KV cache: memory-bound): the bytes a call must move in the row's
+  // dtype (attention_bytes: q, K, V and the output once), and what its measured time makes of them: TB/s,
+  // and that as a share of the replay GPU's peak (peak_memory_tb_per_s of its name; null where the table
+  // does not hold it). 0 / null for other shapes.
+  double bytes = 0;
+  std::optional<double> tb_per_s;
+  std::optional<double> bandwidth_share;
 };
 
 // What the bench runs for a traced shape: the shape itself, or, where the batch's sequences share one
@@ -81,8 +88,9 @@ struct ReplayShape {
 };
 
 struct Replay {
-  std::string device;  // the GPU it ran on; "" when it did not run
-  std::string no_gpu;  // why it did not run here ("" when it did)
+  std::string device;        // the GPU it ran on; "" when it did not run
+  double peak_tb_per_s = 0;  // its peak memory bandwidth (finish_replay, by its name; 0: not in the table)
+  std::string no_gpu;        // why it did not run here ("" when it did)
   std::string timing = "hot";
   std::string region;               // the region group replayed: the one with the most attention time
   int steps = 0;                    // its instances (profiler steps): the per-step figures use them

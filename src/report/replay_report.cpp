@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "report/format.h"
 
 namespace attnprof::report {
@@ -49,6 +51,21 @@ void replay_text(std::string& out, const Replay& r) {
     if (training && !s.own_backward_note.empty())
       append_wrapped(out, "stand-in for their backward: " + s.own_backward_note, 4);
     const bool per_step = s.calls_per_step > 0;
+    // A decode shape: the bytes a call moves, and the bandwidth each row's time makes of them.
+    const bool moves = std::any_of(s.rows.begin(), s.rows.end(), [](const ReplayRow& x) { return x.bytes > 0; });
+    if (moves && !training)
+      append_wrapped(
+          out,
+          fmt::format("memory-bound (decode): {:.2f} MB a call (q, K, V and the output once, in the "
+                      "row's dtype){}",
+                      s.rows.front().bytes / 1e6,
+                      r.peak_tb_per_s > 0 ? fmt::format("; the GPU's peak {:g} TB/s", r.peak_tb_per_s) : std::string()),
+          4);
+    const auto bandwidth = [](const ReplayRow& x) {
+      if (!x.tb_per_s) return std::string();
+      return x.bandwidth_share ? fmt::format("  {:.2f} ({:.0f}%)", *x.tb_per_s, 100 * *x.bandwidth_share)
+                               : fmt::format("  {:.2f}", *x.tb_per_s);
+    };
     const auto signed_ms = [](const std::optional<double>& v) {
       return v ? fmt::format("{:+.3f}", -*v) : std::string();
     };
@@ -58,8 +75,8 @@ void replay_text(std::string& out, const Replay& r) {
                      "saving/call", per_step ? "saving/step" : "");
       fmt::format_to(o, "    {:<26} {:<5} {:>9.3f} {:>9.3f}\n", "traced", s.dtype, s.traced_ms, s.traced_backward_ms);
     } else {
-      fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", "implementation", "dtype", "ms/call", "saving/call",
-                     per_step ? "saving/step" : "");
+      fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}{}\n", "implementation", "dtype", "ms/call", "saving/call",
+                     per_step ? "saving/step" : "", moves ? "  TB/s (of peak)" : "");
       fmt::format_to(o, "    {:<26} {:<5} {:>9.3f}\n", "traced", s.dtype, s.traced_ms);
     }
     for (const ReplayRow& row : s.rows) {
@@ -70,8 +87,8 @@ void replay_text(std::string& out, const Replay& r) {
         continue;
       }
       if (!training) {
-        fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}\n", name, row.dtype, opt_ms(row.ms),
-                       signed_ms(row.saving_ms), signed_ms(row.saving_step_ms));
+        fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}{}\n", name, row.dtype, opt_ms(row.ms),
+                       signed_ms(row.saving_ms), signed_ms(row.saving_step_ms), bandwidth(row));
         continue;
       }
       std::optional<double> both;
@@ -107,6 +124,10 @@ void replay_text(std::string& out, const Replay& r) {
 void replay_json(JsonWriter& j, const Replay& r) {
   j.begin_object("replay");
   j.str_or_null("device", r.device);
+  if (r.peak_tb_per_s > 0)
+    j.real("peak_tb_per_s", r.peak_tb_per_s, 3);
+  else
+    j.null("peak_tb_per_s");
   j.str_or_null("not_run", r.no_gpu);
   j.str("timing", r.timing);
   j.str("region", r.region);
@@ -158,6 +179,12 @@ void replay_json(JsonWriter& j, const Replay& r) {
       j.real_or_null("backward_ms_per_call", row.backward_ms, 4);
       j.real_or_null("backward_saving_ms_per_call", row.backward_saving_ms, 4);
       j.real_or_null("saving_ms_per_step", row.saving_step_ms, 4);
+      if (row.bytes > 0)
+        j.real("bytes_per_call", row.bytes, 0);
+      else
+        j.null("bytes_per_call");
+      j.real_or_null("tb_per_s", row.tb_per_s, 3);
+      j.real_or_null("bandwidth_share", row.bandwidth_share, 4);
       j.str_or_null("not_run", row.why_not);
       j.str_or_null("backward_not_run", row.backward_why_not);
       j.end_object();

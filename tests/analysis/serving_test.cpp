@@ -28,6 +28,7 @@
 #include "analysis/replay.h"
 #include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
+#include "report/replay_report.h"
 #include "report/summary_text.h"
 #include "test_doctor.h"
 #include "test_paths.h"
@@ -79,6 +80,19 @@ TEST_P(Serving, CallsPerPhaseAsBuilt) {
 // What a decode call must move: q and the output once, K and V once per K/V head (the eager program's
 // QK^T sees them repeated; the repeat's reshape says how many there are), over the KV lengths the
 // cache had: within 5% of the construction's mean.
+// The bytes a decode call of the program moves as built (q, K, V and the output once, elem bytes each), at
+// the middle of the KV lengths its cache had.
+// With `repeated`, K and V at the query heads (a call that read repeat_kv's copies, as replayed).
+double decode_call_bytes(const Program& p, double elem, bool repeated = false) {
+  const double b = static_cast<double>(p.shape.batch), hq = static_cast<double>(p.shape.q_heads);
+  // transformers' SDPA path repeats K and V to the query heads (repeat_kv) when it hands SDPA a mask, as
+  // a static cache's decode forwards do (the unfilled positions are masked): those calls read hq heads.
+  const double hkv = static_cast<double>(repeated || p.kv_cache == "static" ? p.shape.q_heads : p.shape.kv_heads);
+  const double dim = static_cast<double>(p.shape.head_dim);
+  const double kv = 0.5 * static_cast<double>(p.decode_kv_first + p.decode_kv_last);
+  return elem * dim * (2 * b * hq * 1 + 2 * b * hkv * kv);
+}
+
 TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
   const Program& p = GetParam();
   const Doctor d = doctor(p);
@@ -90,14 +104,7 @@ TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
     EXPECT_LT(s->bandwidth_share(), 0);
     return;
   }
-  const double elem = p.dtype == "fp32" ? 4 : 2;
-  const double b = static_cast<double>(p.shape.batch), hq = static_cast<double>(p.shape.q_heads);
-  // transformers' SDPA path repeats K and V to the query heads (repeat_kv) when it hands SDPA a mask, as
-  // a static cache's decode forwards do (the unfilled positions are masked): those calls read hq heads.
-  const double hkv = static_cast<double>(p.kv_cache == "static" ? p.shape.q_heads : p.shape.kv_heads);
-  const double dim = static_cast<double>(p.shape.head_dim);
-  const double kv = 0.5 * static_cast<double>(p.decode_kv_first + p.decode_kv_last);
-  const double expected = elem * dim * (2 * b * hq * 1 + 2 * b * hkv * kv);
+  const double expected = decode_call_bytes(p, p.dtype == "fp32" ? 4 : 2);
   EXPECT_NEAR(s->bytes_per_call(), expected, 0.05 * expected);
   EXPECT_EQ(s->peak_tb_per_s, datasheet_tb_per_s(p.gpu));  // the trace's GPU
   EXPECT_GT(s->bandwidth_share(), 0);
@@ -130,6 +137,51 @@ TEST_P(Serving, ReplayTakesTheDecodeCallsAsOneShape) {
   EXPECT_EQ(prefill->calls, p.prefill_calls);
   EXPECT_EQ(prefill->shape.q_len, p.shape.q_len);
   EXPECT_EQ(prefill->shape.kv_len, p.shape.kv_len);
+}
+
+// --replay on a decode shape says what a call moves and what bandwidth each row's time makes of it: the
+// bytes as built (in the row's dtype: an fp32 program's fused rows run bf16; eager's shape replayed with K
+// and V at the query heads, as its calls read them after repeat_kv), the prefill's rows none; after
+// the bench (its times taken here as the traced time, on the trace's GPU) TB/s and the share of that GPU's
+// datasheet peak.
+TEST_P(Serving, ReplayedDecodeRowsSayTheirBandwidth) {
+  const Program& p = GetParam();
+  if (p.tracer != "torch.profiler") return;
+  const Doctor d = doctor(p);
+  Replay r = plan_replay(d.analysis, *d.index, {});
+  int decode_shapes = 0;
+  for (ReplayShape& s : r.shapes) {
+    if (!s.problem.empty()) continue;  // graph replays captured before the trace: no shape to run
+    ASSERT_FALSE(s.rows.empty());
+    if (!s.traced.decode) {
+      for (const ReplayRow& row : s.rows) EXPECT_EQ(row.bytes, 0) << row.impl;
+      continue;
+    }
+    ++decode_shapes;
+    for (ReplayRow& row : s.rows) {
+      const double expected = decode_call_bytes(p, row.dtype == "fp32" ? 4 : 2, p.impl == "eager");
+      EXPECT_NEAR(row.bytes, expected, 0.05 * expected) << row.impl;
+      row.ms = s.traced_ms;
+    }
+  }
+  EXPECT_EQ(decode_shapes, 1);
+  r.device = p.gpu;
+  finish_replay(r);
+  EXPECT_EQ(r.peak_tb_per_s, datasheet_tb_per_s(p.gpu));
+  for (const ReplayShape& s : r.shapes)
+    for (const ReplayRow& row : s.rows) {
+      EXPECT_EQ(row.tb_per_s.has_value(), s.traced.decode);
+      if (!row.tb_per_s) continue;
+      EXPECT_NEAR(*row.tb_per_s, row.bytes / (s.traced_ms * 1e-3) / 1e12, 1e-9);
+      ASSERT_TRUE(row.bandwidth_share);
+      EXPECT_NEAR(*row.bandwidth_share, *row.tb_per_s / datasheet_tb_per_s(p.gpu), 1e-9);
+      EXPECT_GT(*row.bandwidth_share, 0);
+      EXPECT_LT(*row.bandwidth_share, 1);  // the traced kernels moved those bytes at under the peak
+    }
+  std::string text;
+  report::replay_text(text, r);
+  EXPECT_NE(text.find("TB/s (of peak)"), std::string::npos);
+  EXPECT_NE(text.find("memory-bound (decode)"), std::string::npos);
 }
 
 // CUDA graph replays: a static cache's decode forwards replay the graph generate()'s compiled step
