@@ -33,6 +33,11 @@ class ReplayRow:
     saving_ms_per_step: Optional[float]  # both passes of a training trace (None unless both were measured)
     not_run: Optional[str]  # why it did not run
     backward_not_run: Optional[str]
+    # A decode shape (memory-bound): the bytes a call moves in this row's dtype (q, K, V and the output
+    # once), its TB/s and that as a share of the replay GPU's peak; None for other shapes.
+    bytes_per_call: Optional[float]
+    tb_per_s: Optional[float]
+    bandwidth_share: Optional[float]
 
 
 @dataclass(frozen=True)
@@ -67,13 +72,15 @@ def _from_json(cls, doc: dict, **derived):
 
 
 class Replay:
-    """The measured savings of one trace: .shapes (ReplayShape), .device, .not_run (why not, without a GPU)."""
+    """The measured savings of one trace: .shapes (ReplayShape), .device, .peak_tb_per_s, .not_run (why not,
+    without a GPU)."""
 
     def __init__(self, document: dict, text: str):
         self.document = document
         r = document["replay"]
         self.device: Optional[str] = r["device"]
         self.not_run: Optional[str] = r["not_run"]
+        self.peak_tb_per_s: Optional[float] = r["peak_tb_per_s"]  # the replay GPU's, by its name
         self.shapes = tuple(
             _from_json(
                 ReplayShape,

@@ -76,6 +76,7 @@ def test_the_schema_catches_a_changed_field():
         "tests/data/steps/llama-large_eager_bf16_train.json.gz",  # training: forward and backward replayed
         "tests/data/steps/llama-small_sdpa-math_bf16_infer.json.gz",
         "tests/data/steps/llama-small_eager_bf16_infer_record.json.gz",  # no shapes: asked for
+        "tests/data/serving/qwen2_sdpa_bf16_infer_generate.json.gz",  # generate(): a prefill and a decode shape
     ],
     ids=lambda p: Path(p).name,
 )
@@ -87,6 +88,9 @@ def test_replay_json_follows_the_schema(trace):
     training = "train" in trace
     for s in shapes:
         assert (s["backward_calls"] > 0) == training  # every forward of these programs has its backward in training
+        # Bytes a call for the decode shape only (q_len 1 against the cache: generate()'s decode forwards).
+        decode = s.get("q_len") == 1 and s["kv_len"] > 1
+        assert all((w["bytes_per_call"] is not None) == decode for w in s["rows"]), s["shape"]
         if training:
             assert "--pass backward" in s["command"]
 
