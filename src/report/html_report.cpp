@@ -298,6 +298,13 @@ void replay_section(std::string& s, const Replay& r) {
       continue;
     }
     fmt::format_to(out, " Shape from {}.</p>\n", esc(sh.source));
+    if (!sh.rows.empty() && sh.rows.front().bytes > 0 && sh.backward_calls == 0)
+      fmt::format_to(
+          out,
+          "<p>Memory-bound (decode): {:.2f} MB a call (q, K, V and the output once, in the row's dtype); "
+          "the note gives each row's bandwidth{}.</p>\n",
+          sh.rows.front().bytes / 1e6,
+          r.peak_tb_per_s > 0 ? fmt::format(" and its share of the GPU's {:g} TB/s", r.peak_tb_per_s) : std::string());
     s += "<table><tr><th>implementation</th><th>dtype</th><th class=\"n\">ms/call</th><th class=\"n\">bwd "
          "ms/call</th><th class=\"n\">saving/call</th><th class=\"n\">saving/step</th><th>note</th></tr>\n";
     const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string(); };
@@ -310,8 +317,12 @@ void replay_section(std::string& s, const Replay& r) {
     for (const ReplayRow& row : sh.rows) {
       std::optional<double> saving = row.saving_ms;  // per call: forward, and backward where measured
       if (saving && row.backward_saving_ms) *saving += *row.backward_saving_ms;
-      const std::string note = row.why_not + (row.why_not.empty() || row.backward_why_not.empty() ? "" : "; ") +
-                               (row.backward_why_not.empty() ? std::string() : "backward: " + row.backward_why_not);
+      std::string note = row.why_not + (row.why_not.empty() || row.backward_why_not.empty() ? "" : "; ") +
+                         (row.backward_why_not.empty() ? std::string() : "backward: " + row.backward_why_not);
+      if (row.tb_per_s)
+        note += fmt::format(
+            "{}{:.2f} TB/s{}", note.empty() ? "" : "; ", *row.tb_per_s,
+            row.bandwidth_share ? fmt::format(" ({:.0f}% of peak)", 100 * *row.bandwidth_share) : std::string());
       fmt::format_to(out,
                      "<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
                      "class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",

@@ -28,6 +28,7 @@
 #include "analysis/replay.h"
 #include "analysis/trace_shapes.h"
 #include "corpus_facts.h"
+#include "report/html_report.h"
 #include "report/replay_report.h"
 #include "report/summary_text.h"
 #include "test_doctor.h"
@@ -182,6 +183,9 @@ TEST_P(Serving, ReplayedDecodeRowsSayTheirBandwidth) {
   report::replay_text(text, r);
   EXPECT_NE(text.find("TB/s (of peak)"), std::string::npos);
   EXPECT_NE(text.find("memory-bound (decode)"), std::string::npos);
+  const std::string html = html_report(d.analysis, *d.index, &r);
+  EXPECT_NE(html.find("Memory-bound (decode)"), std::string::npos);
+  EXPECT_NE(html.find("% of peak)"), std::string::npos);
 }
 
 // CUDA graph replays: a static cache's decode forwards replay the graph generate()'s compiled step
