@@ -220,11 +220,12 @@ TEST(StepTime, BothRanksOfTheAllReduce) {
 // clock: the GPU-bound twins (the large regime, steady on the H200), where the change is well above
 // the run-to-run noise of the small ones. The issue's tolerance: max(20% of the change, 5% of the step).
 TEST(StepTime, FusedAttentionFixMatchesTheFusedTwin) {
+  const std::vector<Program> all = programs();  // the map's pointers are into it
   std::map<std::string, const Program*> fused;
-  for (const Program& p : programs())
+  for (const Program& p : all)
     if (p.kind == "twin" && p.implementation == "fused") fused[p.twin_group] = &p;
   int checked = 0;
-  for (const Program& p : programs()) {
+  for (const Program& p : all) {
     if (p.kind != "twin" || p.implementation != "sdpa-math" || p.regime != "large") continue;
     const Program& twin = *fused.at(p.twin_group);
     const Doctor d = doctor(p);
@@ -430,11 +431,12 @@ TEST(AttentionPrep, MaskBuiltOncePerEagerForwardByLaunches) {
 // the mask): within 20% of the measured GPU-busy change between the twins (issue 36), on every
 // twin, torch.profiler's and `attnprof record`'s (copies and mask told by their kernels).
 TEST(StepTime, FusedAttentionFixGpuSavingMatchesTheFusedTwin) {
+  const std::vector<Program> all = programs();  // the map's pointers are into it
   std::map<std::string, const Program*> fused;
-  for (const Program& p : programs())
+  for (const Program& p : all)
     if (p.kind == "twin" && p.implementation == "fused") fused[p.twin_group] = &p;
   int checked = 0;
-  for (const Program& p : programs()) {
+  for (const Program& p : all) {
     if (p.kind != "twin" || p.implementation == "fused") continue;
     const Doctor d = doctor(p);
     const Doctor t = doctor(*fused.at(p.twin_group));
