@@ -177,6 +177,9 @@ def _replay_text(document: dict) -> str:
                 lines.append(f"  {name:<30} {w['dtype']:<5} -  {w['not_run']}")
             else:
                 saving = "" if w["saving_ms_per_call"] is None else f"  saves {w['saving_ms_per_call']:.3f} ms/call"
+                if w["tb_per_s"] is not None:  # a decode shape: the bandwidth its bytes a call make
+                    share = "" if w["bandwidth_share"] is None else f", {100 * w['bandwidth_share']:.0f}% of peak"
+                    saving += f"  {w['bytes_per_call'] / 1e6:.2f} MB at {w['tb_per_s']:.2f} TB/s{share}"
                 lines.append(f"  {name:<30} {w['dtype']:<5} {w['ms_per_call']:.3f} ms/call{saving}")
         if s["carries_over"]:
             lines.append(f"  {s['carries_over']}")

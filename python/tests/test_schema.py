@@ -86,11 +86,14 @@ def test_replay_json_follows_the_schema(trace):
     shapes = doc["replay"]["shapes"]
     assert shapes
     training = "train" in trace
+    decode_shapes = 0
     for s in shapes:
         assert (s["backward_calls"] > 0) == training  # every forward of these programs has its backward in training
         # Bytes a call for the decode shape only (q_len 1 against the cache: generate()'s decode forwards).
         decode = s.get("q_len") == 1 and s["kv_len"] > 1
+        decode_shapes += decode
         assert all((w["bytes_per_call"] is not None) == decode for w in s["rows"]), s["shape"]
         if training:
             assert "--pass backward" in s["command"]
+    assert decode_shapes == ("generate" in trace)  # generate(): its decode calls are one shape
 

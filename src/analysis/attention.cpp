@@ -597,9 +597,10 @@ class Finder {
   // results (a combine kernel after the main one: FlashAttention's, cuDNN's, flex_attention's
   // decoding), or runs the same main kernel as calls that do, or runs few query tiles for as long as the
   // largest calls of its kernel run theirs (short_queries_long_keys), or holds fewer query rows than the
-  // keys gathered for it (queries_short_of_gathered_keys); a fused call running another main
-  // kernel in such a trace, or the largest calls of that kernel, is a prefill; a serving engine's kernel says its phase
-  // by name. Unfused calls without a shape keep no phase.
+  // keys gathered for it (gathered_keys); a fused call running another main kernel in such a trace, or
+  // the largest calls of that kernel, is a prefill unless keys were gathered for it (a cache it reads: its
+  // phase untold); a serving engine's kernel says its phase by name, and marks its kernel a decode kernel
+  // as a combine does. Unfused calls without a shape keep no phase.
   void label_phases() {
     const auto decodes = [](const AttentionCall& c) {
       return c.shape.any() && c.shape.q_len > 0 && c.shape.q_len <= kDecodeMaxQueryRows &&
@@ -663,10 +664,12 @@ class Finder {
     }
     // One kernel for both phases (cuDNN's flash forward on continuous batching's packed forwards, recorded):
     // calls that read long keys with few query rows, told by their launches and times.
-    std::vector<bool> decode_by_time = short_queries_long_keys(sized, decode_kernels);
-    const std::vector<bool> gathered = queries_short_of_gathered_keys(sized, decode_kernels);
-    for (std::size_t i = 0; i < gathered.size(); ++i) decode_by_time[i] = decode_by_time[i] || gathered[i];
-    const bool timed_decode = std::find(decode_by_time.begin(), decode_by_time.end(), true) != decode_by_time.end();
+    std::vector<bool> decode_by_launch = short_queries_long_keys(sized, decode_kernels);
+    const std::vector<GatheredKeys> gathered = gathered_keys(sized);
+    for (std::size_t i = 0; i < gathered.size(); ++i)
+      decode_by_launch[i] = decode_by_launch[i] || gathered[i] == GatheredKeys::Decode;
+    const bool timed_decode =
+        std::find(decode_by_launch.begin(), decode_by_launch.end(), true) != decode_by_launch.end();
     any_decode |= timed_decode;
     if (!any_decode) return;
     // The longest KV cache a decode call reads: a call with an explicit one-head mask whose keys a
@@ -691,7 +694,7 @@ class Finder {
         c.phase = p == KernelPhase::Decode ? AttentionPhase::Decode : AttentionPhase::Prefill;
         continue;
       }
-      if (decode_by_time[i]) {
+      if (decode_by_launch[i]) {
         c.phase = AttentionPhase::Decode;
         continue;
       }
@@ -699,7 +702,10 @@ class Finder {
       bool same = false;
       for (std::size_t a : c.activities)
         same |= std::find(decode_kernels.begin(), decode_kernels.end(), event(a).name) != decode_kernels.end();
-      c.phase = same ? AttentionPhase::Decode : AttentionPhase::Prefill;
+      if (same)
+        c.phase = AttentionPhase::Decode;
+      else if (gathered[i] != GatheredKeys::Read)  // reading a gathered cache, it is no prefill of fresh prompts
+        c.phase = AttentionPhase::Prefill;
     }
   }
   // Per call, whether it decodes by its launch and time, for a forward kernel that launches a CTA a query
@@ -758,56 +764,49 @@ class Finder {
     }
     return decode;
   }
-  // Per call, whether its launch holds fewer query rows than the keys gathered for it: PyTorch's gather
-  // kernel (index_select's, `vectorized_gather_kernel`: a block row per index, grid.x the rows gathered) on
-  // its stream since the stream's previous attention call, then a forward kernel that nothing else tells
-  // the phase of, launched in one wave (fewer CTAs than SMs) with a query tile a CTA, whose CTAs hold fewer
-  // rows in all (every head and sequence) than the gather has: its queries are fewer than its keys, a cache
-  // it reads (paged SDPA's decode, the pool gathered dense before each call). A CTA's rows are taken at most
-  // its threads or its name's tile, whichever is more (cuDNN's 64x128 knob: 128 rows on 384 threads, two
-  // consumer warpgroups of 64). A prefill's keys are its own queries, so its tiles hold at least as many
-  // rows, gathered or not; a kernel that splits the keys across CTAs only holds more.
-  std::vector<bool> queries_short_of_gathered_keys(const auto& sized, const std::vector<StringId>& decode_kernels) {
+  // What a fused forward's keys say where they were gathered just before it (paged SDPA gathers the pool
+  // dense before each call that reads cached keys), from PyTorch's gather kernel (index_select's
+  // `vectorized_gather_kernel`, a block row per index: grid.x is the tokens gathered) on the call's stream
+  // since the previous attention call. Such a call reads a cache; it decodes where its one wave of CTAs
+  // holds fewer query rows in all than the tokens gathered (a CTA's rows taken at most its threads or its
+  // name's tile: cuDNN's 64x128 knob runs 128 rows on 384 threads). Where it holds more (or runs more than
+  // a wave) it may be a prompt's chunk beside decode tokens: its phase stays untold, never a prefill. The
+  // bound cannot tell a decode from a short chunk that fits (mixed), as the launch-time rule cannot either.
+  enum class GatheredKeys : std::uint8_t { None, Read, Decode };
+  std::vector<GatheredKeys> gathered_keys(const auto& sized) {
     constexpr std::size_t kReach = 16;  // launches back from the call (repeat_kv's copies, a mask's)
-    std::vector<bool> decode(view_.calls.size(), false);
+    std::vector<GatheredKeys> out(view_.calls.size(), GatheredKeys::None);
     std::int64_t sms = 0;
     for (const DeviceProperties& d : t_.devices) sms = std::max<std::int64_t>(sms, d.num_sms);
-    if (sms <= 0) return decode;
     const auto stream = [&](std::size_t a) {
       const GpuArgs* g = t_.args(event(a));
       return g != nullptr ? g->stream : -1;
     };
-    std::size_t previous_end = 0;  // the activity after the previous call's last
+    std::size_t floor = 0;  // the activity after the previous call's last
     for (std::size_t i = 0; i < view_.calls.size(); ++i) {
       const AttentionCall& c = view_.calls[i];
-      const std::size_t first = c.activities.front();
-      const std::size_t floor = previous_end;
-      previous_end = std::max(previous_end, c.activities.back() + 1);
+      const std::size_t first = c.activities.front(), from = floor;
+      floor = std::max(floor, c.activities.back() + 1);
       if (c.impl != AttentionImpl::Fused || c.pass != AttentionPass::Forward || sized(c)) continue;
       const auto main = main_kernel(c);
       if (!main) continue;
-      const Event& e = event(*main);
-      const GpuArgs* args = t_.args(e);
+      const GpuArgs* gather = nullptr;
+      for (std::size_t a = first; a > from && first - a < kReach && gather == nullptr; --a)
+        if (event(a - 1).kind == EventKind::Kernel && stream(a - 1) == stream(first) &&
+            has(name(a - 1), "vectorized_gather_kernel"))
+          gather = t_.args(event(a - 1));
+      if (gather == nullptr) continue;
+      out[i] = GatheredKeys::Read;
+      const GpuArgs* args = t_.args(event(*main));
       const AttentionKernelName said = read_attention_kernel_name(name(*main));
-      if (args == nullptr || said.phase != KernelPhase::Unknown || said.tile_rows <= 0 ||
-          std::find(decode_kernels.begin(), decode_kernels.end(), e.name) != decode_kernels.end())
-        continue;
+      if (args == nullptr || sms <= 0) continue;
       const std::int64_t ctas = std::int64_t{args->grid[0]} * args->grid[1] * args->grid[2];
-      if (ctas <= 0 || ctas >= sms) continue;
-      for (std::size_t a = first; a > floor && first - a < kReach; --a) {
-        const std::size_t k = a - 1;
-        if (event(k).kind != EventKind::Kernel || stream(k) != stream(first) ||
-            !has(name(k), "vectorized_gather_kernel"))
-          continue;
-        const GpuArgs* g = t_.args(event(k));
-        const bool threads_known = args->block[0] > 0 && args->block[1] > 0 && args->block[2] > 0;
-        const std::int64_t rows = std::max<std::int64_t>(
-            said.tile_rows, threads_known ? std::int64_t{args->block[0]} * args->block[1] * args->block[2] : 0);
-        if (g != nullptr && ctas * rows < std::int64_t{g->grid[0]}) decode[i] = true;
-        break;
-      }
+      const std::int64_t threads = std::int64_t{args->block[0]} * args->block[1] * args->block[2];
+      const std::int64_t rows = std::max<std::int64_t>(said.tile_rows, threads);
+      if (ctas > 0 && ctas < sms && rows > 0 && args->block[0] > 0 && ctas * rows < std::int64_t{gather->grid[0]})
+        out[i] = GatheredKeys::Decode;
     }
-    return decode;
+    return out;
   }
   // Whether the ops right after call c average its weights over the heads: an aten::mean of a
   // [B, H, Sq, Skv] tensor among the next few ops on its thread. With QK^T from aten::bmm on

@@ -141,7 +141,7 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
   if (s.backward_calls > 0)
     for (ReplayRow& row : r.rows)
       if (!replay_has_backward(row.impl)) row.backward_why_not = fmt::format("the bench has no {} backward", row.impl);
-  if (s.decode)  // memory-bound: what the bench's call moves, in the row's dtype
+  if (s.decode)  // reads a KV cache (decode, or packed forwards over it): what the bench's call moves
     for (ReplayRow& row : r.rows)
       row.bytes = attention_bytes(r.bench.shape, row.dtype == "fp16"   ? Precision::FP16
                                                  : row.dtype == "fp32" ? Precision::FP32

@@ -42,10 +42,10 @@ struct ReplayRow {
   std::optional<double> backward_saving_ms;
   std::string backward_why_not;
   std::optional<double> saving_step_ms;  // per profiler step: the forward's and (where measured) the backward's
-  // A decode shape (short queries against a KV cache: memory-bound): the bytes a call must move in the row's
-  // dtype (attention_bytes: q, K, V and the output once), and what its measured time makes of them: TB/s,
-  // and that as a share of the replay GPU's peak (peak_memory_tb_per_s of its name; null where the table
-  // does not hold it). 0 / null for other shapes.
+  // A shape that reads a KV cache (decode, or a packed forward over it: memory-bound): the bytes a call moves in the
+  // row's dtype (attention_bytes: q, K, V and the output once), and what its measured time makes of them: TB/s, and
+  // that as a share of the replay GPU's peak (peak_memory_tb_per_s of its name; null where the table does not hold it).
+  // 0 / null for other shapes.
   double bytes = 0;
   std::optional<double> tb_per_s;
   std::optional<double> bandwidth_share;

@@ -298,12 +298,17 @@ void replay_section(std::string& s, const Replay& r) {
       continue;
     }
     fmt::format_to(out, " Shape from {}.</p>\n", esc(sh.source));
-    if (!sh.rows.empty() && sh.rows.front().bytes > 0 && sh.backward_calls == 0)
+    std::string moved;  // the bytes a call moves, per dtype: a shape that reads a KV cache
+    for (const ReplayRow& row : sh.rows) {
+      const std::string m = row.bytes > 0 ? fmt::format("{:.2f} MB in {}", row.bytes / 1e6, row.dtype) : "";
+      if (!m.empty() && moved.find(m) == std::string::npos) moved += (moved.empty() ? "" : ", ") + m;
+    }
+    if (!moved.empty() && sh.backward_calls == 0)
       fmt::format_to(
           out,
-          "<p>Memory-bound (decode): {:.2f} MB a call (q, K, V and the output once, in the row's dtype); "
-          "the note gives each row's bandwidth{}.</p>\n",
-          sh.rows.front().bytes / 1e6,
+          "<p>Memory-bound (reads a KV cache): {} a call (q, K, V and the output once); the note gives "
+          "each row's bandwidth{}.</p>\n",
+          esc(moved),
           r.peak_tb_per_s > 0 ? fmt::format(" and its share of the GPU's {:g} TB/s", r.peak_tb_per_s) : std::string());
     s += "<table><tr><th>implementation</th><th>dtype</th><th class=\"n\">ms/call</th><th class=\"n\">bwd "
          "ms/call</th><th class=\"n\">saving/call</th><th class=\"n\">saving/step</th><th>note</th></tr>\n";

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "report/format.h"
 
@@ -51,16 +53,24 @@ void replay_text(std::string& out, const Replay& r) {
     if (training && !s.own_backward_note.empty())
       append_wrapped(out, "stand-in for their backward: " + s.own_backward_note, 4);
     const bool per_step = s.calls_per_step > 0;
-    // A decode shape: the bytes a call moves, and the bandwidth each row's time makes of them.
-    const bool moves = std::any_of(s.rows.begin(), s.rows.end(), [](const ReplayRow& x) { return x.bytes > 0; });
-    if (moves && !training)
+    // A shape that reads a KV cache (decode, or packed forwards over it): the bytes a call moves in each
+    // row's dtype, and the bandwidth each row's time makes of them.
+    std::vector<std::string> moved;  // "4.22 MB in bf16", one per dtype
+    for (const ReplayRow& x : s.rows) {
+      if (x.bytes <= 0) continue;
+      std::string m = fmt::format("{:.2f} MB in {}", x.bytes / 1e6, x.dtype);
+      if (std::find(moved.begin(), moved.end(), m) == moved.end()) moved.push_back(std::move(m));
+    }
+    const bool reads_cache = !moved.empty();
+    if (reads_cache && !training) {
+      std::string list;
+      for (const std::string& m : moved) list += (list.empty() ? "" : ", ") + m;
       append_wrapped(
           out,
-          fmt::format("memory-bound (decode): {:.2f} MB a call (q, K, V and the output once, in the "
-                      "row's dtype){}",
-                      s.rows.front().bytes / 1e6,
+          fmt::format("memory-bound (reads a KV cache): {} a call (q, K, V and the output once){}", list,
                       r.peak_tb_per_s > 0 ? fmt::format("; the GPU's peak {:g} TB/s", r.peak_tb_per_s) : std::string()),
           4);
+    }
     const auto bandwidth = [](const ReplayRow& x) {
       if (!x.tb_per_s) return std::string();
       return x.bandwidth_share ? fmt::format("  {:.2f} ({:.0f}%)", *x.tb_per_s, 100 * *x.bandwidth_share)
@@ -76,7 +86,7 @@ void replay_text(std::string& out, const Replay& r) {
       fmt::format_to(o, "    {:<26} {:<5} {:>9.3f} {:>9.3f}\n", "traced", s.dtype, s.traced_ms, s.traced_backward_ms);
     } else {
       fmt::format_to(o, "    {:<26} {:<5} {:>9} {:>12} {:>13}{}\n", "implementation", "dtype", "ms/call", "saving/call",
-                     per_step ? "saving/step" : "", moves ? "  TB/s (of peak)" : "");
+                     per_step ? "saving/step" : "", reads_cache ? "  TB/s (of peak)" : "");
       fmt::format_to(o, "    {:<26} {:<5} {:>9.3f}\n", "traced", s.dtype, s.traced_ms);
     }
     for (const ReplayRow& row : s.rows) {

@@ -39,7 +39,7 @@ constexpr std::int64_t kCudnnTileRows = 128;       // cuDNN's sm90 flash forward
 
 // Whether the program's decode calls run unsplit on a few CTAs, by construction: paged SDPA's packed decode
 // forwards (one query a request) where the trace tells them decode (up to 16 packed queries with shapes;
-// without them, by their kernels: facts' phases say which).
+// without them, by their kernels and the keys gathered for them: facts' phases say which).
 bool unsplit(const Program& p) { return p.impl == "paged-sdpa" && p.decode_calls > 0; }
 bool shapes(const Program& p) { return p.tracer == "torch.profiler" && p.record_shapes; }
 
