@@ -91,13 +91,41 @@ bool rocm_device(const DeviceSummary& d) {
   return false;
 }
 
+// The forwards and tokens of decode calls given with their instance (AttentionSummary::decode_forwards):
+// {0, 0} unless every call has a shape, all of one batch and q_len, and each instance holds two or more KV
+// lengths, each that of the same number of calls, consecutive ones q_len apart.
+std::pair<std::int64_t, std::int64_t> decode_forwards_of(
+    const std::vector<std::pair<std::size_t, const AttentionShape*>>& calls) {
+  if (calls.empty() || calls.front().second == nullptr) return {0, 0};
+  const AttentionShape& first = *calls.front().second;
+  std::map<std::size_t, std::map<std::int64_t, std::int64_t>> lengths;  // instance -> KV length -> calls
+  for (const auto& [instance, shape] : calls) {
+    if (shape == nullptr || shape->batch != first.batch || shape->q_len != first.q_len) return {0, 0};
+    ++lengths[instance][shape->kv_len];
+  }
+  std::int64_t forwards = 0, layers = 0;
+  for (const auto& [instance, counts] : lengths) {
+    if (counts.size() < 2) return {0, 0};
+    std::int64_t previous = -1;
+    for (const auto& [kv_len, n] : counts) {
+      if (layers == 0) layers = n;
+      if (n != layers || (previous >= 0 && kv_len - previous != first.q_len)) return {0, 0};
+      previous = kv_len;
+    }
+    forwards += static_cast<std::int64_t>(counts.size());
+  }
+  return {forwards, forwards * first.batch * first.q_len};
+}
+
 // Per implementation and pass, the calls whose first activity is in `instances`.
 std::vector<AttentionSummary> summarize(const AttentionView& view, const std::vector<const RegionInstance*>& instances,
                                         const DeviceSummary& device, const MeasuredFused& measured) {
   std::vector<char> seen(view.calls.size(), 0);
   std::vector<AttentionSummary> out;
-  for (const RegionInstance* inst : instances)
-    for (std::size_t i : inst->activities) {
+  // Per summary, its decode calls' (instance, shape): their forwards and tokens (decode_forwards_of).
+  std::vector<std::vector<std::pair<std::size_t, const AttentionShape*>>> decode_shapes;
+  for (std::size_t n = 0; n < instances.size(); ++n)
+    for (std::size_t i : instances[n]->activities) {
       const std::int32_t c = view.call_of[i];
       if (c == kNone || seen[static_cast<std::size_t>(c)]) continue;
       const AttentionCall& call = view.calls[static_cast<std::size_t>(c)];
@@ -118,6 +146,10 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         if (call.impl != AttentionImpl::Fused) it->fused_ns = 0;
       }
       ++it->calls;
+      const auto at = static_cast<std::size_t>(it - out.begin());
+      if (decode_shapes.size() < out.size()) decode_shapes.resize(out.size());
+      if (call.phase == AttentionPhase::Decode)
+        decode_shapes[at].push_back({n, call.shape.known() ? &call.shape : nullptr});
       if (!call.math_cause.empty()) {
         auto cause = std::find_if(it->math_causes.begin(), it->math_causes.end(),
                                   [&](const auto& m) { return m.first == call.math_cause; });
@@ -156,6 +188,11 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         if (it->estimate_source.empty()) it->estimate_source = describe(e, call);
       }
     }
+  for (std::size_t k = 0; k < decode_shapes.size(); ++k) {
+    const auto [forwards, tokens] = decode_forwards_of(decode_shapes[k]);
+    out[k].decode_forwards = forwards;
+    out[k].tokens = tokens;
+  }
   std::stable_sort(out.begin(), out.end(), [](const AttentionSummary& a, const AttentionSummary& b) {
     return std::tuple(a.pass, a.impl, a.phase) < std::tuple(b.pass, b.impl, b.phase);
   });

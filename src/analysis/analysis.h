@@ -61,6 +61,12 @@ struct AttentionSummary {
   int bytes_calls = 0;  // the calls with a known shape, whose bytes and time those are
   double bytes_per_call() const { return bytes / std::max(1, bytes_calls); }
   double peak_tb_per_s = 0;
+  // Decode: the forwards its calls make and the tokens they generate (a forward adds batch x q_len tokens: a
+  // token a sequence, or a request's packed), over all instances, where the calls' shapes tell them: in each
+  // instance two or more KV lengths, each that of as many calls (the layers), a forward's tokens apart (a
+  // growing cache); 0 where they do not (a static cache's calls all read its whole length, no shapes).
+  std::int64_t decode_forwards = 0;
+  std::int64_t tokens = 0;
   // The achieved share of the peak, -1 when not known.
   double bandwidth_share() const {
     return bytes > 0 && bytes_ns > 0 && peak_tb_per_s > 0

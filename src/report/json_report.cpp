@@ -75,6 +75,15 @@ void attention_entry(JsonWriter& j, const AttentionSummary& s, std::size_t insta
     else
       j.null("bandwidth_share");
   }
+  if (s.phase == AttentionPhase::Decode) {  // a growing cache's forwards and the tokens they generate
+    if (s.tokens > 0) {
+      j.num("decode_forwards", s.decode_forwards);
+      j.num("tokens", s.tokens);
+    } else {
+      j.null("decode_forwards");
+      j.null("tokens");
+    }
+  }
   if (s.impl == AttentionImpl::SdpaMath) {  // what kept the calls off the fused backends, from their inputs
     j.begin_array("math_causes");
     for (const auto& [cause, calls] : s.math_causes) {

@@ -216,6 +216,11 @@ std::vector<std::string> attention_notes(const GroupStats& g) {
                                    pool ? "at most " : "", tb_per_s);
     if (const double share = s.bandwidth_share(); share >= 0)
       line += fmt::format(", {:.0f}% of the GPU's {:g} TB/s", 100 * share, s.peak_tb_per_s);
+    if (s.tokens > 0)  // a growing cache's forwards: what a generated token costs in attention
+      line += fmt::format("; {:g} forwards, {:g} tokens generated {}: {:.1f} us of its attention a token",
+                          static_cast<double>(s.decode_forwards) / instances(g),
+                          static_cast<double>(s.tokens) / instances(g), per_group(g),
+                          static_cast<double>(s.kernel_ns) / 1e3 / static_cast<double>(s.tokens));
     out.push_back(std::move(line));
   }
   for (const AttentionSummary& s : g.attention) {

@@ -56,6 +56,12 @@ double datasheet_tb_per_s(const std::string& gpu) {
   return 0;
 }
 
+const AttentionSummary* phase_of_group(const GroupStats& g, AttentionPhase phase) {
+  for (const AttentionSummary& s : g.attention)
+    if (s.phase == phase) return &s;
+  return nullptr;
+}
+
 const AttentionSummary* phase_of(const Analysis& a, AttentionPhase phase) {
   for (const AttentionSummary& s : a.attention)
     if (s.phase == phase) return &s;
@@ -110,6 +116,40 @@ TEST_P(Serving, DecodeBytesAsTheShapeImplies) {
   EXPECT_EQ(s->peak_tb_per_s, datasheet_tb_per_s(p.gpu));  // the trace's GPU
   EXPECT_GT(s->bandwidth_share(), 0);
   EXPECT_LT(s->bandwidth_share(), 1);
+}
+
+// The forwards a step's decode calls make and the tokens they generate, where their shapes say them: a
+// growing cache (dynamic, paged) under torch.profiler with record_shapes, one forward a token a sequence
+// (continuous batching packs a token a request into one forward of batch 1: decode_q_len tokens), every
+// layer's call a forward; as built: decode calls / layers / steps forwards a step. A static cache's calls
+// all read its whole length, and record has no shapes: not told.
+void expect_tokens_as_built(const Program& p, const Doctor& d) {
+  const GroupStats& g = d.analysis.groups.at(static_cast<std::size_t>(d.analysis.step_group));
+  const AttentionSummary* s = phase_of_group(g, AttentionPhase::Decode);
+  ASSERT_NE(s, nullptr);
+  const double steps = static_cast<double>(g.group.instances.size());
+  if (p.tracer != "torch.profiler" || !p.record_shapes || p.kv_cache == "static") {
+    EXPECT_EQ(s->tokens, 0);
+    return;
+  }
+  ASSERT_EQ(static_cast<double>(p.steps), steps);
+  const std::int64_t forwards = p.decode_calls / p.layers;  // over the steps
+  EXPECT_EQ(s->decode_forwards, forwards);
+  EXPECT_EQ(s->tokens, forwards * p.shape.batch * p.decode_q_len);
+}
+
+TEST_P(Serving, DecodeTokensAsBuilt) { expect_tokens_as_built(GetParam(), doctor(GetParam())); }
+
+TEST(ContinuousBatching, DecodeTokensAsBuilt) {
+  int told = 0;
+  for (const Program& p : test::corpus_facts("serving/continuous/facts.json")) {
+    if (p.decode_calls == 0) continue;  // 32 requests a forward: mixed, not decode
+    SCOPED_TRACE(p.name);
+    const Doctor d(test::data_file("serving/continuous/" + p.name + ".json.gz"));
+    expect_tokens_as_built(p, d);
+    told += p.tracer == "torch.profiler";
+  }
+  EXPECT_EQ(told, 2);  // continuous and continuous_long
 }
 
 // What --replay runs: the decode calls one shape (their KV length grows a token a step), at the median
