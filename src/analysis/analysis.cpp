@@ -136,6 +136,7 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
       });
       if (it == out.end()) {
         it = out.insert(out.end(), AttentionSummary{});
+        decode_shapes.emplace_back();
         it->impl = call.impl;
         it->pass = call.pass;
         it->phase = call.phase;
@@ -146,10 +147,9 @@ std::vector<AttentionSummary> summarize(const AttentionView& view, const std::ve
         if (call.impl != AttentionImpl::Fused) it->fused_ns = 0;
       }
       ++it->calls;
-      const auto at = static_cast<std::size_t>(it - out.begin());
-      if (decode_shapes.size() < out.size()) decode_shapes.resize(out.size());
       if (call.phase == AttentionPhase::Decode)
-        decode_shapes[at].push_back({n, call.shape.known() ? &call.shape : nullptr});
+        decode_shapes[static_cast<std::size_t>(it - out.begin())].push_back(
+            {n, call.shape.known() ? &call.shape : nullptr});
       if (!call.math_cause.empty()) {
         auto cause = std::find_if(it->math_causes.begin(), it->math_causes.end(),
                                   [&](const auto& m) { return m.first == call.math_cause; });

@@ -13,6 +13,7 @@
 #include "report/format.h"
 #include "report/gpu_lanes.h"
 #include "report/html_page.h"
+#include "report/replay_report.h"
 #include "report/summary_text.h"
 
 namespace attnprof {
@@ -298,11 +299,7 @@ void replay_section(std::string& s, const Replay& r) {
       continue;
     }
     fmt::format_to(out, " Shape from {}.</p>\n", esc(sh.source));
-    std::string moved;  // the bytes a call moves, per dtype: a shape that reads a KV cache
-    for (const ReplayRow& row : sh.rows) {
-      const std::string m = row.bytes > 0 ? fmt::format("{:.2f} MB in {}", row.bytes / 1e6, row.dtype) : "";
-      if (!m.empty() && moved.find(m) == std::string::npos) moved += (moved.empty() ? "" : ", ") + m;
-    }
+    const std::string moved = report::replay_bytes_per_dtype(sh);  // a shape that reads a KV cache
     if (!moved.empty() && sh.backward_calls == 0)
       fmt::format_to(
           out,

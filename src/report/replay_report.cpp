@@ -15,6 +15,17 @@ std::string opt_ms(const std::optional<double>& v) { return v ? fmt::format("{:.
 
 }  // namespace
 
+std::string replay_bytes_per_dtype(const ReplayShape& shape) {
+  std::vector<std::string> dtypes;
+  std::string out;
+  for (const ReplayRow& x : shape.rows) {
+    if (x.bytes <= 0 || std::find(dtypes.begin(), dtypes.end(), x.dtype) != dtypes.end()) continue;
+    dtypes.push_back(x.dtype);
+    out += fmt::format("{}{:.2f} MB in {}", out.empty() ? "" : ", ", x.bytes / 1e6, x.dtype);
+  }
+  return out;
+}
+
 void replay_text(std::string& out, const Replay& r) {
   auto o = std::back_inserter(out);
   out += '\n';
@@ -55,22 +66,14 @@ void replay_text(std::string& out, const Replay& r) {
     const bool per_step = s.calls_per_step > 0;
     // A shape that reads a KV cache (decode, or packed forwards over it): the bytes a call moves in each
     // row's dtype, and the bandwidth each row's time makes of them.
-    std::vector<std::string> moved;  // "4.22 MB in bf16", one per dtype
-    for (const ReplayRow& x : s.rows) {
-      if (x.bytes <= 0) continue;
-      std::string m = fmt::format("{:.2f} MB in {}", x.bytes / 1e6, x.dtype);
-      if (std::find(moved.begin(), moved.end(), m) == moved.end()) moved.push_back(std::move(m));
-    }
+    const std::string moved = replay_bytes_per_dtype(s);
     const bool reads_cache = !moved.empty();
-    if (reads_cache && !training) {
-      std::string list;
-      for (const std::string& m : moved) list += (list.empty() ? "" : ", ") + m;
+    if (reads_cache && !training)
       append_wrapped(
           out,
-          fmt::format("memory-bound (reads a KV cache): {} a call (q, K, V and the output once){}", list,
+          fmt::format("memory-bound (reads a KV cache): {} a call (q, K, V and the output once){}", moved,
                       r.peak_tb_per_s > 0 ? fmt::format("; the GPU's peak {:g} TB/s", r.peak_tb_per_s) : std::string()),
           4);
-    }
     const auto bandwidth = [](const ReplayRow& x) {
       if (!x.tb_per_s) return std::string();
       return x.bandwidth_share ? fmt::format("  {:.2f} ({:.0f}%)", *x.tb_per_s, 100 * *x.bandwidth_share)

@@ -11,6 +11,9 @@
 namespace attnprof::report {
 
 void replay_text(std::string& out, const Replay& replay);
+// A shape that reads a KV cache (its rows carry bytes): what a call moves in each of its rows' dtypes,
+// "4.22 MB in bf16, 8.44 MB in fp32"; "" for other shapes. The text and HTML reports say it alike.
+std::string replay_bytes_per_dtype(const ReplayShape& shape);
 void replay_json(JsonWriter& j, const Replay& replay);  // writes "replay": {...}
 
 }  // namespace attnprof::report
