@@ -1,4 +1,4 @@
-// Names for the classifier's enums, and the element estimate for ATen kernels.
+// Names for the classifier's enums, the element estimate for ATen kernels, and a fused kernel's role in its call.
 #include "analysis/kernel_classifier.h"
 
 #include <charconv>
@@ -174,6 +174,28 @@ int bytes_per_element(Precision p) {
       return 0;
   }
   return 0;
+}
+
+FusedRole fused_role(std::string_view n) {
+  const auto has = [n](std::string_view part) { return n.find(part) != std::string_view::npos; };
+  // flex_attention's reductions, each under its own op: the backward's dO.O before its template
+  // (triton_per_fused_flex_attention_backward_*), the decoding split-KV combine after the forward's
+  // (triton_red_fused_flex_attention_*).
+  if (has("flex_attention") && !n.starts_with("triton_tem_"))
+    return has("backward") ? FusedRole::Before : FusedRole::After;
+  // FlashAttention 2 (dot_do_o), 3 (FlashAttnBwdPreprocess), Triton (_attn_bwd_preprocess).
+  if (has("dot_do_o") || has("BwdPreprocess") || has("bwd_preprocess")) return FusedRole::Before;
+  // attnprof's own: fused_bwd_convert_dq_hopper, fused_bwd_convert_sum (dQ, or a split group's dK and dV).
+  if (has("fused_bwd_convert") || has("convert_dq") || has("ConvertdQ") || has("BwdPostprocess") ||
+      has("splitkv_combine") || has("FwdCombine") || has("reduce_head") || has("cudnn::fusion::"))
+    return FusedRole::After;
+  // Serving engines' combines of split-KV partial results: FlashInfer's merges, trtllm-gen's and
+  // CUTLASS MLA's reductions, vLLM's v2 reduce and Triton segments, SGLang's stage 2, FlashMLA's.
+  if (has("MergeState") || has("AttentionSumKernel") || has("fmhaReductionKernel") || has("MlaReductionKernel") ||
+      has("paged_attention_v2_reduce_kernel") || n == "reduce_segments" || n == "_fwd_kernel_stage2" ||
+      has("mla_combine"))
+    return FusedRole::After;
+  return FusedRole::Main;
 }
 
 }  // namespace attnprof

@@ -97,4 +97,9 @@ struct AttentionKernelName {
 };
 AttentionKernelName read_attention_kernel_name(std::string_view name);
 
+// The part a fused attention kernel plays in its call: the main kernel, or a helper that joins the main
+// kernel next to it (Before: a backward's dO.O preprocess; After: a split-KV combine, a dQ conversion).
+enum class FusedRole : std::uint8_t { Main, Before, After };
+FusedRole fused_role(std::string_view name);
+
 }  // namespace attnprof
