@@ -43,7 +43,7 @@ class ReplayRow:
 @dataclass(frozen=True)
 class ReplayShape:
     shape: str  # "B=2 H=8 H_kv=2 S=512 S_kv=512 D=64 bf16 causal", "?" when not known
-    dims: Optional[dict]  # batch, q_heads, kv_heads, q_len, kv_len, head_dim, causal
+    dims: Optional[dict]  # batch, q_heads, kv_heads, q_len, kv_len, head_dim, causal, bottom_right
     dtype: str
     source: str  # where the shape came from, and what was assumed
     calls: int
@@ -62,7 +62,7 @@ class ReplayShape:
     rows: tuple
 
 
-_DIMS = ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "causal")
+_DIMS = ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "causal", "bottom_right")
 
 
 def _from_json(cls, doc: dict, **derived):

@@ -64,9 +64,12 @@ std::string fix_for(const TraceShape& s) {
   return "";
 }
 
-std::string shape_line(const AttentionShape& s, const std::string& dtype, bool causal, double dropout) {
+std::string shape_line(const AttentionShape& s, const std::string& dtype, const ReplayShape& r, double dropout) {
   return fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
-                     s.head_dim, dtype, causal ? " causal" : "",
+                     s.head_dim, dtype,
+                     !r.causal        ? ""
+                     : r.bottom_right ? " causal (bottom-right)"
+                                      : " causal",
                      dropout > 0 ? fmt::format(" dropout={:g}", dropout) : std::string());
 }
 
@@ -76,16 +79,17 @@ std::string bench_command(const ReplayShape& r, const std::string& dtype, bool b
     if (row.dtype == dtype && (!backward || replay_has_backward(row.impl)))
       impls += (impls.empty() ? "" : ",") + row.impl;
   return impls.empty() ? std::string()
-                       : replay_bench_command(r.bench.shape, dtype, r.causal, r.dropout, impls, true, backward,
-                                              r.bench.page_size);
+                       : replay_bench_command(r.bench.shape, dtype, {r.causal, r.bottom_right}, r.dropout, impls, true,
+                                              backward, r.bench.page_size);
 }
 
 ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int steps) {
   ReplayShape r;
   r.traced = s;
   r.dtype = dtype_of(s.precision);
-  bool mask_guess = false;
-  r.causal = replay_causal(s, request.causal, &mask_guess);
+  const ReplayCausality mask = replay_causality(s, request.causal);
+  r.causal = mask.causal;
+  r.bottom_right = mask.bottom_right;
   r.dropout = s.dropout;
   r.traced_ms = s.calls > 0 ? static_cast<double>(s.kernel_ns) / 1e6 / s.calls : 0.0;
   r.calls_per_step = steps > 0 ? static_cast<double>(s.calls) / steps : 0.0;
@@ -102,9 +106,8 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
         s.shape.q_len > kDecodeMaxQueryRows ? "packed" : "decode", s.kv_len_min, s.kv_len_max, s.shape.kv_len);
   if (!s.causal_known)
     r.source += request.causal ? "; causal as --causal/--no-causal said (the trace does not say)"
-                : mask_guess ? "; taken as causal: a mask is added to the scores inside the call, as decoders' causal "
-                               "masks are (--no-causal to replay it as not)"
-                             : "; taken as not causal (the trace does not say: --causal to replay it so)";
+                : mask.assumed ? replay_mask_guess(s.shape)
+                               : "; taken as not causal (the trace does not say: --causal to replay it so)";
   if (s.dropout > 0)
     r.source += s.dropout_assumed
                     ? fmt::format(
@@ -146,7 +149,7 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
       row.bytes = attention_bytes(r.bench.shape, row.dtype == "fp16"   ? Precision::FP16
                                                  : row.dtype == "fp32" ? Precision::FP32
                                                                        : Precision::BF16);
-  r.shape_text = shape_line(r.bench.shape, r.dtype, r.causal, r.dropout);
+  r.shape_text = shape_line(r.bench.shape, r.dtype, r, r.dropout);
   std::vector<std::string> parts;
   for (const bool backward : {false, true}) {
     if (backward && s.backward_calls == 0) continue;
@@ -176,19 +179,38 @@ BenchShape bench_shape_of(const AttentionShape& traced) {
   return b;
 }
 
-bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed) {
-  const bool guess = !s.causal_known && !asked && s.mask_in_call;
-  if (assumed != nullptr) *assumed = guess;
-  return s.causal_known ? s.causal : asked.value_or(guess);
+ReplayCausality replay_causality(const TraceShape& s, std::optional<bool> asked) {
+  ReplayCausality m;
+  m.assumed = !s.causal_known && !asked && s.mask_in_call;
+  m.causal = s.causal_known ? s.causal : asked.value_or(m.assumed);
+  if (m.assumed && s.shape.q_len > 0 && s.shape.q_len < s.shape.kv_len) {  // a decoder's mask over its cache
+    m.bottom_right = s.shape.q_len > 1;
+    m.causal = m.bottom_right;
+  }
+  return m;
 }
 
-std::string replay_bench_command(const AttentionShape& s, std::string_view dtype, bool causal, double dropout,
-                                 std::string_view impls, bool hot, bool backward, int page_size) {
+std::string replay_mask_guess(const AttentionShape& s) {
+  if (s.q_len > 0 && s.q_len < s.kv_len)
+    return s.q_len == 1 ? "; a mask is added to the scores inside the call, as a decoder's causal mask over its "
+                          "cache is: its one query sees every key, replayed unmasked (--causal for top-left)"
+                        : "; taken as causal with the queries last (bottom-right): a mask is added to the scores "
+                          "inside the call, as a decoder's causal mask over its cache is (--no-causal to replay it as "
+                          "not, --causal for top-left)";
+  return "; taken as causal: a mask is added to the scores inside the call, as decoders' causal masks are "
+         "(--no-causal to replay it as not)";
+}
+
+std::string replay_bench_command(const AttentionShape& s, std::string_view dtype, const ReplayCausality& mask,
+                                 double dropout, std::string_view impls, bool hot, bool backward, int page_size) {
   return fmt::format(
       "attnprof bench --timing {}{} --batch {} --heads {} --kv-heads {} --seq {} --kv-seq {} --head-dim {} --dtype "
       "{}{}{}{}{}",
       hot ? "hot" : "cold", backward ? " --pass backward" : "", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
-      s.head_dim, dtype, causal ? "" : " --no-causal",
+      s.head_dim, dtype,
+      !mask.causal        ? " --no-causal"
+      : mask.bottom_right ? " --bottom-right"
+                          : "",
       dropout > 0 ? fmt::format(" --dropout {:g}", dropout) : std::string(),
       page_size > 0 ? fmt::format(" --page-size {}", page_size) : std::string(),
       impls.empty() ? std::string() : fmt::format(" --impl {}", impls));

@@ -68,6 +68,7 @@ struct ReplayShape {
   std::string source;      // where the shape came from, and what was assumed
   std::string dtype;       // bf16, fp16, fp32
   bool causal = false;
+  bool bottom_right = false;  // causal with the diagonal at the bottom-right corner (replay_causality)
   double dropout = 0;         // replayed with this attention dropout (the trace's, training)
   double traced_ms = 0;       // per call, in the trace
   double calls_per_step = 0;  // 0: the trace has no steps
@@ -102,15 +103,25 @@ struct Replay {
 // Within this share a replay of the trace's own implementation counts as agreeing with it.
 inline constexpr double kReplayAgreement = 0.15;
 
-// Whether a shape is replayed causal: as the trace says; else as asked (--causal/--no-causal); else
-// causal when an unfused call adds a mask to its scores (a decoder's causal mask; Hugging Face drops
-// an all-ones padding mask), not causal otherwise. *assumed: the mask guess was taken.
-bool replay_causal(const TraceShape& s, std::optional<bool> asked, bool* assumed = nullptr);
+// How a shape is replayed: causal as the trace says; else as asked (--causal/--no-causal); else causal
+// when an unfused call adds a mask to its scores (a decoder's causal mask; Hugging Face drops an all-ones
+// padding mask), not causal otherwise (assumed: the mask guess was taken). A guessed mask over a cache
+// (fewer queries than keys: a decode or a chunk after cached keys) has its queries last, the diagonal at
+// the bottom-right corner; a single query sees every key, so it is replayed unmasked.
+struct ReplayCausality {
+  bool causal = false;
+  bool bottom_right = false;  // with causal: the diagonal at the bottom-right corner (bench --bottom-right)
+  bool assumed = false;
+};
+ReplayCausality replay_causality(const TraceShape& s, std::optional<bool> asked);
+// What a replay assumed of a shape whose calls add a mask to their scores (replay_causality's guess), for
+// its source line: "; taken as causal: ...".
+std::string replay_mask_guess(const AttentionShape& s);
 
 // The attnprof bench command that runs one shape, hot unless asked ("--impl" only when impls is not empty;
 // "--pass backward" when backward).
-std::string replay_bench_command(const AttentionShape& shape, std::string_view dtype, bool causal, double dropout,
-                                 std::string_view impls = {}, bool hot = true, bool backward = false,
+std::string replay_bench_command(const AttentionShape& shape, std::string_view dtype, const ReplayCausality& mask,
+                                 double dropout, std::string_view impls = {}, bool hot = true, bool backward = false,
                                  int page_size = 0);
 
 // The bench rows with a backward pass (the replay's backward runs these only).

@@ -107,9 +107,9 @@ void write_json_file(const std::string& path, const std::string& text) {
 }
 
 // The command that benches one trace shape, for a machine with a GPU (the replay's, timing as asked).
-std::string bench_command_for(const TraceShape& s, attention::DType dtype, bool causal, bool hot) {
+std::string bench_command_for(const TraceShape& s, attention::DType dtype, const ReplayCausality& mask, bool hot) {
   const BenchShape b = bench_shape_of(s.shape);
-  return replay_bench_command(b.shape, attention::dtype_name(dtype), causal, s.dropout, {}, hot, false, b.page_size);
+  return replay_bench_command(b.shape, attention::dtype_name(dtype), mask, s.dropout, {}, hot, false, b.page_size);
 }
 
 // bench --from-trace: every distinct forward shape of the trace, biggest share of time first.
@@ -142,17 +142,21 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
     one.dtype = s.precision == Precision::FP16   ? attention::DType::FP16
                 : s.precision == Precision::FP32 ? attention::DType::FP32
                                                  : attention::DType::BF16;
-    one.causal = replay_causal(s, causal_if_unknown);
+    const ReplayCausality mask = replay_causality(s, causal_if_unknown);
+    one.causal = mask.causal;
+    one.bottom_right = mask.causal && mask.bottom_right;
     one.dropout = static_cast<float>(s.dropout);
     const double per_call_ms = static_cast<double>(s.kernel_ns) / 1e6 / s.calls;
     const std::string what = fmt::format(
         "B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}{}", b.shape.batch, b.shape.q_heads, b.shape.kv_heads, b.shape.q_len,
-        b.shape.kv_len, b.shape.head_dim, attention::dtype_name(one.dtype), one.causal ? " causal" : "",
+        b.shape.kv_len, b.shape.head_dim, attention::dtype_name(one.dtype),
+        !one.causal        ? ""
+        : one.bottom_right ? " causal (bottom-right)"
+                           : " causal",
         s.dropout > 0 ? fmt::format(" dropout={:g}", s.dropout) : std::string(),
         s.causal_known      ? ""
         : causal_if_unknown ? " (the trace does not say whether it is causal: as --causal/--no-causal said)"
-        : one.causal        ? " (the trace does not say whether it is causal: a mask is added to the scores, taken as "
-                              "causal; --no-causal to replay it as not)"
+        : mask.assumed      ? " (the trace does not say whether it is causal" + replay_mask_guess(s.shape) + ")"
                             : " (the trace does not say whether it is causal: taken as not; --causal to replay it so)");
     if (!o.json)
       fmt::print("Shape {} of {} in {}: {}: {} forward call{} ({}), {:.3f} ms per call in the trace; from {}\n", i + 1,
@@ -164,11 +168,11 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
     j.str("implementations", s.implementations);
     j.real("traced_ms_per_call", per_call_ms, 4);
     j.str("source", s.shape.source() + b.note);
-    j.str("command", bench_command_for(s, one.dtype, one.causal, one.hot));
+    j.str("command", bench_command_for(s, one.dtype, mask, one.hot));
     if (!run_here) {
       if (!o.json)
         fmt::print("  {}: run this on a machine with one:\n  {}\n\n", o.no_gpu,
-                   bench_command_for(s, one.dtype, one.causal, one.hot));
+                   bench_command_for(s, one.dtype, mask, one.hot));
       j.null("bench");
     } else {
       const bench::BenchRun run = run_one(one);

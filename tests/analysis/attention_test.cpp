@@ -326,6 +326,44 @@ TEST(OwnKernels, TrainingStepCallsAsBuilt) {
   }
 }
 
+// How a shape whose causality the trace does not say is replayed (replay_causality): a mask added to the
+// scores inside a call is a decoder's causal mask, top-left on a square call; over a cache (fewer queries
+// than keys) its queries are the last positions, so bottom-right, and a single query sees every key
+// (unmasked). What the trace says, or --causal/--no-causal, wins.
+TEST(Replay, CausalityOfAnAddedMask) {
+  TraceShape s;
+  s.shape.q_len = 512;
+  s.shape.kv_len = 512;
+  s.mask_in_call = true;
+  ReplayCausality m = replay_causality(s, {});
+  EXPECT_TRUE(m.causal && m.assumed);
+  EXPECT_FALSE(m.bottom_right);
+  s.shape.q_len = 4;  // speculative decoding's queries after 2048 cached keys
+  s.shape.kv_len = 2052;
+  m = replay_causality(s, {});
+  EXPECT_TRUE(m.causal && m.bottom_right && m.assumed);
+  EXPECT_NE(replay_mask_guess(s.shape).find("bottom-right"), std::string::npos);
+  s.shape.q_len = 1;
+  m = replay_causality(s, {});
+  EXPECT_FALSE(m.causal);
+  EXPECT_TRUE(m.assumed);
+  EXPECT_NE(replay_mask_guess(s.shape).find("unmasked"), std::string::npos);
+  m = replay_causality(s, true);  // asked: top-left, as PyTorch's is_causal
+  EXPECT_TRUE(m.causal);
+  EXPECT_FALSE(m.bottom_right || m.assumed);
+  s.causal_known = true;  // the trace says (an attention op's is_causal)
+  s.causal = true;
+  m = replay_causality(s, false);
+  EXPECT_TRUE(m.causal);
+  EXPECT_FALSE(m.bottom_right || m.assumed);
+  s.mask_in_call = false;
+  s.causal_known = false;
+  EXPECT_FALSE(replay_causality(s, {}).causal);
+  ReplayCausality br{true, true, true};
+  EXPECT_NE(replay_bench_command(s.shape, "bf16", br, 0).find(" --bottom-right"), std::string::npos);
+  EXPECT_NE(replay_bench_command(s.shape, "bf16", {}, 0).find(" --no-causal"), std::string::npos);
+}
+
 TEST(Replay, SavingsAndAgreementFromTheTimes) {
   Replay r;
   ReplayShape s;

@@ -228,6 +228,38 @@ TEST_P(Serving, ReplayedDecodeRowsSayTheirBandwidth) {
   EXPECT_NE(html.find("% of peak)"), std::string::npos);
 }
 
+// What --replay runs for a generate() program's calls: the decode calls' one query sees every cached key (a
+// decoder's mask over its cache puts the queries last), so their shape is replayed unmasked, eager's too
+// (its calls add the mask to their scores, which the trace does not show; SDPA's pass none); the prompt's
+// prefill causal, top-left (square, as built). A decode replayed with a top-left mask would read a key a
+// call (the H100 run of 2026-12-07 timed cuDNN at 3 us and 5.1 TB/s on eager's 16.8 MB decode shape).
+TEST_P(Serving, ReplayedDecodeReadsTheWholeCache) {
+  const Program& p = GetParam();
+  if (p.tracer != "torch.profiler") GTEST_SKIP() << "no shapes to replay without CPU ops (attnprof record)";
+  const Doctor d = doctor(p);
+  const Replay r = plan_replay(d.analysis, *d.index, {});
+  int decode = 0, prefill = 0;
+  for (const ReplayShape& s : r.shapes) {
+    if (!s.problem.empty()) continue;
+    if (s.traced.decode) {
+      ++decode;
+      EXPECT_FALSE(s.causal) << s.shape_text;
+      EXPECT_NE(s.command.find("--no-causal"), std::string::npos) << s.command;
+      if (s.traced.mask_in_call && !s.traced.causal_known) {
+        EXPECT_NE(s.source.find("replayed unmasked"), std::string::npos) << s.source;
+      }
+    } else {
+      ++prefill;
+      EXPECT_EQ(s.bench.shape.q_len, s.bench.shape.kv_len);
+      EXPECT_TRUE(s.causal) << s.shape_text;
+      EXPECT_FALSE(s.bottom_right);
+      EXPECT_EQ(s.command.find("--no-causal"), std::string::npos) << s.command;
+    }
+  }
+  EXPECT_EQ(decode, 1);
+  EXPECT_EQ(prefill, 1);
+}
+
 // CUDA graph replays: a static cache's decode forwards replay the graph generate()'s compiled step
 // captured, every decode call one. The replays after the capture the trace holds take the shape of
 // its ops: q_len 1 against the whole cache, as built; those before it (a graph captured before the
