@@ -19,8 +19,8 @@
 //   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory),
 //   P^T = exp2(S^T scale log2(e) - lse2) and dS^T = P^T (dP^T - delta) in registers,
 //   dV += P^T dO and dK += dS^T Q (wgmma, A from registers, B MN-major in shared memory),
-//   dS^T stored untransposed ([keys][queries], 128B-swizzled as TMA would; two buffers, a block's in
-//     buffer it % 2, so that one named barrier a block orders the consumers) for
+//   dS^T stored untransposed by stmatrix ([keys][queries], 128B-swizzled as TMA would; two buffers, a
+//     block's in buffer it % 2, so that one named barrier a block orders the consumers) for
 //   dQ = dS K (wgmma with both operands MN-major: WgmmaSS_TT): all of it by one warpgroup, the two in
 //     turn block by block (N = D); stored to shared memory in fragment order, D / 64 halves of 64 x 64,
 //     for the producer's bulk add.
@@ -193,8 +193,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     mbar_wait(&q_full[stage], (it / L::kQStages) & 1);
     const uint32_t q_addr = s_base + L::kStages + 2 * stage * L::kTileBytes, do_addr = q_addr + L::kTileBytes;
     const uint32_t ds_addr = s_base + L::kDs + (it & 1) * L::kDsBytes;  // item it's dS^T buffer: it % 2
-    const float* lse2 = rows + 2 * stage * BM;
-    const float* delta = lse2 + BM;
+    // This stage's lse (log2 units) and delta, read two columns at a time (a thread's e = 0, 1) by LDS.64.
+    const uint32_t lse2_addr = s_base + L::kRows + 2 * stage * BM * 4, delta_addr = lse2_addr + BM * 4;
     const int q0 = cta.row0(it, BM);
 
     // S^T = K Q^T and dP^T = V dO^T: this warpgroup's 64 keys against the block's BM rows, K-major
@@ -221,39 +221,44 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     // P^T from the forward's log-sum-exp; zero past the keys, past the rows and right of the diagonal.
     const bool masked = kb0 + BN > p.kv_len || q0 + BM > p.q_len || (p.causal && kb0 + BN - 1 > q0 + p.causal_offset);
 #pragma unroll
-    for (int j = 0; j < BM / 8; ++j)
+    for (int j = 0; j < BM / 8; ++j) {
+      const float2 l2 = ld_shared_v2(lse2_addr + (8 * j + t_col) * 4);
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int c = 8 * j + t_col + (e & 1);
-        float x = exp2_ftz(fmaf(s[j][e], scale_log2, -lse2[c]));
+        float x = exp2_ftz(fmaf(s[j][e], scale_log2, -((e & 1) ? l2.y : l2.x)));
         if (masked) {
           const int key = key_row0 + 8 * (e >> 1), row = q0 + c;
           if (key >= p.kv_len || row >= p.q_len || (p.causal && key > row + p.causal_offset)) x = 0.f;
         }
         s[j][e] = x;
       }
+    }
     wgmma_wait<0>();
     fence_operands(dp);
     // dS^T = P^T (dP^T - delta) in place.
 #pragma unroll
-    for (int j = 0; j < BM / 8; ++j)
+    for (int j = 0; j < BM / 8; ++j) {
+      const float2 d2 = ld_shared_v2(delta_addr + (8 * j + t_col) * 4);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dp[j][e] = s[j][e] * (dp[j][e] - delta[8 * j + t_col + (e & 1)]);
+      for (int e = 0; e < 4; ++e) dp[j][e] = s[j][e] * (dp[j][e] - ((e & 1) ? d2.y : d2.x));
+    }
     uint32_t pa[BM / 16][4], da[BM / 16][4];
     scores_to_a<T>(s, pa);
     scores_to_a<T>(dp, da);
 
     // dS^T into shared memory untransposed, [BN keys][BM queries] in 64-query chunks, 128B-swizzled (the
-    // forward epilogue's store): A fragment kk holds columns 16 kk .. (regs 0, 1: rows g, g + 8) and
-    // 16 kk + 8 .. (regs 2, 3), so 8-column block j is fragment j / 2's regs 2 (j % 2) + r.
+    // forward epilogue's layout), a fragment a stmatrix.x4: A fragment kk holds columns 16 kk .. (regs 0, 1:
+    // the warp's rows 0-7 and 8-15) and 16 kk + 8 .. (regs 2, 3), each an 8 x 8 matrix in stmatrix's layout;
+    // lane l gives row l % 8 + 8 ((l / 8) % 2) of 8-column block 2 kk + l / 16 (a 16-byte row of the swizzle).
+    {
+      const int row = cw * 64 + warp * 16 + lane % 8 + 8 * ((lane / 8) % 2);
 #pragma unroll
-    for (int j = 0; j < BM / 8; ++j)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = key_row + 8 * r;
-        st_shared_u32(ds_addr + (j / 8) * BN * 128 + row * 128 + (((j % 8) ^ (row % 8)) << 4) + 4 * (lane % 4),
-                      da[j / 2][2 * (j % 2) + r]);
+      for (int kk = 0; kk < BM / 16; ++kk) {
+        const int j = 2 * kk + lane / 16;
+        stmatrix_x4(ds_addr + (j / 8) * BN * 128 + row * 128 + (((j % 8) ^ (row % 8)) << 4), da[kk]);
       }
+    }
     fence_proxy_async_shared();  // the generic stores, read next by wgmma (the async proxy)
 
     // dV += P^T dO: dO MN-major, 16 query rows a k step, its 64-column chunks BM x 128 apart.
