@@ -83,7 +83,8 @@ def hf_model_checks(work):
     r = attnprof.replay(paths["math"])
     s = r.shapes[0] if r.shapes else None
     record(r.device is not None and s is not None
-           and s.dims == dict(batch=2, q_heads=8, kv_heads=2, q_len=512, kv_len=512, head_dim=64, causal=True)
+           and s.dims == dict(batch=2, q_heads=8, kv_heads=2, q_len=512, kv_len=512, head_dim=64, causal=True,
+                              bottom_right=False)
            and [w.implementation for w in s.rows] == ["math", "cudnn", "fused"]
            and all(w.ms_per_call for w in s.rows) and s.own_vs_traced is not None
            and abs(s.own_vs_traced - 1) <= 0.15,

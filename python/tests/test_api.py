@@ -236,7 +236,10 @@ def test_replay_plans_each_shape_and_runs_where_there_is_a_gpu():
     assert len(r.shapes) == 1
     s = r.shapes[0]
     assert s.calls == 4 and s.dtype == "bf16"
-    assert s.dims == dict(batch=2, q_heads=8, kv_heads=2, q_len=512, kv_len=512, head_dim=64, causal=True)
+    # Causal top-left (square, is_causal=True as built): bottom_right False.
+    assert s.dims == dict(
+        batch=2, q_heads=8, kv_heads=2, q_len=512, kv_len=512, head_dim=64, causal=True, bottom_right=False
+    )
     assert [w.implementation for w in s.rows] == ["math", "cudnn", "fused"] and s.rows[0].own
     if r.device is None:  # no GPU here: the command to run where there is one
         assert r.not_run and all(w.not_run == "no GPU here" for w in s.rows)
