@@ -14,6 +14,7 @@ namespace {
 class PhaseLabeller {
  public:
   PhaseLabeller(const TraceIndex& index, AttentionView& view) : index_(index), t_(index.trace()), view_(view) {
+    for (const DeviceProperties& d : t_.devices) sms_ = std::max<std::int64_t>(sms_, d.num_sms);
     mains_.reserve(view.calls.size());
     for (const AttentionCall& c : view.calls) {
       std::optional<std::size_t> main;
@@ -72,17 +73,12 @@ class PhaseLabeller {
         any_decode = true;
         decode_kernel(event(*main_kernel(c)).name);
       }
-      bool combines = false;
-      StringId main = kNoString;
-      for (std::size_t a : c.activities) {
-        const FusedRole r = fused_role(name(a));
-        if (r == FusedRole::After) combines = true;
-        if (r == FusedRole::Main && main == kNoString && cls(a).category == KernelCategory::FusedAttention)
-          main = event(a).name;
-      }
-      if (combines && main != kNoString) {
+      const auto main = main_kernel(c);
+      const bool combines = std::any_of(c.activities.begin(), c.activities.end(),
+                                        [&](std::size_t a) { return fused_role(name(a)) == FusedRole::After; });
+      if (combines && main) {
         any_decode = true;
-        decode_kernel(main);
+        decode_kernel(event(*main).name);
       }
     }
     // One kernel for both phases (cuDNN's flash forward on continuous batching's packed forwards, recorded):
@@ -151,8 +147,6 @@ class PhaseLabeller {
       std::int64_t ns;
     };
     std::vector<std::pair<StringId, std::vector<Launch>>> kernels;
-    std::int64_t sms = 0;  // the GPU's, where the trace says it (one GPU per trace here)
-    for (const DeviceProperties& d : t_.devices) sms = std::max<std::int64_t>(sms, d.num_sms);
     for (std::size_t i = 0; i < view_.calls.size(); ++i) {
       const AttentionCall& c = view_.calls[i];
       if (c.impl != AttentionImpl::Fused || c.pass != AttentionPass::Forward || sized(c)) continue;
@@ -172,7 +166,7 @@ class PhaseLabeller {
     for (auto& [kernel, launches] : kernels) {
       std::int64_t most = 0;
       for (const Launch& l : launches) most = std::max(most, l.ctas);
-      if (sms <= 0 || most >= sms) continue;
+      if (sms_ <= 0 || most >= sms_) continue;
       std::vector<std::int64_t> largest;
       for (const Launch& l : launches)
         if (l.ctas == most) largest.push_back(l.ns);
@@ -199,8 +193,6 @@ class PhaseLabeller {
   std::vector<GatheredKeys> gathered_keys(const auto& sized) {
     constexpr std::size_t kReach = 16;  // launches back from the call (repeat_kv's copies, a mask's)
     std::vector<GatheredKeys> out(view_.calls.size(), GatheredKeys::None);
-    std::int64_t sms = 0;
-    for (const DeviceProperties& d : t_.devices) sms = std::max<std::int64_t>(sms, d.num_sms);
     const auto stream = [&](std::size_t a) {
       const GpuArgs* g = t_.args(event(a));
       return g != nullptr ? g->stream : -1;
@@ -222,11 +214,11 @@ class PhaseLabeller {
       out[i] = GatheredKeys::Read;
       const GpuArgs* args = t_.args(event(*main));
       const AttentionKernelName said = read_attention_kernel_name(name(*main));
-      if (args == nullptr || sms <= 0) continue;
+      if (args == nullptr || sms_ <= 0) continue;
       const std::int64_t ctas = std::int64_t{args->grid[0]} * args->grid[1] * args->grid[2];
       const std::int64_t threads = std::int64_t{args->block[0]} * args->block[1] * args->block[2];
       const std::int64_t rows = std::max<std::int64_t>(said.tile_rows, threads);
-      if (ctas > 0 && ctas < sms && rows > 0 && args->block[0] > 0 && ctas * rows < std::int64_t{gather->grid[0]})
+      if (ctas > 0 && ctas < sms_ && rows > 0 && args->block[0] > 0 && ctas * rows < std::int64_t{gather->grid[0]})
         out[i] = GatheredKeys::Decode;
     }
     return out;
@@ -246,6 +238,7 @@ class PhaseLabeller {
   const Trace& t_;
   AttentionView& view_;
   std::vector<std::optional<std::size_t>> mains_;  // main_kernel of each call, by its index
+  std::int64_t sms_ = 0;                           // the GPU's, where the trace says it (one GPU per trace here)
 };
 
 }  // namespace

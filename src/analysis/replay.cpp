@@ -64,15 +64,6 @@ std::string fix_for(const TraceShape& s) {
   return "";
 }
 
-std::string shape_line(const AttentionShape& s, const std::string& dtype, const ReplayShape& r, double dropout) {
-  return fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
-                     s.head_dim, dtype,
-                     !r.causal        ? ""
-                     : r.bottom_right ? " causal (bottom-right)"
-                                      : " causal",
-                     dropout > 0 ? fmt::format(" dropout={:g}", dropout) : std::string());
-}
-
 std::string bench_command(const ReplayShape& r, const std::string& dtype, bool backward) {
   std::string impls;
   for (const ReplayRow& row : r.rows)
@@ -149,7 +140,7 @@ ReplayShape plan_shape(const TraceShape& s, const ReplayRequest& request, int st
       row.bytes = attention_bytes(r.bench.shape, row.dtype == "fp16"   ? Precision::FP16
                                                  : row.dtype == "fp32" ? Precision::FP32
                                                                        : Precision::BF16);
-  r.shape_text = shape_line(r.bench.shape, r.dtype, r, r.dropout);
+  r.shape_text = replay_shape_text(r.bench.shape, r.dtype, mask, r.dropout);
   std::vector<std::string> parts;
   for (const bool backward : {false, true}) {
     if (backward && s.backward_calls == 0) continue;
@@ -199,6 +190,16 @@ std::string replay_mask_guess(const AttentionShape& s) {
                           "not, --causal for top-left)";
   return "; taken as causal: a mask is added to the scores inside the call, as decoders' causal masks are "
          "(--no-causal to replay it as not)";
+}
+
+std::string replay_shape_text(const AttentionShape& s, std::string_view dtype, const ReplayCausality& mask,
+                              double dropout) {
+  return fmt::format("B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}", s.batch, s.q_heads, s.kv_heads, s.q_len, s.kv_len,
+                     s.head_dim, dtype,
+                     !mask.causal        ? ""
+                     : mask.bottom_right ? " causal (bottom-right)"
+                                         : " causal",
+                     dropout > 0 ? fmt::format(" dropout={:g}", dropout) : std::string());
 }
 
 std::string replay_bench_command(const AttentionShape& s, std::string_view dtype, const ReplayCausality& mask,

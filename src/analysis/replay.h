@@ -68,7 +68,7 @@ struct ReplayShape {
   std::string source;      // where the shape came from, and what was assumed
   std::string dtype;       // bf16, fp16, fp32
   bool causal = false;
-  bool bottom_right = false;  // causal with the diagonal at the bottom-right corner (replay_causality)
+  bool bottom_right = false;  // only with causal: the diagonal at the bottom-right corner (replay_causality)
   double dropout = 0;         // replayed with this attention dropout (the trace's, training)
   double traced_ms = 0;       // per call, in the trace
   double calls_per_step = 0;  // 0: the trace has no steps
@@ -110,13 +110,17 @@ inline constexpr double kReplayAgreement = 0.15;
 // the bottom-right corner; a single query sees every key, so it is replayed unmasked.
 struct ReplayCausality {
   bool causal = false;
-  bool bottom_right = false;  // with causal: the diagonal at the bottom-right corner (bench --bottom-right)
+  bool bottom_right = false;  // only with causal: the diagonal at the bottom-right corner (bench --bottom-right)
   bool assumed = false;
 };
 ReplayCausality replay_causality(const TraceShape& s, std::optional<bool> asked);
 // What a replay assumed of a shape whose calls add a mask to their scores (replay_causality's guess), for
 // its source line: "; taken as causal: ...".
 std::string replay_mask_guess(const AttentionShape& s);
+// The line that names a replayed shape: "B=2 H=8 H_kv=2 S=512 S_kv=512 D=64 bf16 causal" (", causal
+// (bottom-right)", a dropout after it).
+std::string replay_shape_text(const AttentionShape& s, std::string_view dtype, const ReplayCausality& mask,
+                              double dropout);
 
 // The attnprof bench command that runs one shape, hot unless asked ("--impl" only when impls is not empty;
 // "--pass backward" when backward).

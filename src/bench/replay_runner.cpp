@@ -15,7 +15,7 @@ BenchOptions options_for(const ReplayShape& s, const std::string& dtype, const B
   set_shape(o, s.bench);
   o.dtype = attention::parse_dtype(dtype);
   o.causal = s.causal;
-  o.bottom_right = s.causal && s.bottom_right;
+  o.bottom_right = s.bottom_right;
   o.dropout = static_cast<float>(s.dropout);
   o.hot = true;  // the trace's calls ran back to back, inside a program
   o.json = false;

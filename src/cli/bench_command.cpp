@@ -144,16 +144,11 @@ int bench_trace_shapes(const std::string& path, bench::BenchOptions o, const std
                                                  : attention::DType::BF16;
     const ReplayCausality mask = replay_causality(s, causal_if_unknown);
     one.causal = mask.causal;
-    one.bottom_right = mask.causal && mask.bottom_right;
+    one.bottom_right = mask.bottom_right;
     one.dropout = static_cast<float>(s.dropout);
     const double per_call_ms = static_cast<double>(s.kernel_ns) / 1e6 / s.calls;
     const std::string what = fmt::format(
-        "B={} H={} H_kv={} S={} S_kv={} D={} {}{}{}{}", b.shape.batch, b.shape.q_heads, b.shape.kv_heads, b.shape.q_len,
-        b.shape.kv_len, b.shape.head_dim, attention::dtype_name(one.dtype),
-        !one.causal        ? ""
-        : one.bottom_right ? " causal (bottom-right)"
-                           : " causal",
-        s.dropout > 0 ? fmt::format(" dropout={:g}", s.dropout) : std::string(),
+        "{}{}", replay_shape_text(b.shape, attention::dtype_name(one.dtype), mask, s.dropout),
         s.causal_known      ? ""
         : causal_if_unknown ? " (the trace does not say whether it is causal: as --causal/--no-causal said)"
         : mask.assumed      ? " (the trace does not say whether it is causal" + replay_mask_guess(s.shape) + ")"

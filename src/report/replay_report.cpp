@@ -160,7 +160,7 @@ void replay_json(JsonWriter& j, const Replay& r) {
       j.num("kv_len", s.traced.shape.kv_len);
       j.num("head_dim", s.traced.shape.head_dim);
       j.boolean("causal", s.causal);
-      j.boolean("bottom_right", s.causal && s.bottom_right);
+      j.boolean("bottom_right", s.bottom_right);
       j.real("dropout", s.dropout, 3);
     }
     j.str("dtype", s.dtype);
