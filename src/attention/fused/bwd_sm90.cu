@@ -186,10 +186,26 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   // A block's whole dQ from one warpgroup, the two in turn (below), its halves in turn from here.
   const uint32_t sdq_whole = s_base + L::kDq + (threadIdx.x % 128) * 16;
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
+  // At D=64 this warpgroup's 64 rows of K and V are held as wgmma A fragments for the CTA's life (32
+  // registers), so that S^T and dP^T read only Q and dO from shared memory: a fragment of 16 columns by one
+  // ldmatrix.x4 from the 128B swizzle, the lanes' rows as stmatrix's for dS^T below. At D=128 they would
+  // take 64 registers the consumers do not have; those GEMMs read K and V from shared memory.
+  constexpr bool kKvInRegs = D == 64;
+  [[maybe_unused]] uint32_t kf[kKvInRegs ? D / 16 : 1][4], vf[kKvInRegs ? D / 16 : 1][4];
+  if (items > 0) mbar_wait(kv_full, 0);
+  if constexpr (kKvInRegs) {
+    const int row = warp * 16 + lane % 8 + 8 * ((lane / 8) % 2);  // of this warpgroup's 64 (cw x 64 is 8-aligned)
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const int j = 2 * kk + lane / 16;  // the lane's 16-byte unit of the 128-byte row
+      const uint32_t at = row * 128 + (((j % 8) ^ (row % 8)) << 4);
+      ldmatrix_x4_shared(k_rows + at, kf[kk]);
+      ldmatrix_x4_shared(v_rows + at, vf[kk]);
+    }
+  }
 
   for (int it = 0; it < items; ++it) {
     const int stage = it % L::kQStages;
-    if (it == 0) mbar_wait(kv_full, 0);
     mbar_wait(&q_full[stage], (it / L::kQStages) & 1);
     const uint32_t q_addr = s_base + L::kStages + 2 * stage * L::kTileBytes, do_addr = q_addr + L::kTileBytes;
     const uint32_t ds_addr = s_base + L::kDs + (it & 1) * L::kDsBytes;  // item it's dS^T buffer: it % 2
@@ -204,15 +220,21 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const uint32_t koff = (kk % 4) * 32;
-      WgmmaSS<T, BM>::run(s, make_desc_sw128(k_rows + (kk / 4) * BN * 128 + koff, 16, 1024),
-                          make_desc_sw128(q_addr + (kk / 4) * BM * 128 + koff, 16, 1024), kk > 0);
+      const uint64_t q_desc = make_desc_sw128(q_addr + (kk / 4) * BM * 128 + koff, 16, 1024);
+      if constexpr (kKvInRegs)
+        WgmmaRS_K<T, BM>::run(s, kf[kk], q_desc, kk > 0);
+      else
+        WgmmaSS<T, BM>::run(s, make_desc_sw128(k_rows + (kk / 4) * BN * 128 + koff, 16, 1024), q_desc, kk > 0);
     }
     wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const uint32_t koff = (kk % 4) * 32;
-      WgmmaSS<T, BM>::run(dp, make_desc_sw128(v_rows + (kk / 4) * BN * 128 + koff, 16, 1024),
-                          make_desc_sw128(do_addr + (kk / 4) * BM * 128 + koff, 16, 1024), kk > 0);
+      const uint64_t do_desc = make_desc_sw128(do_addr + (kk / 4) * BM * 128 + koff, 16, 1024);
+      if constexpr (kKvInRegs)
+        WgmmaRS_K<T, BM>::run(dp, vf[kk], do_desc, kk > 0);
+      else
+        WgmmaSS<T, BM>::run(dp, make_desc_sw128(v_rows + (kk / 4) * BN * 128 + koff, 16, 1024), do_desc, kk > 0);
     }
     wgmma_commit();
     wgmma_wait<1>();  // S^T is done; dP^T may still run

@@ -99,6 +99,14 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, const uint32_t (&r)[4
                "r"(r[2]), "r"(r[3])
                : "memory");
 }
+// The inverse of stmatrix_x4: four 8 x 8 matrices into an mma fragment's registers (an A fragment of 16 x 16
+// where lanes 8 i .. 8 i + 7 give the rows of matrix i: rows 0-7 and 8-15 of columns 0-7, then of 8-15).
+__device__ __forceinline__ void ldmatrix_x4_shared(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
 __device__ __forceinline__ float2 ld_shared_v2(uint32_t addr) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr));

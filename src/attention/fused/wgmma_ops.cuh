@@ -17,6 +17,8 @@ template <typename T, int N>
 struct WgmmaRS;
 template <typename T, int N>
 struct WgmmaSS_TT;
+template <typename T, int N>
+struct WgmmaRS_K;
 
 // D[64x64] (+)= A[64x16] * B[16x64], A and B K-major in shared memory.
 template <>
@@ -175,6 +177,25 @@ struct WgmmaSS_TT<__nv_bfloat16, 64> {
           "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
           "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  }
+};
+
+// D[64x64] (+)= A[64x16] * B[16x64], A in registers, B K-major in shared memory (the backward's S^T = K Q^T
+// with K's fragments held in registers).
+template <>
+struct WgmmaRS_K<__nv_bfloat16, 64> {
+  __device__ static void run(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),
+          "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),
+          "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+          "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
   }
 };
 
@@ -338,9 +359,27 @@ struct WgmmaSS_TT<__half, 64> {
   }
 };
 
+// D[64x64] (+)= A[64x16] * B[16x64], A in registers, B K-major in shared memory (the backward's S^T = K Q^T
+// with K's fragments held in registers).
+template <>
+struct WgmmaRS_K<__half, 64> {
+  __device__ static void run(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%"
+        "29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),
+          "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),
+          "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+          "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+  }
+};
+
 // D[64x128] (+)= A[64x16] * B[16x128], A and B MN-major (transposed) in shared memory: A stored [K][M]
-// (the backward's dS^T, keys x queries), B [K][N] (its K, keys x head dim in two 64-column chunks), for
-// dQ = dS K over the whole head dim.
+// (the backward's dS^T, keys x queries), B [K][N] (its K, keys x head dim), for dQ = dS K.
 template <>
 struct WgmmaSS_TT<__nv_bfloat16, 128> {
   __device__ static void run(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
@@ -365,8 +404,7 @@ struct WgmmaSS_TT<__nv_bfloat16, 128> {
 };
 
 // D[64x128] (+)= A[64x16] * B[16x128], A and B MN-major (transposed) in shared memory: A stored [K][M]
-// (the backward's dS^T, keys x queries), B [K][N] (its K, keys x head dim in two 64-column chunks), for
-// dQ = dS K over the whole head dim.
+// (the backward's dS^T, keys x queries), B [K][N] (its K, keys x head dim), for dQ = dS K.
 template <>
 struct WgmmaSS_TT<__half, 128> {
   __device__ static void run(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
