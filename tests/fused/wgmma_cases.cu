@@ -18,7 +18,7 @@ namespace {
 
 using namespace sm90;
 
-constexpr int kForms[] = {0, 1, 2};  // WgmmaForm's values, as template arguments
+constexpr int kForms[] = {0, 1, 2, 3};  // WgmmaForm's values, as template arguments
 constexpr int kMaxTile = 128 * 128 * 2;
 constexpr int kSmem = 2 * kMaxTile + 1024 + 1024;  // A, B, the mbarrier, the alignment's slack
 
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(128, 1)
     wgmma_case_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const CaseArgs args) {
 #ifdef ATTNPROF_SM90A
-  constexpr bool kRegsA = FORM == int(WgmmaForm::RS);
+  constexpr bool kRegsA = FORM == int(WgmmaForm::RS);  // A from the host's words (RS_K loads it by TMA)
   extern __shared__ unsigned char smem_raw[];
   unsigned char* base =
       reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -85,6 +85,10 @@ __global__ void __launch_bounds__(128, 1)
       const uint32_t koff = (kk % 4) * 32;
       WgmmaSS<T, N>::run(acc, make_desc_sw128(a_addr + (kk / 4) * 64 * 128 + koff, 16, 1024),
                          make_desc_sw128(b_addr + (kk / 4) * N * 128 + koff, 16, 1024), kk > 0);
+    } else if constexpr (FORM == int(WgmmaForm::RS_K)) {
+      uint32_t frag[4];
+      ldmatrix_a_sw128(a_addr, 64, warp, lane, kk, frag);
+      WgmmaRS_K<T, N>::run(acc, frag, make_desc_sw128(b_addr + (kk / 4) * N * 128 + (kk % 4) * 32, 16, 1024), kk > 0);
     } else if constexpr (FORM == int(WgmmaForm::SS_TT)) {
       // MN-major: 16 rows a k step (two 8-row atoms, 1024 bytes apart), chunks K x 128 bytes apart.
       WgmmaSS_TT<T, N>::run(acc, make_desc_sw128(a_addr + args.a_off + kk * 16 * 128, K * 128, 1024),
@@ -115,7 +119,7 @@ cudaError_t launch_case(const CUtensorMap& map_a, const CUtensorMap& map_b, cons
 
 template <typename T>
 cudaError_t dispatch(const WgmmaCase& c, const CUtensorMap& map_a, const CUtensorMap& map_b, const CaseArgs& args) {
-  constexpr int SS = kForms[0], TT = kForms[1], RS = kForms[2];
+  constexpr int SS = kForms[0], TT = kForms[1], RS = kForms[2], RS_K = kForms[3];
   const bool k64 = c.k == 64, n64 = c.n == 64;
   switch (c.form) {
     case WgmmaForm::SS:
@@ -125,6 +129,8 @@ cudaError_t dispatch(const WgmmaCase& c, const CUtensorMap& map_a, const CUtenso
                         : launch_case<T, SS, 128, 128>(map_a, map_b, args));
     case WgmmaForm::SS_TT:
       return k64 ? launch_case<T, TT, 64, 64>(map_a, map_b, args) : launch_case<T, TT, 128, 64>(map_a, map_b, args);
+    case WgmmaForm::RS_K:
+      return k64 ? launch_case<T, RS_K, 64, 64>(map_a, map_b, args) : launch_case<T, RS_K, 128, 64>(map_a, map_b, args);
     case WgmmaForm::RS:
       return k64 ? (n64 ? launch_case<T, RS, 64, 64>(map_a, map_b, args)
                         : launch_case<T, RS, 64, 128>(map_a, map_b, args))
@@ -157,14 +163,16 @@ bool wgmma_device(std::string& why) {
 
 std::string run_wgmma_case(const WgmmaCase& c, const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b,
                            std::vector<float>& d) {
-  if ((c.k != 64 && c.k != 128) || (c.n != 64 && c.n != 128) || (c.form == WgmmaForm::SS_TT && c.n != 64))
+  const bool k_major_b = c.form == WgmmaForm::SS || c.form == WgmmaForm::RS_K;
+  if ((c.k != 64 && c.k != 128) || (c.n != 64 && c.n != 128) ||
+      ((c.form == WgmmaForm::SS_TT || c.form == WgmmaForm::RS_K) && c.n != 64))
     return "unsupported case";
   // The stored tiles: rows x columns of A and of B.
   int a_rows = 64, a_cols = c.k, b_rows = c.n, b_cols = c.k;
   if (c.form == WgmmaForm::SS_TT) a_rows = c.k, a_cols = c.a_cols;
-  if (c.form != WgmmaForm::SS) b_rows = c.k, b_cols = c.b_cols;
+  if (!k_major_b) b_rows = c.k, b_cols = c.b_cols;
   if (a.size() != std::size_t(a_rows) * a_cols || b.size() != std::size_t(b_rows) * b_cols) return "operand sizes";
-  if (c.form != WgmmaForm::SS && 64 * c.b_chunk + c.n > b_cols) return "N past B's columns";
+  if (!k_major_b && 64 * c.b_chunk + c.n > b_cols) return "N past B's columns";
   if (c.form == WgmmaForm::SS_TT && 64 * c.a_chunk + 64 > a_cols) return "M past A's columns";
 
   DeviceBuffer da, db, dd;

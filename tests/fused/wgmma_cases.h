@@ -16,6 +16,8 @@ enum class WgmmaForm {
           // (the backward's dQ = dS K from dS^T [keys][queries] and K [keys][D])
   RS,     // WgmmaRS: A [64][K] in registers (mma.sync fragments), B [K][b_cols] MN-major; D = A B[:, cols]
           // (dV += P^T dO, dK += dS^T Q, the forward's O += P V)
+  RS_K,   // WgmmaRS_K: A [64][K] TMA-loaded, then into registers by ldmatrix_a_sw128, B [N][K] K-major; D = A B^T
+          // (the backward's S^T = K Q^T and dP^T = V dO^T at D=64, K and V held in registers)
 };
 
 struct WgmmaCase {

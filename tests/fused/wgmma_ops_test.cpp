@@ -1,7 +1,8 @@
 // The wgmma wrappers (wgmma_ops.cuh) one at a time on one warpgroup against a CPU product, their operands
 // TMA-loaded in the kernels' 128B-swizzled layout: WgmmaSS (both K-major), WgmmaSS_TT (both MN-major, the
-// backward's dQ, A from either chunk of a 128-column tile as at D=64) and WgmmaRS (A in registers, B
-// MN-major), bf16 and fp16, K 64 and 128. A descriptor mistake shows here, not as a wrong gradient.
+// backward's dQ, A from either chunk of a 128-column tile as at D=64), WgmmaRS (A in registers, B
+// MN-major) and WgmmaRS_K (A into registers by ldmatrix_a_sw128 from its TMA tile, B K-major), bf16 and
+// fp16, K 64 and 128. A descriptor mistake shows here, not as a wrong gradient.
 // The operands are multiples of 1/8 in [-2, 2]: every product and sum is exact in fp32, so D must match
 // exactly. Skips without an sm_90 device. Label: gpu.
 #include <gtest/gtest.h>
@@ -46,7 +47,10 @@ Operand random_operand(int rows, int cols, bool bf16, std::mt19937& rng) {
 }
 
 std::string describe(const WgmmaCase& c) {
-  const char* form = c.form == WgmmaForm::SS ? "SS" : c.form == WgmmaForm::SS_TT ? "SS_TT" : "RS";
+  const char* form = c.form == WgmmaForm::SS      ? "SS"
+                     : c.form == WgmmaForm::SS_TT ? "SS_TT"
+                     : c.form == WgmmaForm::RS    ? "RS"
+                                                  : "RS_K";
   return std::string(form) + (c.bf16 ? " bf16" : " fp16") + " K" + std::to_string(c.k) + " N" + std::to_string(c.n) +
          " A " + std::to_string(c.a_cols) + "/" + std::to_string(c.a_chunk) + " B " + std::to_string(c.b_cols) + "/" +
          std::to_string(c.b_chunk);
@@ -54,7 +58,7 @@ std::string describe(const WgmmaCase& c) {
 
 void check(const WgmmaCase& c) {
   std::mt19937 rng(7 + c.k + c.n + 3 * c.a_chunk + 5 * c.b_chunk + static_cast<int>(c.form) * 11 + c.bf16);
-  const bool ss = c.form == WgmmaForm::SS, tt = c.form == WgmmaForm::SS_TT;
+  const bool ss = c.form == WgmmaForm::SS || c.form == WgmmaForm::RS_K, tt = c.form == WgmmaForm::SS_TT;
   const Operand a = tt ? random_operand(c.k, c.a_cols, c.bf16, rng) : random_operand(64, c.k, c.bf16, rng);
   const Operand b = ss ? random_operand(c.n, c.k, c.bf16, rng) : random_operand(c.k, c.b_cols, c.bf16, rng);
   std::vector<float> d;
@@ -121,6 +125,12 @@ TEST_P(WgmmaOps, RsRegistersAndMnMajorB) {
     check(make_case(WgmmaForm::RS, GetParam(), k, 64, 64, 0, 128, 1));
     check(make_case(WgmmaForm::RS, GetParam(), k, 128, 64, 0, 128, 0));
   }
+}
+
+// S^T = K Q^T and dP^T = V dO^T at D=64 with K and V in registers: A [64 keys][D] loaded by TMA and taken
+// into fragments as bwd_sm90.cu takes them, B = Q or dO stored [queries][D]; K = 128 reads A's second chunk.
+TEST_P(WgmmaOps, RsKRegistersFromTheSwizzleAndKMajorB) {
+  for (int k : {64, 128}) check(make_case(WgmmaForm::RS_K, GetParam(), k, 64));
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, WgmmaOps, ::testing::Bool(),

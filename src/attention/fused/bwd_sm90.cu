@@ -187,20 +187,17 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const uint32_t sdq_whole = s_base + L::kDq + (threadIdx.x % 128) * 16;
   float dk[D / 8][4] = {}, dv[D / 8][4] = {};
   // At D=64 this warpgroup's 64 rows of K and V are held as wgmma A fragments for the CTA's life (32
-  // registers), so that S^T and dP^T read only Q and dO from shared memory: a fragment of 16 columns by one
-  // ldmatrix.x4 from the 128B swizzle, the lanes' rows as stmatrix's for dS^T below. At D=128 they would
-  // take 64 registers the consumers do not have; those GEMMs read K and V from shared memory.
+  // registers), so that S^T and dP^T read only Q and dO from shared memory (3-5% faster on an H100:
+  // hopper-backward.md section 20). At D=128 they would take 64 registers the consumers do not have (K alone:
+  // spills and serialized wgmma); those GEMMs read K and V from shared memory.
   constexpr bool kKvInRegs = D == 64;
   [[maybe_unused]] uint32_t kf[kKvInRegs ? D / 16 : 1][4], vf[kKvInRegs ? D / 16 : 1][4];
   if (items > 0) mbar_wait(kv_full, 0);
   if constexpr (kKvInRegs) {
-    const int row = warp * 16 + lane % 8 + 8 * ((lane / 8) % 2);  // of this warpgroup's 64 (cw x 64 is 8-aligned)
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      const int j = 2 * kk + lane / 16;  // the lane's 16-byte unit of the 128-byte row
-      const uint32_t at = row * 128 + (((j % 8) ^ (row % 8)) << 4);
-      ldmatrix_x4_shared(k_rows + at, kf[kk]);
-      ldmatrix_x4_shared(v_rows + at, vf[kk]);
+      ldmatrix_a_sw128(k_rows, BN, warp, lane, kk, kf[kk]);
+      ldmatrix_a_sw128(v_rows, BN, warp, lane, kk, vf[kk]);
     }
   }
 

@@ -107,6 +107,15 @@ __device__ __forceinline__ void ldmatrix_x4_shared(uint32_t addr, uint32_t (&r)[
                : "r"(addr)
                : "memory");
 }
+// Step kk (columns 16 kk ..) of a 64-row wgmma A operand stored as TMA's 128B-swizzled boxes (64-column
+// chunks of `rows` 128-byte rows, chunk c at c x rows x 128 bytes; `tile` at the warpgroup's first row, a
+// multiple of 8 rows from the swizzle's base) into this warp's A fragment registers: its 16 rows, lanes 8 i ..
+// giving matrix i's rows (16-byte unit 2 kk + lane / 16 of row lane % 8 + 8 ((lane / 8) % 2)).
+__device__ __forceinline__ void ldmatrix_a_sw128(uint32_t tile, int rows, int warp, int lane, int kk,
+                                                 uint32_t (&r)[4]) {
+  const int row = warp * 16 + lane % 8 + 8 * ((lane / 8) % 2), j = 2 * kk + lane / 16;
+  ldmatrix_x4_shared(tile + (j / 8) * rows * 128 + row * 128 + (((j % 8) ^ (row % 8)) << 4), r);
+}
 __device__ __forceinline__ float2 ld_shared_v2(uint32_t addr) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr));
