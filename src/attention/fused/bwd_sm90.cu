@@ -16,7 +16,8 @@
 //     reduce-add, cp.reduce.async.bulk, 16 KB a half) and releases the halves' buffer once read;
 //   two consumers, 64 of the keys each, their K and V in shared memory and their dK and dV in fp32
 //     registers. Per block:
-//   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory),
+//   S^T = K Q^T and dP^T = V dO^T (wgmma, both operands K-major in shared memory; at D=64 K and V are
+//     held in registers as A fragments instead),
 //   P^T = exp2(S^T scale log2(e) - lse2) and dS^T = P^T (dP^T - delta) in registers,
 //   dV += P^T dO and dK += dS^T Q (wgmma, A from registers, B MN-major in shared memory),
 //   dS^T stored untransposed by stmatrix ([keys][queries], 128B-swizzled as TMA would; two buffers, a
