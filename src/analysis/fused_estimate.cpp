@@ -172,11 +172,14 @@ std::string describe(const FusedEstimate& e, const AttentionCall& call) {
       return "measured: fused calls of the same shape in this trace";
     case FusedEstimate::From::Shape: {
       const AttentionShape& s = call.shape;
-      return fmt::format(
-          "modelled from the shape (B{} H{}/{} Sq{} Skv{} D{}{}{}; {})", s.batch, s.q_heads,
-          s.kv_heads > 0 ? std::to_string(s.kv_heads) : std::string("?"), s.q_len, s.kv_len, s.head_dim,
-          s.causal ? (*s.causal ? " causal" : " not causal") : ", causality unknown: taken as not causal",
-          call.precision == Precision::FP32 ? ", in bf16" : "", s.source());
+      // A mask of unknown kind over a longer cache is a decoder's (queries last: replay_causality), under
+      // which the queries read about all of the cache, as the not-causal model counts them.
+      const char* mask = s.causal             ? (*s.causal ? " causal" : " not causal")
+                         : s.q_len < s.kv_len ? ", a mask over the cache: every key read"
+                                              : ", causality unknown: taken as not causal";
+      return fmt::format("modelled from the shape (B{} H{}/{} Sq{} Skv{} D{}{}{}; {})", s.batch, s.q_heads,
+                         s.kv_heads > 0 ? std::to_string(s.kv_heads) : std::string("?"), s.q_len, s.kv_len, s.head_dim,
+                         mask, call.precision == Precision::FP32 ? ", in bf16" : "", s.source());
     }
     case FusedEstimate::From::Matmuls:
       return "from the call's own matmuls as 16-bit tensor-core work (no shapes in the trace)";

@@ -258,6 +258,17 @@ TEST_P(Serving, ReplayedDecodeReadsTheWholeCache) {
   }
   EXPECT_EQ(decode, 1);
   EXPECT_EQ(prefill, 1);
+  // The fused estimate of an eager decode call (its mask added to the scores, causality unknown) says it
+  // counts the whole cache, as the replay reads it; the eager prefill's mask was compared as causal.
+  if (p.impl == "eager") {
+    const AttentionSummary* dec = phase_of(d.analysis, AttentionPhase::Decode);
+    ASSERT_NE(dec, nullptr);
+    EXPECT_NE(dec->estimate_source.find("a mask over the cache: every key read"), std::string::npos)
+        << dec->estimate_source;
+    const AttentionSummary* pre = phase_of(d.analysis, AttentionPhase::Prefill);
+    ASSERT_NE(pre, nullptr);
+    EXPECT_NE(pre->estimate_source.find(" causal;"), std::string::npos) << pre->estimate_source;
+  }
 }
 
 // CUDA graph replays: a static cache's decode forwards replay the graph generate()'s compiled step
