@@ -19,11 +19,10 @@
 #include "analysis/attention_prep.h"
 #include "analysis/graph_captures.h"
 #include "analysis/kernel_shapes.h"
+#include "common/text_search.h"
 
 namespace attnprof {
 namespace {
-
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 // An FP32 CUDA-core GEMM against the same GEMM in bf16 on tensor cores, as
 // measured on an H200 in the study's traces (QK^T 1034 vs 162 us, PV 825 vs

@@ -1,6 +1,7 @@
 // What the trace's CPU ops say about attention (see attention_ops.h): their names, and the
 // record_shapes inputs of the attention ops and of attention's batched matmuls.
 #include "analysis/attention_ops.h"
+#include "common/text_search.h"
 
 #include <algorithm>
 #include <charconv>
@@ -11,8 +12,6 @@
 
 namespace attnprof {
 namespace {
-
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 // Inductor's flex_attention template: one CPU op per launch, named after its
 // kernel (triton_tem_fused_flex_attention_0, ..._backward_...), with q, k, v

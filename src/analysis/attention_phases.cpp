@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/kernel_classifier.h"
+#include "common/text_search.h"
 
 namespace attnprof {
 namespace {
@@ -228,7 +229,6 @@ class PhaseLabeller {
   const KernelClass& cls(std::size_t i) const { return index_.activities()[i].cls; }
   const Event& event(std::size_t i) const { return index_.event(index_.activities()[i]); }
   std::string_view name(std::size_t i) const { return t_.name(event(i)); }
-  static bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
   // The main fused kernel of call c, one of view_.calls (its first fused kernel that is no helper), else none.
   std::optional<std::size_t> main_kernel(const AttentionCall& c) const {
     return mains_[static_cast<std::size_t>(&c - view_.calls.data())];

@@ -9,11 +9,11 @@
 #include <string>
 
 #include "analysis/kernel_classifier.h"
+#include "common/text_search.h"
 
 namespace attnprof {
 namespace {
 
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 
 // "gemm" as the kernel's op, not inside a vendor's name: FBGEMM's kernels (fbgemm_gpu::permute_2D_data_kernel,

@@ -2,12 +2,9 @@
 
 #include <string_view>
 
+#include "common/text_search.h"
+
 namespace attnprof {
-namespace {
-
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
-
-}  // namespace
 
 TraceClassifier::TraceClassifier(const Trace& trace)
     : trace_(trace), cache_(trace.strings.size()), cached_(trace.strings.size(), 0) {}

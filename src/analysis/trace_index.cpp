@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "analysis/trace_classifier.h"
+#include "common/text_search.h"
 
 namespace attnprof {
 namespace {
@@ -15,8 +16,6 @@ bool is_cpu_range(const Event& e) {
   return e.phase == 'X' &&
          (e.kind == EventKind::CpuOp || e.kind == EventKind::UserAnnotation || e.kind == EventKind::PythonFunction);
 }
-
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 // What a runtime or driver call is to CUDA graphs, by its name.
 enum class GraphRole : std::int8_t {
