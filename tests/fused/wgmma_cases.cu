@@ -63,9 +63,14 @@ __global__ void __launch_bounds__(128, 1)
   float acc[N / 8][4];
 #pragma unroll
   for (int j = 0; j < N / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  // RS_K: the A fragments taken from A's TMA tile as bwd_sm90.cu takes K's, all before the fence below.
+  [[maybe_unused]] uint32_t a[kRegsA || FORM == int(WgmmaForm::RS_K) ? K / 16 : 1][4];
+  if constexpr (FORM == int(WgmmaForm::RS_K)) {
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) ldmatrix_a_sw128(a_addr, 64, warp, lane, kk, a[kk]);
+  }
   // RS: the A fragments of mma.sync m16n8k16 (the forward's P): rows r0, r0 + 8, columns 16 kk + 2 (lane % 4)
   // (regs 0, 1) and + 8 (regs 2, 3).
-  [[maybe_unused]] uint32_t a[kRegsA ? K / 16 : 1][4];
   if constexpr (kRegsA) {
     const int r0 = warp * 16 + lane / 4;
 #pragma unroll
@@ -86,9 +91,7 @@ __global__ void __launch_bounds__(128, 1)
       WgmmaSS<T, N>::run(acc, make_desc_sw128(a_addr + (kk / 4) * 64 * 128 + koff, 16, 1024),
                          make_desc_sw128(b_addr + (kk / 4) * N * 128 + koff, 16, 1024), kk > 0);
     } else if constexpr (FORM == int(WgmmaForm::RS_K)) {
-      uint32_t frag[4];
-      ldmatrix_a_sw128(a_addr, 64, warp, lane, kk, frag);
-      WgmmaRS_K<T, N>::run(acc, frag, make_desc_sw128(b_addr + (kk / 4) * N * 128 + (kk % 4) * 32, 16, 1024), kk > 0);
+      WgmmaRS_K<T, N>::run(acc, a[kk], make_desc_sw128(b_addr + (kk / 4) * N * 128 + (kk % 4) * 32, 16, 1024), kk > 0);
     } else if constexpr (FORM == int(WgmmaForm::SS_TT)) {
       // MN-major: 16 rows a k step (two 8-row atoms, 1024 bytes apart), chunks K x 128 bytes apart.
       WgmmaSS_TT<T, N>::run(acc, make_desc_sw128(a_addr + args.a_off + kk * 16 * 128, K * 128, 1024),
