@@ -396,6 +396,7 @@ class Finder {
           if (c.gemm_precision == Precision::Unknown) c.gemm_precision = k.precision;
         }
         if (k.op == KernelOp::TriangularMask) c.causal_mask = true;
+        if (k.op == KernelOp::Add || k.op == KernelOp::MaskedFill || k.op == KernelOp::Where) c.mask_pass = true;
         if (k.op == KernelOp::Dropout) {
           c.dropout_pass = true;
           if (!c.dropout) c.dropout = ops_.dropout_of(i);

@@ -109,6 +109,7 @@ struct AttentionCall {
   bool combines_splits = false;
   std::int64_t gemm16_ns = 0;  // unfused: its matmuls' time as 16-bit tensor-core GEMMs (estimated)
   bool causal_mask = false;    // a triangular mask was built inside the call
+  bool mask_pass = false;      // a kernel of the call applied a mask to the scores (add, masked_fill, where)
   // Attention dropout: dropout_p of the SDPA op or of the dropout op in the call (record_shapes), and
   // whether a dropout kernel ran in the call.
   std::optional<double> dropout;

@@ -172,11 +172,12 @@ std::string describe(const FusedEstimate& e, const AttentionCall& call) {
       return "measured: fused calls of the same shape in this trace";
     case FusedEstimate::From::Shape: {
       const AttentionShape& s = call.shape;
-      // A mask of unknown kind over a longer cache is a decoder's (queries last: replay_causality), under
-      // which the queries read about all of the cache, as the not-causal model counts them.
-      const char* mask = s.causal             ? (*s.causal ? " causal" : " not causal")
-                         : s.q_len < s.kv_len ? ", a mask over the cache: every key read"
-                                              : ", causality unknown: taken as not causal";
+      // A mask of unknown kind added over a longer cache is a decoder's (queries last: replay_causality),
+      // under which the queries read about all of the cache, as the not-causal model counts them.
+      const bool over_cache = call.mask_pass && s.q_len > 0 && s.q_len < s.kv_len;
+      const char* mask = s.causal     ? (*s.causal ? " causal" : " not causal")
+                         : over_cache ? ", a mask over the cache: every key read"
+                                      : ", causality unknown: taken as not causal";
       return fmt::format("modelled from the shape (B{} H{}/{} Sq{} Skv{} D{}{}{}; {})", s.batch, s.q_heads,
                          s.kv_heads > 0 ? std::to_string(s.kv_heads) : std::string("?"), s.q_len, s.kv_len, s.head_dim,
                          mask, call.precision == Precision::FP32 ? ", in bf16" : "", s.source());

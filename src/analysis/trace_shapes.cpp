@@ -50,10 +50,7 @@ TraceShapes trace_shapes(const AttentionView& view, const TraceIndex& index, con
     x.fp32_softmax = c.impl == AttentionImpl::Unfused && softmax_in_fp32(c, index);
     x.dropout = c.dropout.value_or(c.dropout_pass ? kDefaultDropout : 0.0);
     x.dropout_assumed = c.dropout_pass && !c.dropout;
-    for (const std::size_t a : c.activities) {
-      const KernelOp op = index.activities()[a].cls.op;
-      x.mask_in_call |= op == KernelOp::Add || op == KernelOp::MaskedFill || op == KernelOp::Where;
-    }
+    x.mask_in_call = c.mask_pass;
     return x;
   };
   // Adds call c to x: its calls, time and implementation.
