@@ -270,15 +270,11 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     // dS^T into shared memory untransposed, [BN keys][BM queries] in 64-query chunks, 128B-swizzled (the
     // forward epilogue's layout), a fragment a stmatrix.x4: A fragment kk holds columns 16 kk .. (regs 0, 1:
     // the warp's rows 0-7 and 8-15) and 16 kk + 8 .. (regs 2, 3), each an 8 x 8 matrix in stmatrix's layout;
-    // lane l gives row l % 8 + 8 ((l / 8) % 2) of 8-column block 2 kk + l / 16 (a 16-byte row of the swizzle).
-    {
-      const int row = cw * 64 + warp * 16 + lane % 8 + 8 * ((lane / 8) % 2);
+    // lane l gives row l % 8 + 8 ((l / 8) % 2) of 8-column block 2 kk + l / 16 (a 16-byte row of the swizzle),
+    // as the fragments of K and V are taken.
 #pragma unroll
-      for (int kk = 0; kk < BM / 16; ++kk) {
-        const int j = 2 * kk + lane / 16;
-        stmatrix_x4(ds_addr + (j / 8) * BN * 128 + row * 128 + (((j % 8) ^ (row % 8)) << 4), da[kk]);
-      }
-    }
+    for (int kk = 0; kk < BM / 16; ++kk)
+      stmatrix_x4(fragment_row_sw128(ds_addr + cw * 64 * 128, BN, warp, lane, kk), da[kk]);
     fence_proxy_async_shared();  // the generic stores, read next by wgmma (the async proxy)
 
     // dV += P^T dO: dO MN-major, 16 query rows a k step, its 64-column chunks BM x 128 apart.

@@ -107,14 +107,19 @@ __device__ __forceinline__ void ldmatrix_x4_shared(uint32_t addr, uint32_t (&r)[
                : "r"(addr)
                : "memory");
 }
-// Step kk (columns 16 kk ..) of a 64-row wgmma A operand stored as TMA's 128B-swizzled boxes (64-column
-// chunks of `rows` 128-byte rows, chunk c at c x rows x 128 bytes; `tile` at the warpgroup's first row, a
-// multiple of 8 rows from the swizzle's base) into this warp's A fragment registers: its 16 rows, lanes 8 i ..
-// giving matrix i's rows (16-byte unit 2 kk + lane / 16 of row lane % 8 + 8 ((lane / 8) % 2)).
+// Where this lane's 16-byte row of A fragment kk (columns 16 kk ..) of a warpgroup's 64 rows lies in TMA's
+// 128B-swizzled boxes (64-column chunks of `rows` 128-byte rows, chunk c at c x rows x 128 bytes; `tile` at
+// the warpgroup's first row, a multiple of 8 rows from the swizzle's base), for ldmatrix.x4 and stmatrix.x4:
+// lanes 8 i .. give matrix i's rows, 16-byte unit 2 kk + lane / 16 of row lane % 8 + 8 ((lane / 8) % 2) of
+// the warp's 16.
+__device__ __forceinline__ uint32_t fragment_row_sw128(uint32_t tile, int rows, int warp, int lane, int kk) {
+  const int row = warp * 16 + lane % 8 + 8 * ((lane / 8) % 2), j = 2 * kk + lane / 16;
+  return tile + (j / 8) * rows * 128 + row * 128 + (((j % 8) ^ (row % 8)) << 4);
+}
+// Step kk of a 64-row wgmma A operand stored so into this warp's A fragment registers.
 __device__ __forceinline__ void ldmatrix_a_sw128(uint32_t tile, int rows, int warp, int lane, int kk,
                                                  uint32_t (&r)[4]) {
-  const int row = warp * 16 + lane % 8 + 8 * ((lane / 8) % 2), j = 2 * kk + lane / 16;
-  ldmatrix_x4_shared(tile + (j / 8) * rows * 128 + row * 128 + (((j % 8) ^ (row % 8)) << 4), r);
+  ldmatrix_x4_shared(fragment_row_sw128(tile, rows, warp, lane, kk), r);
 }
 __device__ __forceinline__ float2 ld_shared_v2(uint32_t addr) {
   float2 v;
